@@ -1,0 +1,411 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/memdoctor/memdoctor/diagnose"
+	"github.com/memdoctor/memdoctor/session"
+)
+
+// Binaries built once for the end-to-end tests.
+var (
+	memdoctorBin string
+	targetBin    string
+)
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "memdoctor-e2e")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	memdoctorBin = filepath.Join(dir, "memdoctor")
+	targetBin = filepath.Join(dir, "e2e-target")
+	for _, b := range [][]string{{memdoctorBin, "."}, {targetBin, "./testdata/e2e-target"}} {
+		out, err := exec.Command("go", "build", "-o", b[0], b[1]).CombinedOutput()
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "go build %s: %v\n%s", b[1], err, out)
+			os.Exit(1)
+		}
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// result is what one memdoctor invocation did.
+type result struct {
+	stdout, stderr string
+	code           int
+}
+
+func memdoctor(t *testing.T, ctx context.Context, args ...string) result {
+	t.Helper()
+	cmd := exec.CommandContext(ctx, memdoctorBin, args...)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	cmd.Env = append(os.Environ(), "NO_COLOR=1")
+	err := cmd.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatalf("memdoctor %v: %v", args, err)
+	}
+	return result{out.String(), errb.String(), code}
+}
+
+func loadDiagnosis(t *testing.T, path string) *diagnose.Diagnosis {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var d diagnose.Diagnosis
+	if err := json.Unmarshal(b, &d); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	return &d
+}
+
+// rssReading is an independent reading of the target's VmRSS.
+type rssReading struct {
+	t   time.Time
+	rss uint64
+}
+
+// watchRSS reads the RSS of the session's target from /proc every 200ms until ctx is done.
+func watchRSS(ctx context.Context, dir string) []rssReading {
+	var out []rssReading
+	pid := 0
+	for ctx.Err() == nil {
+		time.Sleep(200 * time.Millisecond)
+		if pid == 0 {
+			b, err := os.ReadFile(filepath.Join(dir, session.ManifestFile))
+			var m session.Manifest
+			if err == nil && json.Unmarshal(b, &m) == nil {
+				pid = m.Target.PID
+			}
+			continue
+		}
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+		if err != nil {
+			continue
+		}
+		if m := regexp.MustCompile(`VmRSS:\s+(\d+) kB`).FindSubmatch(b); m != nil {
+			kb, _ := strconv.ParseUint(string(m[1]), 10, 64)
+			out = append(out, rssReading{time.Now(), kb << 10})
+		}
+	}
+	return out
+}
+
+var gcCyclesLine = regexp.MustCompile(`e2e-target: gc_cycles=(\d+)`)
+
+// checkSession checks a session of e2e-target against the test's own readings.
+func checkSession(t *testing.T, dir string, res result, readings []rssReading) {
+	t.Helper()
+	s, err := session.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasSuffix(s.Manifest.Target.Exe, "e2e-target") || s.Manifest.Target.GoVersion == "" {
+		t.Errorf("target = %+v, want the e2e-target binary with its Go version", s.Manifest.Target)
+	}
+	// RSS: each sample within 10% of the test's own /proc reading taken closest in time.
+	compared := 0
+	for _, smp := range s.Samples {
+		if smp.Proc == nil {
+			continue
+		}
+		best := -1
+		for i, r := range readings {
+			if best < 0 || absDur(r.t.Sub(smp.Time)) < absDur(readings[best].t.Sub(smp.Time)) {
+				best = i
+			}
+		}
+		if best < 0 || absDur(readings[best].t.Sub(smp.Time)) > 300*time.Millisecond {
+			continue
+		}
+		compared++
+		want := float64(readings[best].rss)
+		if got := float64(smp.Proc.RSSBytes); math.Abs(got-want)/want > 0.10 {
+			t.Errorf("sample at %s: RSS %.0f, /proc said %.0f (more than 10%% apart)", smp.Time.Format(time.TimeOnly), got, want)
+		}
+	}
+	if compared < 5 {
+		t.Errorf("only %d samples could be compared with independent /proc readings", compared)
+	}
+	// GC: the session's gctrace lines are the target's, all of them.
+	m := gcCyclesLine.FindStringSubmatch(res.stdout)
+	if m == nil {
+		t.Fatalf("the target's exit line is missing from stdout:\n%s", res.stdout)
+	}
+	want, _ := strconv.Atoi(m[1])
+	if len(s.GC) != want {
+		t.Errorf("gctrace.log has %d cycles, the target counted %d", len(s.GC), want)
+	}
+	d := loadDiagnosis(t, filepath.Join(dir, session.DiagnosisFile))
+	if d.Summary.GCCount != uint64(want) {
+		t.Errorf("summary gc_count = %d, want %d", d.Summary.GCCount, want)
+	}
+	for i, cyc := range s.GC {
+		if cyc.N != i+1 {
+			t.Fatalf("gctrace cycle %d is numbered %d: lines from another process slipped in", i+1, cyc.N)
+		}
+	}
+	// The breakdown adds up to RSS and finds the 64 MiB the target holds.
+	for name, b := range map[string]*diagnose.BreakdownAt{"peak": d.Breakdown.Peak, "latest": d.Breakdown.Latest} {
+		if b == nil {
+			t.Fatalf("no %s breakdown", name)
+		}
+		var sum int64
+		for _, r := range b.Rows() {
+			if r.Minus {
+				sum -= int64(r.Bytes)
+			} else {
+				sum += int64(r.Bytes)
+			}
+		}
+		if sum != int64(b.RSSBytes) {
+			t.Errorf("%s breakdown rows add up to %d, RSS is %d", name, sum, b.RSSBytes)
+		}
+		if b.LiveHeapBytes < 60<<20 || b.LiveHeapBytes > 80<<20 {
+			t.Errorf("%s live heap = %d MiB, the target holds 64 MiB", name, b.LiveHeapBytes>>20)
+		}
+		if b.GoSource != "memstats" {
+			t.Errorf("%s breakdown Go source = %q", name, b.GoSource)
+		}
+	}
+	// Profiles open with go tool pprof as they are.
+	heaps := s.ProfilesOf(session.KindHeap, true)
+	if len(heaps) < 3 {
+		t.Fatalf("%d heap profiles, want several", len(heaps))
+	}
+	out, err := exec.Command("go", "tool", "pprof", "-top", "-sample_index=inuse_space", heaps[len(heaps)-1].Path).CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "main.main") {
+		t.Errorf("go tool pprof on %s: %v\n%s", heaps[len(heaps)-1].Path, err, out)
+	}
+	if gs := s.ProfilesOf(session.KindGoroutine, true); len(gs) < 3 {
+		t.Errorf("%d goroutine profiles", len(gs))
+	}
+}
+
+func absDur(d time.Duration) time.Duration {
+	if d < 0 {
+		return -d
+	}
+	return d
+}
+
+func runAndCheck(t *testing.T, command ...string) {
+	dir := filepath.Join(t.TempDir(), "session")
+	jsonPath := filepath.Join(t.TempDir(), "d.json")
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	rctx, stopReading := context.WithCancel(ctx)
+	var readings []rssReading
+	var wg sync.WaitGroup
+	wg.Go(func() { readings = watchRSS(rctx, dir) })
+	args := append([]string{"run", "--duration", "12s", "--interval", "2s", "--out", dir, "--json", jsonPath, "--"}, command...)
+	res := memdoctor(t, ctx, args...)
+	stopReading()
+	wg.Wait()
+	if res.code != 0 {
+		t.Fatalf("exit %d\nstderr:\n%s", res.code, res.stderr)
+	}
+	for _, want := range []string{"Where RSS goes", "live heap", "Findings"} {
+		if !strings.Contains(res.stdout, want) {
+			t.Errorf("report lacks %q:\n%s", want, res.stdout)
+		}
+	}
+	if strings.Contains(res.stderr, "gc 1 @") || strings.Contains(res.stdout, "gc 1 @") {
+		t.Errorf("gctrace lines were shown; they belong in the session only")
+	}
+	checkSession(t, dir, res, readings)
+	if d := loadDiagnosis(t, jsonPath); d.Schema != diagnose.Schema || d.Summary.RSSPeakBytes == 0 {
+		t.Errorf("--json: %+v", d)
+	}
+}
+
+func TestRunEndToEnd(t *testing.T) {
+	runAndCheck(t, targetBin)
+}
+
+// TestRunFollowsGoRun runs the target through `go run`: memdoctor must measure the program,
+// not the go command, and leave the go command's own gctrace lines out.
+func TestRunFollowsGoRun(t *testing.T) {
+	if testing.Short() {
+		t.Skip("compiles a program")
+	}
+	runAndCheck(t, "go", "run", "./testdata/e2e-target")
+}
+
+func TestGODEBUGIsKept(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "s")
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, memdoctorBin, "run", "--duration", "4s", "--out", dir, "--", targetBin, "-live-mib", "1")
+	cmd.Env = append(os.Environ(), "GODEBUG=madvdontneed=0")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	s, err := session.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := s.Manifest.Target.GODEBUG; got != "madvdontneed=0,gctrace=1" {
+		t.Errorf("target GODEBUG = %q, want madvdontneed=0,gctrace=1", got)
+	}
+}
+
+func TestWatchEndToEnd(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	target := exec.CommandContext(ctx, targetBin, "-live-mib", "32")
+	stdout, err := target.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := target.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { target.Process.Kill(); target.Wait() }()
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	if err != nil {
+		t.Fatal(err)
+	}
+	url := strings.TrimSpace(line[strings.Index(line, "http://"):])
+	dir := filepath.Join(t.TempDir(), "s")
+	res := memdoctor(t, ctx, "watch", "--duration", "8s", "--interval", "2s", "--out", dir, url)
+	if res.code != 0 {
+		t.Fatalf("exit %d:\n%s", res.code, res.stderr)
+	}
+	s, err := session.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Manifest.Target.PID != target.Process.Pid {
+		t.Errorf("watch found pid %d, the service is %d (notes %q)", s.Manifest.Target.PID, target.Process.Pid, s.Manifest.Notes)
+	}
+	procs, gos := 0, 0
+	for _, smp := range s.Samples {
+		if smp.Proc != nil {
+			procs++
+		}
+		if smp.Go != nil {
+			gos++
+		}
+	}
+	if procs < 5 || gos < 3 {
+		t.Errorf("%d /proc samples and %d Go samples", procs, gos)
+	}
+	d := loadDiagnosis(t, filepath.Join(dir, session.DiagnosisFile))
+	if b := d.Breakdown.Latest; b == nil || b.LiveHeapBytes < 28<<20 || b.LiveHeapBytes > 44<<20 {
+		t.Errorf("live heap in the breakdown: %+v (the service holds 32 MiB)", b)
+	}
+	heaps := s.ProfilesOf(session.KindHeap, true)
+	if len(heaps) == 0 {
+		t.Fatal("no heap profiles")
+	}
+	if out, err := exec.Command("go", "tool", "pprof", "-top", heaps[0].Path).CombinedOutput(); err != nil {
+		t.Errorf("go tool pprof: %v\n%s", err, out)
+	}
+}
+
+// TestKilledCollector kills memdoctor with SIGKILL mid-run: the session must still analyse.
+func TestKilledCollector(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "s")
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, memdoctorBin, "run", "--interval", "1s", "--out", dir, "--", targetBin, "-live-mib", "8")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(6 * time.Second)
+	cmd.Process.Signal(syscall.SIGKILL)
+	cmd.Wait()
+	res := memdoctor(t, ctx, "analyze", "--json", "-", dir)
+	if res.code != 0 {
+		t.Fatalf("analyze after SIGKILL: exit %d: %s", res.code, res.stderr)
+	}
+	var d diagnose.Diagnosis
+	if err := json.Unmarshal([]byte(res.stdout), &d); err != nil {
+		t.Fatalf("analyze --json -: %v\n%s", err, res.stdout)
+	}
+	if d.Summary.Samples < 3 || d.Summary.HeapProfiles < 1 || d.Target.Status != session.StatusRunning {
+		t.Errorf("summary after SIGKILL: %+v, status %q", d.Summary, d.Target.Status)
+	}
+	if !strings.Contains(strings.Join(d.Notes, "\n"), "did not finish") {
+		t.Errorf("notes do not say the collector was killed: %q", d.Notes)
+	}
+}
+
+func TestBadInput(t *testing.T) {
+	html := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		fmt.Fprint(w, "<html><body>Welcome to nginx!</body></html>")
+	}))
+	defer html.Close()
+	htmlFile := filepath.Join(t.TempDir(), "page.pb.gz")
+	os.WriteFile(htmlFile, []byte("<html><body>not a profile</body></html>"), 0o644)
+	notDir := filepath.Join(t.TempDir(), "file")
+	os.WriteFile(notDir, nil, 0o644)
+
+	for _, tc := range []struct {
+		name string
+		args []string
+		code int
+		want string
+	}{
+		{"no command", nil, 2, "no command given"},
+		{"unknown command", []string{"frobnicate"}, 2, `unknown command "frobnicate"`},
+		{"bad flag", []string{"run", "--interval", "fast", "--", "x"}, 2, "invalid value"},
+		{"run without command", []string{"run"}, 2, "no command given"},
+		{"bad budget", []string{"run", "--memory-budget", "lots", "--", "x"}, 2, "want a positive size"},
+		{"bad fail-on", []string{"analyze", "--fail-on", "panic", "x"}, 2, "want warning or critical"},
+		{"wrong URL", []string{"watch", "http://127.0.0.1:1"}, 1, "127.0.0.1:1"},
+		{"bad URL", []string{"watch", "ftp://x"}, 1, "ftp"},
+		{"HTML instead of pprof", []string{"watch", html.URL}, 1, html.URL},
+		{"HTML instead of a profile", []string{"diff", htmlFile, htmlFile}, 1, "not a pprof profile"},
+		{"missing session", []string{"analyze", "/nonexistent/session"}, 1, "/nonexistent/session"},
+		{"unwritable --out", []string{"run", "--out", filepath.Join(notDir, "s"), "--", targetBin}, 1, notDir},
+		{"missing program", []string{"run", "--out", filepath.Join(t.TempDir(), "s"), "--", "/nonexistent/prog"}, 1, "/nonexistent/prog"},
+		{"non-Go target", []string{"run", "--out", filepath.Join(t.TempDir(), "s"), "--", "sleep", "60"}, 1, "not a Go program"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			res := memdoctor(t, ctx, tc.args...)
+			if res.code != tc.code {
+				t.Errorf("exit %d, want %d\nstderr: %s", res.code, tc.code, res.stderr)
+			}
+			last := lastLine(res.stderr)
+			if !strings.HasPrefix(last, "memdoctor: ") || !strings.Contains(last, tc.want) {
+				t.Errorf("last stderr line %q, want a one-line error containing %q", last, tc.want)
+			}
+		})
+	}
+}
+
+func lastLine(s string) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	return lines[len(lines)-1]
+}

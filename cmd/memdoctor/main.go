@@ -1,0 +1,11 @@
+package main
+
+import (
+	"os"
+
+	"github.com/memdoctor/memdoctor/internal/cli"
+)
+
+func main() {
+	os.Exit(cli.Main(os.Args[1:], os.Stdout, os.Stderr))
+}

@@ -1,0 +1,152 @@
+package scrape
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/google/pprof/profile"
+)
+
+// cpuProfileDefault is how long /debug/pprof/profile samples without
+// seconds=N.
+const cpuProfileDefault = 30 * time.Second
+
+// Profile fetches the proto profile name ("heap", "goroutine", "allocs",
+// "block", "mutex", "profile", ...) with an optional query (seconds=N asks
+// for a delta profile, or the CPU profile's duration; the timeout grows by
+// N). It validates the body (gzip or raw protobuf, parsed and checked) and
+// returns it exactly as served, so it can be written to disk and opened by
+// go tool pprof, together with the parsed profile. A text or HTML body is
+// ErrNotProfile; gc=N and debug=N are refused (memdoctor never forces a GC,
+// and debug=N returns text).
+func (c *Client) Profile(ctx context.Context, name string, query url.Values) (raw []byte, p *profile.Profile, err error) {
+	extra, err := checkProfileQuery(name, query)
+	if err != nil {
+		return nil, nil, fmt.Errorf("profile %q from %s: %w", name, c.BaseURL(), err)
+	}
+	u := c.endpoint(name, query)
+	err = c.get(ctx, u, name, extra, func(body io.Reader, resp *http.Response) error {
+		b, err := readBody(body, resp.ContentLength, c.maxBody)
+		if err != nil {
+			return err
+		}
+		pp, err := parseProfile(b, c.maxBody)
+		if err != nil {
+			return err
+		}
+		raw, p = b, pp
+		return nil
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	return raw, p, nil
+}
+
+// checkProfileQuery refuses parameters that change what Profile returns
+// and computes the extra time seconds=N needs.
+func checkProfileQuery(name string, query url.Values) (time.Duration, error) {
+	if err := checkProfileName(name); err != nil {
+		return 0, err
+	}
+	if query.Has("gc") {
+		return 0, fmt.Errorf("the gc parameter is refused: it forces a garbage collection in the target")
+	}
+	if d := query.Get("debug"); d != "" && d != "0" {
+		return 0, fmt.Errorf("debug=%s asks for text, not a proto profile (use GoroutineText or MemStats)", d)
+	}
+	if !query.Has("seconds") {
+		if name == "profile" {
+			return cpuProfileDefault, nil
+		}
+		return 0, nil
+	}
+	secs, err := strconv.ParseInt(query.Get("seconds"), 10, 64)
+	if err != nil || secs <= 0 || secs > 24*3600 {
+		return 0, fmt.Errorf("seconds=%q: want a whole number of seconds between 1 and 86400", query.Get("seconds"))
+	}
+	return time.Duration(secs) * time.Second, nil
+}
+
+// readBody reads a whole (already capped) body, sized by Content-Length
+// when the server sent one.
+func readBody(body io.Reader, contentLength, limit int64) ([]byte, error) {
+	var buf bytes.Buffer
+	if contentLength > 0 {
+		buf.Grow(int(min(contentLength, limit)) + bytes.MinRead)
+	}
+	_, err := buf.ReadFrom(body)
+	return buf.Bytes(), err
+}
+
+// Heap fetches the heap profile (/heap, proto) and checks that it has the
+// four sample types alloc_objects/count, alloc_space/bytes,
+// inuse_objects/count and inuse_space/bytes.
+func (c *Client) Heap(ctx context.Context) ([]byte, *profile.Profile, error) {
+	return c.profileOfKind(ctx, "heap", heapSampleTypes)
+}
+
+// Goroutine fetches the goroutine profile (/goroutine, proto) and checks
+// that it has the goroutine/count sample type.
+func (c *Client) Goroutine(ctx context.Context) ([]byte, *profile.Profile, error) {
+	return c.profileOfKind(ctx, "goroutine", goroutineSampleTypes)
+}
+
+func (c *Client) profileOfKind(ctx context.Context, name string, want []sampleType) ([]byte, *profile.Profile, error) {
+	raw, p, err := c.Profile(ctx, name, nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := checkSampleTypes(p, name, want); err != nil {
+		return nil, nil, fmt.Errorf("GET %s: %w", c.endpoint(name, nil).Redacted(), err)
+	}
+	return raw, p, nil
+}
+
+type sampleType struct{ typ, unit string }
+
+var (
+	heapSampleTypes = []sampleType{
+		{"alloc_objects", "count"}, {"alloc_space", "bytes"},
+		{"inuse_objects", "count"}, {"inuse_space", "bytes"},
+	}
+	goroutineSampleTypes = []sampleType{{"goroutine", "count"}}
+)
+
+// checkSampleTypes reports the wanted sample types a profile lacks.
+func checkSampleTypes(p *profile.Profile, name string, want []sampleType) error {
+	have := make(map[sampleType]bool, len(p.SampleType))
+	var names []string
+	for _, st := range p.SampleType {
+		have[sampleType{st.Type, st.Unit}] = true
+		names = append(names, sampleTypeName(st.Type, st.Unit))
+	}
+	var missing []string
+	for _, w := range want {
+		if !have[w] {
+			missing = append(missing, sampleTypeName(w.typ, w.unit))
+		}
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	return fmt.Errorf("%w: the %s profile lacks sample types [%s] (it has [%s]); is this a Go %s profile?",
+		ErrUnexpectedProfile, name, strings.Join(missing, " "), strings.Join(names, " "), name)
+}
+
+func sampleTypeName(typ, unit string) string {
+	if typ == "" {
+		typ = "(unnamed)"
+	}
+	if unit == "" {
+		unit = "(no unit)"
+	}
+	return typ + "/" + unit
+}

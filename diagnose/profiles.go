@@ -1,0 +1,105 @@
+package diagnose
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/google/pprof/profile"
+
+	"github.com/memdoctor/memdoctor/session"
+)
+
+// HeapTotal is the sum of each sample type of one stored heap profile.
+type HeapTotal struct {
+	Ref                       session.ProfileRef
+	T                         time.Time
+	InuseSpace, InuseObjects  int64
+	AllocSpace, AllocObjects  int64
+}
+
+// Profile loads a stored profile, keeping the few most recently used parsed in memory.
+func (in *Input) Profile(ref session.ProfileRef) (*profile.Profile, error) {
+	return in.profiles.get(in.profilePath(ref))
+}
+
+func (in *Input) profilePath(ref session.ProfileRef) string {
+	if filepath.IsAbs(ref.Path) {
+		return ref.Path
+	}
+	return filepath.Join(in.Session.Dir, ref.Path)
+}
+
+// HeapTotals returns the totals of every readable heap profile, in time order. Unreadable
+// profiles are skipped with a note. The result is computed once.
+func (in *Input) HeapTotals() []HeapTotal {
+	in.profiles.totalsOnce.Do(func() {
+		for _, ref := range in.Session.ProfilesOf(session.KindHeap, false) {
+			p, err := in.Profile(ref)
+			if err != nil {
+				in.notef("skipped heap profile %s: %v", filepath.Base(ref.Path), err)
+				continue
+			}
+			t := HeapTotal{Ref: ref, T: ref.Time}
+			for i, st := range p.SampleType {
+				var sum int64
+				for _, s := range p.Sample {
+					sum += s.Value[i]
+				}
+				switch st.Type {
+				case "inuse_space":
+					t.InuseSpace = sum
+				case "inuse_objects":
+					t.InuseObjects = sum
+				case "alloc_space":
+					t.AllocSpace = sum
+				case "alloc_objects":
+					t.AllocObjects = sum
+				}
+			}
+			in.profiles.totals = append(in.profiles.totals, t)
+		}
+	})
+	return in.profiles.totals
+}
+
+// profileCache keeps the last few parsed profiles: rules often compare neighbours.
+type profileCache struct {
+	mu    sync.Mutex
+	max   int
+	order []string
+	byKey map[string]*profile.Profile
+
+	totalsOnce sync.Once
+	totals     []HeapTotal
+}
+
+func newProfileCache(max int) *profileCache {
+	return &profileCache{max: max, byKey: make(map[string]*profile.Profile)}
+}
+
+func (c *profileCache) get(path string) (*profile.Profile, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if p, ok := c.byKey[path]; ok {
+		return p, nil
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	p, err := profile.Parse(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s is not a readable profile: %w", filepath.Base(path), err)
+	}
+	if len(c.order) >= c.max {
+		delete(c.byKey, c.order[0])
+		c.order = c.order[1:]
+	}
+	c.order = append(c.order, path)
+	c.byKey[path] = p
+	return p, nil
+}

@@ -1,0 +1,137 @@
+package diagnose
+
+import (
+	"math"
+	"slices"
+	"time"
+)
+
+// maxTrendPoints bounds the trend tests' O(n²) work: longer series are reduced to this many
+// bucket medians first.
+const maxTrendPoints = 240
+
+// Trend is a robust estimate of how a series moves over time.
+type Trend struct {
+	N           int
+	Slope       float64 // Theil-Sen: the median of the pairwise slopes, units per second
+	Intercept   float64 // value at the first point's time on the fitted line
+	Z           float64 // Mann-Kendall's normalised S statistic
+	P           float64 // one-sided p-value for an upward trend
+	First, Last float64 // the fitted line's values at the first and last points
+	Span        time.Duration
+}
+
+// Increasing reports an upward trend significant at level alpha.
+func (t Trend) Increasing(alpha float64) bool { return t.N >= 6 && t.Slope > 0 && t.P < alpha }
+
+// trend fits a series with Theil-Sen and tests it with Mann-Kendall.
+func trend(pts []Point) Trend {
+	pts = reduce(pts, maxTrendPoints)
+	n := len(pts)
+	tr := Trend{N: n, P: 1}
+	if n < 3 {
+		return tr
+	}
+	t0 := pts[0].T
+	x := make([]float64, n)
+	for i, p := range pts {
+		x[i] = p.T.Sub(t0).Seconds()
+	}
+	slopes := make([]float64, 0, n*(n-1)/2)
+	var s float64
+	for i := 0; i < n; i++ {
+		for j := i + 1; j < n; j++ {
+			d := pts[j].V - pts[i].V
+			s += sign(d)
+			if dx := x[j] - x[i]; dx > 0 {
+				slopes = append(slopes, d/dx)
+			}
+		}
+	}
+	if len(slopes) == 0 {
+		return tr
+	}
+	tr.Slope = median(slopes)
+	ints := make([]float64, n)
+	for i, p := range pts {
+		ints[i] = p.V - tr.Slope*x[i]
+	}
+	tr.Intercept = median(ints)
+	tr.First = tr.Intercept
+	tr.Last = tr.Intercept + tr.Slope*x[n-1]
+	tr.Span = pts[n-1].T.Sub(t0)
+	// Mann-Kendall, with the variance corrected for ties (truncated MiB values tie often).
+	vs := values(pts)
+	slices.Sort(vs)
+	variance := float64(n*(n-1)*(2*n+5)) / 18
+	for i := 0; i < n; {
+		j := i
+		for j < n && vs[j] == vs[i] {
+			j++
+		}
+		if t := float64(j - i); t > 1 {
+			variance -= t * (t - 1) * (2*t + 5) / 18
+		}
+		i = j
+	}
+	if variance <= 0 {
+		return tr
+	}
+	switch {
+	case s > 0:
+		tr.Z = (s - 1) / math.Sqrt(variance)
+	case s < 0:
+		tr.Z = (s + 1) / math.Sqrt(variance)
+	}
+	tr.P = 0.5 * math.Erfc(tr.Z/math.Sqrt2)
+	return tr
+}
+
+// reduce returns at most max points: the median value of equal-time buckets, placed at
+// each bucket's median time.
+func reduce(pts []Point, max int) []Point {
+	if len(pts) <= max {
+		return pts
+	}
+	start := pts[0].T
+	span := pts[len(pts)-1].T.Sub(start)
+	if span <= 0 {
+		return pts[:max]
+	}
+	out := make([]Point, 0, max)
+	var bucket []Point
+	cur := 0
+	for _, p := range pts {
+		i := min(int(float64(p.T.Sub(start))/float64(span)*float64(max)), max-1)
+		if i != cur && len(bucket) > 0 {
+			out = append(out, Point{T: bucket[len(bucket)/2].T, V: median(values(bucket))})
+			bucket = bucket[:0]
+		}
+		cur = i
+		bucket = append(bucket, p)
+	}
+	return append(out, Point{T: bucket[len(bucket)/2].T, V: median(values(bucket))})
+}
+
+func median(vs []float64) float64 { return percentile(vs, 50) }
+
+func sign(d float64) float64 {
+	switch {
+	case d > 0:
+		return 1
+	case d < 0:
+		return -1
+	}
+	return 0
+}
+
+// between returns the points within [from, to].
+func between(pts []Point, from, to time.Time) []Point {
+	var out []Point
+	for _, p := range pts {
+		if !p.T.Before(from) && !p.T.After(to) {
+			out = append(out, p)
+		}
+	}
+	return out
+}

@@ -1,0 +1,68 @@
+package diagnose
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+	"time"
+)
+
+func series(n int, step time.Duration, f func(i int) float64) []Point {
+	t0 := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
+	pts := make([]Point, n)
+	for i := range pts {
+		pts[i] = Point{t0.Add(time.Duration(i) * step), f(i)}
+	}
+	return pts
+}
+
+func TestTrend(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for _, tc := range []struct {
+		name      string
+		pts       []Point
+		up        bool
+		slope     float64 // expected, per second
+		tolerance float64
+	}{
+		{"clean line", series(60, time.Second, func(i int) float64 { return 100 + 2*float64(i) }), true, 2, 1e-9},
+		// Noise ten times the per-step growth, and outliers: Theil-Sen shrugs them off.
+		{"noisy growth", series(120, time.Second, func(i int) float64 {
+			v := 1000 + 5*float64(i) + rng.NormFloat64()*50
+			if i%17 == 0 {
+				v += 2000
+			}
+			return v
+		}), true, 5, 1},
+		{"flat with noise", series(120, time.Second, func(i int) float64 { return 1000 + rng.NormFloat64()*50 }), false, 0, 2},
+		{"sawtooth", series(120, time.Second, func(i int) float64 { return float64(i%10) * 100 }), false, 0, 1},
+		{"decline", series(60, time.Second, func(i int) float64 { return 500 - float64(i) }), false, -1, 1e-9},
+		{"ties (truncated MiB)", series(60, time.Second, func(i int) float64 { return float64(i / 10) }), true, 0.1, 0.1},
+		{"long series is reduced", series(5000, 100*time.Millisecond, func(i int) float64 { return 3 * float64(i) }), true, 30, 0.5},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tr := trend(tc.pts)
+			if got := tr.Increasing(0.01); got != tc.up {
+				t.Errorf("Increasing = %v (slope %.3f, Z %.2f, p %.4f), want %v", got, tr.Slope, tr.Z, tr.P, tc.up)
+			}
+			if math.Abs(tr.Slope-tc.slope) > tc.tolerance {
+				t.Errorf("slope %.3f, want %.3f ± %.3f", tr.Slope, tc.slope, tc.tolerance)
+			}
+			if tr.N > maxTrendPoints {
+				t.Errorf("N = %d > %d", tr.N, maxTrendPoints)
+			}
+		})
+	}
+}
+
+func TestPercentile(t *testing.T) {
+	vs := []float64{5, 1, 4, 2, 3}
+	for p, want := range map[float64]float64{0: 1, 50: 3, 100: 5, 25: 2, 99: 4.96} {
+		if got := percentile(vs, p); math.Abs(got-want) > 1e-9 {
+			t.Errorf("percentile(%v) = %v, want %v", p, got, want)
+		}
+	}
+	if percentile(nil, 50) != 0 {
+		t.Error("empty")
+	}
+}

@@ -1,0 +1,161 @@
+package diagnose
+
+import "time"
+
+// Schema identifies the diagnosis JSON format.
+const Schema = "memdoctor/diagnosis/v1"
+
+// Kind is a finding kind. The set is closed: these eight.
+type Kind string
+
+// The finding kinds.
+const (
+	KindHeapLeak          Kind = "heap-leak"
+	KindGoroutineLeak     Kind = "goroutine-leak"
+	KindRuntimeRetention  Kind = "runtime-retention"
+	KindTransientSpike    Kind = "transient-spike"
+	KindGCOverhead        Kind = "gc-overhead"
+	KindAllocationHotspot Kind = "allocation-hotspot"
+	KindNonGoMemory       Kind = "non-go-memory"
+	KindOOMRisk           Kind = "oom-risk"
+)
+
+// Kinds lists every finding kind.
+var Kinds = []Kind{
+	KindHeapLeak, KindGoroutineLeak, KindRuntimeRetention, KindTransientSpike,
+	KindGCOverhead, KindAllocationHotspot, KindNonGoMemory, KindOOMRisk,
+}
+
+// Severity says how much a finding matters. A critical finding is worth waking someone for.
+type Severity string
+
+// Severities, from most to least severe.
+const (
+	Critical Severity = "critical"
+	Warning  Severity = "warning"
+	Info     Severity = "info"
+)
+
+// Rank orders severities: critical 3, warning 2, info 1, anything else 0.
+func (s Severity) Rank() int {
+	switch s {
+	case Critical:
+		return 3
+	case Warning:
+		return 2
+	case Info:
+		return 1
+	}
+	return 0
+}
+
+// ParseSeverity parses "critical", "warning" or "info".
+func ParseSeverity(s string) (Severity, bool) {
+	sev := Severity(s)
+	return sev, sev.Rank() > 0
+}
+
+// Diagnosis is the result of diagnosing a session.
+type Diagnosis struct {
+	Schema    string    `json:"schema"`
+	Generated time.Time `json:"generated"`
+	Session   string    `json:"session,omitempty"`
+	Target    Target    `json:"target"`
+	Window    Window    `json:"window"`
+	Summary   Summary   `json:"summary"`
+	Breakdown Breakdown `json:"breakdown"`
+	Findings  []Finding `json:"findings"`
+	// Notes are facts about the data a reader should know: what was missing, skipped or
+	// estimated.
+	Notes []string `json:"notes,omitempty"`
+}
+
+// Target describes what was watched.
+type Target struct {
+	PID        int      `json:"pid,omitempty"`
+	Name       string   `json:"name,omitempty"`
+	Command    []string `json:"command,omitempty"`
+	GoVersion  string   `json:"go_version,omitempty"`
+	MainModule string   `json:"main_module,omitempty"`
+	PprofURL   string   `json:"pprof_url,omitempty"`
+	AgentURL   string   `json:"agent_url,omitempty"`
+	Local      bool     `json:"local"`
+	Status     string   `json:"session_status,omitempty"`
+}
+
+// Window is the span the diagnosis covers.
+type Window struct {
+	Start   time.Time `json:"start"`
+	End     time.Time `json:"end"`
+	Seconds float64   `json:"seconds"`
+}
+
+// Summary holds the headline figures. Zero means "not measured" for every field but counts.
+type Summary struct {
+	RSSPeakBytes        uint64  `json:"rss_peak_bytes"`
+	RSSP99Bytes         uint64  `json:"rss_p99_bytes"`
+	RSSLatestBytes      uint64  `json:"rss_latest_bytes"`
+	HeapLivePeakBytes   uint64  `json:"heap_live_peak_bytes"`
+	HeapLiveLatestBytes uint64  `json:"heap_live_latest_bytes"`
+	HeapGoalPeakBytes   uint64  `json:"heap_goal_peak_bytes,omitempty"`
+	GCCount             uint64  `json:"gc_count"`
+	GCPerSecond         float64 `json:"gc_per_second"`
+	GCCPUFraction       float64 `json:"gc_cpu_fraction"`
+	// GCAssistFraction is the share of GC CPU spent in mark assists (0 when unknown).
+	GCAssistFraction    float64 `json:"gc_assist_fraction,omitempty"`
+	AllocBytesPerSecond float64 `json:"alloc_bytes_per_second,omitempty"`
+	GoroutinesPeak      int     `json:"goroutines_peak"`
+	GoroutinesLatest    int     `json:"goroutines_latest,omitempty"`
+	MemoryBudgetBytes   uint64  `json:"memory_budget_bytes,omitempty"`
+	MemoryBudgetSource  string  `json:"memory_budget_source,omitempty"`
+	CgroupLimitBytes    uint64  `json:"cgroup_limit_bytes,omitempty"`
+	// Where the figures came from.
+	GCSource          string `json:"gc_source,omitempty"` // gctrace, runtime/metrics, memstats
+	Samples           int    `json:"samples"`
+	HeapProfiles      int    `json:"heap_profiles"`
+	GoroutineProfiles int    `json:"goroutine_profiles"`
+}
+
+// Finding is one diagnosed problem.
+type Finding struct {
+	Kind     Kind     `json:"kind"`
+	Severity Severity `json:"severity"`
+	Title    string   `json:"title"`
+	Detail   string   `json:"detail"`
+	// Evidence holds the numbers that prove the finding; each name carries its unit
+	// (_bytes, _seconds, _per_second, _fraction, _count, ...).
+	Evidence  map[string]float64 `json:"evidence"`
+	Culprits  []Culprit          `json:"culprits,omitempty"`
+	Advice    []string           `json:"advice,omitempty"`
+	AdviceEnv map[string]string  `json:"advice_env,omitempty"`
+	// Start and End place the finding on the timeline, when it has a time span.
+	Start time.Time `json:"start,omitzero"`
+	End   time.Time `json:"end,omitzero"`
+	// Profiles names the stored snapshots the finding compares (old, new), so a reader can
+	// dig further with go tool pprof -diff_base.
+	Profiles []string `json:"profiles,omitempty"`
+}
+
+// Culprit is a piece of the program's own code that a finding blames.
+type Culprit struct {
+	Function string   `json:"function"`
+	File     string   `json:"file,omitempty"`
+	Line     int64    `json:"line,omitempty"`
+	Bytes    int64    `json:"bytes,omitempty"`
+	Count    int64    `json:"count,omitempty"`
+	Share    float64  `json:"share"`
+	Stack    []string `json:"stack,omitempty"`
+	// Own is false when no frame outside the runtime and standard library was found.
+	Own bool `json:"own"`
+}
+
+// MaxSeverity returns the most severe finding's severity ("" when there is none).
+func (d *Diagnosis) MaxSeverity() Severity {
+	var max Severity
+	for _, f := range d.Findings {
+		if f.Severity.Rank() > max.Rank() {
+			max = f.Severity
+		}
+	}
+	return max
+}

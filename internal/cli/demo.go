@@ -1,0 +1,63 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/memdoctor/memdoctor/internal/recorder"
+	"github.com/memdoctor/memdoctor/lab"
+)
+
+// demoScenario is the lab scenario the demo runs.
+const demoScenario = "traffic-agent"
+
+var demoCmd = &command{
+	name:    "demo",
+	args:    "[flags]",
+	summary: "watch a built-in example service for about a minute and diagnose it",
+	help: `Demo runs the lab's "traffic-agent" scenario (an API-traffic capture agent with the bugs of a
+real one: unbounded TCP reassembly buffers, a regexp compiled per call, decompressed bodies
+read whole) as a child process of this very binary, records a session of it exactly as
+"memdoctor run" would, prints the diagnosis and says where the session was saved. Nothing
+needs to be built or installed.`,
+	examples: []string{
+		"memdoctor demo",
+		"memdoctor demo --duration 30s --json demo.json",
+	},
+}
+
+func init() { demoCmd.run = runDemo }
+
+func runDemo(ctx context.Context, e *env, args []string) error {
+	fs := newFlags(demoCmd, e)
+	duration := fs.Duration("duration", 60*time.Second, "how long to watch the example")
+	out := fs.String("out", "", "session `DIR` (default ./memdoctor-sessions/demo-<UTC time>)")
+	var of outputFlags
+	of.register(fs)
+	if _, err := parse(demoCmd, e, fs, args, true); err != nil {
+		return err
+	}
+	if *duration < 10*time.Second {
+		return usagef("demo: --duration %s: give it at least 10s to see anything", *duration)
+	}
+	if err := of.check(); err != nil {
+		return err
+	}
+	sc, ok := lab.Lookup(demoScenario)
+	if !ok {
+		return fmt.Errorf("demo: the lab has no %q scenario", demoScenario)
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return fmt.Errorf("demo: cannot find this program's binary to start the example: %w", err)
+	}
+	cf := collectFlags{duration: *duration, interval: 5 * time.Second, sample: time.Second, out: *out, output: of}
+	cfg := cf.config(e, "demo", "demo", fs)
+	cfg.Command = []string{exe, "lab", "run", sc.Name}
+	fmt.Fprintf(e.stderr, "memdoctor demo: watching the lab's %q scenario for %s.\n%s\n\n", sc.Name, *duration, wrap(sc.Story, 96))
+	return record(ctx, e, cfg, of, func(ctx context.Context) (recorder.Result, error) {
+		return recorder.Run(ctx, cfg)
+	})
+}

@@ -1,0 +1,74 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/memdoctor/memdoctor/diagnose"
+	"github.com/memdoctor/memdoctor/report"
+	"github.com/memdoctor/memdoctor/session"
+)
+
+var fmtBytes = report.Bytes
+
+// diagnoseDir loads a session, diagnoses it, saves diagnosis.json in it and reports it as
+// the output flags say. It returns errFailOn when --fail-on matched.
+func diagnoseDir(e *env, dir string, budget uint64, out outputFlags) (*diagnose.Diagnosis, error) {
+	s, err := session.Open(dir)
+	if err != nil {
+		return nil, err
+	}
+	d := diagnose.Diagnose(s, diagnose.Options{MemoryBudgetBytes: budget})
+	if err := session.WriteDiagnosis(dir, d); err != nil {
+		e.log.Warn("could not save the diagnosis in the session", "err", err)
+	}
+	if err := emit(e, d, out); err != nil {
+		return d, err
+	}
+	return d, failOn(d, out.failOn)
+}
+
+// emit prints the text report and writes the JSON where asked.
+func emit(e *env, d *diagnose.Diagnosis, out outputFlags) error {
+	text := e.stdout
+	if out.json == "-" {
+		text = e.stderr
+	}
+	if err := report.Text(text, d, report.TextOptions{Color: e.color && out.json != "-"}); err != nil {
+		return err
+	}
+	if out.json == "" {
+		return nil
+	}
+	if out.json == "-" {
+		return writeJSON(e.stdout, d)
+	}
+	f, err := os.Create(out.json)
+	if err != nil {
+		return fmt.Errorf("--json %s: %w", out.json, err)
+	}
+	if err := writeJSON(f, d); err != nil {
+		f.Close()
+		return fmt.Errorf("--json %s: %w", out.json, err)
+	}
+	return f.Close()
+}
+
+func writeJSON(w io.Writer, d *diagnose.Diagnosis) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(d)
+}
+
+func failOn(d *diagnose.Diagnosis, level string) error {
+	if level == "" {
+		return nil
+	}
+	sev, _ := diagnose.ParseSeverity(level)
+	if d.MaxSeverity().Rank() >= sev.Rank() {
+		return errFailOn
+	}
+	return nil
+}

@@ -1,0 +1,105 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"github.com/memdoctor/memdoctor/internal/recorder"
+)
+
+var runCmd = &command{
+	name:    "run",
+	args:    "[flags] -- COMMAND [ARGS...]",
+	summary: "run a Go program, record a session while it runs, and diagnose it",
+	help: `Run starts COMMAND with gctrace=1 added to its GODEBUG (keeping the rest of GODEBUG), passes
+its own stdout and stderr through, captures its gctrace lines, and follows its process tree,
+so that "memdoctor run -- go run ./cmd/server" measures the server, not the go command. It
+samples the target's /proc and cgroup every --sample and, when the target serves
+net/http/pprof (found on the ports it listens on, or given with --pprof), takes heap and
+goroutine profiles every --interval. When --duration ends or on Ctrl-C it stops the program
+(SIGINT, then SIGKILL after --grace), closes the session and prints the diagnosis. If the
+program exits by itself, the session ends there.`,
+	examples: []string{
+		"memdoctor run --duration 2m -- ./server --port 8080",
+		"memdoctor run --memory-budget 2GiB --json diag.json -- go run ./cmd/server",
+		"GODEBUG=madvdontneed=0 memdoctor run --interval 5s -- ./batch",
+	},
+}
+
+func init() { runCmd.run = runRun }
+
+func runRun(ctx context.Context, e *env, args []string) error {
+	fs := newFlags(runCmd, e)
+	var cf collectFlags
+	cf.register(fs, true)
+	grace := fs.Duration("grace", 10*time.Second, "after SIGINT, wait this long for the program to exit before SIGKILL")
+	showTrace := fs.Bool("show-gctrace", false, "also show the program's gctrace lines (they are always kept in the session)")
+	cmdArgs, err := parse(runCmd, e, fs, args, false)
+	if err != nil {
+		return err
+	}
+	if len(cmdArgs) == 0 {
+		return usagef("run: no command given: memdoctor run [flags] -- COMMAND [ARGS...]")
+	}
+	if err := cf.check(); err != nil {
+		return err
+	}
+	cfg := cf.config(e, "run", commandName(cmdArgs), fs)
+	cfg.Command = cmdArgs
+	cfg.Grace = *grace
+	cfg.ShowGCTrace = *showTrace
+	return record(ctx, e, cfg, cf.output, func(ctx context.Context) (recorder.Result, error) {
+		return recorder.Run(ctx, cfg)
+	})
+}
+
+// commandName names a session after the program it runs ("go run ./cmd/server" -> "server").
+func commandName(args []string) string {
+	name := filepath.Base(args[0])
+	if name == "go" && len(args) > 2 && args[1] == "run" {
+		last := args[2]
+		for _, a := range args[2:] {
+			if len(a) > 0 && a[0] != '-' {
+				last = a
+				break
+			}
+		}
+		name = filepath.Base(last)
+	}
+	return name
+}
+
+// record runs a recording until it ends or the user presses Ctrl-C, then diagnoses the
+// session. A second Ctrl-C quits at once; the session stays readable.
+func record(ctx context.Context, e *env, cfg recorder.Config, out outputFlags, rec func(context.Context) (recorder.Result, error)) error {
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	go func() {
+		<-ctx.Done()
+		stop() // a second Ctrl-C gets the default action
+		if e.term != nil {
+			e.term.setStatus("")
+		}
+	}()
+	e.log.Info("recording a session", "dir", cfg.Out)
+	res, err := rec(ctx)
+	if e.term != nil {
+		e.term.setStatus("")
+	}
+	if err != nil {
+		if res.Dir != "" || errors.Is(err, recorder.ErrNotGo) {
+			return fmt.Errorf("%w (the session so far is in %s)", err, cfg.Out)
+		}
+		return err
+	}
+	e.log.Info("session ended", "status", res.Status, "detail", res.Detail)
+	_, derr := diagnoseDir(e, res.Dir, cfg.MemoryBudget, out)
+	fmt.Fprintf(e.stderr, "session saved in %s (memdoctor analyze %s)\n", res.Dir, res.Dir)
+	return derr
+}

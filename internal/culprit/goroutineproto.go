@@ -1,0 +1,69 @@
+package culprit
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/google/pprof/profile"
+)
+
+// GroupGoroutineProfile groups a goroutine proto profile (debug=0; sample
+// type goroutine/count, or goroutineleak/count, whose goroutines all count as
+// leaked). Samples that differ only in their labels are merged. A proto
+// profile records neither wait states nor creators: State is "" and CreatedBy
+// is the root-most frame, the goroutine's start function.
+func GroupGoroutineProfile(p *profile.Profile, opts Options) ([]GoroutineGroup, error) {
+	if p == nil {
+		return nil, errors.New("nil profile")
+	}
+	idx, leaked, err := goroutineSampleIndex(p)
+	if err != nil {
+		return nil, err
+	}
+	g := newGrouper(opts)
+	var frames []frame
+	for _, s := range p.Sample {
+		if s == nil || idx >= len(s.Value) || s.Value[idx] <= 0 {
+			continue
+		}
+		frames = appendFrames(frames[:0], s.Location)
+		if len(frames) > maxFrames {
+			frames = frames[:maxFrames]
+		}
+		n := int(s.Value[idx])
+		var creator frame
+		for i := len(frames) - 1; i >= 0; i-- {
+			if frames[i].fn != goexitFunc {
+				creator = frames[i]
+				break
+			}
+		}
+		l := 0
+		if leaked {
+			l = n
+		}
+		g.add("", frames, creator, n, l, 0)
+	}
+	return g.result(), nil
+}
+
+// goroutineSampleIndex finds the goroutine count: "goroutine" or
+// "goroutineleak", or the only sample type when it is unnamed (profiles
+// re-encoded by some collectors lose the name).
+func goroutineSampleIndex(p *profile.Profile) (idx int, leaked bool, err error) {
+	for i, st := range p.SampleType {
+		if st == nil {
+			continue
+		}
+		switch st.Type {
+		case "goroutine":
+			return i, false, nil
+		case "goroutineleak":
+			return i, true, nil
+		}
+	}
+	if len(p.SampleType) == 1 && (p.SampleType[0] == nil || p.SampleType[0].Type == "") {
+		return 0, false, nil
+	}
+	return -1, false, fmt.Errorf("not a goroutine profile: %w: %q (available: %s)", ErrNoSampleType, "goroutine", SampleTypes(p))
+}

@@ -1,0 +1,78 @@
+package recorder
+
+import (
+	"io"
+	"log/slog"
+	"time"
+
+	"github.com/memdoctor/memdoctor/collect/procfs"
+)
+
+// Config is what a recording needs. Zero durations take the defaults below.
+type Config struct {
+	Mode     string        // "run", "watch" or "demo", recorded in the manifest
+	Out      string        // session directory
+	Duration time.Duration // 0 = until ctx is done or the target exits
+	Interval time.Duration // between profile snapshots; default 10s
+	Sample   time.Duration // between metric samples; default 1s
+	// GoroutineTextEvery takes goroutine?debug=1 every that many snapshots; default 6.
+	GoroutineTextEvery int
+	PprofURL           string // explicit pprof base URL ("" = detect)
+	MemoryBudget       uint64 // bytes; 0 = the cgroup limit, else unknown
+	Command            []string
+	Stdout, Stderr     io.Writer // run: where the program's own output goes
+	ShowGCTrace        bool      // run: also show the runtime trace lines
+	Grace              time.Duration // run: SIGINT, then SIGKILL after this; default 10s
+	Version            string        // memdoctor's version, for the manifest
+	Flags              map[string]string
+	Logger             *slog.Logger
+	// OnStatus is called about once per Sample with the live figures.
+	OnStatus func(Status)
+	FS       procfs.FS
+}
+
+// Status is the live status of a recording.
+type Status struct {
+	Elapsed            time.Duration
+	PID                int
+	Target             string
+	RSSBytes           uint64
+	HeapBytes          uint64 // heap in use (objects) at the last reading
+	GCPerSecond        float64
+	HeapSnapshots      int
+	GoroutineSnapshots int
+	Pprof              bool
+}
+
+// Result says how a recording ended.
+type Result struct {
+	Dir    string
+	Status string // a session.Status* value
+	Detail string
+	// TargetExit is the exit code of the program (run), -1 when it was killed or unknown.
+	TargetExit int
+}
+
+func (c *Config) defaults() {
+	if c.Interval <= 0 {
+		c.Interval = 10 * time.Second
+	}
+	if c.Sample <= 0 {
+		c.Sample = time.Second
+	}
+	if c.GoroutineTextEvery <= 0 {
+		c.GoroutineTextEvery = 6
+	}
+	if c.Grace <= 0 {
+		c.Grace = 10 * time.Second
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	if c.Stdout == nil {
+		c.Stdout = io.Discard
+	}
+	if c.Stderr == nil {
+		c.Stderr = io.Discard
+	}
+}

@@ -1,0 +1,125 @@
+package recorder
+
+import (
+	"context"
+	"time"
+
+	"github.com/memdoctor/memdoctor/collect/scrape"
+	"github.com/memdoctor/memdoctor/session"
+)
+
+// snapshot takes one round of profiles: goroutine (proto, and text when withText), heap
+// (proto) and the MemStats block. Each request fails on its own: the others still run.
+func (r *recorder) snapshot(ctx context.Context, c *scrape.Client, withText bool) {
+	now := time.Now()
+	ok := false
+	defer func() { r.roundDone(ok) }()
+	if raw, p, err := c.Goroutine(ctx); err != nil {
+		r.scrapeFailed("goroutine", err)
+	} else {
+		ok = true
+		var n int64
+		for _, s := range p.Sample {
+			if len(s.Value) > 0 {
+				n += s.Value[0]
+			}
+		}
+		r.mu.Lock()
+		r.goroutines = int(n)
+		r.mu.Unlock()
+		r.store(session.KindGoroutine, now, raw)
+	}
+	if withText {
+		if raw, err := c.GoroutineText(ctx); err != nil {
+			r.scrapeFailed("goroutine?debug=1", err)
+		} else {
+			r.store(session.KindGoroutineText, now, raw)
+		}
+	}
+	if raw, _, err := c.Heap(ctx); err != nil {
+		r.scrapeFailed("heap", err)
+	} else {
+		ok = true
+		r.store(session.KindHeap, now, raw)
+	}
+	if ms, err := c.MemStats(ctx); err != nil {
+		r.scrapeFailed("heap?debug=1", err)
+	} else {
+		ok = true
+		r.mu.Lock()
+		g := goMemFromMemStats(ms, r.goroutines)
+		r.status.HeapBytes = ms.HeapAlloc
+		r.mu.Unlock()
+		if err := r.w.AppendSample(session.Sample{Time: time.Now().UTC(), Go: g}); err != nil {
+			r.writeFailed(err)
+		}
+	}
+}
+
+func (r *recorder) store(kind string, t time.Time, raw []byte) {
+	if _, err := r.w.WriteProfile(kind, t, "", raw); err != nil {
+		r.writeFailed(err)
+		return
+	}
+	r.mu.Lock()
+	switch kind {
+	case session.KindHeap:
+		r.status.HeapSnapshots++
+	case session.KindGoroutine:
+		r.status.GoroutineSnapshots++
+	}
+	r.mu.Unlock()
+}
+
+// unreachableRounds is how many snapshot rounds in a row may fail entirely before the
+// target counts as gone.
+const unreachableRounds = 3
+
+// roundDone counts snapshot rounds in which every request failed.
+func (r *recorder) roundDone(anyOK bool) {
+	r.mu.Lock()
+	if anyOK {
+		r.failedRounds = 0
+	} else {
+		r.failedRounds++
+	}
+	n := r.failedRounds
+	r.mu.Unlock()
+	if n >= unreachableRounds {
+		r.unreachableOnce.Do(func() { close(r.unreachable) })
+	}
+}
+
+func (r *recorder) scrapeFailed(what string, err error) {
+	r.log.Warn("scrape failed; will retry at the next snapshot", "endpoint", what, "err", err)
+}
+
+// goMemFromMemStats maps the MemStats block onto the /memory/classes leaves.
+func goMemFromMemStats(ms scrape.MemStats, goroutines int) *session.GoMem {
+	return &session.GoMem{
+		Source:            "memstats",
+		HeapObjectsBytes:  ms.HeapAlloc,
+		HeapUnusedBytes:   sub(ms.HeapInuse, ms.HeapAlloc),
+		HeapFreeBytes:     sub(ms.HeapIdle, ms.HeapReleased),
+		HeapReleasedBytes: ms.HeapReleased,
+		HeapStacksBytes:   ms.StackInuse,
+		OSStacksBytes:     sub(ms.StackSys, ms.StackInuse),
+		MetadataBytes:     ms.MSpanSys + ms.MCacheSys + ms.GCSys,
+		OtherBytes:        ms.BuckHashSys + ms.OtherSys,
+		TotalBytes:        ms.Sys,
+		HeapGoalBytes:     ms.NextGC,
+		AllocBytesTotal:   ms.TotalAlloc,
+		AllocObjectsTotal: ms.Mallocs,
+		GCCycles:          uint64(ms.NumGC),
+		GCForcedCycles:    uint64(ms.NumForcedGC),
+		GCCPUFraction:     ms.GCCPUFraction,
+		Goroutines:        goroutines,
+	}
+}
+
+func sub(a, b uint64) uint64 {
+	if a < b {
+		return 0
+	}
+	return a - b
+}

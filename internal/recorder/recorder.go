@@ -1,0 +1,178 @@
+package recorder
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/memdoctor/memdoctor/collect/scrape"
+	"github.com/memdoctor/memdoctor/session"
+)
+
+// recorder is the state shared by the sampling and profiling loops.
+type recorder struct {
+	cfg   Config
+	w     *session.Writer
+	log   *slog.Logger
+	gc    *gcTracker
+	start time.Time
+
+	mu         sync.Mutex
+	pid        int // the target's PID; 0 while unknown or when it is not on this machine
+	targetName string
+	pprof      *scrape.Client
+	status     Status
+	goroutines int
+	gone       chan struct{} // closed when the local target has exited
+	goneOnce   sync.Once
+	// unreachable is closed after unreachableRounds snapshot rounds failed entirely.
+	unreachable     chan struct{}
+	unreachableOnce sync.Once
+	failedRounds    int
+	writeErrs  int
+}
+
+func newRecorder(cfg Config, w *session.Writer) *recorder {
+	r := &recorder{cfg: cfg, w: w, log: cfg.Logger, start: time.Now(), gone: make(chan struct{}), unreachable: make(chan struct{})}
+	r.gc = newGCTracker(func(tl traceLine) {
+		if err := w.AppendGCTrace(tl.line); err != nil {
+			r.writeFailed(err)
+		}
+	})
+	return r
+}
+
+// writeFailed logs a failed session write: the first, then every hundredth, so a full disk
+// does not flood the log. Collection goes on: what was written stays readable.
+func (r *recorder) writeFailed(err error) {
+	r.mu.Lock()
+	r.writeErrs++
+	n := r.writeErrs
+	r.mu.Unlock()
+	if n == 1 || n%100 == 0 {
+		r.log.Warn("session write failed; collection goes on", "err", err, "failures", n)
+	}
+}
+
+func (r *recorder) target() (pid int, pprof *scrape.Client) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.pid, r.pprof
+}
+
+func (r *recorder) setPprof(c *scrape.Client) {
+	r.mu.Lock()
+	r.pprof = c
+	r.status.Pprof = c != nil
+	r.mu.Unlock()
+	if c != nil {
+		r.note(func(m *session.Manifest) { m.Target.PprofURL = c.BaseURL() })
+	}
+}
+
+// note updates the manifest, logging a failure.
+func (r *recorder) note(fn func(*session.Manifest)) {
+	if err := r.w.UpdateManifest(fn); err != nil {
+		r.writeFailed(err)
+	}
+}
+
+func (r *recorder) addNote(format string, args ...any) {
+	msg := fmt.Sprintf(format, args...)
+	r.log.Info(msg)
+	r.note(func(m *session.Manifest) { m.Notes = append(m.Notes, msg) })
+}
+
+func (r *recorder) markGone() { r.goneOnce.Do(func() { close(r.gone) }) }
+
+// sampleLoop appends a /proc (and cgroup) sample every cfg.Sample, and reports the status.
+// discover, when set, runs before each sample until it returns true.
+func (r *recorder) sampleLoop(ctx context.Context, discover func() bool) {
+	t := time.NewTicker(r.cfg.Sample)
+	defer t.Stop()
+	found := discover == nil
+	for {
+		if !found {
+			found = discover()
+		}
+		r.sampleOnce()
+		select {
+		case <-ctx.Done():
+			return
+		case <-r.gone:
+			return
+		case <-t.C:
+		}
+	}
+}
+
+func (r *recorder) sampleOnce() {
+	pid, _ := r.target()
+	now := time.Now()
+	if pid != 0 {
+		smp, err := sampleProc(r.cfg.FS, pid, now)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			r.markGone()
+		case err != nil:
+			r.log.Debug("proc sample failed", "pid", pid, "err", err)
+		default:
+			if err := r.w.AppendSample(smp); err != nil {
+				r.writeFailed(err)
+			}
+			r.mu.Lock()
+			r.status.RSSBytes = smp.Proc.RSSBytes
+			r.mu.Unlock()
+		}
+	}
+	gs := r.gc.stats(now)
+	r.mu.Lock()
+	r.status.Elapsed = now.Sub(r.start)
+	r.status.PID = pid
+	r.status.Target = r.targetName
+	if gs.Cycles > 0 {
+		r.status.GCPerSecond = gs.PerSecond
+		r.status.HeapBytes = gs.Last.HeapEnd
+	}
+	st := r.status
+	r.mu.Unlock()
+	if r.cfg.OnStatus != nil {
+		r.cfg.OnStatus(st)
+	}
+}
+
+// profileLoop takes a snapshot as soon as a pprof endpoint is known, then every cfg.Interval.
+func (r *recorder) profileLoop(ctx context.Context) {
+	t := time.NewTicker(r.cfg.Interval)
+	defer t.Stop()
+	poll := time.NewTicker(250 * time.Millisecond)
+	defer poll.Stop()
+	n := 0
+	for {
+		if _, c := r.target(); c != nil {
+			r.snapshot(ctx, c, n%r.cfg.GoroutineTextEvery == 0)
+			n++
+			poll.Stop()
+		} else {
+			select { // wait for discovery, not a whole interval
+			case <-ctx.Done():
+				return
+			case <-r.gone:
+				return
+			case <-poll.C:
+				continue
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-r.gone:
+			return
+		case <-t.C:
+		}
+	}
+}

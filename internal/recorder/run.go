@@ -1,0 +1,309 @@
+package recorder
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/memdoctor/memdoctor/collect/scrape"
+	"github.com/memdoctor/memdoctor/session"
+)
+
+// ErrNotGo reports a target that is not a Go program.
+var ErrNotGo = errors.New("not a Go program")
+
+// notGoPatience is how long a non-Go process may stand alone in the tree, without a Go
+// program appearing under it, before memdoctor gives up on it.
+const notGoPatience = 5 * time.Second
+
+// Run starts cfg.Command with gctrace on, records a session while it runs and stops it
+// gracefully when ctx is done or cfg.Duration has passed. It returns when the session is
+// closed. An error means nothing useful could be recorded (the command could not start, the
+// session directory could not be written, the target is not a Go program).
+func Run(ctx context.Context, cfg Config) (Result, error) {
+	cfg.defaults()
+	if len(cfg.Command) == 0 {
+		return Result{}, errors.New("no command to run")
+	}
+	start := time.Now()
+	w, err := session.Create(cfg.Out, session.Manifest{
+		MemdoctorVersion: cfg.Version, Mode: cfg.Mode, Command: cfg.Command,
+		Start: start.UTC(), Flags: cfg.Flags,
+	})
+	if err != nil {
+		return Result{}, err
+	}
+	r := newRecorder(cfg, w)
+	if cfg.MemoryBudget > 0 {
+		r.note(func(m *session.Manifest) { m.MemoryBudgetBytes, m.MemoryBudgetSource = cfg.MemoryBudget, "flag" })
+	}
+
+	cmd := exec.Command(cfg.Command[0], cfg.Command[1:]...)
+	env := os.Environ()
+	cmd.Env = setEnv(env, "GODEBUG", WithGCTrace(getEnv(env, "GODEBUG")))
+	cmd.Stdin = os.Stdin
+	cmd.Stdout = cfg.Stdout
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		w.Close(session.StatusFailed, err.Error())
+		return Result{}, err
+	}
+	if err := cmd.Start(); err != nil {
+		w.Close(session.StatusFailed, err.Error())
+		return Result{}, fmt.Errorf("start %s: %w", cfg.Command[0], unwrapExec(err))
+	}
+	r.start = time.Now()
+	var split sync.WaitGroup
+	split.Go(func() {
+		if err := splitStderr(stderr, cfg.Stderr, cfg.ShowGCTrace, r.gc); err != nil {
+			r.log.Debug("reading the program's stderr", "err", err)
+		}
+	})
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+
+	tw := newTreeWatcher(cfg.FS, cmd.Process.Pid, r.start)
+	notGo := make(chan error, 1)
+	disc := &runDiscovery{r: r, tw: tw, notGo: notGo, root: cmd.Process.Pid}
+
+	loopCtx, stopLoops := context.WithCancel(context.Background())
+	var loops sync.WaitGroup
+	loops.Go(func() { r.sampleLoop(loopCtx, disc.step) })
+	loops.Go(func() { r.profileLoop(loopCtx) })
+
+	var timeout <-chan time.Time
+	if cfg.Duration > 0 {
+		timer := time.NewTimer(cfg.Duration)
+		defer timer.Stop()
+		timeout = timer.C
+	}
+	res := Result{Dir: cfg.Out, TargetExit: -1}
+	var runErr error
+	rootExited := false
+	select {
+	case err := <-exited:
+		rootExited = true
+		res.Status, res.Detail = session.StatusTargetExited, exitDetail(err)
+		res.TargetExit = exitCode(err)
+		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) // leftovers of the group, if any
+	case <-r.gone:
+		pid, _ := r.target()
+		res.Status, res.Detail = session.StatusTargetExited, fmt.Sprintf("the target (pid %d) exited", pid)
+	case <-ctx.Done():
+		res.Status, res.Detail = session.StatusInterrupted, "stopped by the user"
+	case <-timeout:
+		res.Status, res.Detail = session.StatusComplete, fmt.Sprintf("ran for %s", cfg.Duration)
+	case err := <-notGo:
+		res.Status, res.Detail, runErr = session.StatusFailed, err.Error(), err
+	}
+	if res.Status == session.StatusComplete || res.Status == session.StatusInterrupted {
+		r.finalSnapshot()
+	}
+	stopLoops()
+	loops.Wait()
+	if !rootExited {
+		res.TargetExit = stopGroup(cmd, exited, cfg.Grace, r.log)
+	}
+	waitTimeout(&split, 2*time.Second)
+	gs := r.gc.stats(time.Now())
+	r.note(func(m *session.Manifest) {
+		if !gs.Base.IsZero() {
+			m.GCTraceBase = gs.Base.UTC()
+		}
+		if gs.Dropped > 0 {
+			m.Notes = append(m.Notes, fmt.Sprintf("%d gctrace line(s) came from other processes of the tree (such as the go command) and were left out", gs.Dropped))
+		}
+		if gs.Lost > 0 {
+			m.Notes = append(m.Notes, fmt.Sprintf("%d gctrace line(s) could not be attributed to the target", gs.Lost))
+		}
+	})
+	if err := w.Close(res.Status, res.Detail); err != nil {
+		r.writeFailed(err)
+	}
+	return res, runErr
+}
+
+// finalSnapshot takes one last round of profiles before the target is stopped, so the
+// session ends with the state at its end.
+func (r *recorder) finalSnapshot() {
+	if _, c := r.target(); c != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		r.snapshot(ctx, c, true)
+	}
+}
+
+// runDiscovery finds the target in the tree and then its pprof endpoint.
+type runDiscovery struct {
+	r        *recorder
+	tw       *treeWatcher
+	root     int
+	notGo    chan error
+	notGoAt  time.Time
+	lockedAt time.Time
+	nextScan time.Time
+	reported bool
+}
+
+// step runs before every sample until it reports that discovery is over.
+func (d *runDiscovery) step() bool {
+	r := d.r
+	pid, client := r.target()
+	if pid == 0 {
+		d.findTarget()
+		return false
+	}
+	if client != nil {
+		return true
+	}
+	if r.cfg.PprofURL != "" {
+		c, err := scrape.New(r.cfg.PprofURL)
+		if err != nil {
+			r.addNote("--pprof %s: %v", r.cfg.PprofURL, err)
+			return true
+		}
+		r.setPprof(c)
+		return true
+	}
+	if time.Now().Before(d.nextScan) {
+		return false
+	}
+	d.nextScan = time.Now().Add(2 * time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	c, tried := findPprof(ctx, r.cfg.FS, pid)
+	if c != nil {
+		r.log.Info("found the pprof endpoint", "url", c.BaseURL())
+		r.setPprof(c)
+		return true
+	}
+	if !d.reported && time.Since(d.lockedAt) > 15*time.Second {
+		d.reported = true
+		r.addNote("no /debug/pprof/ endpoint found on the ports the target listens on %v: no profiles until one appears; import _ \"net/http/pprof\" and serve it, or pass --pprof URL", tried)
+	}
+	return false
+}
+
+func (d *runDiscovery) findTarget() {
+	ps := d.tw.processes()
+	p, ok := d.tw.pick(ps)
+	switch {
+	case !ok:
+		d.notGoAt = time.Time{}
+	case p.GoVersion == "":
+		if d.notGoAt.IsZero() {
+			d.notGoAt = time.Now()
+		} else if time.Since(d.notGoAt) > notGoPatience {
+			select {
+			case d.notGo <- fmt.Errorf("%s (pid %d) is %w: it has no Go build info; memdoctor diagnoses Go programs", p.Exe, p.PID, ErrNotGo):
+			default:
+			}
+		}
+	default:
+		d.lock(p)
+	}
+}
+
+func (d *runDiscovery) lock(p procInfo) {
+	r := d.r
+	d.lockedAt = time.Now()
+	r.mu.Lock()
+	r.pid, r.targetName = p.PID, p.Name
+	r.mu.Unlock()
+	r.gc.setTarget(p.Start)
+	r.log.Info("watching the target", "pid", p.PID, "exe", p.Exe, "go", p.GoVersion)
+	t := targetInfo(r.cfg.FS, p)
+	budget := uint64(0)
+	if r.cfg.MemoryBudget == 0 {
+		if cg, err := r.cfg.FS.Cgroup(p.PID); err == nil && cg.LimitBytes > 0 {
+			budget = cg.LimitBytes
+		}
+	}
+	r.note(func(m *session.Manifest) {
+		m.Target = t
+		if budget > 0 {
+			m.MemoryBudgetBytes, m.MemoryBudgetSource = budget, "cgroup"
+		}
+	})
+}
+
+// stopGroup stops the program's process group: SIGINT, then SIGKILL after the grace period.
+// It returns the program's exit code (-1 when killed).
+func stopGroup(cmd *exec.Cmd, exited chan error, grace time.Duration, log interface{ Info(string, ...any) }) int {
+	pgid := cmd.Process.Pid
+	syscall.Kill(-pgid, syscall.SIGINT)
+	select {
+	case err := <-exited:
+		syscall.Kill(-pgid, syscall.SIGKILL) // leftovers of the group, if any
+		return exitCode(err)
+	case <-time.After(grace):
+	}
+	log.Info("the program did not stop after SIGINT; sending SIGKILL", "grace", grace)
+	syscall.Kill(-pgid, syscall.SIGKILL)
+	return exitCode(<-exited)
+}
+
+func exitCode(err error) int {
+	if err == nil {
+		return 0
+	}
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		return ee.ExitCode()
+	}
+	return -1
+}
+
+func exitDetail(err error) string {
+	if err == nil {
+		return "the program exited with status 0"
+	}
+	return "the program ended: " + err.Error()
+}
+
+func unwrapExec(err error) error {
+	var ee *exec.Error
+	if errors.As(err, &ee) {
+		return fmt.Errorf("%w (is it installed and on PATH?)", ee.Err)
+	}
+	return err
+}
+
+func waitTimeout(wg *sync.WaitGroup, d time.Duration) {
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(d):
+	}
+}
+
+// targetInfo describes a local process for the manifest.
+func targetInfo(fs interface {
+	Cmdline(int) ([]string, error)
+	Environ(int) ([]string, error)
+}, p procInfo) session.Target {
+	t := session.Target{
+		PID: p.PID, Name: p.Name, Exe: p.Exe, GoVersion: p.GoVersion, MainModule: p.MainModule, Local: true,
+	}
+	if p.GoVersion != "" {
+		t.GoVersionSource = "buildinfo"
+	}
+	if args, err := fs.Cmdline(p.PID); err == nil {
+		t.Cmdline = args
+	}
+	if env, err := fs.Environ(p.PID); err == nil {
+		t.GODEBUG = getEnv(env, "GODEBUG")
+		t.GOGC = getEnv(env, "GOGC")
+		t.GOMEMLIMIT = getEnv(env, "GOMEMLIMIT")
+	}
+	t.Exe = strings.TrimSuffix(t.Exe, " (deleted)")
+	return t
+}

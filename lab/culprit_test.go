@@ -1,0 +1,150 @@
+package lab
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"runtime"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// This file checks, on the short runs of TestScenariosStartServeStop, that a
+// scenario's culprit really is where its memory goes: the same attribution
+// memdoctor uses (the innermost frame of the program's own code), applied to
+// runtime.MemProfile.
+
+func TestMain(m *testing.M) {
+	// Sample more often than the default 512 KiB, so that two seconds of a
+	// scenario give enough samples to rank its allocation sites.
+	runtime.MemProfileRate = 64 << 10
+	m.Run()
+}
+
+const modulePrefix = "github.com/memdoctor/memdoctor/"
+
+// memProfile returns the heap profile as of a fresh GC, by stack.
+func memProfile() map[[32]uintptr]runtime.MemProfileRecord {
+	runtime.GC()
+	var recs []runtime.MemProfileRecord
+	for n, _ := runtime.MemProfile(nil, true); ; {
+		recs = make([]runtime.MemProfileRecord, n+64)
+		var ok bool
+		if n, ok = runtime.MemProfile(recs, true); ok {
+			recs = recs[:n]
+			break
+		}
+	}
+	m := make(map[[32]uintptr]runtime.MemProfileRecord, len(recs))
+	for _, r := range recs {
+		m[r.Stack0] = r
+	}
+	return m
+}
+
+// culpritOf attributes a stack to its innermost frame in the module, else to
+// its innermost frame outside the runtime. It returns "" for the test's own
+// allocations.
+func culpritOf(stk []uintptr) string {
+	frames := runtime.CallersFrames(stk)
+	fallback := ""
+	for {
+		f, more := frames.Next()
+		if strings.HasPrefix(f.Function, modulePrefix) {
+			if strings.HasSuffix(f.File, "_test.go") {
+				return ""
+			}
+			return f.Function
+		}
+		if fallback == "" && !strings.HasPrefix(f.Function, "runtime.") {
+			fallback = f.Function
+		}
+		if !more {
+			return fallback
+		}
+	}
+}
+
+// scaled undoes the sampling of a heap profile record as pprof does: an
+// allocation of size bytes is sampled with probability 1-exp(-size/rate).
+func scaled(bytes, objects int64) int64 {
+	rate := float64(runtime.MemProfileRate)
+	if bytes <= 0 || objects <= 0 || rate <= 1 {
+		return bytes
+	}
+	avg := float64(bytes) / float64(objects)
+	return int64(float64(bytes) / (1 - math.Exp(-avg/rate)))
+}
+
+type rankedSite struct {
+	function string
+	bytes    int64
+}
+
+// rankCulprits ranks functions by the bytes allocated (inuse false) or left
+// in use (inuse true) between two profiles.
+func rankCulprits(before, after map[[32]uintptr]runtime.MemProfileRecord, inuse bool) []rankedSite {
+	by := map[string]int64{}
+	for stk, a := range after {
+		b := before[stk]
+		d := scaled(a.AllocBytes-b.AllocBytes, a.AllocObjects-b.AllocObjects)
+		if inuse {
+			d = scaled(a.InUseBytes(), a.InUseObjects()) - scaled(b.InUseBytes(), b.InUseObjects())
+		}
+		if f := culpritOf(a.Stack()); d > 0 && f != "" {
+			by[f] += d
+		}
+	}
+	var ranked []rankedSite
+	for f, n := range by {
+		ranked = append(ranked, rankedSite{f, n})
+	}
+	slices.SortFunc(ranked, func(a, b rankedSite) int { return cmp.Compare(b.bytes, a.bytes) })
+	return ranked
+}
+
+func formatRanking(r []rankedSite, n int) string {
+	var b strings.Builder
+	total := int64(0)
+	for _, s := range r {
+		total += s.bytes
+	}
+	for i, s := range r[:min(n, len(r))] {
+		fmt.Fprintf(&b, "\n  %d. %4.1f%% %s", i+1, 100*float64(s.bytes)/float64(max(total, 1)), s.function)
+	}
+	return b.String()
+}
+
+// checkCulprit checks that the scenario's expected culprit ranks in the top
+// 3 of its first kind: by bytes left in use for a heap leak, by bytes
+// allocated for an allocation hotspot or a transient spike, and by blocked
+// goroutines for a goroutine leak.
+func checkCulprit(t *testing.T, s Scenario, before, after map[[32]uintptr]runtime.MemProfileRecord) {
+	t.Helper()
+	e := s.Expect
+	if e.Culprit == "" {
+		return
+	}
+	switch e.Kinds[0] {
+	case kindHeapLeak, kindAllocationHotspot, kindTransientSpike:
+		r := rankCulprits(before, after, e.Kinds[0] == kindHeapLeak)
+		t.Logf("%s culprits:%s", e.Kinds[0], formatRanking(r, 4))
+		if i := slices.IndexFunc(r, func(s rankedSite) bool { return s.function == e.Culprit }); i < 0 || i > 2 {
+			t.Errorf("%s: culprit %s is not among the top 3 of %s:%s", s.Name, e.Culprit, e.Kinds[0], formatRanking(r, 4))
+		}
+	case kindGoroutineLeak:
+		n := 0
+		for _, stack := range goroutineStacks() {
+			if strings.Contains(stack, e.Culprit+"(") {
+				n++
+			}
+		}
+		t.Logf("%d goroutines in %s", n, e.Culprit)
+		if n < 10 {
+			t.Errorf("%s: only %d goroutines in %s after 2s", s.Name, n, e.Culprit)
+		}
+	default:
+		t.Errorf("%s: no check for a culprit of %s", s.Name, e.Kinds[0])
+	}
+}

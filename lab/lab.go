@@ -1,0 +1,114 @@
+package lab
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Scenario is one lab program: a small service that reproduces one production
+// memory problem, and the diagnosis memdoctor must reach on it.
+type Scenario struct {
+	Name   string // kebab-case, e.g. "regexp-per-call"
+	Story  string // one paragraph: the production story, the mechanism, and the fix
+	Expect Expect
+	// Run serves the scenario and drives its load until ctx is done, then
+	// shuts down gracefully and returns. It returns an error only when the
+	// scenario cannot start or its server fails.
+	Run func(ctx context.Context, env Env) error
+}
+
+// Expect is what memdoctor must report when it watches a scenario.
+type Expect struct {
+	// Kinds are the finding kinds that must be reported at warning or
+	// critical; empty for the healthy control.
+	Kinds []string
+	// Culprit is the fully qualified function, as pprof prints it, that must
+	// be among the top 3 culprits of Kinds[0]; "" when the kind has no code
+	// culprit.
+	Culprit string
+	// Absent are the kinds that must not be reported at warning or above.
+	Absent []string
+	// Env is extra environment for the scenario process ("KEY=value").
+	Env []string
+	// Budget is the --memory-budget to pass ("" = none).
+	Budget string
+	// Watch is how long memdoctor should watch to see the problem.
+	Watch time.Duration
+	// Interval is the profile snapshot interval to use.
+	Interval time.Duration
+}
+
+// Env is where a scenario runs.
+type Env struct {
+	Addr   string       // listen address; default "127.0.0.1:0" (loopback only, always)
+	Stdout io.Writer    // where the scenario prints its one-line status messages
+	Logger *slog.Logger // may be nil
+}
+
+func (e Env) withDefaults() Env {
+	if e.Addr == "" {
+		e.Addr = "127.0.0.1:0"
+	}
+	if e.Stdout == nil {
+		e.Stdout = io.Discard
+	}
+	if e.Logger == nil {
+		e.Logger = slog.New(slog.DiscardHandler)
+	}
+	return e
+}
+
+// Finding kinds, spelled as the diagnosis reports them.
+const (
+	kindHeapLeak          = "heap-leak"
+	kindAllocationHotspot = "allocation-hotspot"
+	kindGCOverhead        = "gc-overhead"
+	kindRuntimeRetention  = "runtime-retention"
+	kindTransientSpike    = "transient-spike"
+	kindGoroutineLeak     = "goroutine-leak"
+	kindNonGoMemory       = "non-go-memory"
+	kindOOMRisk           = "oom-risk"
+)
+
+// scenarios lists the constructors of every scenario. A constructor returns a
+// fresh value each time, so callers of All and Lookup may modify what they get.
+var scenarios = []func() Scenario{
+	tcpReassembly,
+	tcpReassemblyBudget,
+	regexpPerCall,
+	visitorContext,
+	visitorStack,
+	reflectHash,
+	gzipReadAll,
+	gatewayGC,
+	madvfreeRetention,
+	jsonWhole,
+	goroutineLeak,
+	nonGoMmap,
+	healthy,
+	trafficAgent,
+}
+
+// All returns every scenario, sorted by name.
+func All() []Scenario {
+	all := make([]Scenario, 0, len(scenarios))
+	for _, newScenario := range scenarios {
+		all = append(all, newScenario())
+	}
+	slices.SortFunc(all, func(a, b Scenario) int { return strings.Compare(a.Name, b.Name) })
+	return all
+}
+
+// Lookup returns the scenario called name.
+func Lookup(name string) (Scenario, bool) {
+	for _, s := range All() {
+		if s.Name == name {
+			return s, true
+		}
+	}
+	return Scenario{}, false
+}

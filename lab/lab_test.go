@@ -1,0 +1,164 @@
+package lab
+
+import (
+	"context"
+	"reflect"
+	"regexp"
+	"runtime"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+var kebab = regexp.MustCompile(`^[a-z0-9]+(-[a-z0-9]+)*$`)
+
+func TestAllSortedUniqueKebab(t *testing.T) {
+	all := All()
+	if len(all) == 0 {
+		t.Fatal("All() returned no scenarios")
+	}
+	seen := map[string]bool{}
+	for i, s := range all {
+		if !kebab.MatchString(s.Name) {
+			t.Errorf("scenario %q: name is not kebab-case", s.Name)
+		}
+		if seen[s.Name] {
+			t.Errorf("scenario %q: duplicate name", s.Name)
+		}
+		seen[s.Name] = true
+		if i > 0 && all[i-1].Name >= s.Name {
+			t.Errorf("All() not sorted: %q before %q", all[i-1].Name, s.Name)
+		}
+		if s.Run == nil {
+			t.Errorf("scenario %q: nil Run", s.Name)
+		}
+		if len(strings.Fields(s.Story)) < 30 {
+			t.Errorf("scenario %q: Story is too short to tell the story, the mechanism and the fix", s.Name)
+		}
+	}
+}
+
+func TestLookup(t *testing.T) {
+	for _, s := range All() {
+		got, ok := Lookup(s.Name)
+		if !ok || got.Name != s.Name {
+			t.Errorf("Lookup(%q) = %q, %v", s.Name, got.Name, ok)
+		}
+	}
+	if _, ok := Lookup("no-such-scenario"); ok {
+		t.Error(`Lookup("no-such-scenario") found something`)
+	}
+	// Callers get their own copies.
+	a, _ := Lookup("healthy")
+	a.Expect.Absent[0] = "changed"
+	if b, _ := Lookup("healthy"); b.Expect.Absent[0] == "changed" {
+		t.Error("Lookup returns shared Expect slices")
+	}
+}
+
+var knownKinds = []string{kindHeapLeak, kindAllocationHotspot, kindGCOverhead, kindRuntimeRetention,
+	kindTransientSpike, kindGoroutineLeak, kindNonGoMemory, kindOOMRisk}
+
+var budgetRE = regexp.MustCompile(`^[1-9][0-9]*(B|KiB|MiB|GiB)$`)
+
+func TestExpectConsistent(t *testing.T) {
+	var total time.Duration
+	for _, s := range All() {
+		e := s.Expect
+		for _, k := range slices.Concat(e.Kinds, e.Absent) {
+			if !slices.Contains(knownKinds, k) {
+				t.Errorf("%s: unknown finding kind %q", s.Name, k)
+			}
+		}
+		for _, k := range e.Kinds {
+			if slices.Contains(e.Absent, k) {
+				t.Errorf("%s: kind %q is both expected and absent", s.Name, k)
+			}
+		}
+		if len(e.Kinds) == 0 && e.Culprit != "" {
+			t.Errorf("%s: culprit %q without a kind", s.Name, e.Culprit)
+		}
+		if len(e.Kinds) == 0 && len(e.Absent) == 0 {
+			t.Errorf("%s: expects nothing at all", s.Name)
+		}
+		for _, kv := range e.Env {
+			if k, _, ok := strings.Cut(kv, "="); !ok || k == "" {
+				t.Errorf("%s: Env entry %q is not KEY=value", s.Name, kv)
+			}
+		}
+		if e.Budget != "" && !budgetRE.MatchString(e.Budget) {
+			t.Errorf("%s: Budget %q is not a size like 512MiB", s.Name, e.Budget)
+		}
+		limit := 45 * time.Second
+		if s.Name == "traffic-agent" {
+			limit = 60 * time.Second
+		}
+		if e.Watch <= 0 || e.Watch > limit {
+			t.Errorf("%s: Watch %v not in (0, %v]", s.Name, e.Watch, limit)
+		}
+		if e.Interval <= 0 || e.Watch/e.Interval < 8 {
+			t.Errorf("%s: Interval %v gives fewer than 8 snapshots in %v", s.Name, e.Interval, e.Watch)
+		}
+		total += e.Watch
+	}
+	// The whole set, with a re-run of gateway-gc, must fit in about 8 minutes.
+	if g, ok := Lookup("gateway-gc"); ok {
+		total += g.Expect.Watch
+	}
+	if total > 7*time.Minute+30*time.Second {
+		t.Errorf("watching every scenario takes %v; keep it under 7m30s", total)
+	}
+}
+
+// culprits maps each scenario with a culprit to the function it names, so
+// that renaming the function without the expectation (or the reverse) fails.
+var culprits = map[string]any{
+	"tcp-reassembly":  (*assembler).bufferSegment,
+	"traffic-agent":   (*assembler).bufferSegment,
+	"regexp-per-call": sniffFormat,
+	"visitor-context": (*ctxVisitor).visit,
+	"reflect-hash":    hashValue,
+	"gzip-readall":    (*uploadService).handleUpload,
+	"json-whole":      (*importService).handleImport,
+	"goroutine-leak":  (*searchService).queryShard,
+}
+
+func funcName(f any) string {
+	return runtime.FuncForPC(reflect.ValueOf(f).Pointer()).Name()
+}
+
+func TestCulpritsAreLabFunctions(t *testing.T) {
+	const prefix = "github.com/memdoctor/memdoctor/lab."
+	for _, s := range All() {
+		f, ok := culprits[s.Name]
+		switch {
+		case s.Expect.Culprit == "" && ok:
+			t.Errorf("%s: no Expect.Culprit, but the culprit table names %s", s.Name, funcName(f))
+		case s.Expect.Culprit == "":
+		case !ok:
+			t.Errorf("%s: culprit %q missing from the culprit table", s.Name, s.Expect.Culprit)
+		case !strings.HasPrefix(s.Expect.Culprit, prefix):
+			t.Errorf("%s: culprit %q is not in package lab", s.Name, s.Expect.Culprit)
+		case funcName(f) != s.Expect.Culprit:
+			t.Errorf("%s: culprit %q, but the function is called %q", s.Name, s.Expect.Culprit, funcName(f))
+		}
+	}
+}
+
+func TestRunRefusesNonLoopback(t *testing.T) {
+	for _, addr := range []string{"0.0.0.0:0", ":0", "192.0.2.1:0", "[::]:0", "nonsense"} {
+		s, _ := Lookup("healthy")
+		var out strings.Builder
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second) // in case it serves
+		err := s.Run(ctx, Env{Addr: addr, Stdout: &out})
+		cancel()
+		if err == nil {
+			t.Errorf("Run with Addr %q: no error", addr)
+			continue
+		}
+		if out.Len() != 0 {
+			t.Errorf("Run with Addr %q printed %q", addr, out.String())
+		}
+	}
+}

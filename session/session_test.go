@@ -1,0 +1,213 @@
+package session
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func newTestWriter(t *testing.T) (*Writer, string) {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "s")
+	w, err := Create(dir, Manifest{Mode: "run", Start: time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC), Command: []string{"./server"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return w, dir
+}
+
+func TestWriteThenOpen(t *testing.T) {
+	w, dir := newTestWriter(t)
+	t0 := time.Date(2026, 11, 22, 10, 0, 1, 0, time.UTC)
+	for i := range 3 {
+		s := Sample{Time: t0.Add(time.Duration(i) * time.Second), Proc: &Proc{PID: 7, RSSBytes: uint64(100+i) << 20}}
+		if err := w.AppendSample(s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.AppendSample(Sample{Time: t0.Add(3 * time.Second), Go: &GoMem{Source: "memstats", TotalBytes: 50 << 20, GCCycles: 4}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.UpdateManifest(func(m *Manifest) { m.GCTraceBase = t0.Add(-time.Second) }); err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range []string{
+		"gc 1 @0.010s 1%: 0.01+0.5+0.01 ms clock, 0.02+0.1/0.2/0+0.02 ms cpu, 4->4->1 MB, 4 MB goal, 0 MB stacks, 0 MB globals, 2 P",
+		"gc 2 @1.500s 1%: 0.01+0.5+0.01 ms clock, 0.02+0.1/0.2/0+0.02 ms cpu, 4->5->2 MB, 5 MB goal, 0 MB stacks, 0 MB globals, 2 P",
+	} {
+		if err := w.AppendGCTrace(l); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ref, err := w.WriteProfile(KindHeap, t0.Add(2*time.Second), "", []byte("not really a profile"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.WriteProfile(KindGoroutine, t0, "", []byte("x")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.WriteProfile(KindHeap, t0.Add(time.Second), "before-spike", []byte("y")); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(StatusComplete, "ran for 4s"); err != nil {
+		t.Fatal(err)
+	}
+
+	s, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Warnings) != 0 {
+		t.Errorf("warnings: %q", s.Warnings)
+	}
+	if s.Manifest.Format != Format || s.Manifest.Status != StatusComplete || s.Manifest.End.IsZero() {
+		t.Errorf("manifest: %+v", s.Manifest)
+	}
+	if len(s.Samples) != 4 || s.Samples[2].Proc.RSSBytes != 102<<20 || s.Samples[3].Go.GCCycles != 4 {
+		t.Errorf("samples: %d %+v", len(s.Samples), s.Samples)
+	}
+	if len(s.GC) != 2 || s.GC[1].N != 2 || !s.GC[1].Time.Equal(t0.Add(500*time.Millisecond)) {
+		t.Errorf("gc: %+v", s.GC)
+	}
+	if got := s.ProfilesOf(KindHeap, true); len(got) != 1 || filepath.Base(got[0].Path) != filepath.Base(ref.Path) {
+		t.Errorf("periodic heap profiles: %+v", got)
+	}
+	if got := s.ProfilesOf(KindHeap, false); len(got) != 2 || got[0].Label != "before-spike" {
+		t.Errorf("all heap profiles (time order): %+v", got)
+	}
+	if _, err := Create(dir, Manifest{}); err == nil || !strings.Contains(err.Error(), "already holds a session") {
+		t.Errorf("Create over an existing session: %v", err)
+	}
+}
+
+// TestKilledCollector opens a session whose writer never closed, with a torn last line, a
+// garbage line, a temporary profile of an interrupted write and a corrupt profile name.
+func TestKilledCollector(t *testing.T) {
+	w, dir := newTestWriter(t)
+	t0 := time.Date(2026, 11, 22, 10, 0, 1, 0, time.UTC)
+	for i := range 5 {
+		w.AppendSample(Sample{Time: t0.Add(time.Duration(i) * time.Second), Proc: &Proc{RSSBytes: 1 << 20}})
+	}
+	// The process dies here: no Close. Damage the files the way a crash or a full disk can.
+	f, err := os.OpenFile(filepath.Join(dir, MetricsFile), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString("\x00\x00garbage\n")
+	f.WriteString(`{"t":"2026-11-22T10:00:09Z","proc":{"rss_bytes":`) // torn
+	f.Close()
+	os.WriteFile(filepath.Join(dir, ProfilesDir, ".heap-20261122T100002.000Z.pb.gz.tmp123"), []byte("partial"), 0o644)
+	os.WriteFile(filepath.Join(dir, ProfilesDir, "heap-notatime.pb.gz"), []byte("x"), 0o644)
+
+	s, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Samples) != 5 {
+		t.Errorf("samples = %d, want the 5 whole ones", len(s.Samples))
+	}
+	joined := strings.Join(s.Warnings, "\n")
+	for _, want := range []string{"skipped 2 corrupt or torn line(s), the first at line 6", "ignored heap-notatime.pb.gz", "did not finish"} {
+		if !strings.Contains(joined, want) {
+			t.Errorf("warnings lack %q:\n%s", want, joined)
+		}
+	}
+	if len(s.Profiles) != 0 {
+		t.Errorf("profiles: %+v", s.Profiles)
+	}
+	start, end := s.Window()
+	if !start.Equal(time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)) || !end.Equal(t0.Add(4*time.Second)) {
+		t.Errorf("window %v..%v", start, end)
+	}
+}
+
+func TestTornWriteRecovers(t *testing.T) {
+	var a appendFile
+	path := filepath.Join(t.TempDir(), "x.jsonl")
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.f = f
+	a.writeLine([]byte("{\"a\":1}\n"))
+	f.WriteString(`{"torn":`) // what a short write leaves
+	a.torn = true
+	a.writeLine([]byte("{\"b\":2}\n"))
+	f.Close()
+	b, _ := os.ReadFile(path)
+	if got, want := string(b), "{\"a\":1}\n{\"torn\":\n{\"b\":2}\n"; got != want {
+		t.Errorf("file = %q, want %q", got, want)
+	}
+}
+
+func TestOpenErrors(t *testing.T) {
+	dir := t.TempDir()
+	if _, err := Open(filepath.Join(dir, "missing")); err == nil || !strings.Contains(err.Error(), "no such file") {
+		t.Errorf("missing dir: %v", err)
+	}
+	if _, err := Open(dir); err == nil || !strings.Contains(err.Error(), "not a memdoctor session") {
+		t.Errorf("empty dir: %v", err)
+	}
+	file := filepath.Join(dir, "f")
+	os.WriteFile(file, nil, 0o644)
+	if _, err := Open(file); err == nil || !strings.Contains(err.Error(), "not a directory") {
+		t.Errorf("file: %v", err)
+	}
+	os.WriteFile(filepath.Join(dir, ManifestFile), []byte(`{"format":"something/else"}`), 0o644)
+	if _, err := Open(dir); err == nil || !strings.Contains(err.Error(), "format") {
+		t.Errorf("foreign manifest: %v", err)
+	}
+}
+
+func TestCreateUnwritable(t *testing.T) {
+	// A path under a regular file fails for everyone, root included.
+	file := filepath.Join(t.TempDir(), "f")
+	os.WriteFile(file, nil, 0o644)
+	_, err := Create(filepath.Join(file, "s"), Manifest{})
+	if err == nil || !strings.Contains(err.Error(), file) {
+		t.Errorf("Create under a file: %v", err)
+	}
+}
+
+func TestProfileFileNames(t *testing.T) {
+	t0 := time.Date(2026, 11, 22, 6, 45, 12, 345e6, time.UTC)
+	for _, tc := range []struct {
+		kind, label, name string
+	}{
+		{KindHeap, "", "heap-20261122T064512.345Z.pb.gz"},
+		{KindGoroutine, "", "goroutine-20261122T064512.345Z.pb.gz"},
+		{KindGoroutineText, "", "goroutine-20261122T064512.345Z.txt"},
+		{KindHeap, "before-heap-jump", "heap-20261122T064512.345Z-before-heap-jump.pb.gz"},
+	} {
+		name := ProfileFileName(tc.kind, t0, tc.label)
+		if name != tc.name {
+			t.Errorf("ProfileFileName(%s, %s) = %s, want %s", tc.kind, tc.label, name, tc.name)
+		}
+		ref, err := ParseProfileFileName(name)
+		if err != nil || ref.Kind != tc.kind || ref.Label != tc.label || !ref.Time.Equal(t0) {
+			t.Errorf("ParseProfileFileName(%s) = %+v, %v", name, ref, err)
+		}
+	}
+	for _, bad := range []string{"heap.pb.gz", "cpu-20261122T064512.345Z.pb.gz", "heap-2026.pb.gz", "heap-20261122T064512.345Z.txt", "x"} {
+		if _, err := ParseProfileFileName(bad); err == nil {
+			t.Errorf("ParseProfileFileName(%s) succeeded", bad)
+		}
+	}
+}
+
+func FuzzParseProfileFileName(f *testing.F) {
+	for _, s := range []string{"heap-20261122T064512.345Z.pb.gz", "goroutine-20261122T064512.345Z-x.txt", "heap-.pb.gz"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, name string) {
+		ref, err := ParseProfileFileName(name)
+		if err != nil {
+			return
+		}
+		if got := ProfileFileName(ref.Kind, ref.Time, ref.Label); got != name {
+			t.Errorf("round trip %q -> %q", name, got)
+		}
+	})
+}
