@@ -30,12 +30,13 @@ const (
 	segMaxPayload = 1460 // an Ethernet MSS
 )
 
-// segmentReader decodes a batch without allocating: its payload buffer is
-// reused for every segment, so whoever keeps a payload must copy it.
+// segmentReader decodes a batch into packets. Like a capture library's
+// default decoding (gopacket.NewPacket copies the data it is given), it
+// allocates every packet and its payload, so packets are safe to keep; they
+// are garbage as soon as the assembler is done with them.
 type segmentReader struct {
-	br      *bufio.Reader
-	hdr     [segHeaderLen]byte
-	payload [segMaxPayload]byte
+	br  *bufio.Reader
+	hdr [segHeaderLen]byte
 }
 
 var segmentReaders = sync.Pool{New: func() any {
@@ -46,35 +47,36 @@ type capturedSegment struct {
 	flow    uint64
 	seq     uint32
 	fin     bool
-	payload []byte // valid until the next call to next
+	payload []byte
 }
 
 // next decodes the next segment; io.EOF at the end of the batch.
-func (d *segmentReader) next() (capturedSegment, error) {
+func (d *segmentReader) next() (*capturedSegment, error) {
 	if _, err := io.ReadFull(d.br, d.hdr[:]); err != nil {
 		if errors.Is(err, io.ErrUnexpectedEOF) {
-			return capturedSegment{}, fmt.Errorf("truncated segment header: %w", err)
+			return nil, fmt.Errorf("truncated segment header: %w", err)
 		}
-		return capturedSegment{}, err
+		return nil, err
 	}
 	n := int(binary.BigEndian.Uint16(d.hdr[13:]))
 	if n > segMaxPayload {
-		return capturedSegment{}, fmt.Errorf("segment payload of %d bytes exceeds %d", n, segMaxPayload)
+		return nil, fmt.Errorf("segment payload of %d bytes exceeds %d", n, segMaxPayload)
 	}
-	if _, err := io.ReadFull(d.br, d.payload[:n]); err != nil {
-		return capturedSegment{}, fmt.Errorf("truncated segment payload: %w", err)
-	}
-	return capturedSegment{
+	seg := &capturedSegment{
 		flow:    binary.BigEndian.Uint64(d.hdr[0:]),
 		seq:     binary.BigEndian.Uint32(d.hdr[8:]),
 		fin:     d.hdr[12]&segFlagFIN != 0,
-		payload: d.payload[:n],
-	}, nil
+		payload: make([]byte, n),
+	}
+	if _, err := io.ReadFull(d.br, seg.payload); err != nil {
+		return nil, fmt.Errorf("truncated segment payload: %w", err)
+	}
+	return seg, nil
 }
 
 // segmentSink is an assembler: it receives decoded segments one at a time.
 type segmentSink interface {
-	add(seg capturedSegment)
+	add(seg *capturedSegment)
 }
 
 // ingestSegments decodes the batch in r.Body and feeds it to sink; it answers

@@ -77,7 +77,7 @@ func (a *assembler) handleIngest(w http.ResponseWriter, r *http.Request) {
 	ingestSegments(w, r, a)
 }
 
-func (a *assembler) add(seg capturedSegment) {
+func (a *assembler) add(seg *capturedSegment) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	s := a.streams[seg.flow]
@@ -110,9 +110,10 @@ func (s *stream) deliver(data []byte, fin bool) {
 }
 
 // bufferSegment keeps a segment that arrived ahead of a gap: it copies the
-// payload (the decoder reuses its buffer) into the connection's out-of-order
-// buffer, where it stays until the gap is filled or the connection times out.
-func (a *assembler) bufferSegment(s *stream, seg capturedSegment) {
+// payload into the connection's out-of-order buffer (so as not to pin the
+// whole decoded packet), where it stays until the gap is filled or the
+// connection times out.
+func (a *assembler) bufferSegment(s *stream, seg *capturedSegment) {
 	if a.buffered+int64(len(seg.payload)) > reassemblyLabCap {
 		a.overCap++
 		return

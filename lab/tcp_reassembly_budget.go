@@ -105,7 +105,7 @@ func (s *shardedIngest) handleIngest(w http.ResponseWriter, r *http.Request) {
 	ingestSegments(w, r, s)
 }
 
-func (s *shardedIngest) add(seg capturedSegment) {
+func (s *shardedIngest) add(seg *capturedSegment) {
 	s.shards[seg.flow%uint64(len(s.shards))].add(seg)
 }
 
@@ -131,7 +131,7 @@ func newPagedAssembler(pool *pagePool) *pagedAssembler {
 	return &pagedAssembler{pool: pool, streams: make(map[uint64]*pagedStream)}
 }
 
-func (a *pagedAssembler) add(seg capturedSegment) {
+func (a *pagedAssembler) add(seg *capturedSegment) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	s := a.streams[seg.flow]
@@ -161,7 +161,7 @@ func (s *pagedStream) deliver(data []byte, fin bool) {
 
 // bufferPage copies an out-of-order segment into a page of the pool; when
 // the pool is exhausted it first skips the oldest gap to free pages.
-func (a *pagedAssembler) bufferPage(s *pagedStream, seg capturedSegment) {
+func (a *pagedAssembler) bufferPage(s *pagedStream, seg *capturedSegment) {
 	pg := a.pool.get()
 	for pg == nil {
 		if !a.skipOldestGap() {

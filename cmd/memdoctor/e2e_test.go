@@ -20,6 +20,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/memdoctor/memdoctor/breakdown"
 	"github.com/memdoctor/memdoctor/diagnose"
 	"github.com/memdoctor/memdoctor/session"
 )
@@ -172,7 +173,7 @@ func checkSession(t *testing.T, dir string, res result, readings []rssReading) {
 		}
 	}
 	// The breakdown adds up to RSS and finds the 64 MiB the target holds.
-	for name, b := range map[string]*diagnose.BreakdownAt{"peak": d.Breakdown.Peak, "latest": d.Breakdown.Latest} {
+	for name, b := range map[string]*breakdown.At{"peak": d.Breakdown.Peak, "latest": d.Breakdown.Latest} {
 		if b == nil {
 			t.Fatalf("no %s breakdown", name)
 		}
