@@ -8,18 +8,16 @@ import (
 	"github.com/memdoctor/memdoctor/session"
 )
 
-// A rule diagnoses one finding kind. It is a pure function of its input.
-type rule struct {
-	kind  Kind
-	check func(in *Input) []Finding
-}
+// rules is the rule set, one per finding kind; each lives in its own file and registers
+// itself. Diagnose runs them in the order of Kinds.
+var rules = map[Kind]func(in *Input) []Finding{}
 
-// rules is the rule set, one per finding kind; each lives in its own file.
-var rules []rule
+func register(k Kind, check func(in *Input) []Finding) { rules[k] = check }
 
 // Diagnose diagnoses a loaded session.
 func Diagnose(s *session.Session, opts Options) *Diagnosis {
 	in := NewInput(s, opts)
+	s = in.Session
 	now := time.Now
 	if opts.Now != nil {
 		now = opts.Now
@@ -43,10 +41,12 @@ func Diagnose(s *session.Session, opts Options) *Diagnosis {
 		Window:   Window{Start: in.Start, End: in.End, Seconds: in.Seconds()},
 		Findings: []Finding{},
 	}
-	d.Summary = computeSummary(in)
+	d.Summary = in.Summary()
 	d.Breakdown = computeBreakdown(in)
-	for _, r := range rules {
-		d.Findings = append(d.Findings, r.check(in)...)
+	for _, k := range Kinds {
+		if check, ok := rules[k]; ok {
+			d.Findings = append(d.Findings, check(in)...)
+		}
 	}
 	slices.SortStableFunc(d.Findings, func(a, b Finding) int {
 		return cmp.Compare(b.Severity.Rank(), a.Severity.Rank())

@@ -4,8 +4,10 @@ import (
 	"fmt"
 	"log/slog"
 	"sort"
+	"sync"
 	"time"
 
+	"github.com/memdoctor/memdoctor/breakdown"
 	"github.com/memdoctor/memdoctor/internal/culprit"
 	"github.com/memdoctor/memdoctor/session"
 )
@@ -17,6 +19,9 @@ type Options struct {
 	MemoryBudgetBytes uint64
 	// Now stamps the diagnosis; nil = time.Now.
 	Now func() time.Time
+	// Until ends the diagnosis at this time, as if collection had stopped then (zero = the
+	// whole session).
+	Until time.Time
 	// Logger receives debug messages from rules; nil = discard.
 	Logger *slog.Logger
 }
@@ -39,6 +44,19 @@ type Input struct {
 
 	profiles *profileCache
 	notes    []string
+
+	spikesOnce     sync.Once
+	spikes         []Spike
+	summaryOnce    sync.Once
+	summary        Summary
+	breakdownsOnce sync.Once
+	breakdowns     []*breakdown.At
+}
+
+// Summary returns the headline figures (computed once).
+func (in *Input) Summary() Summary {
+	in.summaryOnce.Do(func() { in.summary = computeSummary(in) })
+	return in.summary
 }
 
 // ProcPoint is one /proc reading.
@@ -67,6 +85,9 @@ type Point struct {
 
 // NewInput prepares a session for the rules.
 func NewInput(s *session.Session, opts Options) *Input {
+	if !opts.Until.IsZero() {
+		s = s.Until(opts.Until)
+	}
 	in := &Input{
 		Session:  s,
 		Culprit:  culprit.Options{MainModule: s.Manifest.Target.MainModule},

@@ -14,10 +14,10 @@ import (
 
 // HeapTotal is the sum of each sample type of one stored heap profile.
 type HeapTotal struct {
-	Ref                       session.ProfileRef
-	T                         time.Time
-	InuseSpace, InuseObjects  int64
-	AllocSpace, AllocObjects  int64
+	Ref                      session.ProfileRef
+	T                        time.Time
+	InuseSpace, InuseObjects int64
+	AllocSpace, AllocObjects int64
 }
 
 // Profile loads a stored profile, keeping the few most recently used parsed in memory.

@@ -3,6 +3,8 @@ package diagnose
 import (
 	"math"
 	"slices"
+
+	"github.com/memdoctor/memdoctor/breakdown"
 )
 
 // percentile returns the p-th percentile (0..100) of vs by linear interpolation between
@@ -42,4 +44,13 @@ func values(pts []Point) []float64 {
 		vs[i] = p.V
 	}
 	return vs
+}
+
+// pointsOf builds points from breakdowns with a value function over their index.
+func pointsOf(bs []*breakdown.At, v func(i int) float64) []Point {
+	pts := make([]Point, len(bs))
+	for i, b := range bs {
+		pts[i] = Point{b.Time, v(i)}
+	}
+	return pts
 }

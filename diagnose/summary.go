@@ -40,54 +40,71 @@ func computeSummary(in *Input) Summary {
 }
 
 // gcSummary fills the GC figures from gctrace when the session has it (exact per cycle),
-// else from runtime/metrics or MemStats readings.
+// else from runtime/metrics or MemStats readings. GC CPU is given against the process's own
+// CPU time when that is known (what the GC costs the service), and against GOMAXPROCS x wall
+// time (gctrace's own "%").
 func gcSummary(in *Input, s *Summary) {
 	secs := in.Seconds()
-	if n := len(in.Session.GC); n > 0 {
+	var gcCPU, assist, avail float64
+	switch n := len(in.Session.GC); {
+	case n > 0:
 		s.GCSource = "gctrace"
 		s.GCCount = uint64(n)
 		if secs > 0 {
 			s.GCPerSecond = float64(n) / secs
 		}
-		var gcCPU, assist, avail float64
-		procs := in.Session.GC[n-1].Procs
 		for _, ev := range in.Session.GC {
 			gcCPU += ev.GCCPU().Seconds()
 			assist += ev.CPUAssist.Seconds()
 		}
-		avail = secs * float64(procs)
-		if avail > 0 {
-			s.GCCPUFraction = gcCPU / avail
+		avail = secs * float64(in.Session.GC[n-1].Procs)
+	case len(in.Go) >= 2:
+		first, last := in.Go[0], in.Go[len(in.Go)-1]
+		s.GCSource = last.Source
+		s.GCCount = last.GCCycles - min(first.GCCycles, last.GCCycles)
+		if d := last.T.Sub(first.T).Seconds(); d > 0 {
+			s.GCPerSecond = float64(s.GCCount) / d
 		}
-		if gcCPU > 0 {
-			s.GCAssistFraction = assist / gcCPU
+		avail = last.CPUTotalSeconds - first.CPUTotalSeconds
+		gcCPU = (last.GCTotalSeconds - last.GCIdleSeconds) - (first.GCTotalSeconds - first.GCIdleSeconds)
+		assist = last.GCAssistSeconds - first.GCAssistSeconds
+		if avail <= 0 { // MemStats: only the fraction since the target started
+			s.GCCPUFraction, s.GCCPUOfAvailableFraction = last.GCCPUFraction, last.GCCPUFraction
+			return
 		}
+	case len(in.Go) == 1:
+		s.GCSource = in.Go[0].Source
+		s.GCCPUFraction, s.GCCPUOfAvailableFraction = in.Go[0].GCCPUFraction, in.Go[0].GCCPUFraction
 		return
-	}
-	if len(in.Go) < 2 {
-		if len(in.Go) == 1 {
-			s.GCSource = in.Go[0].Source
-			s.GCCPUFraction = in.Go[0].GCCPUFraction
-		}
-		return
-	}
-	first, last := in.Go[0], in.Go[len(in.Go)-1]
-	s.GCSource = last.Source
-	s.GCCount = last.GCCycles - min(first.GCCycles, last.GCCycles)
-	if d := last.T.Sub(first.T).Seconds(); d > 0 {
-		s.GCPerSecond = float64(s.GCCount) / d
-	}
-	cpu := last.CPUTotalSeconds - first.CPUTotalSeconds
-	gc := (last.GCTotalSeconds - last.GCIdleSeconds) - (first.GCTotalSeconds - first.GCIdleSeconds)
-	switch {
-	case cpu > 0:
-		s.GCCPUFraction = gc / cpu
-		if gc > 0 {
-			s.GCAssistFraction = (last.GCAssistSeconds - first.GCAssistSeconds) / gc
-		}
 	default:
-		s.GCCPUFraction = last.GCCPUFraction // MemStats: since the target started
+		return
 	}
+	if avail > 0 {
+		s.GCCPUOfAvailableFraction = gcCPU / avail
+	}
+	s.GCCPUFraction = s.GCCPUOfAvailableFraction
+	if used := in.processCPUSeconds(); used > 0 && gcCPU > 0 {
+		s.GCCPUFraction = min(gcCPU/used, 1)
+	}
+	if gcCPU > 0 {
+		s.GCAssistFraction = assist / gcCPU
+	}
+}
+
+// processCPUSeconds is the CPU time (user + system) the target used over the window.
+func (in *Input) processCPUSeconds() float64 {
+	var first, last float64
+	found := false
+	for _, p := range in.Proc {
+		if p.CPUSeconds <= 0 {
+			continue
+		}
+		if !found {
+			first, found = p.CPUSeconds, true
+		}
+		last = p.CPUSeconds
+	}
+	return last - first
 }
 
 // allocRate returns the heap allocation rate in bytes per second.
@@ -115,4 +132,17 @@ func allocRate(in *Input) float64 {
 		}
 	}
 	return 0
+}
+
+// gcCores is the GC's CPU use in cores (CPU-seconds per second) over the window. Shares of
+// CPU mislead in a nearly idle process: a GC that takes half of almost nothing costs nothing.
+func (in *Input) gcCores() float64 {
+	procs := 0
+	if n := len(in.Session.GC); n > 0 {
+		procs = in.Session.GC[n-1].Procs
+	}
+	for i := len(in.Go) - 1; i >= 0 && procs == 0; i-- {
+		procs = in.Go[i].GOMAXPROCS
+	}
+	return in.Summary().GCCPUOfAvailableFraction * float64(max(procs, 1))
 }

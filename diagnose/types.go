@@ -100,7 +100,12 @@ type Summary struct {
 	HeapGoalPeakBytes   uint64  `json:"heap_goal_peak_bytes,omitempty"`
 	GCCount             uint64  `json:"gc_count"`
 	GCPerSecond         float64 `json:"gc_per_second"`
-	GCCPUFraction       float64 `json:"gc_cpu_fraction"`
+	// GCCPUFraction is the share of the process's CPU time spent on GC (mark assists, background
+	// and pauses; idle marking excluded), or of GCCPUOfAvailableFraction's base when the
+	// process's CPU time is unknown.
+	GCCPUFraction float64 `json:"gc_cpu_fraction"`
+	// GCCPUOfAvailableFraction is GC CPU over GOMAXPROCS x wall time, like gctrace's "%".
+	GCCPUOfAvailableFraction float64 `json:"gc_cpu_of_available_fraction"`
 	// GCAssistFraction is the share of GC CPU spent in mark assists (0 when unknown).
 	GCAssistFraction    float64 `json:"gc_assist_fraction,omitempty"`
 	AllocBytesPerSecond float64 `json:"alloc_bytes_per_second,omitempty"`

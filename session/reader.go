@@ -242,3 +242,32 @@ func (s *Session) Window() (start, end time.Time) {
 	}
 	return start, end
 }
+
+// Until returns a copy of the session that ends at t: samples, gctrace cycles and profiles
+// after t are left out, as if collection had stopped then. Cycles without a wall-clock time
+// are kept.
+func (s *Session) Until(t time.Time) *Session {
+	c := *s
+	c.Samples = nil
+	for _, smp := range s.Samples {
+		if !smp.Time.After(t) {
+			c.Samples = append(c.Samples, smp)
+		}
+	}
+	c.GC = nil
+	for _, ev := range s.GC {
+		if ev.Time.IsZero() || !ev.Time.After(t) {
+			c.GC = append(c.GC, ev)
+		}
+	}
+	c.Profiles = nil
+	for _, p := range s.Profiles {
+		if !p.Time.After(t) {
+			c.Profiles = append(c.Profiles, p)
+		}
+	}
+	if c.Manifest.End.IsZero() || c.Manifest.End.After(t) {
+		c.Manifest.End = t
+	}
+	return &c
+}

@@ -1,0 +1,98 @@
+package diagnose
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"github.com/memdoctor/memdoctor/internal/culprit"
+	"github.com/memdoctor/memdoctor/session"
+)
+
+// periodicHeaps returns the periodic heap snapshots inside the window.
+func (in *Input) periodicHeaps() []session.ProfileRef {
+	var out []session.ProfileRef
+	for _, ref := range in.Session.ProfilesOf(session.KindHeap, true) {
+		if !ref.Time.Before(in.Start) && !ref.Time.After(in.End) {
+			out = append(out, ref)
+		}
+	}
+	return out
+}
+
+// heapDiff compares two stored heap profiles for one sample type.
+func (in *Input) heapDiff(old, new session.ProfileRef, typ string) (*culprit.DiffResult, error) {
+	op, err := in.Profile(old)
+	if err != nil {
+		return nil, err
+	}
+	np, err := in.Profile(new)
+	if err != nil {
+		return nil, err
+	}
+	return culprit.Diff(op, np, typ, in.Culprit)
+}
+
+// culpritFromDelta turns a diff row into a finding's culprit.
+func culpritFromDelta(d culprit.Delta, unit string, share float64) Culprit {
+	c := Culprit{
+		Function: d.Site.Function, File: d.Site.File, Line: d.Site.Line,
+		Share: share, Stack: d.Stack, Own: d.Site.Own,
+	}
+	if unit == "bytes" {
+		c.Bytes = d.Delta
+	} else {
+		c.Count = d.Delta
+	}
+	return c
+}
+
+// pprofDiffCommand is the go tool pprof command that shows what a finding compares.
+func pprofDiffCommand(typ string, old, new session.ProfileRef) string {
+	return fmt.Sprintf("go tool pprof -sample_index=%s -diff_base %s %s", typ, old.Path, new.Path)
+}
+
+// profileNames returns the paths of profiles for Finding.Profiles.
+func profileNames(refs ...session.ProfileRef) []string {
+	out := make([]string, len(refs))
+	for i, r := range refs {
+		out[i] = r.Path
+	}
+	return out
+}
+
+func baseName(ref session.ProfileRef) string { return filepath.Base(ref.Path) }
+
+// minForeignShare is the share below which a culprit outside the program's own code (a
+// stack of runtime and standard library frames only, such as the pprof handler's own
+// compression) is left out.
+const minForeignShare = 0.10
+
+// minShare is the share below which culprits after the first are left out.
+const minShare = 0.01
+
+// keepCulprits drops minor culprits that are not the program's own code, and keeps at most n.
+func keepCulprits(cs []Culprit, n int) []Culprit {
+	out := cs[:0:0]
+	for _, c := range cs {
+		if !c.Own && c.Share < minForeignShare || len(out) > 0 && c.Share < minShare || profilerCost(c.Stack) {
+			continue
+		}
+		if out = append(out, c); len(out) == n {
+			break
+		}
+	}
+	return out
+}
+
+// profilerCost reports a stack of the profiler itself: the pprof handlers build and
+// compress profiles when memdoctor asks for them; that is the observer's cost, never the
+// program's culprit.
+func profilerCost(stack []string) bool {
+	for _, fr := range stack {
+		if strings.HasPrefix(fr, "runtime/pprof.") || strings.HasPrefix(fr, "net/http/pprof.") {
+			return true
+		}
+	}
+	return false
+}
