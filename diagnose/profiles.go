@@ -20,16 +20,10 @@ type HeapTotal struct {
 	AllocSpace, AllocObjects int64
 }
 
-// Profile loads a stored profile, keeping the few most recently used parsed in memory.
+// Profile loads a stored profile (ref as session.Open lists it), keeping the few most
+// recently used parsed in memory.
 func (in *Input) Profile(ref session.ProfileRef) (*profile.Profile, error) {
-	return in.profiles.get(in.profilePath(ref))
-}
-
-func (in *Input) profilePath(ref session.ProfileRef) string {
-	if filepath.IsAbs(ref.Path) {
-		return ref.Path
-	}
-	return filepath.Join(in.Session.Dir, ref.Path)
+	return in.profiles.get(ref.Path)
 }
 
 // HeapTotals returns the totals of every readable heap profile, in time order. Unreadable

@@ -49,11 +49,11 @@ type Manifest struct {
 
 // Target is the watched process or service.
 type Target struct {
-	PID        int      `json:"pid,omitempty"`
-	Name       string   `json:"name,omitempty"`
-	Exe        string   `json:"exe,omitempty"`
-	Cmdline    []string `json:"cmdline,omitempty"`
-	GoVersion  string   `json:"go_version,omitempty"`
+	PID       int      `json:"pid,omitempty"`
+	Name      string   `json:"name,omitempty"`
+	Exe       string   `json:"exe,omitempty"`
+	Cmdline   []string `json:"cmdline,omitempty"`
+	GoVersion string   `json:"go_version,omitempty"`
 	// GoVersionSource is where GoVersion came from: "buildinfo", "agent", "".
 	GoVersionSource string `json:"go_version_source,omitempty"`
 	MainModule      string `json:"main_module,omitempty"`
@@ -144,8 +144,8 @@ type GoMem struct {
 	PauseTotalSeconds float64 `json:"pause_total_seconds,omitempty"`
 
 	Goroutines      int    `json:"goroutines,omitempty"`
-	GOGC            int    `json:"gogc,omitempty"`              // percent; -1 = off; 0 = unknown
-	GOMemLimitBytes uint64 `json:"gomemlimit_bytes,omitempty"`  // 0 = unknown, math.MaxInt64 = unset
+	GOGC            int    `json:"gogc,omitempty"`             // percent; -1 = off; 0 = unknown
+	GOMemLimitBytes uint64 `json:"gomemlimit_bytes,omitempty"` // 0 = unknown, math.MaxInt64 = unset
 	GOMAXPROCS      int    `json:"gomaxprocs,omitempty"`
 }
 
