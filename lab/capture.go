@@ -205,7 +205,7 @@ func (s *captureSim) appendSegment(f *simFlow, seq uint32, index int) {
 	if index == flowSegments-1 {
 		flags = segFlagFIN
 	}
-	off := (int(f.id)*7 + index*segPayloadSize) % (len(s.text) - segPayloadSize)
+	off := int((f.id*7 + uint64(index)*segPayloadSize) % uint64(len(s.text)-segPayloadSize))
 	s.buf = binary.BigEndian.AppendUint64(s.buf, f.id)
 	s.buf = binary.BigEndian.AppendUint32(s.buf, seq)
 	s.buf = append(s.buf, flags)
@@ -214,18 +214,18 @@ func (s *captureSim) appendSegment(f *simFlow, seq uint32, index int) {
 }
 
 // captureLoad posts batches of segments to /ingest: about segmentsPerSecond
-// segments a second from one worker.
+// segments a second from one worker (the only user of the simulator).
 func captureLoad(segmentsPerSecond int, lossyEvery int, dropProb float64) load {
 	const batchSegments = 64
-	sims := []*captureSim{newCaptureSim(0, lossyEvery, dropProb)}
+	sim := newCaptureSim(0, lossyEvery, dropProb)
 	every := time.Duration(int64(time.Second) * batchSegments / int64(segmentsPerSecond))
 	return load{
 		workers: 1,
 		every:   every,
-		send: func(ctx context.Context, c *client, w int) error {
-			body := sims[w].batch(batchSegments)
+		send: func(ctx context.Context, c *client, _ int) error {
+			body := sim.batch(batchSegments)
 			return c.send(ctx, call{method: http.MethodPost, path: "/ingest",
-				contentType: "application/octet-stream", body: bytes.NewReader(body), chunked: true})
+				contentType: "application/octet-stream", body: bytes.NewReader(body)})
 		},
 	}
 }

@@ -45,7 +45,7 @@ func runGatewayGC(ctx context.Context, env Env) error {
 	return serve(ctx, env, service{
 		name:   "gateway-gc",
 		routes: map[string]http.HandlerFunc{"GET /v1/{tenant}/{resource}/{id}": g.handleProxy},
-		loads:  []load{gatewayLoad(600)},
+		loads:  []load{gatewayLoad(700)},
 	})
 }
 
@@ -180,11 +180,11 @@ var (
 	redacted     = []byte("@redacted")
 )
 
-// aggregate builds the response from four upstream responses, each
+// aggregate builds the response from six upstream responses, each
 // rewritten for the public and wrapped in an envelope.
 func (g *gateway) aggregate(up *upstreamRequest) []byte {
 	var parts [][]byte
-	for i := range 4 {
+	for i := range 6 {
 		src := g.upstreams[(len(up.reqID)+int(up.reqID[i])+i)%len(g.upstreams)]
 		parts = append(parts, rewriteBody(src, up))
 	}

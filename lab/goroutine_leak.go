@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -72,7 +73,7 @@ type searchService struct {
 	leaked  atomic.Int64
 
 	// abandoned records the channels whose senders were left blocked. It is
-	// lab bookkeeping, not part of the bug: it lets reclaim unblock the
+	// lab bookkeeping, not part of the bug: it lets close unblock the
 	// leaked goroutines when the scenario stops, so that a test process
 	// gets them back. The production code had no such list.
 	mu        sync.Mutex
@@ -131,7 +132,7 @@ func (s *searchService) queryShard(ctx context.Context, shard int, q string, res
 func (s *searchService) callShard(ctx context.Context, shard int, q string) (int, error) {
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.backend.base+"/shard/"+strconv.Itoa(shard)+"?q="+q, nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.backend.base+"/shard/"+strconv.Itoa(shard)+"?q="+url.QueryEscape(q), nil)
 	if err != nil {
 		return 0, err
 	}

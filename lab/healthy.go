@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -115,17 +116,19 @@ func (c *catalogue) handlePut(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusNoContent)
 }
 
-// handleList streams a page of items to the response.
+// handleList streams a page of items to the response, from a copy taken
+// under the lock so that no lock is held while writing to the network.
 func (c *catalogue) handleList(w http.ResponseWriter, r *http.Request) {
 	from, _ := strconv.Atoi(r.URL.Query().Get("from"))
 	from = min(max(from, 0), len(c.items))
 	to := min(from+50, len(c.items))
+	c.mu.RLock()
+	page := slices.Clone(c.items[from:to])
+	c.mu.RUnlock()
 	w.Header().Set("Content-Type", "application/x-ndjson")
 	enc := json.NewEncoder(w)
-	c.mu.RLock()
-	defer c.mu.RUnlock()
-	for i := from; i < to; i++ {
-		if err := enc.Encode(&c.items[i]); err != nil {
+	for i := range page {
+		if err := enc.Encode(&page[i]); err != nil {
 			return // the client went away
 		}
 	}

@@ -42,7 +42,7 @@ func runReflectHash(ctx context.Context, env Env) error {
 	return serve(ctx, env, service{
 		name:   "reflect-hash",
 		routes: map[string]http.HandlerFunc{"POST /quote": ps.handleQuote},
-		loads:  []load{quoteLoad(250)},
+		loads:  []load{quoteLoad(400)},
 	})
 }
 
@@ -173,7 +173,7 @@ func hashValue(w io.Writer, prefix string, v reflect.Value) {
 	}
 }
 
-// quoteLoad posts quotes of 16 line items, about perSecond a second.
+// quoteLoad posts quotes of 24 line items, about perSecond a second.
 func quoteLoad(perSecond int) load {
 	tiers := []string{"bronze", "silver", "gold"}
 	var bodies [][]byte
@@ -184,7 +184,7 @@ func quoteLoad(perSecond int) load {
 			Currency: "EUR", Channel: "web",
 			Flags: map[string]bool{"promo": i%2 == 0, "b2b": false, "express": i%3 == 0},
 		}
-		for j := range 16 {
+		for j := range 24 {
 			q.Items = append(q.Items, lineItem{SKU: fmt.Sprintf("SKU-%05d", i*100+j), Qty: 1 + j%3, List: 9.99 + float64(j),
 				Options: map[string]string{"color": "blue", "size": strconv.Itoa(36 + j%8), "gift": "no"}})
 		}

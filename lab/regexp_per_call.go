@@ -118,7 +118,7 @@ var sniffSamples = []string{
 	`2024/05/01 10:00:00 [error] 1234#0: *5 connect() failed (111: Connection refused) while connecting to upstream` + "\n",
 	`ts=2024-05-01T10:00:00Z level=warn msg="slow query" duration=1.2s table=orders` + "\n",
 	`id,name,email,country` + "\n" + `1,"Doe, Jane",jane@example.com,NL` + "\n",
-	`Lorem ipsum dolor sit amet, consectetur adipiscing elit, sed do eiusmod tempor.` + "\n",
+	`Lorem ipsum dolor sit amet consectetur adipiscing elit sed do eiusmod tempor.` + "\n",
 }
 
 // sniffLoad posts batches of 8 samples, about perSecond batches a second.

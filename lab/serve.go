@@ -38,9 +38,9 @@ type service struct {
 
 // load is one stream of client requests. Its workers send requests one at a
 // time, so at most workers requests of this load are in flight. With every > 0
-// a ticker releases burst requests each period (the first ones at once) and
-// ticks that find every worker busy are dropped, so the rate is bounded too;
-// with every == 0 the workers send back to back.
+// a pacer releases burst requests at once and burst more every period, and
+// drops those that find every worker busy, so the rate is bounded too; with
+// every == 0 the workers send back to back.
 type load struct {
 	workers int
 	every   time.Duration
@@ -60,22 +60,12 @@ func serve(ctx context.Context, env Env, svc service) error {
 	if err != nil {
 		return fmt.Errorf("lab: %s: %w", svc.name, err)
 	}
-	mux := http.NewServeMux()
-	mux.HandleFunc("/debug/pprof/", pprof.Index)
-	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
-	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
-	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
-	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
-	for pattern, h := range svc.routes {
-		mux.HandleFunc(pattern, h)
-	}
-
 	// Requests see their context cancelled as soon as shutdown starts, so
 	// that handlers waiting on something return promptly.
 	baseCtx, cancelBase := context.WithCancel(context.Background())
 	defer cancelBase()
 	srv := &http.Server{
-		Handler:           mux,
+		Handler:           newMux(svc.routes),
 		ReadHeaderTimeout: 10 * time.Second,
 		BaseContext:       func(net.Listener) context.Context { return baseCtx },
 		ErrorLog:          slog.NewLogLogger(env.Logger.Handler(), slog.LevelDebug),
@@ -83,8 +73,7 @@ func serve(ctx context.Context, env Env, svc service) error {
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- srv.Serve(ln) }()
 
-	start := time.Now()
-	gc0 := gcCycles()
+	start, gc0 := time.Now(), gcCycles()
 	fmt.Fprintf(env.Stdout, "lab: %s serving pprof on http://%s/debug/pprof/\n", svc.name, ln.Addr())
 	env.Logger.Info("lab scenario started", "scenario", svc.name, "addr", ln.Addr().String())
 
@@ -93,9 +82,8 @@ func serve(ctx context.Context, env Env, svc service) error {
 	for _, f := range svc.background {
 		bg.Go(func() { f(bgCtx) })
 	}
-
 	base := "http://" + ln.Addr().String()
-	self := newClient(base, 16)
+	self := newClient(base, 16, 0)
 	if svc.listening != nil {
 		svc.listening(self)
 	}
@@ -103,8 +91,7 @@ func serve(ctx context.Context, env Env, svc service) error {
 	for _, l := range svc.loads {
 		workers += l.workers
 	}
-	c := newClient(base, workers)
-	gen := &loadGen{client: c, logger: env.Logger.With("scenario", svc.name)}
+	gen := &loadGen{client: newClient(base, workers, 128<<10), logger: env.Logger.With("scenario", svc.name)}
 	loadCtx, stopLoad := context.WithCancel(ctx)
 	for _, l := range svc.loads {
 		gen.start(loadCtx, l)
@@ -120,28 +107,49 @@ func serve(ctx context.Context, env Env, svc service) error {
 	stopLoad()
 	gen.wg.Wait()
 	cancelBase()
-	// Close the clients' idle connections first: the server would wait 5s
-	// for a connection that never carried a request.
-	c.close()
-	self.close()
-	shutCtx, cancelShut := context.WithTimeout(context.Background(), shutdownTimeout)
-	if err := srv.Shutdown(shutCtx); err != nil {
-		env.Logger.Warn("lab scenario shutdown timed out; closing connections", "scenario", svc.name, "err", err)
-		srv.Close()
-	}
-	cancelShut()
-	c.close()
-	self.close()
+	shutdown(srv, env.Logger.With("scenario", svc.name), gen.client, self)
 	stopBackground()
 	bg.Wait()
 
 	if n := gen.errors.Load(); n > 0 {
 		env.Logger.Warn("lab load requests failed", "scenario", svc.name, "failed", n)
 	}
-	elapsed := time.Since(start).Round(100 * time.Millisecond)
 	fmt.Fprintf(env.Stdout, "lab: %s stopped after %s: %d requests, %d gc cycles\n",
-		svc.name, elapsed, c.requests.Load(), gcCycles()-gc0)
+		svc.name, time.Since(start).Round(100*time.Millisecond), gen.client.requests.Load(), gcCycles()-gc0)
 	return runErr
+}
+
+// newMux serves the net/http/pprof handlers and routes.
+func newMux(routes map[string]http.HandlerFunc) *http.ServeMux {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/debug/pprof/", pprof.Index)
+	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	for pattern, h := range routes {
+		mux.HandleFunc(pattern, h)
+	}
+	return mux
+}
+
+// shutdown shuts srv down gracefully, within shutdownTimeout, once the
+// clients are no longer used.
+func shutdown(srv *http.Server, logger *slog.Logger, clients ...*client) {
+	// Close the clients' idle connections first: the server would wait 5s
+	// for a connection that never carried a request.
+	for _, c := range clients {
+		c.close()
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
+	defer cancel()
+	if err := srv.Shutdown(ctx); err != nil {
+		logger.Warn("lab scenario shutdown timed out; closing connections", "err", err)
+		srv.Close()
+	}
+	for _, c := range clients {
+		c.close()
+	}
 }
 
 // listenLoopback listens on addr, which must be a loopback address.
@@ -151,7 +159,7 @@ func listenLoopback(addr string) (net.Listener, error) {
 		return nil, fmt.Errorf("listen address %q: %w", addr, err)
 	}
 	if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
-		return nil, fmt.Errorf("listen address %q is not a loopback address: the lab serves pprof, so it binds to 127.0.0.1 or [::1] only", addr)
+		return nil, fmt.Errorf("listen address %q is not loopback: the lab serves pprof, so it binds to loopback only (use 127.0.0.1:PORT or [::1]:PORT)", addr)
 	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
@@ -188,7 +196,13 @@ func (g *loadGen) start(ctx context.Context, l load) {
 	if l.every > 0 {
 		burst := max(l.burst, 1)
 		wake := max(l.every, paceWake)
-		tokens = make(chan struct{}, burst*(int(wake/l.every)+2))
+		// Room for the tokens of one wake-up, plus, for fast loads, one
+		// late tick's worth.
+		room := burst * int((wake+l.every-1)/l.every)
+		if l.every < 100*time.Millisecond {
+			room += burst
+		}
+		tokens = make(chan struct{}, room)
 		g.wg.Go(func() { pace(ctx, tokens, l.every, burst, wake) })
 	}
 	for w := range l.workers {
@@ -216,8 +230,8 @@ func pace(ctx context.Context, tokens chan<- struct{}, every time.Duration, burs
 			return
 		case <-t.C:
 		}
-		due := int64(time.Since(start)/every) + 1
-		released = max(released, due-int64(cap(tokens)))
+		due := int64(time.Since(start)/every) + 1 // ticks due so far
+		released = max(released, due-int64(cap(tokens)/burst)-1)
 		for ; released < due; released++ {
 			for range burst {
 				select {
@@ -226,7 +240,11 @@ func pace(ctx context.Context, tokens chan<- struct{}, every time.Duration, burs
 				}
 			}
 		}
-		t.Reset(wake)
+		sleep := wake
+		if every >= wake {
+			sleep = time.Until(start.Add(time.Duration(due) * every))
+		}
+		t.Reset(sleep)
 	}
 }
 
@@ -267,7 +285,12 @@ type client struct {
 	requests atomic.Int64
 }
 
-func newClient(base string, conns int) *client {
+// newClient returns a client of base keeping up to conns idle connections.
+// A request body that fits in a connection's write buffer (writeBuffer
+// bytes, 0 for net/http's 4 KiB) is copied into it; a larger one costs a
+// 32 KiB copy buffer per request, garbage that is the load's, not the
+// scenario's. A large buffer costs as much per new connection, though.
+func newClient(base string, conns, writeBuffer int) *client {
 	tr := &http.Transport{
 		Proxy:               nil, // loopback: never through a proxy
 		DialContext:         (&net.Dialer{Timeout: 5 * time.Second}).DialContext,
@@ -275,6 +298,7 @@ func newClient(base string, conns int) *client {
 		MaxIdleConnsPerHost: conns + 16,
 		IdleConnTimeout:     30 * time.Second,
 		DisableCompression:  true,
+		WriteBufferSize:     writeBuffer,
 	}
 	return &client{base: base, tr: tr, hc: &http.Client{Transport: tr}}
 }
@@ -289,10 +313,6 @@ type call struct {
 	header       http.Header // read-only, may be shared between calls
 	body         io.Reader   // a *bytes.Reader over a prebuilt payload, or nil
 	length       int64       // Content-Length of a body net/http cannot size itself
-	// chunked sends the body with chunked transfer encoding. For a
-	// *bytes.Reader body this spares the 32 KiB copy buffer net/http
-	// allocates per request when it copies a body of known length.
-	chunked bool
 }
 
 // send sends k, drains and closes the response, and fails on a non-2xx status.
@@ -306,9 +326,6 @@ func (c *client) send(ctx context.Context, k call) error {
 	}
 	if k.length > 0 {
 		req.ContentLength = k.length
-	}
-	if k.chunked {
-		req.ContentLength = -1
 	}
 	if k.contentType != "" || k.encoding != "" {
 		if k.header != nil {
