@@ -130,7 +130,7 @@ func (in *Input) growingSites(refs []session.ProfileRef) []Culprit {
 	for _, ref := range spread(refs, maxSnaps) {
 		p, err := in.Profile(ref)
 		if err != nil {
-			continue
+			continue // named in the notes by Profile
 		}
 		tab, err := culprit.Aggregate(p, "inuse_space", in.Culprit)
 		if err != nil {

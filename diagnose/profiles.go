@@ -22,8 +22,13 @@ type HeapTotal struct {
 
 // Profile loads a stored profile (ref as session.Open lists it), keeping the few most
 // recently used parsed in memory.
+// A profile that cannot be read is named once in the diagnosis' notes.
 func (in *Input) Profile(ref session.ProfileRef) (*profile.Profile, error) {
-	return in.profiles.get(ref.Path)
+	p, err := in.profiles.get(ref.Path)
+	if err != nil && in.profiles.failedOnce(ref.Path) {
+		in.notef("skipped profile %s: %v", filepath.Base(ref.Path), err)
+	}
+	return p, err
 }
 
 // HeapTotals returns the totals of every readable heap profile, in time order. Unreadable
@@ -33,7 +38,6 @@ func (in *Input) HeapTotals() []HeapTotal {
 		for _, ref := range in.Session.ProfilesOf(session.KindHeap, false) {
 			p, err := in.Profile(ref)
 			if err != nil {
-				in.notef("skipped heap profile %s: %v", filepath.Base(ref.Path), err)
 				continue
 			}
 			t := HeapTotal{Ref: ref, T: ref.Time}
@@ -68,10 +72,22 @@ type profileCache struct {
 
 	totalsOnce sync.Once
 	totals     []HeapTotal
+	failed     map[string]bool
+}
+
+// failedOnce records a failed path and reports whether it is the first failure for it.
+func (c *profileCache) failedOnce(path string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.failed[path] {
+		return false
+	}
+	c.failed[path] = true
+	return true
 }
 
 func newProfileCache(max int) *profileCache {
-	return &profileCache{max: max, byKey: make(map[string]*profile.Profile)}
+	return &profileCache{max: max, byKey: make(map[string]*profile.Profile), failed: make(map[string]bool)}
 }
 
 func (c *profileCache) get(path string) (*profile.Profile, error) {

@@ -410,3 +410,42 @@ func lastLine(s string) string {
 	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
 	return lines[len(lines)-1]
 }
+
+// TestDiffRealProfiles diffs the first and last snapshots of a real series (parca, where
+// 90 MB of Badger arenas appear): the growth is attributed to the program's own code once
+// the main module is known.
+func TestDiffRealProfiles(t *testing.T) {
+	dir := "../../../shared/testdata/profiles/parca_heap_series"
+	files, _ := filepath.Glob(filepath.Join(dir, "*.pb.gz"))
+	if len(files) < 2 {
+		t.Skip("shared profiles not available")
+	}
+	ctx := context.Background()
+	first, last := files[0], files[len(files)-1]
+	plain := memdoctor(t, ctx, "diff", first, last)
+	own := memdoctor(t, ctx, "diff", "--module", "github.com/parca-dev/parca", "--json", "-", first, last)
+	if plain.code != 0 || own.code != 0 {
+		t.Fatalf("exit %d, %d: %s %s", plain.code, own.code, plain.stderr, own.stderr)
+	}
+	if !strings.Contains(plain.stdout, "By function") || !strings.Contains(plain.stdout, "github.com/dgraph-io/badger") {
+		t.Errorf("without the module, the innermost non-stdlib frame (Badger's) should lead:\n%s", plain.stdout)
+	}
+	var res struct {
+		Growth     int64 `json:"growth"`
+		ByFunction []struct {
+			Site struct {
+				Function string `json:"function"`
+			} `json:"site"`
+			Delta int64 `json:"delta"`
+		} `json:"by_function"`
+	}
+	if err := json.Unmarshal([]byte(own.stdout), &res); err != nil {
+		t.Fatalf("diff --json -: %v\n%s", err, own.stdout)
+	}
+	if len(res.ByFunction) == 0 || res.ByFunction[0].Site.Function != "github.com/parca-dev/parca/pkg/metastore.NewBadgerMetastore" {
+		t.Errorf("with --module, the top growth should be parca's NewBadgerMetastore: %+v", res.ByFunction[:min(3, len(res.ByFunction))])
+	}
+	if res.Growth < 80<<20 {
+		t.Errorf("growth %d bytes, the series grows by about 90 MB", res.Growth)
+	}
+}

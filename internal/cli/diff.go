@@ -31,6 +31,7 @@ still held.`,
 		"memdoctor diff old.pb.gz new.pb.gz",
 		"memdoctor diff --type alloc_space memdoctor-sessions/server-20261122T101500Z@3 memdoctor-sessions/server-20261122T101500Z@4",
 		"memdoctor diff --json - ./session",
+		"memdoctor diff --module github.com/acme/svc before.pb.gz after.pb.gz",
 	},
 }
 
@@ -41,6 +42,7 @@ func runDiff(ctx context.Context, e *env, args []string) error {
 	typ := fs.String("type", "inuse_space", "sample `TYPE` to compare: inuse_space, alloc_space, inuse_objects or alloc_objects")
 	jsonOut := fs.String("json", "", "also write the diff as JSON to `FILE` (- for stdout; the text then goes to stderr)")
 	top := fs.Int("top", 10, "show this many functions and lines")
+	module := fs.String("module", "", "the program's main module `PATH` (e.g. github.com/acme/svc): its frames are \"own code\" before third-party ones (default: from the session, else unknown)")
 	pos, err := parse(diffCmd, e, fs, args, true)
 	if err != nil {
 		return err
@@ -70,6 +72,9 @@ func runDiff(ctx context.Context, e *env, args []string) error {
 	if mod == "" {
 		mod = mod2
 	}
+	if *module != "" {
+		mod = *module
+	}
 	res, err := culprit.Diff(oldP, newP, *typ, culprit.Options{MainModule: mod})
 	if err != nil {
 		return fmt.Errorf("diff %s %s: %w", oldName, newName, err)
@@ -85,7 +90,8 @@ func runDiff(ctx context.Context, e *env, args []string) error {
 		return nil
 	}
 	v := struct {
-		Old, New string
+		Old string `json:"old"`
+		New string `json:"new"`
 		*culprit.DiffResult
 	}{oldName, newName, res}
 	if *jsonOut == "-" {

@@ -18,10 +18,10 @@ type Options struct {
 
 // Site is one attribution target.
 type Site struct {
-	Function string // e.g. "main.handleUpload"
-	File     string
-	Line     int64
-	Own      bool // the frame is outside runtime+stdlib
+	Function string `json:"function"` // e.g. "main.handleUpload"
+	File     string `json:"file,omitempty"`
+	Line     int64  `json:"line,omitempty"`
+	Own      bool   `json:"own"` // the frame is outside runtime+stdlib
 }
 
 // unknownFunction names the site of a sample that has no stack.

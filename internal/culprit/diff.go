@@ -9,21 +9,25 @@ import (
 
 // Delta is the change of one culprit site between two profiles.
 type Delta struct {
-	Site            Site
-	Old, New, Delta int64
-	Share           float64 // Delta / total positive growth (0..1); 0 when Delta <= 0
-	Stack           []string
+	Site  Site     `json:"site"`
+	Old   int64    `json:"old"`
+	New   int64    `json:"new"`
+	Delta int64    `json:"delta"`
+	Share float64  `json:"share"` // Delta / total positive growth (0..1); 0 when Delta <= 0
+	Stack []string `json:"stack,omitempty"`
 }
 
 // DiffResult is what grew between two profiles of the same kind.
 type DiffResult struct {
-	Type, Unit         string
-	OldTotal, NewTotal int64
-	Growth             int64   // sum of the positive deltas of ByFunction
-	LineGrowth         int64   // sum of the positive deltas of ByLine
-	ByFunction         []Delta // sorted by Delta desc; Share is relative to Growth
-	ByLine             []Delta // sorted by Delta desc; Share is relative to LineGrowth
-	Warnings           []string
+	Type       string   `json:"type"`
+	Unit       string   `json:"unit"`
+	OldTotal   int64    `json:"old_total"`
+	NewTotal   int64    `json:"new_total"`
+	Growth     int64    `json:"growth"`      // sum of the positive deltas of ByFunction
+	LineGrowth int64    `json:"line_growth"` // sum of the positive deltas of ByLine
+	ByFunction []Delta  `json:"by_function"` // sorted by Delta desc; Share is relative to Growth
+	ByLine     []Delta  `json:"by_line"`     // sorted by Delta desc; Share is relative to LineGrowth
+	Warnings   []string `json:"warnings,omitempty"`
 }
 
 // Diff compares sample type typ of two profiles of the same kind: new minus
