@@ -15,6 +15,10 @@ func init() { register(KindTransientSpike, transientSpike) }
 // maxSpikesExplained bounds the profile diffs the rule makes.
 const maxSpikesExplained = 8
 
+// spikeMinExplained: the excess allocation between the snapshots around the spikes must
+// reach this share of their height for the spikes to count as bursts of allocation.
+const spikeMinExplained = 0.25
+
 // transientSpike reports bursts of short-lived allocation that lift memory far above the
 // steady state, and names what was allocated between the heap snapshots around each burst.
 func transientSpike(in *Input) []Finding {
@@ -22,11 +26,12 @@ func transientSpike(in *Input) []Finding {
 	if len(spikes) == 0 {
 		return nil
 	}
-	var heights, durations []float64
+	var heights, durations, cycles []float64
 	peak := spikes[0]
 	for _, s := range spikes {
 		heights = append(heights, s.Height())
 		durations = append(durations, s.Duration().Seconds())
+		cycles = append(cycles, float64(s.Cycles))
 		if s.Height() > peak.Height() {
 			peak = s
 		}
@@ -38,17 +43,18 @@ func transientSpike(in *Input) []Finding {
 		Severity: Info,
 		Title: fmt.Sprintf("%d spike(s) of the live heap, up to %s above the steady %s",
 			len(spikes), bytesStr(peak.Height()), bytesStr(peak.Baseline)),
-		Detail: fmt.Sprintf("The live heap rose from its steady state (%s) to as much as %s, held it for about %s "+
-			"and came back: %d time(s) in %s (%.1f per minute). The heap in use peaked at %s. "+
+		Detail: fmt.Sprintf("The live heap rose from its steady state (%s) to as much as %s and came back: %d time(s) in %s "+
+			"(%.1f per minute), each seen high by %.0f GC cycle(s) over %s (median). The heap in use peaked at %s. "+
 			"Peak memory, and so the memory the process must be given, is set by these bursts, not by the steady state.",
-			bytesStr(peak.Baseline), bytesStr(peak.PeakLive), humanDuration(median(durations)), len(spikes),
-			humanDuration(in.Seconds()), perMin, bytesStr(peakHeap)),
+			bytesStr(peak.Baseline), bytesStr(peak.PeakLive), len(spikes), humanDuration(in.Seconds()), perMin,
+			median(cycles), humanDuration(median(durations)), bytesStr(peakHeap)),
 		Evidence: map[string]float64{
 			"spikes_count":                  float64(len(spikes)),
 			"spikes_per_minute":             perMin,
 			"spike_height_max_bytes":        peak.Height(),
 			"spike_height_median_bytes":     median(heights),
 			"spike_duration_median_seconds": median(durations),
+			"spike_gc_cycles_median_count":  median(cycles),
 			"steady_live_heap_bytes":        peak.Baseline,
 			"peak_live_heap_bytes":          peak.PeakLive,
 			"peak_heap_in_use_bytes":        peakHeap,
@@ -62,8 +68,18 @@ func transientSpike(in *Input) []Finding {
 		f.Severity = Critical
 		f.Detail += fmt.Sprintf(" The spike's heap alone reaches %s of the memory budget.", pct(peakHeap/float64(in.Budget)))
 	}
-	culprits, pair := in.spikeCulprits(spikes)
+	culprits, pair, explained := in.spikeCulprits(spikes)
 	f.Culprits = culprits
+	if pair != nil {
+		f.Evidence["explained_allocation_fraction"] = explained
+		if explained < spikeMinExplained {
+			// What was allocated around the spikes is a small part of their height: no burst
+			// of allocation to blame; the bumps are the ordinary swing of a busy heap.
+			f.Severity = Info
+			f.Detail += fmt.Sprintf(" The allocation between the snapshots around the spikes accounts for only %s of their height: "+
+				"no burst stands out from the program's usual allocation.", pct(explained))
+		}
+	}
 	if pair != nil {
 		f.Profiles = profileNames(pair[0], pair[1])
 		f.Advice = append(f.Advice, "See what was allocated during the largest spike: "+pprofDiffCommand("alloc_space", pair[0], pair[1]))
@@ -77,17 +93,17 @@ func transientSpike(in *Input) []Finding {
 // spikeCulprits diffs alloc_space between the snapshots just before and just after each
 // spike, less what the program allocates anyway in that time (the per-site rate between
 // two quiet snapshots), and sums it over the spikes. It returns the pair of the largest
-// spike it could explain.
-func (in *Input) spikeCulprits(spikes []Spike) ([]Culprit, []session.ProfileRef) {
+// spike it could explain, and the excess allocation as a share of the spikes' heights.
+func (in *Input) spikeCulprits(spikes []Spike) ([]Culprit, []session.ProfileRef, float64) {
 	heaps := in.Session.ProfilesOf(session.KindHeap, false)
 	if len(heaps) < 2 {
-		return nil, nil
+		return nil, nil, 0
 	}
 	background := in.backgroundAllocRate(heaps, spikes)
 	excess := map[string]*Culprit{}
 	var total float64
 	var bestPair []session.ProfileRef
-	var bestHeight float64
+	var bestHeight, heights float64
 	order := append([]Spike(nil), spikes...)
 	sort.SliceStable(order, func(i, j int) bool { return order[i].Height() > order[j].Height() })
 	for i, s := range order {
@@ -104,6 +120,7 @@ func (in *Input) spikeCulprits(spikes []Spike) ([]Culprit, []session.ProfileRef)
 			continue
 		}
 		dt := after.Time.Sub(before.Time).Seconds()
+		heights += s.Height()
 		for _, row := range d.ByFunction {
 			x := float64(row.Delta) - background[row.Site.Function]*dt
 			if x <= 0 {
@@ -132,7 +149,7 @@ func (in *Input) spikeCulprits(spikes []Spike) ([]Culprit, []session.ProfileRef)
 		}
 		return out[i].Function < out[j].Function
 	})
-	return keepCulprits(out, 5), bestPair
+	return keepCulprits(out, 5), bestPair, total / math.Max(heights, 1)
 }
 
 // bracket picks the snapshots around a spike: a pair the agent captured for it (labelled

@@ -19,7 +19,9 @@ type Spike struct {
 // Height is how far the live heap rose above the steady state.
 func (s Spike) Height() float64 { return s.PeakLive - s.Baseline }
 
-// Duration is how long the live heap stayed high.
+// Duration is how long the GC cycles saw the live heap high: from the first to the last of
+// them (0 when one cycle saw it). When it began and ended exactly is not known: between
+// cycles nothing measures the live heap.
 func (s Spike) Duration() time.Duration { return s.End.Sub(s.Start) }
 
 // Spike detection thresholds.
@@ -75,13 +77,16 @@ func findSpikes(pts []gcPoint) []Spike {
 	}
 	var spikes []Spike
 	for _, r := range runs {
-		s := Spike{Start: pts[r.from].t, End: pts[r.to].t, Baseline: base, Cycles: r.to - r.from + 1}
+		s := Spike{Start: pts[r.from].t, End: pts[r.to].t, Baseline: localBaseline(pts, r.from, base), Cycles: r.to - r.from + 1}
 		for _, p := range pts[r.from : r.to+1] {
 			s.PeakLive = math.Max(s.PeakLive, p.live)
 			s.PeakHeap = math.Max(s.PeakHeap, p.heap)
 		}
+		if h := s.Height(); h < spikeMinHeight || h < spikeMinRatio*s.Baseline {
+			continue // high only against a baseline the heap has long outgrown
+		}
 		// Transient: a later cycle finds the live heap back down.
-		back := base + spikeReturn*(s.PeakLive-base)
+		back := s.Baseline + spikeReturn*(s.PeakLive-s.Baseline)
 		returned := false
 		for _, p := range pts[r.to+1:] {
 			if p.live <= back {
@@ -94,6 +99,23 @@ func findSpikes(pts []gcPoint) []Spike {
 		}
 	}
 	return spikes
+}
+
+// spikeLookback is how far before a spike its local steady state is measured.
+const spikeLookback = 10 * time.Second
+
+// localBaseline is the steady state just before the cycle at index from: the lowest live heap
+// of the cycles in the preceding spikeLookback, or the whole window's baseline when there are
+// none. A heap that grows for other reasons (a leak) must not make every bump a spike.
+func localBaseline(pts []gcPoint, from int, global float64) float64 {
+	low := math.Inf(1)
+	for i := from - 1; i >= 0 && pts[from].t.Sub(pts[i].t) <= spikeLookback; i-- {
+		low = math.Min(low, pts[i].live)
+	}
+	if math.IsInf(low, 1) {
+		return global
+	}
+	return math.Max(low, global)
 }
 
 // gcPoints returns what each GC cycle saw, in time order: from gctrace, else from the Go
