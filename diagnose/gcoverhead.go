@@ -105,7 +105,7 @@ func gcOverhead(in *Input) []Finding {
 	f.Evidence["predicted_heap_peak_bytes_before"] = now.goal()
 	f.Evidence["predicted_heap_peak_bytes_after"] = goalAfter
 	f.Evidence["predicted_rss_peak_bytes_after"] = goalAfter + nonHeap + outside
-	f.Evidence["model_calibration"] = k
+	f.Evidence["model_calibration_ratio"] = k
 	if rec.limit > 0 {
 		f.AdviceEnv["GOMEMLIMIT"] = mib(rec.limit)
 		f.Evidence["gomemlimit_bytes_recommended"] = rec.limit

@@ -45,6 +45,9 @@ type Input struct {
 	profiles *profileCache
 	notes    []string
 
+	liveOnce       sync.Once
+	live           []Point
+	liveSource     string
 	spikesOnce     sync.Once
 	spikes         []Spike
 	summaryOnce    sync.Once
@@ -139,8 +142,14 @@ func (in *Input) notef(format string, args ...any) {
 func (in *Input) Seconds() float64 { return in.End.Sub(in.Start).Seconds() }
 
 // LiveHeap returns the live heap (marked by the last GC) over time, from the best source the
-// session has: runtime/metrics, then gctrace, then the heap profiles' inuse_space.
+// session has: runtime/metrics, then gctrace, then the heap profiles' inuse_space. It is
+// computed once.
 func (in *Input) LiveHeap() (pts []Point, source string) {
+	in.liveOnce.Do(func() { in.live, in.liveSource = in.liveHeap() })
+	return in.live, in.liveSource
+}
+
+func (in *Input) liveHeap() (pts []Point, source string) {
 	for _, g := range in.Go {
 		if g.HeapLiveBytes > 0 {
 			pts = append(pts, Point{g.T, float64(g.HeapLiveBytes)})

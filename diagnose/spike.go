@@ -71,7 +71,7 @@ func transientSpike(in *Input) []Finding {
 	culprits, pair, explained := in.spikeCulprits(spikes)
 	f.Culprits = culprits
 	if pair != nil {
-		f.Evidence["explained_allocation_fraction"] = explained
+		f.Evidence["allocation_to_height_ratio"] = explained
 		if explained < spikeMinExplained {
 			// What was allocated around the spikes is a small part of their height: no burst
 			// of allocation to blame; the bumps are the ordinary swing of a busy heap.

@@ -75,6 +75,12 @@ func findSpikes(pts []gcPoint) []Spike {
 		runs = append(runs, r)
 		i = r.to
 	}
+	// lowAfter[i] is the lowest live heap from cycle i on: "does it come back?" in O(1).
+	lowAfter := make([]float64, len(pts)+1)
+	lowAfter[len(pts)] = math.Inf(1)
+	for i := len(pts) - 1; i >= 0; i-- {
+		lowAfter[i] = math.Min(lowAfter[i+1], pts[i].live)
+	}
 	var spikes []Spike
 	for _, r := range runs {
 		s := Spike{Start: pts[r.from].t, End: pts[r.to].t, Baseline: localBaseline(pts, r.from, base), Cycles: r.to - r.from + 1}
@@ -86,15 +92,7 @@ func findSpikes(pts []gcPoint) []Spike {
 			continue // high only against a baseline the heap has long outgrown
 		}
 		// Transient: a later cycle finds the live heap back down.
-		back := s.Baseline + spikeReturn*(s.PeakLive-s.Baseline)
-		returned := false
-		for _, p := range pts[r.to+1:] {
-			if p.live <= back {
-				returned = true
-				break
-			}
-		}
-		if returned {
+		if lowAfter[r.to+1] <= s.Baseline+spikeReturn*(s.PeakLive-s.Baseline) {
 			spikes = append(spikes, s)
 		}
 	}

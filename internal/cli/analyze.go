@@ -12,6 +12,7 @@ session's diagnosis.json.`,
 	examples: []string{
 		"memdoctor analyze memdoctor-sessions/server-20261122T101500Z",
 		"memdoctor analyze --memory-budget 1GiB --json - ./session > diagnosis.json",
+		"memdoctor analyze --html report.html ./session",
 	},
 }
 

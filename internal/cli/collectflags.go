@@ -26,11 +26,13 @@ type collectFlags struct {
 // outputFlags say what to do with a diagnosis: shared by every command that makes one.
 type outputFlags struct {
 	json   string
+	html   string
 	failOn string
 }
 
 func (o *outputFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&o.json, "json", "", "also write the diagnosis as JSON to `FILE` (- for stdout; the text report then goes to stderr)")
+	fs.StringVar(&o.html, "html", "", "also write the report as one self-contained HTML page with charts to `FILE` (see memdoctor report -h)")
 	fs.StringVar(&o.failOn, "fail-on", "", "exit with status 3 when a finding of this `SEVERITY` or above exists: warning or critical")
 }
 

@@ -27,6 +27,11 @@ func diagnoseDir(e *env, dir string, budget uint64, out outputFlags) (*diagnose.
 	if err := emit(e, d, out); err != nil {
 		return d, err
 	}
+	if out.html != "" {
+		if err := writeHTMLReport(e, s, d, out.html); err != nil {
+			return d, err
+		}
+	}
 	return d, failOn(d, out.failOn)
 }
 

@@ -76,3 +76,19 @@ func printCommandHelp(w io.Writer, c *command, fs *flag.FlagSet) {
 		}
 	}
 }
+
+// Manual returns the whole manual: the overview and every command's help with its flags and
+// examples. It is the package documentation of cmd/memdoctor (a test keeps them equal).
+func Manual() string {
+	var b strings.Builder
+	printHelp(&b)
+	e := &env{stdout: &b, stderr: io.Discard}
+	for _, c := range commands() {
+		if c.hidden || c.name == "help" || c.name == "version" {
+			continue
+		}
+		fmt.Fprintf(&b, "\n# memdoctor %s\n\n", c.name)
+		c.run(context.Background(), e, []string{"-h"})
+	}
+	return b.String()
+}
