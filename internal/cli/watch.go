@@ -11,16 +11,22 @@ import (
 var watchCmd = &command{
 	name:    "watch",
 	args:    "[flags] URL",
-	summary: "attach to a running service that serves net/http/pprof, record a session, diagnose it",
-	help: `Watch attaches to a running service through its net/http/pprof endpoints. URL is the service's
-base (http://127.0.0.1:6060) or its pprof index (http://127.0.0.1:6060/debug/pprof/). When
-the URL is on this machine, watch finds the process listening on that port (through
-/proc/net/tcp{,6} and the socket's inode) and samples its /proc and cgroup as well; it says
-so when it can't. Watch stops at --duration, on Ctrl-C, or when the service goes away, and
-prints the diagnosis. It never forces a GC in the service.`,
+	summary: "attach to a running service (net/http/pprof or the memdoctor agent), record a session, diagnose it",
+	help: `Watch attaches to a running service through its net/http/pprof endpoints, its embedded memdoctor
+agent (/debug/memdoctor/), or both. URL is the service's base (http://127.0.0.1:6060), its
+pprof index (http://127.0.0.1:6060/debug/pprof/) or its agent (.../debug/memdoctor/). With an
+agent, watch copies the whole history it keeps (an hour of runtime/metrics samples, profiles,
+the before/after pairs of spikes, traces), including what happened before watch attached,
+and then follows it. An agent bound beyond loopback needs its token: --token, or the
+MEMDOCTOR_TOKEN environment variable. When the URL is on this machine, watch finds the
+process listening on that port (through /proc/net/tcp{,6} and the socket's inode) and
+samples its /proc and cgroup as well, unless the agent does; it says so when it can't.
+Watch stops at --duration, on Ctrl-C, or when the service goes away, and prints the
+diagnosis. It never forces a GC in the service.`,
 	examples: []string{
 		"memdoctor watch --duration 10m http://127.0.0.1:6060",
 		"memdoctor watch --interval 30s --memory-budget 4GiB --json - http://10.0.0.7:6060/debug/pprof/",
+		"MEMDOCTOR_TOKEN=... memdoctor watch --duration 5m http://10.0.0.7:6061/debug/memdoctor/",
 	},
 }
 
@@ -30,6 +36,7 @@ func runWatch(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(watchCmd, e)
 	var cf collectFlags
 	cf.register(fs, false)
+	token := fs.String("token", "", "bearer `TOKEN` for a memdoctor agent's endpoints (default: $MEMDOCTOR_TOKEN)")
 	pos, err := parse(watchCmd, e, fs, args, true)
 	if err != nil {
 		return err
@@ -41,6 +48,13 @@ func runWatch(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	cfg := cf.config(e, "watch", hostName(pos[0]), fs)
+	cfg.Token = *token
+	if cfg.Token == "" {
+		cfg.Token = e.getenv("MEMDOCTOR_TOKEN")
+	}
+	if _, ok := cfg.Flags["token"]; ok {
+		cfg.Flags["token"] = "(redacted)" // the manifest records the flags: never the secret
+	}
 	return record(ctx, e, cfg, cf.output, func(ctx context.Context) (recorder.Result, error) {
 		return recorder.Watch(ctx, cfg, pos[0])
 	})

@@ -20,8 +20,8 @@ type Config struct {
 	PprofURL           string // explicit pprof base URL ("" = detect)
 	MemoryBudget       uint64 // bytes; 0 = the cgroup limit, else unknown
 	Command            []string
-	Stdout, Stderr     io.Writer // run: where the program's own output goes
-	ShowGCTrace        bool      // run: also show the runtime trace lines
+	Stdout, Stderr     io.Writer     // run: where the program's own output goes
+	ShowGCTrace        bool          // run: also show the runtime trace lines
 	Grace              time.Duration // run: SIGINT, then SIGKILL after this; default 10s
 	Version            string        // memdoctor's version, for the manifest
 	Flags              map[string]string
@@ -29,6 +29,8 @@ type Config struct {
 	// OnStatus is called about once per Sample with the live figures.
 	OnStatus func(Status)
 	FS       procfs.FS
+	// Token is the bearer token for a memdoctor agent's endpoints (watch); "" = none.
+	Token string
 }
 
 // Status is the live status of a recording.

@@ -42,6 +42,9 @@ func (r *recorder) snapshot(ctx context.Context, c *scrape.Client, withText bool
 		ok = true
 		r.store(session.KindHeap, now, raw)
 	}
+	if r.agent != nil {
+		return // the agent's runtime/metrics samples are exact: no MemStats (it stops the world)
+	}
 	if ms, err := c.MemStats(ctx); err != nil {
 		r.scrapeFailed("heap?debug=1", err)
 	} else {

@@ -25,6 +25,7 @@ type recorder struct {
 	pid        int // the target's PID; 0 while unknown or when it is not on this machine
 	targetName string
 	pprof      *scrape.Client
+	agent      *agentSource // an embedded memdoctor agent (watch); nil when none
 	status     Status
 	goroutines int
 	gone       chan struct{} // closed when the local target has exited
@@ -33,7 +34,7 @@ type recorder struct {
 	unreachable     chan struct{}
 	unreachableOnce sync.Once
 	failedRounds    int
-	writeErrs  int
+	writeErrs       int
 }
 
 func newRecorder(cfg Config, w *session.Writer) *recorder {
@@ -113,7 +114,13 @@ func (r *recorder) sampleLoop(ctx context.Context, discover func() bool) {
 func (r *recorder) sampleOnce() {
 	pid, _ := r.target()
 	now := time.Now()
-	if pid != 0 {
+	switch {
+	case pid != 0 && r.agentHasProc():
+		// The agent reads /proc itself, every second: only watch that the process lives.
+		if _, err := r.cfg.FS.Stat(pid); errors.Is(err, fs.ErrNotExist) {
+			r.markGone()
+		}
+	case pid != 0:
 		smp, err := sampleProc(r.cfg.FS, pid, now)
 		switch {
 		case errors.Is(err, fs.ErrNotExist):

@@ -2,6 +2,7 @@ package recorder
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"net/netip"
@@ -10,50 +11,53 @@ import (
 	"sync"
 	"time"
 
+	"github.com/memdoctor/memdoctor/collect/agentclient"
 	"github.com/memdoctor/memdoctor/collect/procfs"
 	"github.com/memdoctor/memdoctor/collect/scrape"
 	"github.com/memdoctor/memdoctor/session"
 )
 
-// Watch attaches to a running service that serves net/http/pprof at rawURL and records a
-// session until ctx is done, cfg.Duration has passed, or the service goes away. When the
-// service runs on this machine, it also finds its process (the one listening on the URL's
-// port) and samples its /proc.
+// Watch attaches to a running service at rawURL and records a session until ctx is done,
+// cfg.Duration has passed, or the service goes away. The service serves net/http/pprof, an
+// embedded memdoctor agent (/debug/memdoctor/), or both; rawURL may name the service, its
+// pprof index or its agent. With an agent, the whole history it holds is copied at once and
+// then as it grows: samples, labelled profiles, traces. When the service runs on this
+// machine, Watch also finds its process (the one listening on the URL's port) and samples its
+// /proc, unless the agent's samples already carry it.
 func Watch(ctx context.Context, cfg Config, rawURL string) (Result, error) {
 	cfg.defaults()
-	c, err := scrape.New(rawURL)
-	if err != nil {
-		return Result{}, err
-	}
-	pctx, cancel := context.WithTimeout(ctx, 15*time.Second)
-	err = c.Probe(pctx)
-	cancel()
+	tg, err := probeTarget(ctx, cfg, rawURL)
 	if err != nil {
 		return Result{}, err
 	}
 	start := time.Now()
-	w, err := session.Create(cfg.Out, session.Manifest{
-		MemdoctorVersion: cfg.Version, Mode: cfg.Mode, Start: start.UTC(), Flags: cfg.Flags,
-		Target: session.Target{PprofURL: c.BaseURL()},
-	})
+	m := session.Manifest{MemdoctorVersion: cfg.Version, Mode: cfg.Mode, Start: start.UTC(), Flags: cfg.Flags}
+	tg.describe(&m.Target)
+	w, err := session.Create(cfg.Out, m)
 	if err != nil {
 		return Result{}, err
 	}
 	r := newRecorder(cfg, w)
-	r.setPprof(c)
+	if tg.pprof != nil {
+		r.setPprof(tg.pprof)
+	}
+	r.agent = tg.agent
+	for _, n := range tg.notes {
+		r.addNote("%s", n)
+	}
 	if cfg.MemoryBudget > 0 {
 		r.note(func(m *session.Manifest) { m.MemoryBudgetBytes, m.MemoryBudgetSource = cfg.MemoryBudget, "flag" })
 	}
-	if pid, err := localPID(cfg.FS, c.BaseURL()); err != nil {
-		r.addNote("no /proc figures (RSS, non-Go memory, cgroup): %v", err)
+	if pid, err := localPID(cfg.FS, tg.baseURL()); err != nil {
+		r.addNote("no /proc figures from memdoctor itself (RSS, non-Go memory, cgroup): %v", err)
 	} else if p, err := inspect(cfg.FS, pid, 0, 0); err != nil {
-		r.addNote("no /proc figures: process %d: %v", pid, err)
+		r.addNote("no /proc figures from memdoctor itself: process %d: %v", pid, err)
 	} else {
 		r.mu.Lock()
 		r.pid, r.targetName = pid, p.Name
 		r.mu.Unlock()
 		t := targetInfo(cfg.FS, p)
-		t.PprofURL = c.BaseURL()
+		tg.describe(&t)
 		var budget uint64
 		if cfg.MemoryBudget == 0 {
 			if cg, err := cfg.FS.Cgroup(pid); err == nil {
@@ -71,8 +75,14 @@ func Watch(ctx context.Context, cfg Config, rawURL string) (Result, error) {
 
 	loopCtx, stopLoops := context.WithCancel(context.Background())
 	var loops sync.WaitGroup
+	if r.agent != nil {
+		r.pullAgent(loopCtx) // the history first: /proc sampling depends on what it carries
+		loops.Go(func() { r.agentLoop(loopCtx) })
+	}
 	loops.Go(func() { r.sampleLoop(loopCtx, nil) })
-	loops.Go(func() { r.profileLoop(loopCtx) })
+	if tg.pprof != nil {
+		loops.Go(func() { r.profileLoop(loopCtx) })
+	}
 	var timeout <-chan time.Time
 	if cfg.Duration > 0 {
 		timer := time.NewTimer(cfg.Duration)
@@ -88,17 +98,127 @@ func Watch(ctx context.Context, cfg Config, rawURL string) (Result, error) {
 	case <-r.gone:
 		res.Status, res.Detail = session.StatusTargetExited, "the service's process exited"
 	case <-r.unreachable:
-		res.Status, res.Detail = session.StatusTargetExited, fmt.Sprintf("the service stopped answering at %s", c.BaseURL())
-	}
-	if res.Status == session.StatusComplete || res.Status == session.StatusInterrupted {
-		r.finalSnapshot()
+		res.Status, res.Detail = session.StatusTargetExited, fmt.Sprintf("the service stopped answering at %s", tg.baseURL())
 	}
 	stopLoops()
 	loops.Wait()
+	if res.Status == session.StatusComplete || res.Status == session.StatusInterrupted {
+		r.finalSnapshot()
+		if r.agent != nil {
+			fctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			r.pullAgent(fctx)
+			cancel()
+		}
+	}
+	if r.agent != nil {
+		r.agentSummary()
+	}
 	if err := w.Close(res.Status, res.Detail); err != nil {
 		r.writeFailed(err)
 	}
 	return res, nil
+}
+
+// watchTarget is what answered at the URL: a pprof index, an agent, or both.
+type watchTarget struct {
+	pprof *scrape.Client // nil when the service serves no pprof
+	agent *agentSource   // nil when it embeds no agent
+	notes []string
+}
+
+func (tg *watchTarget) baseURL() string {
+	if tg.pprof != nil {
+		return tg.pprof.BaseURL()
+	}
+	return tg.agent.c.BaseURL()
+}
+
+// describe fills what the target's endpoints tell about it.
+func (tg *watchTarget) describe(t *session.Target) {
+	if tg.pprof != nil {
+		t.PprofURL = tg.pprof.BaseURL()
+	}
+	if tg.agent == nil {
+		return
+	}
+	in := tg.agent.info
+	t.AgentURL = tg.agent.c.BaseURL()
+	t.GoVersion, t.GoVersionSource = in.GoVersion, "agent"
+	if t.MainModule == "" {
+		t.MainModule = in.MainModule
+	}
+	if t.PID == 0 {
+		t.PID = in.PID // as the agent sees itself, in its own PID namespace
+	}
+}
+
+// probeTarget finds what serves rawURL. A URL naming the agent's tree must reach an agent;
+// pprof beside it is optional. Any other URL must reach pprof or an agent: the pprof error is
+// reported when neither answers.
+func probeTarget(ctx context.Context, cfg Config, rawURL string) (*watchTarget, error) {
+	tg := &watchTarget{}
+	var scrapeOpts []scrape.Option
+	var agentOpts []agentclient.Option
+	if cfg.Token != "" {
+		scrapeOpts = append(scrapeOpts, scrape.WithBearerToken(cfg.Token))
+		agentOpts = append(agentOpts, agentclient.WithToken(cfg.Token))
+	}
+	if agentclient.PointsAtAgent(rawURL) {
+		a, err := probeAgent(ctx, rawURL, 15*time.Second, agentOpts)
+		if err != nil {
+			return nil, err
+		}
+		tg.agent = a
+		c, err := scrape.New(agentclient.PprofURL(rawURL), append(scrapeOpts, scrape.WithTimeout(3*time.Second), scrape.WithRetries(1, 0))...)
+		if err == nil {
+			pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+			err = c.Probe(pctx)
+			cancel()
+		}
+		if err == nil {
+			tg.pprof, err = scrape.New(c.BaseURL(), scrapeOpts...)
+		}
+		if err != nil {
+			tg.notes = append(tg.notes, "no net/http/pprof beside the agent: the profiles are the agent's")
+		}
+		return tg, nil
+	}
+	c, err := scrape.New(rawURL, scrapeOpts...)
+	if err != nil {
+		return nil, err
+	}
+	pctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	perr := c.Probe(pctx)
+	cancel()
+	if perr == nil {
+		tg.pprof = c
+	}
+	if a, err := probeAgent(ctx, rawURL, 5*time.Second, agentOpts); err == nil {
+		tg.agent = a
+	} else if errors.Is(err, agentclient.ErrUnauthorized) {
+		tg.notes = append(tg.notes, "the service embeds a memdoctor agent that wants a token: pass --token or MEMDOCTOR_TOKEN to record its history")
+	}
+	if tg.pprof == nil && tg.agent == nil {
+		return nil, perr
+	}
+	if tg.pprof == nil {
+		tg.notes = append(tg.notes, fmt.Sprintf("no net/http/pprof at %s: the profiles are the agent's", c.BaseURL()))
+	}
+	return tg, nil
+}
+
+func probeAgent(ctx context.Context, rawURL string, timeout time.Duration, opts []agentclient.Option) (*agentSource, error) {
+	ac, err := agentclient.New(rawURL, opts...)
+	if err != nil {
+		return nil, err
+	}
+	pctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	info, err := ac.Info(pctx)
+	if err != nil {
+		return nil, err
+	}
+	return newAgentSource(ac, info), nil
 }
 
 // localPID finds the process on this machine that listens on the URL's port. It fails, saying

@@ -1,0 +1,99 @@
+package agent
+
+import (
+	"fmt"
+	"io"
+	"runtime/trace"
+	"slices"
+	"sync"
+	"time"
+)
+
+// TraceInfo describes one kept flight-recorder snapshot.
+type TraceInfo struct {
+	Name string    `json:"name"` // e.g. "trace-20261122T064512.345Z-heap-jump.trace"
+	Time time.Time `json:"time"`
+	Size int       `json:"size"`
+	// Events are the IDs of the events the snapshot covers.
+	Events []uint64 `json:"events"`
+}
+
+// flight keeps a runtime/trace flight recorder running and the last few snapshots of it.
+type flight struct {
+	fr  *trace.FlightRecorder
+	max int
+
+	mu     sync.Mutex
+	traces []keptTrace
+}
+
+type keptTrace struct {
+	TraceInfo
+	data []byte
+}
+
+const traceTimeLayout = "20060102T150405.000Z"
+
+// startFlight starts a flight recorder keeping at least minAge and about maxBytes of trace.
+// It fails when another flight recorder is active in the process.
+func startFlight(minAge time.Duration, maxBytes uint64, keep int) (*flight, error) {
+	fr := trace.NewFlightRecorder(trace.FlightRecorderConfig{MinAge: minAge, MaxBytes: maxBytes})
+	if err := fr.Start(); err != nil {
+		return nil, fmt.Errorf("start the flight recorder: %w", err)
+	}
+	return &flight{fr: fr, max: keep}, nil
+}
+
+// snapshot writes the flight recorder's window and keeps it under a name carrying t and the
+// triggers it covers.
+func (f *flight) snapshot(t time.Time, trigger string, events []uint64) (TraceInfo, error) {
+	var w appendWriter
+	if _, err := f.fr.WriteTo(&w); err != nil {
+		return TraceInfo{}, fmt.Errorf("snapshot the flight recorder: %w", err)
+	}
+	ti := TraceInfo{
+		Name:   "trace-" + t.UTC().Format(traceTimeLayout) + "-" + trigger + ".trace",
+		Time:   t.UTC(),
+		Size:   len(w.b),
+		Events: slices.Clone(events),
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.traces = append(f.traces, keptTrace{TraceInfo: ti, data: w.b})
+	if len(f.traces) > f.max {
+		f.traces[0] = keptTrace{}
+		f.traces = slices.Delete(f.traces, 0, 1)
+	}
+	return ti, nil
+}
+
+func (f *flight) list() []TraceInfo {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	out := make([]TraceInfo, 0, len(f.traces))
+	for _, t := range f.traces {
+		out = append(out, t.TraceInfo)
+	}
+	return out
+}
+
+// writeTo writes the named trace to w. The bytes of a kept trace are never modified, so they
+// are written without the lock.
+func (f *flight) writeTo(name string, w io.Writer) (bool, error) {
+	f.mu.Lock()
+	var data []byte
+	found := false
+	for _, t := range f.traces {
+		if t.Name == name {
+			data, found = t.data, true
+		}
+	}
+	f.mu.Unlock()
+	if !found {
+		return false, nil
+	}
+	_, err := w.Write(data)
+	return true, err
+}
+
+func (f *flight) stop() { f.fr.Stop() }

@@ -1,0 +1,264 @@
+package recorder
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/memdoctor/memdoctor/agent"
+	"github.com/memdoctor/memdoctor/collect/agentclient"
+	"github.com/memdoctor/memdoctor/session"
+)
+
+// maxAgentNotes bounds the manifest notes made from the agent's events.
+const maxAgentNotes = 20
+
+// agentSource is an embedded memdoctor agent the recorder copies from: its samples as they
+// are (Source "runtime/metrics"), every profile it holds (periodic and labelled pairs), its
+// traces. Only the agent loop (and Watch before and after it) uses it.
+type agentSource struct {
+	c    *agentclient.Client
+	info agent.Info
+
+	last     time.Time       // the time of the last sample copied
+	copied   map[string]bool // profile names copied (pruned to those the agent still lists)
+	traces   map[string]bool
+	events   map[uint64]bool
+	notes    int
+	samples  int
+	before   int // samples taken before the session started
+	failures int
+
+	mu      sync.Mutex
+	hasProc bool // the agent's samples carry /proc figures: memdoctor need not read them
+	rate    gcRate
+}
+
+func newAgentSource(c *agentclient.Client, info agent.Info) *agentSource {
+	return &agentSource{c: c, info: info, copied: map[string]bool{}, traces: map[string]bool{}, events: map[uint64]bool{}}
+}
+
+// agentHasProc reports whether the agent reads /proc itself.
+func (r *recorder) agentHasProc() bool {
+	if r.agent == nil {
+		return false
+	}
+	r.agent.mu.Lock()
+	defer r.agent.mu.Unlock()
+	return r.agent.hasProc
+}
+
+// agentLoop pulls from the agent every cfg.Sample.
+func (r *recorder) agentLoop(ctx context.Context) {
+	t := time.NewTicker(r.cfg.Sample)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-r.gone:
+			return
+		case <-t.C:
+		}
+		r.pullAgent(ctx)
+	}
+}
+
+// pullAgent copies what the agent has that the session has not: samples since the last one,
+// new profiles, new traces, and notes for new events. Each part fails on its own.
+func (r *recorder) pullAgent(ctx context.Context) {
+	a := r.agent
+	ok := r.pullSamples(ctx)
+	if r.pullProfiles(ctx) {
+		ok = true
+	}
+	r.pullEvents(ctx)
+	r.pullTraces(ctx)
+	if ok {
+		a.failures = 0
+		return
+	}
+	a.failures++
+	if a.failures >= unreachableRounds {
+		if _, c := r.target(); c == nil { // with pprof, its snapshot rounds decide
+			r.unreachableOnce.Do(func() { close(r.unreachable) })
+		}
+	}
+}
+
+func (r *recorder) pullSamples(ctx context.Context) bool {
+	a := r.agent
+	n, last, err := a.c.Metrics(ctx, a.last, func(s session.Sample) error {
+		if err := r.w.AppendSample(s); err != nil {
+			r.writeFailed(err)
+		}
+		if s.Time.Before(r.start) {
+			a.before++
+		}
+		r.agentStatus(s)
+		return nil
+	})
+	if n > 0 {
+		a.last = last
+		a.samples += n
+	}
+	if err != nil {
+		r.log.Warn("reading the agent's metrics failed; will retry", "err", err)
+		return false
+	}
+	return true
+}
+
+// agentStatus updates the live status from one of the agent's samples.
+func (r *recorder) agentStatus(s session.Sample) {
+	a := r.agent
+	a.mu.Lock()
+	if s.Proc != nil {
+		a.hasProc = true
+	}
+	var perSec float64
+	var haveRate bool
+	if s.Go != nil {
+		perSec, haveRate = a.rate.add(s.Time, s.Go.GCCycles)
+	}
+	a.mu.Unlock()
+	r.mu.Lock()
+	if s.Proc != nil {
+		r.status.RSSBytes = s.Proc.RSSBytes
+	}
+	if s.Go != nil {
+		r.status.HeapBytes = s.Go.HeapObjectsBytes
+		r.goroutines = s.Go.Goroutines
+	}
+	if haveRate {
+		r.status.GCPerSecond = perSec
+	}
+	r.mu.Unlock()
+}
+
+func (r *recorder) pullProfiles(ctx context.Context) bool {
+	a := r.agent
+	list, err := a.c.Profiles(ctx)
+	if err != nil {
+		r.log.Warn("listing the agent's profiles failed; will retry", "err", err)
+		return false
+	}
+	listed := make(map[string]bool, len(list))
+	for _, p := range list {
+		listed[p.Name] = true
+		if a.copied[p.Name] || (p.Kind != session.KindHeap && p.Kind != session.KindGoroutine) {
+			continue
+		}
+		raw, err := a.c.Profile(ctx, p.Name)
+		if err != nil {
+			r.log.Debug("fetching an agent profile failed", "name", p.Name, "err", err)
+			continue // rotated out meanwhile, or a passing failure: the next pull retries
+		}
+		if _, err := r.w.WriteProfile(p.Kind, p.Time, p.Label, raw); err != nil {
+			r.writeFailed(err)
+			continue
+		}
+		a.copied[p.Name] = true
+		r.mu.Lock()
+		switch p.Kind {
+		case session.KindHeap:
+			r.status.HeapSnapshots++
+		case session.KindGoroutine:
+			r.status.GoroutineSnapshots++
+		}
+		r.mu.Unlock()
+	}
+	for name := range a.copied { // the agent will not list these again
+		if !listed[name] {
+			delete(a.copied, name)
+		}
+	}
+	return true
+}
+
+func (r *recorder) pullTraces(ctx context.Context) {
+	a := r.agent
+	list, err := a.c.Traces(ctx)
+	if err != nil {
+		r.log.Debug("listing the agent's traces failed", "err", err)
+		return
+	}
+	for _, ti := range list {
+		if a.traces[ti.Name] {
+			continue
+		}
+		raw, err := a.c.Trace(ctx, ti.Name)
+		if err != nil {
+			r.log.Debug("fetching an agent trace failed", "name", ti.Name, "err", err)
+			continue
+		}
+		if _, err := r.w.WriteTrace(ti.Name, raw); err != nil {
+			r.writeFailed(err)
+			continue
+		}
+		a.traces[ti.Name] = true
+	}
+}
+
+// pullEvents notes each new trigger event in the manifest (the first maxAgentNotes).
+func (r *recorder) pullEvents(ctx context.Context) {
+	a := r.agent
+	evs, err := a.c.Events(ctx)
+	if err != nil {
+		r.log.Debug("listing the agent's events failed", "err", err)
+		return
+	}
+	for _, ev := range evs {
+		if a.events[ev.ID] || ev.After == "" { // noted once its pair is complete
+			continue
+		}
+		a.events[ev.ID] = true
+		if a.notes >= maxAgentNotes {
+			continue
+		}
+		a.notes++
+		r.addNote("agent trigger %s at %s: %s (profiles %s, %s)", ev.Trigger, ev.Time.UTC().Format(time.RFC3339), ev.Detail, ev.Before, ev.After)
+	}
+	if len(a.events) > 10*maxAgentNotes { // bound the set: keep the IDs the agent still lists
+		listed := make(map[uint64]bool, len(evs))
+		for _, ev := range evs {
+			listed[ev.ID] = true
+		}
+		for id := range a.events {
+			if !listed[id] {
+				delete(a.events, id)
+			}
+		}
+	}
+}
+
+// agentSummary notes what came from the agent.
+func (r *recorder) agentSummary() {
+	a := r.agent
+	msg := fmt.Sprintf("copied %d sample(s) from the memdoctor agent at %s", a.samples, a.c.BaseURL())
+	if a.before > 0 {
+		msg += fmt.Sprintf(", %d of them from before memdoctor attached", a.before)
+	}
+	r.addNote("%s", msg)
+}
+
+// gcRate is the GC rate over the last ten seconds or more, from cumulative cycle counts.
+type gcRate struct {
+	t      time.Time
+	cycles uint64
+	perSec float64
+	have   bool
+}
+
+func (g *gcRate) add(t time.Time, cycles uint64) (float64, bool) {
+	switch {
+	case g.t.IsZero() || t.Before(g.t) || cycles < g.cycles:
+		g.t, g.cycles = t, cycles
+	case t.Sub(g.t) >= 10*time.Second:
+		g.perSec = float64(cycles-g.cycles) / t.Sub(g.t).Seconds()
+		g.have = true
+		g.t, g.cycles = t, cycles
+	}
+	return g.perSec, g.have
+}
