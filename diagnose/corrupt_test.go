@@ -37,16 +37,7 @@ func TestCorruptProfile(t *testing.T) {
 			t.Errorf("notes do not name the broken %s:\n%s", filepath.Base(h), notes)
 		}
 	}
-	if f := findKind(d, KindHeapLeak); f == nil || len(f.Culprits) == 0 || !strings.HasSuffix(f.Culprits[0].Function, "bufferSegment") {
+	if f := findingOfKind(d.Findings, KindHeapLeak); f == nil || len(f.Culprits) == 0 || !strings.HasSuffix(f.Culprits[0].Function, "bufferSegment") {
 		t.Errorf("the leak is no longer found from the intact files: %+v", d.Findings)
 	}
-}
-
-func findKind(d *Diagnosis, k Kind) *Finding {
-	for i := range d.Findings {
-		if d.Findings[i].Kind == k {
-			return &d.Findings[i]
-		}
-	}
-	return nil
 }

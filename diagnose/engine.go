@@ -2,6 +2,7 @@ package diagnose
 
 import (
 	"cmp"
+	"fmt"
 	"slices"
 	"time"
 
@@ -51,8 +52,21 @@ func Diagnose(s *session.Session, opts Options) *Diagnosis {
 	slices.SortStableFunc(d.Findings, func(a, b Finding) int {
 		return cmp.Compare(b.Severity.Rank(), a.Severity.Rank())
 	})
+	if a := in.Assists(); a != nil && findingOfKind(d.Findings, KindTransientSpike) == nil {
+		d.Notes = append(d.Notes, fmt.Sprintf("%d execution trace(s) cover %s: goroutines spent %s in GC mark assists",
+			a.Traces, humanDuration(a.Wall.Seconds()), humanDuration(a.Total.Seconds())))
+	}
 	d.Notes = append(d.Notes, m.Notes...)
 	d.Notes = append(d.Notes, s.Warnings...)
 	d.Notes = append(d.Notes, in.notes...)
 	return d
+}
+
+func findingOfKind(fs []Finding, k Kind) *Finding {
+	for i := range fs {
+		if fs[i].Kind == k {
+			return &fs[i]
+		}
+	}
+	return nil
 }

@@ -45,6 +45,8 @@ type Input struct {
 	profiles *profileCache
 	notes    []string
 
+	assistsOnce    sync.Once
+	assists        *Assists
 	liveOnce       sync.Once
 	live           []Point
 	liveSource     string

@@ -86,6 +86,7 @@ func transientSpike(in *Input) []Finding {
 	} else {
 		in.notef("transient-spike: no heap snapshots around the spikes to say what was allocated (shorten --interval)")
 	}
+	in.Assists().addTo(&f)
 	f.Advice = append(f.Advice, spikeAdvice(f.Culprits)...)
 	return []Finding{f}
 }

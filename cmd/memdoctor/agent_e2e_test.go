@@ -109,6 +109,12 @@ func TestAgentSpikeEndToEnd(t *testing.T) {
 	if len(spikes) == 0 {
 		t.Fatalf("no %s finding; findings: %+v", diagnose.KindTransientSpike, d.Findings)
 	}
+	// The flight recorder's trace says who paid for the spike in mark assists.
+	if f := spikes[0]; f.Evidence["mark_assist_seconds"] <= 0 || !strings.Contains(f.Detail, "mark assists") {
+		t.Errorf("the spike finding does not report the traced mark assists: %v\n%s", f.Evidence, f.Detail)
+	} else {
+		t.Logf("assists: %.3f s over %.1f s traced: %s", f.Evidence["mark_assist_seconds"], f.Evidence["traced_seconds"], f.Detail)
+	}
 	var culprits []string
 	for _, f := range spikes {
 		for _, c := range f.Culprits {
