@@ -18,6 +18,11 @@ func computeSummary(in *Input) Summary {
 		s.RSSP99Bytes = uint64(percentile(values(rss), 99))
 		s.RSSLatestBytes = uint64(rss[len(rss)-1].V)
 	}
+	for _, p := range in.Proc {
+		if p.TreeRSSBytes > s.TreeRSSPeakBytes {
+			s.TreeRSSPeakBytes, s.TreeProcs = p.TreeRSSBytes, p.TreeProcs
+		}
+	}
 	if live, _ := in.LiveHeap(); len(live) > 0 {
 		peak, _ := maxPoint(live)
 		s.HeapLivePeakBytes = uint64(peak.V)

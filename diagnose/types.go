@@ -92,9 +92,13 @@ type Window struct {
 
 // Summary holds the headline figures. Zero means "not measured" for every field but counts.
 type Summary struct {
-	RSSPeakBytes        uint64  `json:"rss_peak_bytes"`
-	RSSP99Bytes         uint64  `json:"rss_p99_bytes"`
-	RSSLatestBytes      uint64  `json:"rss_latest_bytes"`
+	RSSPeakBytes   uint64 `json:"rss_peak_bytes"`
+	RSSP99Bytes    uint64 `json:"rss_p99_bytes"`
+	RSSLatestBytes uint64 `json:"rss_latest_bytes"`
+	// TreeRSSPeakBytes is the peak RSS of the whole process tree memdoctor run started (the
+	// target with, say, the go command above it); TreeProcs how many processes it had then.
+	TreeRSSPeakBytes    uint64  `json:"tree_rss_peak_bytes,omitempty"`
+	TreeProcs           int     `json:"tree_procs,omitempty"`
 	HeapLivePeakBytes   uint64  `json:"heap_live_peak_bytes"`
 	HeapLiveLatestBytes uint64  `json:"heap_live_latest_bytes"`
 	HeapGoalPeakBytes   uint64  `json:"heap_goal_peak_bytes,omitempty"`

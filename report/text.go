@@ -82,6 +82,9 @@ func (p *printer) header(d *diagnose.Diagnosis) {
 	} else {
 		line = append(line, "RSS unknown (not on this machine)")
 	}
+	if s.TreeProcs > 1 {
+		line = append(line, fmt.Sprintf("tree of %d processes peak %s", s.TreeProcs, Bytes(s.TreeRSSPeakBytes)))
+	}
 	if s.HeapLivePeakBytes > 0 {
 		line = append(line, fmt.Sprintf("live heap peak %s (end %s)", Bytes(s.HeapLivePeakBytes), Bytes(s.HeapLiveLatestBytes)))
 	}

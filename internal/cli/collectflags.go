@@ -106,8 +106,8 @@ func statusLine(s recorder.Status) string {
 		target = fmt.Sprintf("%s[%d]", s.Target, s.PID)
 	}
 	pprof := ""
-	if !s.Pprof {
-		pprof = " (no pprof yet)"
+	if !s.Profiles {
+		pprof = " (no profiles yet)"
 	}
 	return fmt.Sprintf("memdoctor %s  %s  RSS %s  heap %s  GC %.1f/s  snapshots %d%s",
 		s.Elapsed.Truncate(time.Second), target, fmtBytes(s.RSSBytes), fmtBytes(s.HeapBytes),

@@ -43,7 +43,8 @@ type Status struct {
 	GCPerSecond        float64
 	HeapSnapshots      int
 	GoroutineSnapshots int
-	Pprof              bool
+	// Profiles is true once a pprof endpoint or an agent supplies profiles.
+	Profiles bool
 }
 
 // Result says how a recording ended.

@@ -23,6 +23,7 @@ type recorder struct {
 
 	mu         sync.Mutex
 	pid        int // the target's PID; 0 while unknown or when it is not on this machine
+	root       int // run: the process memdoctor started, whose tree it measures too
 	targetName string
 	pprof      *scrape.Client
 	agent      *agentSource // an embedded memdoctor agent (watch); nil when none
@@ -68,7 +69,7 @@ func (r *recorder) target() (pid int, pprof *scrape.Client) {
 func (r *recorder) setPprof(c *scrape.Client) {
 	r.mu.Lock()
 	r.pprof = c
-	r.status.Pprof = c != nil
+	r.status.Profiles = r.status.Profiles || c != nil
 	r.mu.Unlock()
 	if c != nil {
 		r.note(func(m *session.Manifest) { m.Target.PprofURL = c.BaseURL() })
@@ -128,6 +129,9 @@ func (r *recorder) sampleOnce() {
 		case err != nil:
 			r.log.Debug("proc sample failed", "pid", pid, "err", err)
 		default:
+			if r.root != 0 {
+				addTree(r.cfg.FS, r.root, &smp)
+			}
 			if err := r.w.AppendSample(smp); err != nil {
 				r.writeFailed(err)
 			}

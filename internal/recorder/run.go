@@ -69,6 +69,7 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
 
+	r.root = cmd.Process.Pid
 	tw := newTreeWatcher(cfg.FS, cmd.Process.Pid, r.start)
 	notGo := make(chan error, 1)
 	disc := &runDiscovery{r: r, tw: tw, notGo: notGo, root: cmd.Process.Pid}

@@ -42,6 +42,7 @@ func Watch(ctx context.Context, cfg Config, rawURL string) (Result, error) {
 		r.setPprof(tg.pprof)
 	}
 	r.agent = tg.agent
+	r.status.Profiles = r.status.Profiles || tg.agent != nil
 	for _, n := range tg.notes {
 		r.addNote("%s", n)
 	}
