@@ -10,36 +10,13 @@ import (
 // sampleProc reads the target's memory from /proc and its cgroup. A missing smaps_rollup or
 // cgroup is not an error (older kernels, other namespaces): those parts stay empty.
 func sampleProc(fs procfs.FS, pid int, now time.Time) (session.Sample, error) {
-	st, err := fs.Status(pid)
-	if err != nil {
+	smp := session.Sample{Time: now.UTC(), Proc: &session.Proc{}}
+	if err := session.ReadProc(fs, pid, smp.Proc); err != nil {
 		return session.Sample{}, err
 	}
-	p := &session.Proc{
-		PID:           pid,
-		RSSBytes:      st.VmRSS,
-		RSSAnonBytes:  st.RssAnon,
-		RSSFileBytes:  st.RssFile,
-		RSSShmemBytes: st.RssShmem,
-		HWMBytes:      st.VmHWM,
-		Threads:       st.Threads,
-	}
-	if ro, err := fs.SmapsRollup(pid); err == nil {
-		p.LazyFreeBytes = ro.LazyFree
-	}
-	if s, err := fs.Stat(pid); err == nil {
-		p.CPUSeconds = (s.UTime + s.STime).Seconds()
-	}
-	smp := session.Sample{Time: now.UTC(), Proc: p}
-	if cg, err := fs.Cgroup(pid); err == nil {
-		smp.Cgroup = &session.Cgroup{
-			Version:         cg.Version,
-			LimitBytes:      cg.LimitBytes,
-			UsageBytes:      cg.UsageBytes,
-			WorkingSetBytes: cg.WorkingSetBytes,
-			AnonBytes:       cg.AnonBytes,
-			FileBytes:       cg.FileBytes,
-			OOMKills:        cg.OOMKills,
-		}
+	var cg session.Cgroup
+	if session.ReadCgroup(fs, pid, &cg) == nil {
+		smp.Cgroup = &cg
 	}
 	return smp, nil
 }
