@@ -31,24 +31,11 @@ func gcOverhead(in *Input) []Finding {
 	if cores < gcMinCores || !(sum.GCPerSecond >= gcMinRate && sum.GCCPUFraction >= gcMinCPU || sum.GCCPUFraction >= gcAloneCPU) {
 		return nil
 	}
-	live := in.medianLive()
-	alloc := sum.AllocBytesPerSecond
-	if alloc <= 0 {
-		alloc = in.gctraceAllocRate()
-	}
-	if live <= 0 || alloc <= 0 {
+	m, ok := in.gcModel(sum)
+	if !ok {
 		in.notef("gc-overhead: the GC runs %.1f/s but the live heap or the allocation rate is unknown: no advice", sum.GCPerSecond)
 		return nil
 	}
-	scan, nonHeap, outside := in.pacerInputs()
-	gogcNow := in.currentGOGC()
-	now := pacer{live: live, scan: scan, gogc: gogcNow, limit: in.currentLimit(), nonHeap: nonHeap}
-	modelNow := now.gcRate(alloc)
-	k := 1.0 // calibration: measured over modelled
-	if modelNow > 0 && !math.IsInf(modelNow, 0) {
-		k = math.Min(math.Max(sum.GCPerSecond/modelNow, 0.5), 2)
-	}
-
 	f := Finding{
 		Kind:     KindGCOverhead,
 		Severity: Info,
@@ -57,80 +44,125 @@ func gcOverhead(in *Input) []Finding {
 			"gc_cpu_fraction":           sum.GCCPUFraction,
 			"gc_cpu_cores":              cores,
 			"gc_assist_fraction":        sum.GCAssistFraction,
-			"alloc_bytes_per_second":    alloc,
-			"live_heap_bytes":           live,
-			"scan_stacks_globals_bytes": scan,
-			"gogc_current":              gogcNow,
-			"model_gc_per_second_now":   modelNow,
-			"model_heap_goal_bytes_now": now.goal(),
+			"alloc_bytes_per_second":    m.alloc,
+			"live_heap_bytes":           m.now.live,
+			"scan_stacks_globals_bytes": m.now.scan,
+			"gogc_current":              m.now.gogc,
+			"model_gc_per_second_now":   m.rateNow,
+			"model_heap_goal_bytes_now": m.now.goal(),
 		},
 		Start: in.Start, End: in.End,
 	}
 	if sum.GCCPUFraction >= gcWarnCPU || sum.GCAssistFraction >= 0.25 && sum.GCPerSecond >= gcMinRate {
 		f.Severity = Warning
 	}
+	rec, fits := m.recommend(sum, in.Budget)
+	if !fits {
+		f.Severity = Info
+		f.Title = fmt.Sprintf("the GC runs %.1f times per second because memory is tight", sum.GCPerSecond)
+		f.Detail = fmt.Sprintf("The GC uses %s of the CPU, but the live heap (%s) leaves little room under the memory budget (%s): "+
+			"raising GOGC would not fit. Cut the allocation rate (%s/s) instead: see the allocation hotspots.",
+			pct(sum.GCCPUFraction), bytesStr(m.now.live), bytesStr(float64(in.Budget)), bytesStr(m.alloc))
+		return []Finding{f}
+	}
+	m.explain(&f, sum, rec, in.Budget)
+	return []Finding{f}
+}
 
-	// The recommendation: enough room above the live heap for the target rate, capped by a
-	// memory limit that keeps RSS within the budget.
-	target := math.Min(gcTargetRate, gcTargetShare*sum.GCPerSecond)
-	room := alloc / target
-	if in.Budget == 0 {
+// gcModel is the pacer as measured, calibrated against the measured GC rate.
+type gcModel struct {
+	now       pacer
+	alloc     float64 // bytes per second
+	outside   float64 // resident memory outside Go (non-Go, files)
+	rateNow   float64 // GC cycles per second the model predicts for the current settings
+	calibrate float64 // measured over modelled, within [0.5, 2]
+}
+
+func (in *Input) gcModel(sum Summary) (gcModel, bool) {
+	live := in.medianLive()
+	alloc := sum.AllocBytesPerSecond
+	if alloc <= 0 {
+		alloc = in.gctraceAllocRate()
+	}
+	if live <= 0 || alloc <= 0 {
+		return gcModel{}, false
+	}
+	scan, nonHeap, outside := in.pacerInputs()
+	m := gcModel{
+		now:   pacer{live: live, scan: scan, gogc: in.currentGOGC(), limit: in.currentLimit(), nonHeap: nonHeap},
+		alloc: alloc, outside: outside, calibrate: 1,
+	}
+	m.rateNow = m.now.gcRate(alloc)
+	if m.rateNow > 0 && !math.IsInf(m.rateNow, 0) {
+		m.calibrate = math.Min(math.Max(sum.GCPerSecond/m.rateNow, 0.5), 2)
+	}
+	return m, true
+}
+
+// recommend picks settings with enough room above the live heap for the target GC rate,
+// capped by a memory limit that keeps RSS within the budget. fits is false when the budget
+// leaves no such room.
+func (m gcModel) recommend(sum Summary, budget uint64) (rec pacer, fits bool) {
+	live, nonHeap := m.now.live, m.now.nonHeap
+	room := m.alloc / math.Min(gcTargetRate, gcTargetShare*sum.GCPerSecond)
+	if budget == 0 {
 		// No budget: do not let the advice multiply memory use; grow at most to four times
 		// today's peak resident memory (or 64 MiB).
-		room = math.Min(room, math.Max(4*float64(sum.RSSPeakBytes), 64<<20)-live-nonHeap-outside)
+		room = math.Min(room, math.Max(4*float64(sum.RSSPeakBytes), 64<<20)-live-nonHeap-m.outside)
 	}
-	rec := pacer{live: live, scan: scan, nonHeap: nonHeap, gogc: math.Min(now.gogcFor(room), gcMaxGOGC)}
-	if in.Budget > 0 {
-		rec.limit = math.Floor((gcBudgetUse*float64(in.Budget)-outside)/(1<<20)) * (1 << 20)
+	rec = pacer{live: live, scan: m.now.scan, nonHeap: nonHeap, gogc: math.Min(m.now.gogcFor(room), gcMaxGOGC)}
+	if budget > 0 {
+		rec.limit = math.Floor((gcBudgetUse*float64(budget)-m.outside)/(1<<20)) * (1 << 20)
 		if rec.limit < 1.5*(live+nonHeap) {
-			f.Severity = Info
-			f.Title = fmt.Sprintf("the GC runs %.1f times per second because memory is tight", sum.GCPerSecond)
-			f.Detail = fmt.Sprintf("The GC uses %s of the CPU, but the live heap (%s) leaves little room under the memory budget (%s): "+
-				"raising GOGC would not fit. Cut the allocation rate (%s/s) instead: see the allocation hotspots.",
-				pct(sum.GCCPUFraction), bytesStr(live), bytesStr(float64(in.Budget)), bytesStr(alloc))
-			return []Finding{f}
+			return rec, false
 		}
 		rec.gogc = math.Min(rec.gogc, rec.gogcFor(rec.goal()-live)) // no point beyond the limit
 	}
 	rec.gogc = math.Max(100, roundDown(rec.gogc, 50))
-	if gogcNow > rec.gogc {
-		rec.gogc = gogcNow
+	if m.now.gogc > rec.gogc {
+		rec.gogc = m.now.gogc
 	}
-	after := rec.gcRate(alloc) * k
+	return rec, true
+}
+
+// explain fills the finding's advice_env, predictions and text for a recommendation.
+func (m gcModel) explain(f *Finding, sum Summary, rec pacer, budget uint64) {
+	live := m.now.live
+	after := rec.gcRate(m.alloc) * m.calibrate
 	goalAfter := rec.goal()
+	rssAfter := goalAfter + rec.nonHeap + m.outside
 	f.AdviceEnv = map[string]string{"GOGC": strconv.Itoa(int(rec.gogc))}
 	f.Evidence["gogc_recommended"] = rec.gogc
-	f.Evidence["predicted_gc_per_second_before"] = modelNow * k
+	f.Evidence["predicted_gc_per_second_before"] = m.rateNow * m.calibrate
 	f.Evidence["predicted_gc_per_second_after"] = after
-	f.Evidence["predicted_heap_peak_bytes_before"] = now.goal()
+	f.Evidence["predicted_heap_peak_bytes_before"] = m.now.goal()
 	f.Evidence["predicted_heap_peak_bytes_after"] = goalAfter
-	f.Evidence["predicted_rss_peak_bytes_after"] = goalAfter + nonHeap + outside
-	f.Evidence["model_calibration_ratio"] = k
+	f.Evidence["predicted_rss_peak_bytes_after"] = rssAfter
+	f.Evidence["model_calibration_ratio"] = m.calibrate
 	if rec.limit > 0 {
 		f.AdviceEnv["GOMEMLIMIT"] = mib(rec.limit)
 		f.Evidence["gomemlimit_bytes_recommended"] = rec.limit
-		f.Evidence["memory_budget_bytes"] = float64(in.Budget)
+		f.Evidence["memory_budget_bytes"] = float64(budget)
 	}
-	drop := 1 - after/math.Max(sum.GCPerSecond, 1e-9)
+	env := envString(f.AdviceEnv)
 	f.Title = fmt.Sprintf("the GC runs %.1f times per second on a %s live heap, using %s of the CPU", sum.GCPerSecond, bytesStr(live), pct(sum.GCCPUFraction))
 	f.Detail = fmt.Sprintf("The program allocates %s/s and the GC goal leaves only %s of room above the live heap, so the GC runs every %s. "+
 		"The pacer model (goal = live + (live + stacks + globals) x GOGC/100; cycles/s = allocation rate / (goal - live)) predicts %.1f/s now, measured %.1f/s. ",
-		bytesStr(alloc), bytesStr(now.goal()-live), humanDuration(1/sum.GCPerSecond), modelNow, sum.GCPerSecond)
+		bytesStr(m.alloc), bytesStr(m.now.goal()-live), humanDuration(1/sum.GCPerSecond), m.rateNow, sum.GCPerSecond)
 	if sum.GCAssistFraction > 0 {
 		f.Detail += fmt.Sprintf("%s of the GC's CPU is mark assists taken from allocating goroutines: that is request latency. ", pct(sum.GCAssistFraction))
 	}
 	f.Detail += fmt.Sprintf("With %s the GC should run about %.2f/s (%s fewer cycles) with a heap of at most about %s.",
-		envString(f.AdviceEnv), after, pct(drop), bytesStr(goalAfter))
+		env, after, pct(1-after/math.Max(sum.GCPerSecond, 1e-9)), bytesStr(goalAfter))
 	f.Advice = append(f.Advice, fmt.Sprintf("Run with %s: the heap may grow to about %s (RSS about %s) and the GC runs about %.2f times per second instead of %.1f.",
-		envString(f.AdviceEnv), bytesStr(goalAfter), bytesStr(goalAfter+nonHeap+outside), after, sum.GCPerSecond))
+		env, bytesStr(goalAfter), bytesStr(rssAfter), after, sum.GCPerSecond))
 	if rec.limit > 0 {
 		f.Advice = append(f.Advice, fmt.Sprintf("GOMEMLIMIT=%s leaves %s of the %s budget for memory outside the Go heap and headroom; it is the modern replacement for a heap ballast: the GC lets the heap grow to it and works harder only near it.",
-			mib(rec.limit), bytesStr(float64(in.Budget)-rec.limit), bytesStr(float64(in.Budget))))
+			mib(rec.limit), bytesStr(float64(budget)-rec.limit), bytesStr(float64(budget))))
 	} else {
 		f.Advice = append(f.Advice, "No memory budget is known (no --memory-budget, no cgroup limit): pass --memory-budget to get a GOMEMLIMIT that caps the heap safely; GOGC alone lets the heap grow with the live heap.")
 	}
 	f.Advice = append(f.Advice, "Allocating less lowers GC work in proportion: see the allocation hotspots.")
-	return []Finding{f}
 }
 
 // medianLive is the live heap's median over the window. gctrace truncates to whole MiB, so a

@@ -72,40 +72,47 @@ func goroutineLeak(in *Input) []Finding {
 	if perMin > 1000 {
 		f.Severity = Critical
 	}
-	refs := in.Session.ProfilesOf(session.KindGoroutine, true)
-	if len(refs) >= 2 {
-		old, new := refs[0], refs[len(refs)-1]
-		groups, err := in.growingGroups(old, new)
-		if err != nil {
-			in.notef("goroutine-leak: %v", err)
-		}
-		var total int
-		for _, g := range groups {
-			total += g.delta
-		}
-		for i, g := range groups {
-			c := Culprit{
-				Function: g.Culprit.Function, File: g.Culprit.File, Line: g.Culprit.Line,
-				Count: int64(g.delta), Share: float64(g.delta) / math.Max(float64(total), 1),
-				Stack: g.Stack, Own: g.Culprit.Own,
-			}
-			f.Culprits = append(f.Culprits, c)
-			if i == 0 {
-				f.Title = fmt.Sprintf("goroutines pile up (%+.0f/min): %d more blocked in %s in %s", perMin, g.delta, waitState(g.GoroutineGroup), g.Blocking)
-				f.Detail += fmt.Sprintf(" The largest growing group: %d goroutines blocked in %s at %s, started by %s.",
-					g.delta, waitState(g.GoroutineGroup), g.Blocking, g.CreatedBy)
-			}
-		}
-		f.Culprits = keepCulprits(f.Culprits, 5)
-		f.Profiles = profileNames(old, new)
-		f.Advice = append(f.Advice, "Compare the goroutine snapshots: "+
-			fmt.Sprintf("go tool pprof -diff_base %s %s", old.Path, new.Path))
-		if len(groups) > 0 {
-			f.Advice = append(f.Advice, goroutineAdvice(groups[0].GoroutineGroup)...)
-		}
-	}
+	in.blameGoroutines(&f, perMin)
 	f.Advice = append(f.Advice, "Give every goroutine a way out: a context it watches, a buffered or closed channel for its result, and Close on every response body (defer resp.Body.Close() right after the error check).")
 	return []Finding{f}
+}
+
+// blameGoroutines names the goroutine groups that grew between the first and last goroutine
+// snapshots, and gives advice for the largest.
+func (in *Input) blameGoroutines(f *Finding, perMin float64) {
+	refs := in.Session.ProfilesOf(session.KindGoroutine, true)
+	if len(refs) < 2 {
+		return
+	}
+	old, new := refs[0], refs[len(refs)-1]
+	groups, err := in.growingGroups(old, new)
+	if err != nil {
+		in.notef("goroutine-leak: %v", err)
+	}
+	var total int
+	for _, g := range groups {
+		total += g.delta
+	}
+	for i, g := range groups {
+		c := Culprit{
+			Function: g.Culprit.Function, File: g.Culprit.File, Line: g.Culprit.Line,
+			Count: int64(g.delta), Share: float64(g.delta) / math.Max(float64(total), 1),
+			Stack: g.Stack, Own: g.Culprit.Own,
+		}
+		f.Culprits = append(f.Culprits, c)
+		if i == 0 {
+			f.Title = fmt.Sprintf("goroutines pile up (%+.0f/min): %d more blocked in %s in %s", perMin, g.delta, waitState(g.GoroutineGroup), g.Blocking)
+			f.Detail += fmt.Sprintf(" The largest growing group: %d goroutines blocked in %s at %s, started by %s.",
+				g.delta, waitState(g.GoroutineGroup), g.Blocking, g.CreatedBy)
+		}
+	}
+	f.Culprits = keepCulprits(f.Culprits, 5)
+	f.Profiles = profileNames(old, new)
+	f.Advice = append(f.Advice, "Compare the goroutine snapshots: "+
+		fmt.Sprintf("go tool pprof -diff_base %s %s", old.Path, new.Path))
+	if len(groups) > 0 {
+		f.Advice = append(f.Advice, goroutineAdvice(groups[0].GoroutineGroup)...)
+	}
 }
 
 type groupDelta struct {

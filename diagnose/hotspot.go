@@ -45,7 +45,6 @@ func allocationHotspot(in *Input) []Finding {
 		in.notef("allocation-hotspot: %v", err)
 		return nil
 	}
-	objects, _ := in.heapDiff(old, new, "alloc_objects")
 	sum := in.Summary()
 	rate := float64(space.Growth) / dt
 	gcCPU := sum.GCCPUFraction
@@ -53,15 +52,7 @@ func allocationHotspot(in *Input) []Finding {
 	if rate < hotMinRate && !(gcCosts && gcCPU >= hotMinGCCPU) {
 		return nil
 	}
-	var cs []Culprit
-	for _, d := range space.ByFunction {
-		share := float64(d.Delta) / math.Max(float64(space.Growth), 1)
-		if d.Delta <= 0 || len(cs) == 5 || len(cs) > 0 && share < hotMinShare/3 {
-			break
-		}
-		cs = append(cs, culpritFromDelta(d, space.Unit, share))
-	}
-	cs = keepCulprits(cs, 5)
+	cs := hotspotCulprits(space)
 	if len(cs) == 0 || cs[0].Share < hotMinShare {
 		return nil
 	}
@@ -79,19 +70,9 @@ func allocationHotspot(in *Input) []Finding {
 		},
 		Start: old.Time, End: new.Time,
 		Profiles: profileNames(old, new),
+		Culprits: cs,
 	}
-	var topObjects int64
-	if objects != nil && objects.Growth > 0 {
-		f.Evidence["alloc_objects_per_second"] = float64(objects.Growth) / dt
-		for _, d := range objects.ByFunction {
-			if d.Site.Function == top.Function {
-				topObjects = d.Delta
-				f.Evidence["top_site_objects_share"] = float64(d.Delta) / float64(objects.Growth)
-				f.Evidence["top_site_object_size_bytes"] = float64(top.Bytes) / float64(max(d.Delta, 1))
-				break
-			}
-		}
-	}
+	topObjects := in.objectEvidence(&f, old, new, dt)
 	// Patterns, weighted by the bytes each site allocates through them.
 	pats := in.sitePatterns(new, cs)
 	if len(pats[top.Function]) == 0 && topObjects > 0 && top.Bytes/topObjects <= smallObject {
@@ -109,28 +90,66 @@ func allocationHotspot(in *Input) []Finding {
 		f.Severity = Warning
 	}
 	name := "allocates the most"
-	if ps := pats[top.Function]; len(ps) > 0 {
-		name = ps[0].name
+	if known {
+		name = pats[top.Function][0].name
 	}
 	f.Title = fmt.Sprintf("%s: %s allocates %s of all bytes (%s/s)", name, top.Function, pct(top.Share), bytesStr(float64(top.Bytes)/dt))
 	f.Detail = fmt.Sprintf("Between the first and last heap snapshots the program allocated %s/s; the GC ran %.1f times per second and used %s of the CPU. "+
 		"Every allocated byte is work for the GC: cutting the top sites cuts GC frequency and its CPU in proportion.",
 		bytesStr(rate), sum.GCPerSecond, pct(gcCPU))
+	f.Advice = hotspotAdvice(cs, pats)
+	f.Advice = append(f.Advice, "Dig into the lines: "+fmt.Sprintf("go tool pprof -sample_index=alloc_space -list '%s' %s", regexp.QuoteMeta(top.Function), new.Path))
+	return []Finding{f}
+}
+
+// hotspotCulprits are the sites that allocate the most, down to a third of the minimum share.
+func hotspotCulprits(space *culprit.DiffResult) []Culprit {
+	var cs []Culprit
+	for _, d := range space.ByFunction {
+		share := float64(d.Delta) / math.Max(float64(space.Growth), 1)
+		if d.Delta <= 0 || len(cs) == 5 || len(cs) > 0 && share < hotMinShare/3 {
+			break
+		}
+		cs = append(cs, culpritFromDelta(d, space.Unit, share))
+	}
+	return keepCulprits(cs, 5)
+}
+
+// objectEvidence adds the object counts to a hotspot finding and returns the number of
+// objects its top site allocated between the snapshots (0 when unknown).
+func (in *Input) objectEvidence(f *Finding, old, new session.ProfileRef, dt float64) int64 {
+	objects, err := in.heapDiff(old, new, "alloc_objects")
+	if err != nil || objects.Growth <= 0 {
+		return 0
+	}
+	top := f.Culprits[0]
+	f.Evidence["alloc_objects_per_second"] = float64(objects.Growth) / dt
+	for _, d := range objects.ByFunction {
+		if d.Site.Function == top.Function {
+			f.Evidence["top_site_objects_share"] = float64(d.Delta) / float64(objects.Growth)
+			f.Evidence["top_site_object_size_bytes"] = float64(top.Bytes) / float64(max(d.Delta, 1))
+			return d.Delta
+		}
+	}
+	return 0
+}
+
+// hotspotAdvice gives each pattern's advice once, naming the first culprit that shows it.
+func hotspotAdvice(cs []Culprit, pats map[string][]pattern) []string {
+	var out []string
 	seen := map[string]bool{}
 	for _, c := range cs {
 		for _, p := range pats[c.Function] {
 			if !seen[p.name] {
 				seen[p.name] = true
-				f.Advice = append(f.Advice, fmt.Sprintf("%s (%s): %s", c.Function, p.name, p.advice))
+				out = append(out, fmt.Sprintf("%s (%s): %s", c.Function, p.name, p.advice))
 			}
 		}
 	}
-	if len(f.Advice) == 0 {
-		f.Advice = append(f.Advice, fmt.Sprintf("%s allocates %s of the bytes: reuse buffers (sync.Pool), preallocate, and avoid building temporary values per call.", top.Function, pct(top.Share)))
+	if len(out) == 0 {
+		out = append(out, fmt.Sprintf("%s allocates %s of the bytes: reuse buffers (sync.Pool), preallocate, and avoid building temporary values per call.", cs[0].Function, pct(cs[0].Share)))
 	}
-	f.Advice = append(f.Advice, "Dig into the lines: "+fmt.Sprintf("go tool pprof -sample_index=alloc_space -list '%s' %s", regexp.QuoteMeta(top.Function), new.Path))
-	f.Culprits = cs
-	return []Finding{f}
+	return out
 }
 
 // sitePatterns returns, for each culprit function, the known patterns its allocating

@@ -31,10 +31,9 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	if len(cfg.Command) == 0 {
 		return Result{}, errors.New("no command to run")
 	}
-	start := time.Now()
 	w, err := session.Create(cfg.Out, session.Manifest{
 		MemdoctorVersion: cfg.Version, Mode: cfg.Mode, Command: cfg.Command,
-		Start: start.UTC(), Flags: cfg.Flags,
+		Start: time.Now().UTC(), Flags: cfg.Flags,
 	})
 	if err != nil {
 		return Result{}, err
@@ -43,7 +42,45 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	if cfg.MemoryBudget > 0 {
 		r.note(func(m *session.Manifest) { m.MemoryBudgetBytes, m.MemoryBudgetSource = cfg.MemoryBudget, "flag" })
 	}
+	p, err := startProgram(cfg, r)
+	if err != nil {
+		w.Close(session.StatusFailed, err.Error())
+		return Result{}, err
+	}
+	notGo := make(chan error, 1)
+	disc := &runDiscovery{r: r, tw: newTreeWatcher(cfg.FS, r.root, r.start), notGo: notGo, root: r.root}
+	loopCtx, stopLoops := context.WithCancel(context.Background())
+	var loops sync.WaitGroup
+	loops.Go(func() { r.sampleLoop(loopCtx, disc.step) })
+	loops.Go(func() { r.profileLoop(loopCtx) })
 
+	res, rootExited, runErr := r.awaitEnd(ctx, p, notGo)
+	if res.Status == session.StatusComplete || res.Status == session.StatusInterrupted {
+		r.finalSnapshot()
+	}
+	stopLoops()
+	loops.Wait()
+	if !rootExited {
+		res.TargetExit = stopGroup(p.cmd, p.exited, cfg.Grace, r.log)
+	}
+	waitTimeout(&p.stderr, 2*time.Second)
+	r.noteGCTrace()
+	if err := w.Close(res.Status, res.Detail); err != nil {
+		r.writeFailed(err)
+	}
+	return res, runErr
+}
+
+// program is the process memdoctor started.
+type program struct {
+	cmd    *exec.Cmd
+	exited chan error     // receives cmd.Wait's result, once
+	stderr sync.WaitGroup // the goroutine splitting the program's stderr
+}
+
+// startProgram starts cfg.Command in its own process group, with gctrace added to GODEBUG,
+// its stdout passed through and its stderr split between the terminal and the session.
+func startProgram(cfg Config, r *recorder) (*program, error) {
 	cmd := exec.Command(cfg.Command[0], cfg.Command[1:]...)
 	env := os.Environ()
 	cmd.Env = setEnv(env, "GODEBUG", WithGCTrace(getEnv(env, "GODEBUG")))
@@ -52,67 +89,54 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
-		w.Close(session.StatusFailed, err.Error())
-		return Result{}, err
+		return nil, err
 	}
 	if err := cmd.Start(); err != nil {
-		w.Close(session.StatusFailed, err.Error())
-		return Result{}, fmt.Errorf("start %s: %w", cfg.Command[0], unwrapExec(err))
+		return nil, fmt.Errorf("start %s: %w", cfg.Command[0], unwrapExec(err))
 	}
-	r.start = time.Now()
-	var split sync.WaitGroup
-	split.Go(func() {
+	r.start, r.root = time.Now(), cmd.Process.Pid
+	p := &program{cmd: cmd, exited: make(chan error, 1)}
+	p.stderr.Go(func() {
 		if err := splitStderr(stderr, cfg.Stderr, cfg.ShowGCTrace, r.gc); err != nil {
 			r.log.Debug("reading the program's stderr", "err", err)
 		}
 	})
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
+	go func() { p.exited <- cmd.Wait() }()
+	return p, nil
+}
 
-	r.root = cmd.Process.Pid
-	tw := newTreeWatcher(cfg.FS, cmd.Process.Pid, r.start)
-	notGo := make(chan error, 1)
-	disc := &runDiscovery{r: r, tw: tw, notGo: notGo, root: cmd.Process.Pid}
-
-	loopCtx, stopLoops := context.WithCancel(context.Background())
-	var loops sync.WaitGroup
-	loops.Go(func() { r.sampleLoop(loopCtx, disc.step) })
-	loops.Go(func() { r.profileLoop(loopCtx) })
-
+// awaitEnd waits for what ends the recording: the program's exit, the target's, the user,
+// the duration, or a target that is not a Go program.
+func (r *recorder) awaitEnd(ctx context.Context, p *program, notGo <-chan error) (res Result, rootExited bool, err error) {
 	var timeout <-chan time.Time
-	if cfg.Duration > 0 {
-		timer := time.NewTimer(cfg.Duration)
+	if d := r.cfg.Duration; d > 0 {
+		timer := time.NewTimer(d)
 		defer timer.Stop()
 		timeout = timer.C
 	}
-	res := Result{Dir: cfg.Out, TargetExit: -1}
-	var runErr error
-	rootExited := false
+	res = Result{Dir: r.cfg.Out, TargetExit: -1}
 	select {
-	case err := <-exited:
+	case werr := <-p.exited:
 		rootExited = true
-		res.Status, res.Detail = session.StatusTargetExited, exitDetail(err)
-		res.TargetExit = exitCode(err)
-		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) // leftovers of the group, if any
+		res.Status, res.Detail = session.StatusTargetExited, exitDetail(werr)
+		res.TargetExit = exitCode(werr)
+		syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL) // leftovers of the group, if any
 	case <-r.gone:
 		pid, _ := r.target()
 		res.Status, res.Detail = session.StatusTargetExited, fmt.Sprintf("the target (pid %d) exited", pid)
 	case <-ctx.Done():
 		res.Status, res.Detail = session.StatusInterrupted, "stopped by the user"
 	case <-timeout:
-		res.Status, res.Detail = session.StatusComplete, fmt.Sprintf("ran for %s", cfg.Duration)
-	case err := <-notGo:
-		res.Status, res.Detail, runErr = session.StatusFailed, err.Error(), err
+		res.Status, res.Detail = session.StatusComplete, fmt.Sprintf("ran for %s", r.cfg.Duration)
+	case err = <-notGo:
+		res.Status, res.Detail = session.StatusFailed, err.Error()
 	}
-	if res.Status == session.StatusComplete || res.Status == session.StatusInterrupted {
-		r.finalSnapshot()
-	}
-	stopLoops()
-	loops.Wait()
-	if !rootExited {
-		res.TargetExit = stopGroup(cmd, exited, cfg.Grace, r.log)
-	}
-	waitTimeout(&split, 2*time.Second)
+	return res, rootExited, err
+}
+
+// noteGCTrace records in the manifest the origin of the target's gctrace clock and what was
+// left out.
+func (r *recorder) noteGCTrace() {
 	gs := r.gc.stats(time.Now())
 	r.note(func(m *session.Manifest) {
 		if !gs.Base.IsZero() {
@@ -125,10 +149,6 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 			m.Notes = append(m.Notes, fmt.Sprintf("%d gctrace line(s) could not be attributed to the target", gs.Lost))
 		}
 	})
-	if err := w.Close(res.Status, res.Detail); err != nil {
-		r.writeFailed(err)
-	}
-	return res, runErr
 }
 
 // finalSnapshot takes one last round of profiles before the target is stopped, so the
@@ -237,7 +257,7 @@ func (d *runDiscovery) lock(p procInfo) {
 
 // stopGroup stops the program's process group: SIGINT, then SIGKILL after the grace period.
 // It returns the program's exit code (-1 when killed).
-func stopGroup(cmd *exec.Cmd, exited chan error, grace time.Duration, log interface{ Info(string, ...any) }) int {
+func stopGroup(cmd *exec.Cmd, exited <-chan error, grace time.Duration, log interface{ Info(string, ...any) }) int {
 	pgid := cmd.Process.Pid
 	syscall.Kill(-pgid, syscall.SIGINT)
 	select {

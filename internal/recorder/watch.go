@@ -49,30 +49,7 @@ func Watch(ctx context.Context, cfg Config, rawURL string) (Result, error) {
 	if cfg.MemoryBudget > 0 {
 		r.note(func(m *session.Manifest) { m.MemoryBudgetBytes, m.MemoryBudgetSource = cfg.MemoryBudget, "flag" })
 	}
-	if pid, err := localPID(cfg.FS, tg.baseURL()); err != nil {
-		r.addNote("no /proc figures from memdoctor itself (RSS, non-Go memory, cgroup): %v", err)
-	} else if p, err := inspect(cfg.FS, pid, 0, 0); err != nil {
-		r.addNote("no /proc figures from memdoctor itself: process %d: %v", pid, err)
-	} else {
-		r.mu.Lock()
-		r.pid, r.targetName = pid, p.Name
-		r.mu.Unlock()
-		t := targetInfo(cfg.FS, p)
-		tg.describe(&t)
-		var budget uint64
-		if cfg.MemoryBudget == 0 {
-			if cg, err := cfg.FS.Cgroup(pid); err == nil {
-				budget = cg.LimitBytes
-			}
-		}
-		r.note(func(m *session.Manifest) {
-			m.Target = t
-			if budget > 0 {
-				m.MemoryBudgetBytes, m.MemoryBudgetSource = budget, "cgroup"
-			}
-		})
-		r.log.Info("found the service's process", "pid", pid, "exe", p.Exe, "go", p.GoVersion)
-	}
+	r.findLocalProcess(tg)
 
 	loopCtx, stopLoops := context.WithCancel(context.Background())
 	var loops sync.WaitGroup
@@ -84,23 +61,7 @@ func Watch(ctx context.Context, cfg Config, rawURL string) (Result, error) {
 	if tg.pprof != nil {
 		loops.Go(func() { r.profileLoop(loopCtx) })
 	}
-	var timeout <-chan time.Time
-	if cfg.Duration > 0 {
-		timer := time.NewTimer(cfg.Duration)
-		defer timer.Stop()
-		timeout = timer.C
-	}
-	res := Result{Dir: cfg.Out, TargetExit: -1}
-	select {
-	case <-ctx.Done():
-		res.Status, res.Detail = session.StatusInterrupted, "stopped by the user"
-	case <-timeout:
-		res.Status, res.Detail = session.StatusComplete, fmt.Sprintf("watched for %s", cfg.Duration)
-	case <-r.gone:
-		res.Status, res.Detail = session.StatusTargetExited, "the service's process exited"
-	case <-r.unreachable:
-		res.Status, res.Detail = session.StatusTargetExited, fmt.Sprintf("the service stopped answering at %s", tg.baseURL())
-	}
+	res := r.awaitWatchEnd(ctx, tg.baseURL())
 	stopLoops()
 	loops.Wait()
 	if res.Status == session.StatusComplete || res.Status == session.StatusInterrupted {
@@ -220,6 +181,59 @@ func probeAgent(ctx context.Context, rawURL string, timeout time.Duration, opts 
 		return nil, err
 	}
 	return newAgentSource(ac, info), nil
+}
+
+// findLocalProcess finds the service's process when it runs on this machine, so that its
+// /proc and cgroup are sampled too, and records it in the manifest; it notes why not
+// otherwise.
+func (r *recorder) findLocalProcess(tg *watchTarget) {
+	if pid, err := localPID(r.cfg.FS, tg.baseURL()); err != nil {
+		r.addNote("no /proc figures from memdoctor itself (RSS, non-Go memory, cgroup): %v", err)
+	} else if p, err := inspect(r.cfg.FS, pid, 0, 0); err != nil {
+		r.addNote("no /proc figures from memdoctor itself: process %d: %v", pid, err)
+	} else {
+		r.mu.Lock()
+		r.pid, r.targetName = pid, p.Name
+		r.mu.Unlock()
+		t := targetInfo(r.cfg.FS, p)
+		tg.describe(&t)
+		var budget uint64
+		if r.cfg.MemoryBudget == 0 {
+			if cg, err := r.cfg.FS.Cgroup(pid); err == nil {
+				budget = cg.LimitBytes
+			}
+		}
+		r.note(func(m *session.Manifest) {
+			m.Target = t
+			if budget > 0 {
+				m.MemoryBudgetBytes, m.MemoryBudgetSource = budget, "cgroup"
+			}
+		})
+		r.log.Info("found the service's process", "pid", pid, "exe", p.Exe, "go", p.GoVersion)
+	}
+}
+
+// awaitWatchEnd waits for what ends a watch: the user, the duration, or the service going
+// away.
+func (r *recorder) awaitWatchEnd(ctx context.Context, base string) Result {
+	var timeout <-chan time.Time
+	if d := r.cfg.Duration; d > 0 {
+		timer := time.NewTimer(d)
+		defer timer.Stop()
+		timeout = timer.C
+	}
+	res := Result{Dir: r.cfg.Out, TargetExit: -1}
+	select {
+	case <-ctx.Done():
+		res.Status, res.Detail = session.StatusInterrupted, "stopped by the user"
+	case <-timeout:
+		res.Status, res.Detail = session.StatusComplete, fmt.Sprintf("watched for %s", r.cfg.Duration)
+	case <-r.gone:
+		res.Status, res.Detail = session.StatusTargetExited, "the service's process exited"
+	case <-r.unreachable:
+		res.Status, res.Detail = session.StatusTargetExited, fmt.Sprintf("the service stopped answering at %s", base)
+	}
+	return res
 }
 
 // localPID finds the process on this machine that listens on the URL's port. It fails, saying
