@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"os/exec"
 	"path/filepath"
@@ -28,20 +27,7 @@ func TestAgentSpikeEndToEnd(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	target := exec.CommandContext(ctx, bin)
-	stdout, err := target.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := target.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() { target.Process.Kill(); target.Wait() }()
-	line, err := bufio.NewReader(stdout).ReadString('\n')
-	if err != nil {
-		t.Fatal(err)
-	}
-	url := strings.TrimSpace(line[strings.Index(line, "http://"):])
+	target, url := startService(t, ctx, bin)
 
 	// Wait, as an operator would, until the agent has the spike's pair; watch starts after.
 	ac, err := agentclient.New(url)

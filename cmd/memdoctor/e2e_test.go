@@ -280,20 +280,7 @@ func TestGODEBUGIsKept(t *testing.T) {
 func TestWatchEndToEnd(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	target := exec.CommandContext(ctx, targetBin, "-live-mib", "32")
-	stdout, err := target.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := target.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() { target.Process.Kill(); target.Wait() }()
-	line, err := bufio.NewReader(stdout).ReadString('\n')
-	if err != nil {
-		t.Fatal(err)
-	}
-	url := strings.TrimSpace(line[strings.Index(line, "http://"):])
+	target, url := startService(t, ctx, targetBin, "-live-mib", "32")
 	dir := filepath.Join(t.TempDir(), "s")
 	res := memdoctor(t, ctx, "watch", "--duration", "8s", "--interval", "2s", "--out", dir, url)
 	if res.code != 0 {
@@ -448,4 +435,24 @@ func TestDiffRealProfiles(t *testing.T) {
 	if res.Growth < 80<<20 {
 		t.Errorf("growth %d bytes, the series grows by about 90 MB", res.Growth)
 	}
+}
+
+// startService starts a program that prints its URL ("... http://host:port/...") on its first
+// line of stdout, and returns it with that URL. The program is killed when the test ends.
+func startService(t *testing.T, ctx context.Context, bin string, args ...string) (*exec.Cmd, string) {
+	t.Helper()
+	cmd := exec.CommandContext(ctx, bin, args...)
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	if err != nil || !strings.Contains(line, "http://") {
+		t.Fatalf("%s printed no URL: %q, %v", bin, line, err)
+	}
+	return cmd, strings.TrimSpace(line[strings.Index(line, "http://"):])
 }
