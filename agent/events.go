@@ -2,7 +2,8 @@ package agent
 
 import (
 	"maps"
-	"time"
+
+	"github.com/memdoctor/memdoctor/agent/wire"
 
 	"github.com/memdoctor/memdoctor/session"
 )
@@ -19,28 +20,10 @@ const (
 )
 
 // Event is one firing of a trigger, with the profiles kept around it.
-type Event struct {
-	ID      uint64    `json:"id"`
-	Time    time.Time `json:"time"`
-	Trigger string    `json:"trigger"`
-	Detail  string    `json:"detail"`
-	// Values are the figures that fired the trigger; each name carries its unit.
-	Values map[string]float64 `json:"values,omitempty"`
-	// SpikeStart is the agent's estimate of when the rise began: the "before" profiles were
-	// taken at or before it when the agent still had one that old.
-	SpikeStart time.Time `json:"spike_start"`
-	// Before and After name the heap profiles kept around the event: the newest periodic
-	// snapshot from before the rise, and one taken at the event.
-	Before string `json:"before"`
-	After  string `json:"after"`
-	// BeforeGoroutine and AfterGoroutine are the goroutine profiles taken with them.
-	BeforeGoroutine string `json:"before_goroutine,omitempty"`
-	AfterGoroutine  string `json:"after_goroutine,omitempty"`
-	// Trace names the flight-recorder snapshot taken after the event ("" when none).
-	Trace string `json:"trace"`
-}
+type Event = wire.Event
 
-func (e *Event) setName(kind string, before bool, name string) {
+// setEventName records a profile kept around e.
+func setEventName(e *Event, kind string, before bool, name string) {
 	switch {
 	case kind == session.KindHeap && before:
 		e.Before = name
@@ -53,7 +36,7 @@ func (e *Event) setName(kind string, before bool, name string) {
 	}
 }
 
-func (e Event) clone() Event {
+func cloneEvent(e Event) Event {
 	e.Values = maps.Clone(e.Values)
 	return e
 }

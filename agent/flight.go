@@ -7,16 +7,12 @@ import (
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/memdoctor/memdoctor/agent/wire"
 )
 
-// TraceInfo describes one kept flight-recorder snapshot.
-type TraceInfo struct {
-	Name string    `json:"name"` // e.g. "trace-20261122T064512.345Z-heap-jump.trace"
-	Time time.Time `json:"time"`
-	Size int       `json:"size"`
-	// Events are the IDs of the events the snapshot covers.
-	Events []uint64 `json:"events"`
-}
+// TraceInfo describes one flight-recorder snapshot: an entry of GET /debug/memdoctor/traces.
+type TraceInfo = wire.TraceInfo
 
 // flight keeps a runtime/trace flight recorder running and the last few snapshots of it.
 type flight struct {

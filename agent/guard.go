@@ -1,60 +1,24 @@
 package agent
 
 import (
-	"encoding"
-	"fmt"
 	"sync"
 	"time"
+
+	"github.com/memdoctor/memdoctor/agent/wire"
 )
 
-// PressureLevel says how close the service is to its memory budget.
-type PressureLevel int
+// PressureLevel is how close the process is to its memory budget.
+type PressureLevel = wire.PressureLevel
 
 // The pressure levels.
 const (
-	PressureNormal   PressureLevel = iota // below the high threshold
-	PressureHigh                          // at or above the high threshold (default 80%): shed optional work
-	PressureCritical                      // at or above the critical threshold (default 95%): refuse work
+	PressureNormal   = wire.PressureNormal   // below the high threshold
+	PressureHigh     = wire.PressureHigh     // at or above the high threshold (default 80%): shed optional work
+	PressureCritical = wire.PressureCritical // at or above the critical threshold (default 95%): refuse work
 )
 
-var levelNames = [...]string{"normal", "high", "critical"}
-
-func (l PressureLevel) String() string {
-	if l >= 0 && int(l) < len(levelNames) {
-		return levelNames[l]
-	}
-	return fmt.Sprintf("PressureLevel(%d)", int(l))
-}
-
-// MarshalText encodes the level as its name.
-func (l PressureLevel) MarshalText() ([]byte, error) { return []byte(l.String()), nil }
-
-// UnmarshalText decodes a level name.
-func (l *PressureLevel) UnmarshalText(b []byte) error {
-	for i, n := range levelNames {
-		if string(b) == n {
-			*l = PressureLevel(i)
-			return nil
-		}
-	}
-	return fmt.Errorf("unknown pressure level %q", b)
-}
-
-var (
-	_ encoding.TextMarshaler   = PressureLevel(0)
-	_ encoding.TextUnmarshaler = (*PressureLevel)(nil)
-)
-
-// Pressure is the guard's reading of memory use against the budget.
-type Pressure struct {
-	Level PressureLevel `json:"level"`
-	Time  time.Time     `json:"time,omitzero"`
-	// UsedBytes is the process's RSS (without /proc: the Go runtime's resident upper bound,
-	// /memory/classes/total minus heap/released).
-	UsedBytes   uint64  `json:"used_bytes"`
-	BudgetBytes uint64  `json:"budget_bytes"` // 0 = no budget: the level stays normal
-	Fraction    float64 `json:"fraction"`     // UsedBytes / BudgetBytes
-}
+// Pressure is the process's memory use against its budget, and the level it puts it at.
+type Pressure = wire.Pressure
 
 // hysteresis is how far below a threshold (as a fraction of the budget) usage must fall for
 // its level to be left.

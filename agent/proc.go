@@ -4,13 +4,14 @@ import (
 	"errors"
 
 	"github.com/memdoctor/memdoctor/collect/procfs"
+	"github.com/memdoctor/memdoctor/collect/sample"
 	"github.com/memdoctor/memdoctor/session"
 )
 
 // readProc fills p from /proc/self (status, smaps_rollup, stat); false when /proc cannot be
 // read (not Linux, or hidden). A missing smaps_rollup (Linux before 4.14) leaves LazyFree 0.
 func (a *Agent) readProc(p *session.Proc) bool {
-	return session.ReadProc(a.cfg.fs, a.cfg.pid, p) == nil
+	return sample.Proc(a.cfg.fs, a.cfg.pid, p) == nil
 }
 
 // readCgroup fills c from the process's memory cgroup; false when there is none. A process
@@ -19,7 +20,7 @@ func (a *Agent) readCgroup(c *session.Cgroup) bool {
 	if a.cgroupOff {
 		return false
 	}
-	if err := session.ReadCgroup(a.cfg.fs, a.cfg.pid, c); err != nil {
+	if err := sample.Cgroup(a.cfg.fs, a.cfg.pid, c); err != nil {
 		if errors.Is(err, procfs.ErrNoMemoryCgroup) || errors.Is(err, errors.ErrUnsupported) {
 			a.cgroupOff = true
 		}

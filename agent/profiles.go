@@ -6,21 +6,12 @@ import (
 	"sync"
 	"time"
 
+	"github.com/memdoctor/memdoctor/agent/wire"
 	"github.com/memdoctor/memdoctor/session"
 )
 
-// ProfileInfo describes one profile the agent holds.
-type ProfileInfo struct {
-	// Name is the profile's name in the agent and the file name a session stores it under,
-	// e.g. "heap-20261122T064512.345Z-before-heap-jump.pb.gz".
-	Name string    `json:"name"`
-	Kind string    `json:"kind"` // "heap" or "goroutine"
-	Time time.Time `json:"time"` // when it was taken
-	// Label is "" for periodic snapshots, "before-<trigger>" or "after-<trigger>" for the
-	// pair kept around a trigger event.
-	Label string `json:"label"`
-	Size  int    `json:"size"` // bytes of gzipped proto
-}
+// ProfileInfo describes one profile the agent holds: an entry of GET /debug/memdoctor/profiles.
+type ProfileInfo = wire.ProfileInfo
 
 // blob is the bytes of one captured profile, shared by every listing that names it (a
 // periodic snapshot kept as the "before" of an event is listed twice, stored once). The bytes
@@ -191,7 +182,7 @@ func (s *profileStore) addEvent(ev Event, spikeStart time.Time) Event {
 		s.holdLocked(r.b)
 		rec := &profileRec{ProfileInfo: info(r.Kind, r.Time, "before-"+ev.Trigger, r.Size), b: r.b}
 		ke.recs = append(ke.recs, rec)
-		ev.setName(r.Kind, true, rec.Name)
+		setEventName(&ev, r.Kind, true, rec.Name)
 	}
 	ke.Event = ev
 	s.events = append(s.events, ke)
@@ -221,7 +212,7 @@ func (s *profileStore) addAfter(ids []uint64, t time.Time, profs map[string][]by
 			s.holdLocked(b)
 			rec := &profileRec{ProfileInfo: info(kind, t, "after-"+ke.Trigger, len(b.data)), b: b}
 			ke.recs = append(ke.recs, rec)
-			ke.setName(kind, false, rec.Name)
+			setEventName(&ke.Event, kind, false, rec.Name)
 		}
 	}
 	for _, b := range blobs {
@@ -274,7 +265,7 @@ func (s *profileStore) eventList() []Event {
 	defer s.mu.Unlock()
 	out := make([]Event, 0, len(s.events))
 	for _, ke := range s.events {
-		out = append(out, ke.Event.clone())
+		out = append(out, cloneEvent(ke.Event))
 	}
 	return out
 }

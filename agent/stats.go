@@ -4,40 +4,15 @@ import (
 	"runtime/debug"
 	"time"
 
+	"github.com/memdoctor/memdoctor/agent/wire"
 	"github.com/memdoctor/memdoctor/breakdown"
 )
 
 // Info describes the agent and its process: the body of GET /debug/memdoctor/.
-type Info struct {
-	Agent      string    `json:"agent"`   // always "memdoctor"
-	Version    int       `json:"version"` // of this contract: 1
-	PID        int       `json:"pid"`
-	GoVersion  string    `json:"go_version"`
-	MainModule string    `json:"main_module,omitempty"`
-	Start      time.Time `json:"start"`
-
-	SampleIntervalSeconds  float64 `json:"sample_interval_seconds"`
-	HistorySeconds         float64 `json:"history_seconds"`
-	ProfileIntervalSeconds float64 `json:"profile_interval_seconds"`
-
-	// GOMemLimitBytes is the GOMEMLIMIT in force (0 = none); GOMemLimitSource says who set
-	// it: "env", "program", "agent" or "".
-	GOMemLimitBytes  uint64 `json:"gomemlimit_bytes"`
-	GOMemLimitSource string `json:"gomemlimit_source,omitempty"`
-	// BudgetBytes is what the guard measures against (0 = none); BudgetSource is "option",
-	// "cgroup" or "".
-	BudgetBytes  uint64 `json:"budget_bytes,omitempty"`
-	BudgetSource string `json:"budget_source,omitempty"`
-
-	FlightRecorder bool      `json:"flight_recorder"`
-	Samples        int       `json:"samples"`
-	Oldest         time.Time `json:"oldest,omitzero"` // the oldest sample held
-	Pressure       Pressure  `json:"pressure"`
-	ProfileBytes   int64     `json:"profile_bytes"` // held by the profile store
-}
+type Info = wire.Info
 
 // Version of the HTTP contract served under /debug/memdoctor/.
-const Version = 1
+const Version = wire.Version
 
 func (a *Agent) staticInfo(budget uint64) Info {
 	in := Info{

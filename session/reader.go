@@ -13,7 +13,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/memdoctor/memdoctor/collect/gctrace"
+	"github.com/memdoctor/memdoctor/gctrace"
 )
 
 // maxLine bounds a metrics.jsonl line; a longer one is skipped as corrupt.

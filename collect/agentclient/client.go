@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/memdoctor/memdoctor/agent"
+	"github.com/memdoctor/memdoctor/agent/wire"
 	"github.com/memdoctor/memdoctor/breakdown"
 )
 
@@ -194,35 +194,35 @@ func readCapped(r io.Reader, limit int64) ([]byte, error) {
 
 // Info reads the agent's description; it is the probe: the error wraps ErrNotAgent when
 // what answered is not a memdoctor agent.
-func (c *Client) Info(ctx context.Context) (agent.Info, error) {
-	var in agent.Info
+func (c *Client) Info(ctx context.Context) (wire.Info, error) {
+	var in wire.Info
 	if err := c.getJSON(ctx, "", &in); err != nil {
-		return agent.Info{}, err
+		return wire.Info{}, err
 	}
 	if in.Agent != "memdoctor" {
-		return agent.Info{}, fmt.Errorf("GET %s: %w: the JSON does not describe a memdoctor agent", c.BaseURL(), ErrNotAgent)
+		return wire.Info{}, fmt.Errorf("GET %s: %w: the JSON does not describe a memdoctor agent", c.BaseURL(), ErrNotAgent)
 	}
-	if in.Version > agent.Version {
-		return in, fmt.Errorf("GET %s: the agent speaks contract version %d, this memdoctor knows %d: upgrade memdoctor", c.BaseURL(), in.Version, agent.Version)
+	if in.Version > wire.Version {
+		return in, fmt.Errorf("GET %s: the agent speaks contract version %d, this memdoctor knows %d: upgrade memdoctor", c.BaseURL(), in.Version, wire.Version)
 	}
 	return in, nil
 }
 
 // Profiles lists the profiles the agent holds.
-func (c *Client) Profiles(ctx context.Context) ([]agent.ProfileInfo, error) {
-	var out []agent.ProfileInfo
+func (c *Client) Profiles(ctx context.Context) ([]wire.ProfileInfo, error) {
+	var out []wire.ProfileInfo
 	return out, c.getJSON(ctx, "profiles", &out)
 }
 
 // Events lists the agent's trigger events.
-func (c *Client) Events(ctx context.Context) ([]agent.Event, error) {
-	var out []agent.Event
+func (c *Client) Events(ctx context.Context) ([]wire.Event, error) {
+	var out []wire.Event
 	return out, c.getJSON(ctx, "events", &out)
 }
 
 // Traces lists the agent's flight-recorder snapshots.
-func (c *Client) Traces(ctx context.Context) ([]agent.TraceInfo, error) {
-	var out []agent.TraceInfo
+func (c *Client) Traces(ctx context.Context) ([]wire.TraceInfo, error) {
+	var out []wire.TraceInfo
 	return out, c.getJSON(ctx, "traces", &out)
 }
 

@@ -6,7 +6,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/memdoctor/memdoctor/agent"
+	"github.com/memdoctor/memdoctor/agent/wire"
 	"github.com/memdoctor/memdoctor/collect/agentclient"
 	"github.com/memdoctor/memdoctor/session"
 )
@@ -19,7 +19,7 @@ const maxAgentNotes = 20
 // traces. Only the agent loop (and Watch before and after it) uses it.
 type agentSource struct {
 	c    *agentclient.Client
-	info agent.Info
+	info wire.Info
 
 	last     time.Time       // the time of the last sample copied
 	copied   map[string]bool // profile names copied (pruned to those the agent still lists)
@@ -35,7 +35,7 @@ type agentSource struct {
 	rate    gcRate
 }
 
-func newAgentSource(c *agentclient.Client, info agent.Info) *agentSource {
+func newAgentSource(c *agentclient.Client, info wire.Info) *agentSource {
 	return &agentSource{c: c, info: info, copied: map[string]bool{}, traces: map[string]bool{}, events: map[uint64]bool{}}
 }
 

@@ -7,7 +7,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/memdoctor/memdoctor/collect/gctrace"
+	"github.com/memdoctor/memdoctor/gctrace"
 )
 
 // maxPending bounds the gctrace lines kept while it is not yet known whose they are.

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/memdoctor/memdoctor/collect/procfs"
+	"github.com/memdoctor/memdoctor/collect/sample"
 	"github.com/memdoctor/memdoctor/session"
 )
 
@@ -11,11 +12,11 @@ import (
 // cgroup is not an error (older kernels, other namespaces): those parts stay empty.
 func sampleProc(fs procfs.FS, pid int, now time.Time) (session.Sample, error) {
 	smp := session.Sample{Time: now.UTC(), Proc: &session.Proc{}}
-	if err := session.ReadProc(fs, pid, smp.Proc); err != nil {
+	if err := sample.Proc(fs, pid, smp.Proc); err != nil {
 		return session.Sample{}, err
 	}
 	var cg session.Cgroup
-	if session.ReadCgroup(fs, pid, &cg) == nil {
+	if sample.Cgroup(fs, pid, &cg) == nil {
 		smp.Cgroup = &cg
 	}
 	return smp, nil

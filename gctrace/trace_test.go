@@ -3,7 +3,7 @@ package gctrace_test
 import (
 	"testing"
 
-	"github.com/memdoctor/memdoctor/collect/gctrace"
+	"github.com/memdoctor/memdoctor/gctrace"
 )
 
 func TestIsRuntimeTrace(t *testing.T) {

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/memdoctor/memdoctor/collect/gctrace"
+	"github.com/memdoctor/memdoctor/gctrace"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/*.golden.json from the parser's output")

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/memdoctor/memdoctor/collect/gctrace"
+	"github.com/memdoctor/memdoctor/gctrace"
 )
 
 // FuzzParseLine checks that ParseLine never panics, that every cycle it

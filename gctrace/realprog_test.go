@@ -11,7 +11,7 @@ import (
 	"runtime/metrics"
 	"testing"
 
-	"github.com/memdoctor/memdoctor/collect/gctrace"
+	"github.com/memdoctor/memdoctor/gctrace"
 )
 
 // childEnv makes the test binary run as the traced program of

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"testing/iotest"
 
-	"github.com/memdoctor/memdoctor/collect/gctrace"
+	"github.com/memdoctor/memdoctor/gctrace"
 )
 
 // scanAll returns the cycle numbers a Scanner yields for r.

@@ -7,12 +7,12 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/memdoctor/memdoctor/collect/gctrace"
+	"github.com/memdoctor/memdoctor/gctrace"
 )
 
 // sharedDir holds real gctrace excerpts from golang/go issues (third-party
 // text: read here, never copied into this package).
-const sharedDir = "../../../shared/testdata/gctrace"
+const sharedDir = "../../shared/testdata/gctrace"
 
 // TestSharedExcerpts parses every real excerpt: each line that is not a "#"
 // comment must be a cycle or other runtime trace, with no parse errors, and

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/memdoctor/memdoctor/collect/gctrace"
+	"github.com/memdoctor/memdoctor/gctrace"
 )
 
 // formatLine prints c in the Go 1.19+ layout, at full nanosecond precision,

@@ -1,16 +1,22 @@
-package session
+// Package sample reads one sample of a process's memory as the kernel sees it (/proc/PID and
+// its memory cgroup) into the session's records. The agent (for itself) and the recorder
+// (for a target) share it, so that both write the same figures the same way.
+package sample
 
-import "github.com/memdoctor/memdoctor/collect/procfs"
+import (
+	"github.com/memdoctor/memdoctor/collect/procfs"
+	"github.com/memdoctor/memdoctor/session"
+)
 
-// ReadProc fills p from /proc/PID (status, smaps_rollup, stat). A missing smaps_rollup
+// Proc fills p from /proc/PID (status, smaps_rollup, stat). A missing smaps_rollup
 // (Linux before 4.14) leaves LazyFree 0 and a missing stat leaves CPUSeconds 0; a missing
 // status is an error (the process is gone, or /proc is hidden).
-func ReadProc(fs procfs.FS, pid int, p *Proc) error {
+func Proc(fs procfs.FS, pid int, p *session.Proc) error {
 	st, err := fs.Status(pid)
 	if err != nil {
 		return err
 	}
-	*p = Proc{
+	*p = session.Proc{
 		PID:           pid,
 		RSSBytes:      st.VmRSS,
 		RSSAnonBytes:  st.RssAnon,
@@ -28,13 +34,13 @@ func ReadProc(fs procfs.FS, pid int, p *Proc) error {
 	return nil
 }
 
-// ReadCgroup fills c from the memory cgroup of PID.
-func ReadCgroup(fs procfs.FS, pid int, c *Cgroup) error {
+// Cgroup fills c from the memory cgroup of PID.
+func Cgroup(fs procfs.FS, pid int, c *session.Cgroup) error {
 	cg, err := fs.Cgroup(pid)
 	if err != nil {
 		return err
 	}
-	*c = Cgroup{
+	*c = session.Cgroup{
 		Version:         cg.Version,
 		LimitBytes:      cg.LimitBytes,
 		UsageBytes:      cg.UsageBytes,

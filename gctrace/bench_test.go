@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/memdoctor/memdoctor/collect/gctrace"
+	"github.com/memdoctor/memdoctor/gctrace"
 )
 
 func BenchmarkParseLine(b *testing.B) {
