@@ -30,7 +30,7 @@ func TestCorruptProfile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d := Diagnose(s, Options{})
+	d := diagnoseSession(t, s, Options{})
 	notes := strings.Join(d.Notes, "\n")
 	for _, h := range heaps[1:3] {
 		if !strings.Contains(notes, filepath.Base(h)) {

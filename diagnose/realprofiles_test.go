@@ -63,7 +63,7 @@ func TestParcaSeries(t *testing.T) {
 		times = append(times, time.Unix(0, ns).UTC())
 	}
 	s := sessionOfProfiles(t, paths, times, "github.com/parca-dev/parca")
-	d := Diagnose(s, Options{})
+	d := diagnoseSession(t, s, Options{})
 	if d.Summary.HeapProfiles != len(paths) || d.Summary.HeapLivePeakBytes == 0 {
 		t.Errorf("summary: %+v", d.Summary)
 	}
@@ -122,7 +122,7 @@ func TestSharedProfilesDoNotBreakRules(t *testing.T) {
 		q := all[(i+1)%len(all)]
 		t.Run(filepath.Base(p), func(t *testing.T) {
 			s := sessionOfProfiles(t, []string{p, q}, []time.Time{t0, t0.Add(30 * time.Second)}, "")
-			d := Diagnose(s, Options{})
+			d := diagnoseSession(t, s, Options{})
 			for _, f := range d.Findings {
 				checkFinding(t, f)
 			}

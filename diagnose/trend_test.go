@@ -5,13 +5,15 @@ import (
 	"math/rand/v2"
 	"testing"
 	"time"
+
+	"github.com/memdoctor/memdoctor/evidence"
 )
 
-func series(n int, step time.Duration, f func(i int) float64) []Point {
+func series(n int, step time.Duration, f func(i int) float64) []evidence.Point {
 	t0 := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
-	pts := make([]Point, n)
+	pts := make([]evidence.Point, n)
 	for i := range pts {
-		pts[i] = Point{t0.Add(time.Duration(i) * step), f(i)}
+		pts[i] = evidence.Point{T: t0.Add(time.Duration(i) * step), V: f(i)}
 	}
 	return pts
 }
@@ -20,7 +22,7 @@ func TestTrend(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	for _, tc := range []struct {
 		name      string
-		pts       []Point
+		pts       []evidence.Point
 		up        bool
 		slope     float64 // expected, per second
 		tolerance float64

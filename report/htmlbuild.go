@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/memdoctor/memdoctor/diagnose"
+	"github.com/memdoctor/memdoctor/evidence"
 	"github.com/memdoctor/memdoctor/session"
 )
 
@@ -28,41 +29,42 @@ type HTMLOptions struct {
 	Version string
 }
 
-// builder assembles a page from a session and its diagnosis.
+// builder assembles a page from a session, the evidence its diagnosis was made from, and the
+// diagnosis.
 type builder struct {
 	s     *session.Session
 	d     *diagnose.Diagnosis
-	in    *diagnose.Input
+	ev    *evidence.Evidence
 	opts  HTMLOptions
 	t0    time.Time
 	clock clock
 	snaps *snapshots
 }
 
-func newBuilder(s *session.Session, d *diagnose.Diagnosis, opts HTMLOptions) *builder {
+func newBuilder(s *session.Session, ev *evidence.Evidence, d *diagnose.Diagnosis, opts HTMLOptions) *builder {
 	if opts.Location == nil {
 		opts.Location = time.Local
 	}
 	if opts.Buckets <= 0 {
 		opts.Buckets = defaultBuckets
 	}
-	in := diagnose.NewInput(s, diagnose.Options{})
 	return &builder{
-		s: s, d: d, in: in, opts: opts, t0: in.Start,
-		clock: newClock(opts.Location, in.Start, in.End),
+		s: s, d: d, ev: ev, opts: opts, t0: ev.Start,
+		clock: newClock(opts.Location, ev.Start, ev.End),
 		snaps: newSnapshots(s),
 	}
 }
 
 // BuildHTMLData computes the data part of the HTML report: the downsampled series of every
-// chart, the findings' places on the timeline and their flame graphs, and the snapshots.
-func BuildHTMLData(s *session.Session, d *diagnose.Diagnosis, opts HTMLOptions) *PageData {
-	data, _ := newBuilder(s, d, opts).build()
+// chart, the findings' places on the timeline and their flame graphs, and the snapshots. ev
+// is the evidence d was made from.
+func BuildHTMLData(s *session.Session, ev *evidence.Evidence, d *diagnose.Diagnosis, opts HTMLOptions) *PageData {
+	data, _ := newBuilder(s, ev, d, opts).build()
 	return data
 }
 
 func (b *builder) build() (*PageData, []cardView) {
-	in := b.in
+	in := b.ev
 	data := &PageData{
 		Version: 1,
 		T0:      float64(b.t0.UnixMilli()) / 1000,

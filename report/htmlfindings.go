@@ -10,6 +10,7 @@ import (
 	"github.com/google/pprof/profile"
 
 	"github.com/memdoctor/memdoctor/diagnose"
+	"github.com/memdoctor/memdoctor/internal/culprit"
 	"github.com/memdoctor/memdoctor/session"
 )
 
@@ -179,7 +180,7 @@ func (b *builder) flameOfPair(f diagnose.Finding, p pair) (*Flame, error) {
 	if err != nil {
 		return nil, err
 	}
-	fl, err := flameDiff(old, new, sampleIndex(f.Kind, p.kind), b.in.Culprit)
+	fl, err := flameDiff(old, new, sampleIndex(f.Kind, p.kind), culprit.Options{MainModule: b.ev.Target.MainModule})
 	if err != nil {
 		return nil, err
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/memdoctor/memdoctor/diagnose"
+	"github.com/memdoctor/memdoctor/evidence"
 	"github.com/memdoctor/memdoctor/session"
 )
 
@@ -43,9 +44,10 @@ type figure struct {
 // over time as a stacked breakdown, the heap against the GC goal, GC rate and CPU, goroutines,
 // the memory budget and cgroup limit, the findings on the timeline, and a card per finding
 // with its evidence, culprits, flame graph, advice and the pprof commands to dig further.
-// Everything it needs (uPlot, the script, the data) is inside: it opens offline.
-func HTML(w io.Writer, s *session.Session, d *diagnose.Diagnosis, opts HTMLOptions) error {
-	b := newBuilder(s, d, opts)
+// Everything it needs (uPlot, the script, the data) is inside: it opens offline. ev is the
+// evidence d was made from: the charts draw what the verdict saw.
+func HTML(w io.Writer, s *session.Session, ev *evidence.Evidence, d *diagnose.Diagnosis, opts HTMLOptions) error {
+	b := newBuilder(s, ev, d, opts)
 	data, cards := b.build()
 	js, err := json.Marshal(data)
 	if err != nil {
@@ -72,8 +74,8 @@ func (b *builder) view(cards []cardView) pageView {
 	v := pageView{
 		Title:      "memdoctor: " + targetName(d),
 		Subtitle:   fmt.Sprintf("%s, %s", Duration(time.Duration(d.Window.Seconds*float64(time.Second))), sessionStatus(d.Target.Status)),
-		Zone:       zone(b.opts.Location, b.opts.ZoneName, b.in.Start, b.in.End, b.t0).Name,
-		Window:     b.clock.span(b.in.Start, b.in.End),
+		Zone:       zone(b.opts.Location, b.opts.ZoneName, b.ev.Start, b.ev.End, b.t0).Name,
+		Window:     b.clock.span(b.ev.Start, b.ev.End),
 		Headline:   headline(d),
 		Cards:      cards,
 		Notes:      d.Notes,

@@ -29,6 +29,7 @@ func Text(w io.Writer, d *diagnose.Diagnosis, opts TextOptions) error {
 	p.header(d)
 	p.breakdown(d)
 	p.findings(d, opts.MaxCulprits)
+	p.notJudged(d)
 	p.notes(d)
 	return bw.Flush()
 }
@@ -77,9 +78,17 @@ func (p *printer) header(d *diagnose.Diagnosis) {
 		Duration(time.Duration(d.Window.Seconds*float64(time.Second))), sessionStatus(t.Status))
 	s := d.Summary
 	var line []string
-	if s.RSSPeakBytes > 0 {
+	switch {
+	case s.RSSPeakSource == "high-water mark":
+		when := "between samples"
+		if s.RSSPeakBeforeWindow {
+			when = "before the window"
+		}
+		line = append(line, fmt.Sprintf("RSS peak %s (the kernel's high-water mark, reached %s; sampled peak %s, end %s)",
+			Bytes(s.RSSPeakBytes), when, Bytes(s.RSSSampledPeakBytes), Bytes(s.RSSLatestBytes)))
+	case s.RSSPeakBytes > 0:
 		line = append(line, fmt.Sprintf("RSS peak %s (p99 %s, end %s)", Bytes(s.RSSPeakBytes), Bytes(s.RSSP99Bytes), Bytes(s.RSSLatestBytes)))
-	} else {
+	default:
 		line = append(line, "RSS unknown (not on this machine)")
 	}
 	if s.TreeProcs > 1 {
@@ -156,12 +165,23 @@ func (p *printer) findings(d *diagnose.Diagnosis, maxCulprits int) {
 	fs := append([]diagnose.Finding(nil), d.Findings...)
 	sort.SliceStable(fs, func(i, j int) bool { return fs[i].Severity.Rank() > fs[j].Severity.Rank() })
 	p.f("%s\n", p.paint(ansiBold, "Findings"))
-	if len(fs) == 0 {
+	switch {
+	case d.Healthy():
 		p.f("  none: no memory problem found in this window\n")
+		return
+	case len(fs) == 0:
+		p.f("  none among what could be judged (see below what could not)\n")
 		return
 	}
 	for _, f := range fs {
-		p.f("  %s %s: %s\n", p.severity(f.Severity), f.Kind, f.Title)
+		conf := ""
+		if f.Confidence == diagnose.Suspected {
+			conf = p.paint(ansiDim, " (suspected)")
+		}
+		p.f("  %s%s %s: %s\n", p.severity(f.Severity), conf, f.Kind, f.Title)
+		if f.Confidence == diagnose.Suspected && f.WatchMoreSeconds > 0 {
+			p.f("      %s\n", p.paint(ansiDim, fmt.Sprintf("not yet confirmed: watch about %s more (memdoctor watch --until-confirmed)", Duration(time.Duration(f.WatchMoreSeconds*float64(time.Second))))))
+		}
 		if f.Detail != "" {
 			p.f("%s\n", indentWrap(f.Detail, "      ", 92))
 		}
@@ -241,6 +261,21 @@ func stackLine(stack []string, n int) string {
 		out += " <- …"
 	}
 	return out
+}
+
+// notJudged says what could not be judged and why: nothing unseen is reported as healthy.
+func (p *printer) notJudged(d *diagnose.Diagnosis) {
+	if len(d.NotJudged) == 0 {
+		return
+	}
+	p.f("\n%s\n", p.paint(ansiBold, "Not judged"))
+	for _, n := range d.NotJudged {
+		line := string(n.Kind) + ": " + n.Reason
+		if n.WatchMoreSeconds > 0 {
+			line += fmt.Sprintf(" (watch about %s more)", Duration(time.Duration(n.WatchMoreSeconds*float64(time.Second))))
+		}
+		p.f("%s\n", indentWrapFirst(line, "  - ", "    ", 92))
+	}
 }
 
 func (p *printer) notes(d *diagnose.Diagnosis) {

@@ -64,6 +64,9 @@ type Target struct {
 	GOGC       string `json:"gogc,omitempty"`
 	GOMEMLIMIT string `json:"gomemlimit,omitempty"`
 	GOMAXPROCS int    `json:"gomaxprocs,omitempty"`
+	// Started is when the process started (from /proc): MemStats counts some figures since
+	// then (GCCPUFraction), and they become counts over time with it.
+	Started time.Time `json:"started,omitzero"`
 	// Local is true when memdoctor could read the target's /proc.
 	Local bool `json:"local"`
 }
@@ -71,10 +74,20 @@ type Target struct {
 // Sample is one line of metrics.jsonl: what was measured at one instant. Each part is present
 // only when its source was read at that instant.
 type Sample struct {
-	Time   time.Time `json:"t"`
-	Proc   *Proc     `json:"proc,omitempty"`
-	Cgroup *Cgroup   `json:"cgroup,omitempty"`
-	Go     *GoMem    `json:"go,omitempty"`
+	Time   time.Time    `json:"t"`
+	Proc   *Proc        `json:"proc,omitempty"`
+	Cgroup *Cgroup      `json:"cgroup,omitempty"`
+	Go     *GoMem       `json:"go,omitempty"`
+	Pprof  *PprofCounts `json:"pprof,omitempty"`
+}
+
+// PprofCounts are the counts the pprof index page (/debug/pprof/) lists at one instant. They
+// are cheap to read (no stop-the-world), so they are read every sample.
+type PprofCounts struct {
+	Goroutines    int `json:"goroutines"`              // runtime.NumGoroutine()
+	GoroutineLeak int `json:"goroutineleak,omitempty"` // leaked goroutines found by the last leak-detection cycle; -1 = the profile is not served
+	Threads       int `json:"threadcreate,omitempty"`
+	HeapRecords   int `json:"heap_records,omitempty"`
 }
 
 // Proc is the target's resident memory as the kernel sees it (/proc/PID/status, smaps_rollup).

@@ -132,7 +132,11 @@ func checkSession(t *testing.T, dir string, res result, readings []rssReading) {
 	}
 	// RSS: each sample within 10% of the test's own /proc reading taken closest in time.
 	compared := 0
-	for _, smp := range s.Samples {
+	samples, err := s.ReadSamples()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, smp := range samples {
 		if smp.Proc == nil {
 			continue
 		}
@@ -160,14 +164,18 @@ func checkSession(t *testing.T, dir string, res result, readings []rssReading) {
 		t.Fatalf("the target's exit line is missing from stdout:\n%s", res.stdout)
 	}
 	want, _ := strconv.Atoi(m[1])
-	if len(s.GC) != want {
-		t.Errorf("gctrace.log has %d cycles, the target counted %d", len(s.GC), want)
+	gc, err := s.ReadGC()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(gc) != want {
+		t.Errorf("gctrace.log has %d cycles, the target counted %d", len(gc), want)
 	}
 	d := loadDiagnosis(t, filepath.Join(dir, session.DiagnosisFile))
 	if d.Summary.GCCount != uint64(want) {
 		t.Errorf("summary gc_count = %d, want %d", d.Summary.GCCount, want)
 	}
-	for i, cyc := range s.GC {
+	for i, cyc := range gc {
 		if cyc.N != i+1 {
 			t.Fatalf("gctrace cycle %d is numbered %d: lines from another process slipped in", i+1, cyc.N)
 		}
@@ -294,7 +302,11 @@ func TestWatchEndToEnd(t *testing.T) {
 		t.Errorf("watch found pid %d, the service is %d (notes %q)", s.Manifest.Target.PID, target.Process.Pid, s.Manifest.Notes)
 	}
 	procs, gos := 0, 0
-	for _, smp := range s.Samples {
+	samples, err := s.ReadSamples()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, smp := range samples {
 		if smp.Proc != nil {
 			procs++
 		}

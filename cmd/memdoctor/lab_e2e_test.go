@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/memdoctor/memdoctor/diagnose"
+	"github.com/memdoctor/memdoctor/evidence"
 	"github.com/memdoctor/memdoctor/lab"
 	"github.com/memdoctor/memdoctor/session"
 )
@@ -179,7 +180,10 @@ func timeToVerdict(t *testing.T, dir string, ex lab.Expect) time.Duration {
 	}
 	start, end := s.Window()
 	for d := 5 * time.Second; start.Add(d).Before(end); d += 5 * time.Second {
-		diag := diagnose.Diagnose(s, diagnose.Options{Until: start.Add(d)})
+		diag, _, err := diagnose.DiagnoseSession(s, evidence.Options{Until: start.Add(d)}, diagnose.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
 		if len(verdictProblems(diag, ex)) == 0 {
 			return d
 		}

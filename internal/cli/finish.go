@@ -7,11 +7,17 @@ import (
 	"os"
 
 	"github.com/memdoctor/memdoctor/diagnose"
+	"github.com/memdoctor/memdoctor/evidence"
 	"github.com/memdoctor/memdoctor/report"
 	"github.com/memdoctor/memdoctor/session"
 )
 
 var fmtBytes = report.Bytes
+
+// diagnoseSession builds the evidence of a session and diagnoses it.
+func diagnoseSession(s *session.Session, budget uint64) (*diagnose.Diagnosis, *evidence.Evidence, error) {
+	return diagnose.DiagnoseSession(s, evidence.Options{MemoryBudgetBytes: budget}, diagnose.Options{})
+}
 
 // diagnoseDir loads a session, diagnoses it, saves diagnosis.json in it and reports it as
 // the output flags say. It returns errFailOn when --fail-on matched.
@@ -20,7 +26,10 @@ func diagnoseDir(e *env, dir string, budget uint64, out outputFlags) (*diagnose.
 	if err != nil {
 		return nil, err
 	}
-	d := diagnose.Diagnose(s, diagnose.Options{MemoryBudgetBytes: budget})
+	d, ev, err := diagnoseSession(s, budget)
+	if err != nil {
+		return nil, err
+	}
 	if err := session.WriteDiagnosis(dir, d); err != nil {
 		e.log.Warn("could not save the diagnosis in the session", "err", err)
 	}
@@ -28,7 +37,7 @@ func diagnoseDir(e *env, dir string, budget uint64, out outputFlags) (*diagnose.
 		return d, err
 	}
 	if out.html != "" {
-		if err := writeHTMLReport(e, s, d, out.html); err != nil {
+		if err := writeHTMLReport(e, s, ev, d, out.html); err != nil {
 			return d, err
 		}
 	}

@@ -12,7 +12,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/memdoctor/memdoctor/diagnose"
 	"github.com/memdoctor/memdoctor/internal/webui"
 	"github.com/memdoctor/memdoctor/session"
 )
@@ -68,8 +67,11 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	d := diagnose.Diagnose(s, diagnose.Options{MemoryBudgetBytes: budget.bytes})
-	srv, err := webui.New(s, d, webui.Options{Token: *token, HTML: htmlOptions(e), Logger: e.log})
+	d, ev, err := diagnoseSession(s, budget.bytes)
+	if err != nil {
+		return err
+	}
+	srv, err := webui.New(s, ev, d, webui.Options{Token: *token, HTML: htmlOptions(e), Logger: e.log})
 	if err != nil {
 		return err
 	}

@@ -100,7 +100,11 @@ func TestWatchAgentOnly(t *testing.T) {
 		t.Errorf("notes %q", m.Notes)
 	}
 	before, bare := 0, 0
-	for _, smp := range s.Samples {
+	samples, err := s.ReadSamples()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, smp := range samples {
 		if smp.Go == nil || smp.Go.Source != "runtime/metrics" {
 			t.Fatalf("a sample not from the agent: %+v", smp)
 		}
@@ -156,7 +160,11 @@ func TestWatchAgentURLWithPprof(t *testing.T) {
 	if s.Manifest.Target.PprofURL != srv.URL+"/debug/pprof/" || s.Manifest.Target.AgentURL == "" {
 		t.Errorf("target %+v", s.Manifest.Target)
 	}
-	for _, smp := range s.Samples {
+	samples, err := s.ReadSamples()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, smp := range samples {
 		if smp.Go != nil && smp.Go.Source != "runtime/metrics" {
 			t.Fatalf("a %s sample: the recorder scraped MemStats beside the agent", smp.Go.Source)
 		}
@@ -182,8 +190,11 @@ func TestWatchAgentToken(t *testing.T) {
 		t.Fatalf("with the token: %v", err)
 	}
 	s, err := session.Open(cfg.Out)
-	if err != nil || len(s.Samples) == 0 {
-		t.Fatalf("%v, %d samples", err, len(s.Samples))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if samples, err := s.ReadSamples(); err != nil || len(samples) == 0 {
+		t.Fatalf("%v, %d samples", err, len(samples))
 	}
 }
 

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -313,6 +315,7 @@ func targetInfo(fs interface {
 }, p procInfo) session.Target {
 	t := session.Target{
 		PID: p.PID, Name: p.Name, Exe: p.Exe, GoVersion: p.GoVersion, MainModule: p.MainModule, Local: true,
+		Started: p.Start.UTC(),
 	}
 	if p.GoVersion != "" {
 		t.GoVersionSource = "buildinfo"
@@ -324,6 +327,12 @@ func targetInfo(fs interface {
 		t.GODEBUG = getEnv(env, "GODEBUG")
 		t.GOGC = getEnv(env, "GOGC")
 		t.GOMEMLIMIT = getEnv(env, "GOMEMLIMIT")
+		t.GOMAXPROCS, _ = strconv.Atoi(getEnv(env, "GOMAXPROCS"))
+	}
+	if t.GOMAXPROCS <= 0 {
+		// The runtime's default on this machine, which it shares: the CPUs, or fewer under a
+		// cgroup CPU limit (Go 1.25+), which this estimate does not see.
+		t.GOMAXPROCS = runtime.NumCPU()
 	}
 	t.Exe = strings.TrimSuffix(t.Exe, " (deleted)")
 	return t

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/memdoctor/memdoctor/diagnose"
+	"github.com/memdoctor/memdoctor/evidence"
 	"github.com/memdoctor/memdoctor/report"
 	"github.com/memdoctor/memdoctor/session"
 )
@@ -38,8 +39,9 @@ type Server struct {
 	token string
 }
 
-// New renders the session's report page and prepares the server.
-func New(s *session.Session, d *diagnose.Diagnosis, opts Options) (*Server, error) {
+// New renders the session's report page (d, diagnosed from the evidence ev) and prepares the
+// server.
+func New(s *session.Session, ev *evidence.Evidence, d *diagnose.Diagnosis, opts Options) (*Server, error) {
 	if opts.MaxUIs <= 0 {
 		opts.MaxUIs = DefaultMaxUIs
 	}
@@ -48,7 +50,7 @@ func New(s *session.Session, d *diagnose.Diagnosis, opts Options) (*Server, erro
 	}
 	opts.HTML.Serve = true
 	var page bytes.Buffer
-	if err := report.HTML(&page, s, d, opts.HTML); err != nil {
+	if err := report.HTML(&page, s, ev, d, opts.HTML); err != nil {
 		return nil, fmt.Errorf("serve %s: %w", s.Dir, err)
 	}
 	return &Server{

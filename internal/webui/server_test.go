@@ -14,6 +14,7 @@ import (
 	"github.com/google/pprof/profile"
 
 	"github.com/memdoctor/memdoctor/diagnose"
+	"github.com/memdoctor/memdoctor/evidence"
 	"github.com/memdoctor/memdoctor/session"
 )
 
@@ -68,11 +69,14 @@ func testSession(t *testing.T, n int) *session.Session {
 
 func newTestServer(t *testing.T, s *session.Session, opts Options) *Server {
 	t.Helper()
-	d := diagnose.Diagnose(s, diagnose.Options{})
+	d, ev, err := diagnose.DiagnoseSession(s, evidence.Options{}, diagnose.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
 	d.Findings = []diagnose.Finding{{Kind: diagnose.KindHeapLeak, Severity: diagnose.Warning, Title: "grows",
 		Profiles: []string{s.ProfilesOf(session.KindHeap, true)[0].Path, s.ProfilesOf(session.KindHeap, true)[1].Path}}}
 	opts.HTML.Location = time.UTC
-	srv, err := New(s, d, opts)
+	srv, err := New(s, ev, d, opts)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -65,7 +65,9 @@
         scale: s.axis ? "y2" : "y",
         stroke: color,
         width: s.area ? 0.5 : (s.name === "RSS" ? 1.25 : 1.75),
-        spanGaps: !s.area,
+        // The bands are known where a Go and a /proc reading were taken together; between
+        // such instants they are drawn straight across the RSS-only readings.
+        spanGaps: true,
         points: { show: false },
         value: (function (raw, unit) {
           return function (u, v, si, di) { return di == null ? "–" : fmt(unit, raw[di]); };

@@ -1,0 +1,266 @@
+package diagnose
+
+import (
+	"math"
+	"slices"
+	"time"
+
+	"github.com/memdoctor/memdoctor/evidence"
+)
+
+// What "grows for good" means: the growth is large enough to matter (effect size), rises
+// consistently (Kendall's tau and Mann-Kendall's test), is still rising at the end (not a
+// warm-up that levels off), and is seen over enough readings. A large, monotone rise over few
+// readings is a finding; a small drift over many is not. The limits below are the same for
+// every vantage point: a series of 6 readings and one of 600 are judged by the same effect
+// and the same consistency, only with the confidence their length allows.
+const (
+	// confirmP and confirmTau: the consistency a confirmed growth needs.
+	confirmP   = 0.01
+	confirmTau = 0.5
+	// strongP and strongSNR: a looser test passes when the growth is huge against the
+	// readings' scatter (a 43x climb in seven readings is not in doubt).
+	strongP   = 0.05
+	strongSNR = 10
+	// suspectP and suspectTau: the least consistency a suspected growth needs.
+	suspectP   = 0.2
+	suspectTau = 0.3
+	// minConfirmPoints: a confirmed growth needs this many readings.
+	minConfirmPoints = 5
+	// lateRising and lateSlowing: the slope over the last third of the window, against the
+	// whole window's, that counts as still rising, and below which a growth has levelled off.
+	lateRising  = 0.5
+	lateSlowing = 0.15
+	// projectHorizon: a consistent growth still below the effect size is suspected when it
+	// would reach it within this (or within the window's length, if longer).
+	projectHorizon = 5 * time.Minute
+	// zConfirm is the one-sided normal quantile of confirmP.
+	zConfirm = 2.326
+)
+
+// limits says what growth of a quantity matters.
+type limits struct {
+	minAbs float64 // in the quantity's unit
+	minRel float64 // of the starting level
+	// minSpan is the least time a growth must be watched over to be judged at all.
+	minSpan time.Duration
+}
+
+// growth is the verdict on whether a series grows for good.
+type growth struct {
+	n           int
+	span, step  time.Duration
+	first, last float64 // observed: medians of the first and of the last few readings
+	slope       float64 // Theil-Sen, per second
+	tau, p      float64
+	lateRatio   float64 // the last third's slope over the whole window's
+	snr         float64 // the growth over the readings' scatter around the trend
+	threshold   float64 // the growth that matters
+	conf        Confidence
+	// watchMore is, when the series could not be judged or the growth is only suspected, how
+	// much longer to watch.
+	watchMore time.Duration
+	// judged is false when the series was too short to say anything.
+	judged bool
+}
+
+// grew is the observed growth: never negative.
+func (g growth) grew() float64 { return math.Max(0, g.last-g.first) }
+
+// judgeGrowth judges a series (its floor, for quantities that swing) against the limits.
+func judgeGrowth(pts []evidence.Point, lim limits, quantum float64) growth {
+	g := growth{n: len(pts)}
+	if g.n >= 2 {
+		g.span = pts[g.n-1].T.Sub(pts[0].T)
+		g.step = g.span / time.Duration(g.n-1)
+	}
+	if g.n < 3 || g.span < lim.minSpan {
+		step := g.step
+		if step <= 0 {
+			step = 10 * time.Second
+		}
+		g.watchMore = max(lim.minSpan-g.span, time.Duration(3-g.n)*step)
+		return g
+	}
+	g.judged = true
+	tr := trend(pts)
+	g.slope, g.tau, g.p = tr.Slope, tr.Tau, tr.P
+	k := min(max(g.n/6, 1), 5)
+	g.first = median(values(pts[:k]))
+	g.last = median(values(pts[g.n-k:]))
+	g.threshold = math.Max(lim.minAbs, math.Max(lim.minRel*math.Max(g.first, 0), 3*quantum))
+	if g.slope <= 0 || g.tau < suspectTau {
+		return g
+	}
+	g.lateRatio = lateRatio(pts, g.slope)
+	g.snr = g.grew() / scatter(pts, tr, quantum)
+	material := g.grew() >= g.threshold
+	rising := g.lateRatio >= lateRising
+	slowing := !rising && g.lateRatio >= lateSlowing
+	strong := g.n >= minConfirmPoints && g.tau >= confirmTau && (g.p <= confirmP || g.p <= strongP && g.snr >= strongSNR)
+	switch {
+	case material && rising && strong:
+		g.conf = Confirmed
+	case material && (rising || slowing) && g.p <= suspectP:
+		g.conf = Suspected
+		g.watchMore = g.untilStrong()
+		if slowing { // a warm-up levels off: watch another third of the window to tell
+			g.watchMore = max(g.watchMore, g.span/3)
+		}
+	case !material && rising && strong:
+		// Consistent, but still small: suspected if it would matter soon.
+		left := time.Duration((g.threshold - g.grew()) / g.slope * float64(time.Second))
+		if left <= max(projectHorizon, g.span) {
+			g.conf = Suspected
+			g.watchMore = left
+		}
+	}
+	return g
+}
+
+// untilStrong estimates how much longer the growth must be watched, at its present
+// consistency and reading rate, for Mann-Kendall to reach confirmP with enough readings.
+func (g growth) untilStrong() time.Duration {
+	if g.tau < suspectTau || g.step <= 0 {
+		return 0
+	}
+	m := max(g.n, minConfirmPoints)
+	for ; m < 100000; m++ {
+		mf := float64(m)
+		s := g.tau * mf * (mf - 1) / 2
+		if (s-1)/math.Sqrt(mf*(mf-1)*(2*mf+5)/18) >= zConfirm {
+			break
+		}
+	}
+	return time.Duration(m-g.n) * g.step
+}
+
+// lateRatio is the Theil-Sen slope of the last third of the window (at least the last three
+// readings) over the whole window's slope.
+func lateRatio(pts []evidence.Point, slope float64) float64 {
+	from := pts[0].T.Add(pts[len(pts)-1].T.Sub(pts[0].T) * 2 / 3)
+	i := len(pts) - 3
+	for i > 0 && !pts[i-1].T.Before(from) {
+		i--
+	}
+	return trend(pts[i:]).Slope / slope
+}
+
+// scatter is the spread of the readings around the fitted trend (1.4826 x the median
+// absolute residual, which estimates a standard deviation), at least half the values'
+// resolution.
+func scatter(pts []evidence.Point, tr Trend, quantum float64) float64 {
+	res := make([]float64, len(pts))
+	t0 := pts[0].T
+	for i, p := range pts {
+		res[i] = math.Abs(p.V - (tr.Intercept + tr.Slope*p.T.Sub(t0).Seconds()))
+	}
+	s := 1.4826 * median(res)
+	return math.Max(s, math.Max(quantum/2, 1e-9*math.Abs(median(values(pts)))+1e-12))
+}
+
+// startupGrace is how long after its start a process is left to settle: the binary pages in
+// and the runtime initializes; growth then is start-up, not a trend.
+const startupGrace = 2 * time.Second
+
+// settled drops the readings taken while the process was starting (when its start is known),
+// unless too few would be left.
+func settled(ev *evidence.Evidence, pts []evidence.Point) []evidence.Point {
+	if ev.Target.Started.IsZero() {
+		return pts
+	}
+	from := ev.Target.Started.Add(startupGrace)
+	i := 0
+	for i < len(pts) && pts[i].T.Before(from) {
+		i++
+	}
+	if len(pts)-i < 3 {
+		return pts
+	}
+	return pts[i:]
+}
+
+// floorSlices is about how many slices floor cuts a window into.
+const floorSlices = 10
+
+// floor returns the lows a swinging series returns to: the lowest reading of each of about
+// ten equal time slices (each at least three readings wide), so that bursts of garbage or
+// of in-flight requests between them do not count as growth. A series of fewer than 20
+// readings is returned as it is: it is too sparse to tell its lows from its highs. A last
+// slice shorter than half the others is left out (a burst in progress would read as a rise).
+func floor(pts []evidence.Point) []evidence.Point {
+	n := len(pts)
+	if n < 20 {
+		return pts
+	}
+	span := pts[n-1].T.Sub(pts[0].T)
+	width := max(span/floorSlices, 3*span/time.Duration(n-1))
+	if width <= 0 {
+		return pts
+	}
+	var out []evidence.Point
+	start := pts[0].T
+	for i := 0; i < n; {
+		end := start.Add(width)
+		lo := i
+		j := i
+		for ; j < n && pts[j].T.Before(end); j++ {
+			if pts[j].V < pts[lo].V {
+				lo = j
+			}
+		}
+		if j == n && pts[n-1].T.Sub(start) < width/2 && len(out) > 0 {
+			break
+		}
+		if j > i {
+			out = append(out, pts[lo])
+		}
+		i, start = j, end
+	}
+	return out
+}
+
+// window returns the points of s inside [start, end].
+func window(s *evidence.Series, start, end time.Time) []evidence.Point {
+	return s.Between(start, end)
+}
+
+// values returns the values of points.
+func values(pts []evidence.Point) []float64 {
+	vs := make([]float64, len(pts))
+	for i, p := range pts {
+		vs[i] = p.V
+	}
+	return vs
+}
+
+// maxPoint returns the point with the largest value.
+func maxPoint(pts []evidence.Point) (evidence.Point, bool) {
+	if len(pts) == 0 {
+		return evidence.Point{}, false
+	}
+	best := pts[0]
+	for _, p := range pts[1:] {
+		if p.V > best.V {
+			best = p
+		}
+	}
+	return best, true
+}
+
+// percentile returns the p-th percentile (0..100) of vs by linear interpolation between
+// closest ranks; 0 for no values.
+func percentile(vs []float64, p float64) float64 {
+	if len(vs) == 0 {
+		return 0
+	}
+	s := slices.Clone(vs)
+	slices.Sort(s)
+	if len(s) == 1 {
+		return s[0]
+	}
+	r := p / 100 * float64(len(s)-1)
+	lo := int(math.Floor(r))
+	hi := min(lo+1, len(s)-1)
+	return s[lo] + (s[hi]-s[lo])*(r-float64(lo))
+}

@@ -1,0 +1,449 @@
+package evidence
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/memdoctor/memdoctor/breakdown"
+	"github.com/memdoctor/memdoctor/session"
+)
+
+// Options tune how evidence is built.
+type Options struct {
+	// Until ends the evidence at this time, as if collection had stopped then (zero = all).
+	Until time.Time
+	// MemoryBudgetBytes overrides the session's memory budget (0 = the session's, else the
+	// cgroup limit).
+	MemoryBudgetBytes uint64
+	// MaxSkew is how far apart a Go reading and a /proc reading may be for memory to be split
+	// between them (0 = 1.5 s): memory moves fast, and a stale pairing invents non-Go memory.
+	MaxSkew time.Duration
+	// MaxProfileBytes bounds a profile's decompressed size (0 = the default).
+	MaxProfileBytes int64
+}
+
+// defaultMaxSkew: see Options.MaxSkew.
+const defaultMaxSkew = 1500 * time.Millisecond
+
+// FromSession builds the evidence of a session, streaming its samples and gctrace cycles.
+// It fails only when the session's files cannot be read at all; damage inside becomes notes.
+func FromSession(s *session.Session, opts Options) (*Evidence, error) {
+	if opts.MaxSkew <= 0 {
+		opts.MaxSkew = defaultMaxSkew
+	}
+	m := s.Manifest
+	ev := &Evidence{
+		Mode:    m.Mode,
+		Session: s.Dir,
+		Target: Target{
+			PID: m.Target.PID, Name: m.Target.Name, Command: m.Command, GoVersion: m.Target.GoVersion,
+			MainModule: m.Target.MainModule, PprofURL: m.Target.PprofURL, AgentURL: m.Target.AgentURL,
+			Local: m.Target.Local, Status: m.Status, GODEBUG: m.Target.GODEBUG, GOGC: m.Target.GOGC,
+			GOMEMLIMIT: m.Target.GOMEMLIMIT, Started: m.Target.Started,
+		},
+		profiles: newStore(opts.MaxProfileBytes, m.Target.MainModule),
+	}
+	if ev.Target.Started.IsZero() {
+		ev.Target.Started = m.GCTraceBase // the runtime's start, as gctrace counts it
+	}
+	b := newSessionBuild(ev, opts)
+	b.gomaxprocsEnv = m.Target.GOMAXPROCS
+	b.sessionStart = m.Start
+	if err := b.readGC(s); err != nil {
+		return nil, err
+	}
+	if err := b.readSamples(s); err != nil {
+		return nil, err
+	}
+	b.listSnapshots(s)
+	b.window(s)
+	b.profileFallbacks()
+	b.finish()
+	ev.Notes = append(ev.Notes, m.Notes...)
+	ev.Notes = append(ev.Notes, s.Warnings...)
+	ev.setBudget(opts.MemoryBudgetBytes, m.MemoryBudgetBytes, m.MemoryBudgetSource)
+	for _, at := range []*breakdown.At{ev.Peak, ev.Latest} {
+		if at != nil {
+			at.SetLimits(b.pair.cgroup, ev.Budget)
+		}
+	}
+	ev.explainGaps()
+	return ev, nil
+}
+
+// multi keeps the readings of one quantity per source; the canonical series is the source
+// with the most readings (a series never mixes sources: their levels differ, as 1.26's
+// /sched/goroutines counts system goroutines that NumGoroutine does not).
+type multi map[Source]*builder
+
+func (m multi) add(src Source, quantum float64, t time.Time, v float64) {
+	b, ok := m[src]
+	if !ok {
+		b = newBuilder(src, quantum)
+		m[src] = b
+	}
+	b.add(t, v)
+}
+
+func (m multi) addCounter(src Source, t time.Time, v float64) {
+	b, ok := m[src]
+	if !ok {
+		b = newCounter(src)
+		m[src] = b
+	}
+	b.add(t, v)
+}
+
+// priority breaks ties between sources with as many readings: finer and truer first.
+var priority = []Source{SourceRuntimeMetrics, SourceGCTrace, SourcePprofIndex, SourceProc, SourceMemStats,
+	SourceHeapProfile, SourceGoroutineProfile, SourceLeakProfile, SourcePrometheus, SourceCgroup, SourceUnknown}
+
+func (m multi) best() Series {
+	var pick *builder
+	for _, src := range priority {
+		if b, ok := m[src]; ok && (pick == nil || b.count() > pick.count()) {
+			pick = b
+		}
+	}
+	return pick.series()
+}
+
+// sessionBuild is the state of one pass over a session.
+type sessionBuild struct {
+	ev   *Evidence
+	opts Options
+
+	rss, hwm, anon, file, lazy, tree, cpu, cgUsage                    multi
+	live, inUse, atGC, goal, free, resident, stacks, goroutines, leak multi
+	cycles, forced, gcCPU, assist, avail, allocB, allocO              multi
+	nonGo, nonGoShare, retained, retainedShare, released              multi
+	scans                                                             []float64
+
+	first, last time.Time // the earliest and latest reading
+	gcProcs     int
+	pair          pairing
+	untimedGC     int
+	gomaxprocsEnv int
+	sessionStart  time.Time
+}
+
+func newSessionBuild(ev *Evidence, opts Options) *sessionBuild {
+	b := &sessionBuild{ev: ev, opts: opts}
+	for _, p := range []*multi{&b.rss, &b.hwm, &b.anon, &b.file, &b.lazy, &b.tree, &b.cpu, &b.cgUsage,
+		&b.live, &b.inUse, &b.atGC, &b.goal, &b.free, &b.resident, &b.stacks, &b.goroutines, &b.leak,
+		&b.cycles, &b.forced, &b.gcCPU, &b.assist, &b.avail, &b.allocB, &b.allocO,
+		&b.nonGo, &b.nonGoShare, &b.retained, &b.retainedShare, &b.released} {
+		*p = multi{}
+	}
+	b.pair.maxSkew = opts.MaxSkew
+	return b
+}
+
+// in reports whether t is inside the evidence (not after Until).
+func (b *sessionBuild) in(t time.Time) bool {
+	return b.opts.Until.IsZero() || !t.After(b.opts.Until)
+}
+
+func (b *sessionBuild) saw(t time.Time) {
+	if b.first.IsZero() || t.Before(b.first) {
+		b.first = t
+	}
+	if t.After(b.last) {
+		b.last = t
+	}
+}
+
+const mib = 1 << 20
+
+// readGC maps gctrace cycles: the live heap, the heap at each GC's start, the goal, and the
+// counters of cycles, forced cycles and GC CPU.
+func (b *sessionBuild) readGC(s *session.Session) error {
+	var n, nForced int
+	var cpu, assist float64
+	var prev time.Time
+	var availAcc float64
+	skipped, err := s.EachGC(func(e session.GCEvent) error {
+		b.ev.GCLines++
+		if e.Time.IsZero() {
+			b.untimedGC++
+			return nil
+		}
+		if !b.in(e.Time) {
+			return nil
+		}
+		b.saw(e.Time)
+		if n == 0 {
+			// Counting starts from zero before the first cycle (at the session's start when it
+			// is earlier): the first cycle counts.
+			zero := e.Time.Add(-time.Nanosecond)
+			if !b.sessionStart.IsZero() && b.sessionStart.Before(zero) {
+				zero = b.sessionStart
+			}
+			for _, m := range []multi{b.cycles, b.forced, b.gcCPU, b.assist, b.avail} {
+				m.addCounter(SourceGCTrace, zero, 0)
+			}
+			prev = zero
+		}
+		n++
+		if e.Forced || e.LeakCheck {
+			nForced++
+		}
+		cpu += e.GCCPU().Seconds()
+		assist += e.CPUAssist.Seconds()
+		t := e.Time
+		b.live.add(SourceGCTrace, mib, t, float64(e.HeapLive))
+		b.atGC.add(SourceGCTrace, mib, t, float64(max(e.HeapStart, e.HeapEnd)))
+		b.goal.add(SourceGCTrace, mib, t, float64(e.Goal))
+		b.cycles.addCounter(SourceGCTrace, t, float64(n))
+		b.forced.addCounter(SourceGCTrace, t, float64(nForced))
+		b.gcCPU.addCounter(SourceGCTrace, t, cpu)
+		b.assist.addCounter(SourceGCTrace, t, assist)
+		if e.Procs > 0 {
+			if !prev.IsZero() && t.After(prev) {
+				availAcc += t.Sub(prev).Seconds() * float64(e.Procs)
+			}
+			b.avail.addCounter(SourceGCTrace, t, availAcc)
+			b.gcProcs = e.Procs
+		}
+		prev = t
+		if e.HasStacksGlobals {
+			b.scans = append(b.scans, float64(e.Stacks+e.Globals))
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if skipped > 0 {
+		b.ev.Notes = append(b.ev.Notes, fmt.Sprintf("%s: skipped %d unparsable gc line(s)", session.GCTraceFile, skipped))
+	}
+	if b.untimedGC > 0 && n == 0 {
+		b.ev.Notes = append(b.ev.Notes, fmt.Sprintf("gctrace has %d cycles but no time base: they are not placed in time", b.untimedGC))
+	}
+	return nil
+}
+
+// readSamples maps every sample of metrics.jsonl.
+func (b *sessionBuild) readSamples(s *session.Session) error {
+	st, err := s.EachSample(func(smp *session.Sample) error {
+		b.ev.Samples++
+		if !b.in(smp.Time) {
+			return nil
+		}
+		b.saw(smp.Time)
+		t := smp.Time
+		if p := smp.Proc; p != nil {
+			b.proc(t, p)
+		}
+		if c := smp.Cgroup; c != nil {
+			b.cgUsage.add(SourceCgroup, 0, t, float64(c.UsageBytes))
+			if c.LimitBytes > 0 {
+				b.ev.CgroupLimit = c.LimitBytes
+			}
+			b.ev.OOMKills = max(b.ev.OOMKills, c.OOMKills)
+		}
+		if g := smp.Go; g != nil {
+			b.goMem(t, g)
+		}
+		if p := smp.Pprof; p != nil {
+			b.goroutines.add(SourcePprofIndex, 1, t, float64(p.Goroutines))
+			if p.GoroutineLeak >= 0 {
+				b.leak.add(SourcePprofIndex, 1, t, float64(p.GoroutineLeak))
+				b.ev.LeakProfileServed = true
+			}
+		}
+		b.pair.sample(b, t, smp.Proc, smp.Go)
+		return nil
+	})
+	if w := st.Warning(session.MetricsFile); w != "" {
+		b.ev.Notes = append(b.ev.Notes, w)
+	}
+	return err
+}
+
+func (b *sessionBuild) proc(t time.Time, p *session.Proc) {
+	b.rss.add(SourceProc, 0, t, float64(p.RSSBytes))
+	if p.HWMBytes > 0 {
+		b.hwm.add(SourceProc, 0, t, float64(p.HWMBytes))
+	}
+	b.anon.add(SourceProc, 0, t, float64(p.RSSAnonBytes))
+	b.file.add(SourceProc, 0, t, float64(p.RSSFileBytes+p.RSSShmemBytes))
+	b.lazy.add(SourceProc, 0, t, float64(p.LazyFreeBytes))
+	if p.TreeRSSBytes > 0 {
+		b.tree.add(SourceProc, 0, t, float64(p.TreeRSSBytes))
+		if tr, ok := b.tree[SourceProc]; ok && len(tr.buckets) > 0 && float64(p.TreeRSSBytes) >= maxOf(tr) {
+			b.ev.TreeProcs = p.TreeProcs
+		}
+	}
+	if p.CPUSeconds > 0 {
+		b.cpu.addCounter(SourceProc, t, p.CPUSeconds)
+	}
+}
+
+func maxOf(b *builder) float64 {
+	m := math.Inf(-1)
+	for _, k := range b.buckets {
+		m = math.Max(m, k.maxV)
+	}
+	return m
+}
+
+func (b *sessionBuild) goMem(t time.Time, g *session.GoMem) {
+	src := sourceOf(g.Source)
+	if g.TotalBytes > 0 {
+		b.inUse.add(src, 0, t, float64(g.HeapObjectsBytes))
+		b.free.add(src, 0, t, float64(g.HeapFreeBytes))
+		b.resident.add(src, 0, t, float64(g.RuntimeResident()))
+		b.stacks.add(src, 0, t, float64(g.HeapStacksBytes+g.OSStacksBytes))
+		p := &b.ev.Pacer
+		p.NonHeap = float64(g.HeapStacksBytes + g.OSStacksBytes + g.MetadataBytes + g.OtherBytes)
+		p.HasGoMemory = true
+	}
+	if g.HeapLiveBytes > 0 {
+		b.live.add(src, 0, t, float64(g.HeapLiveBytes))
+	}
+	if g.HeapGoalBytes > 0 {
+		b.goal.add(src, 0, t, float64(g.HeapGoalBytes))
+	}
+	if g.Goroutines > 0 {
+		gsrc := src
+		if src == SourceMemStats { // the recorder counts the last goroutine profile
+			gsrc = SourceGoroutineProfile
+		}
+		b.goroutines.add(gsrc, 1, t, float64(g.Goroutines))
+	}
+	if g.GCCycles > 0 || g.TotalBytes > 0 {
+		b.cycles.addCounter(src, t, float64(g.GCCycles))
+		b.forced.addCounter(src, t, float64(g.GCForcedCycles))
+	}
+	if g.AllocBytesTotal > 0 {
+		b.allocB.addCounter(src, t, float64(g.AllocBytesTotal))
+	}
+	if g.AllocObjectsTotal > 0 {
+		b.allocO.addCounter(src, t, float64(g.AllocObjectsTotal))
+	}
+	switch {
+	case g.GCTotalSeconds > 0 || g.CPUTotalSeconds > 0:
+		b.gcCPU.addCounter(src, t, g.GCTotalSeconds-g.GCIdleSeconds)
+		b.assist.addCounter(src, t, g.GCAssistSeconds)
+		if g.CPUTotalSeconds > 0 {
+			b.avail.addCounter(src, t, g.CPUTotalSeconds)
+		}
+	case g.GCCPUFraction > 0:
+		// MemStats gives the GC's share of the available CPU since the process started:
+		// with its start time and GOMAXPROCS, that is a cumulative count of GC CPU seconds.
+		if started, procs := b.ev.Target.Started, b.procs(g); !started.IsZero() && procs > 0 && t.After(started) {
+			avail := t.Sub(started).Seconds() * float64(procs)
+			b.gcCPU.addCounter(src, t, g.GCCPUFraction*avail)
+			b.avail.addCounter(src, t, avail)
+		}
+	}
+	if sc := g.StackScanBytes + g.GlobalsScanBytes; sc > 0 {
+		b.scans = append(b.scans, float64(sc))
+	}
+	if g.GOGC != 0 {
+		b.ev.Pacer.GOGC = float64(g.GOGC)
+	}
+	if g.GOMemLimitBytes != 0 && g.GOMemLimitBytes < math.MaxInt64 {
+		b.ev.Pacer.GOMemLimit = float64(g.GOMemLimitBytes)
+	}
+	if g.GOMAXPROCS > 0 {
+		b.ev.Pacer.GOMAXPROCS = g.GOMAXPROCS
+	}
+}
+
+// procs is the target's GOMAXPROCS as best known: its agent's, gctrace's, else its
+// environment's, else the manifest's estimate.
+func (b *sessionBuild) procs(g *session.GoMem) int {
+	switch {
+	case g.GOMAXPROCS > 0:
+		return g.GOMAXPROCS
+	case b.gcProcs > 0:
+		return b.gcProcs
+	case b.ev.Pacer.GOMAXPROCS > 0:
+		return b.ev.Pacer.GOMAXPROCS
+	}
+	return b.gomaxprocsEnv
+}
+
+// window sets the evidence's start and end: the manifest's, else the data's, cut at Until.
+func (b *sessionBuild) window(s *session.Session) {
+	ev := b.ev
+	ev.Start, ev.End = s.Manifest.Start, s.Manifest.End
+	if ev.Start.IsZero() || !b.first.IsZero() && b.first.Before(ev.Start) {
+		ev.Start = b.first
+	}
+	if ev.End.IsZero() || b.last.After(ev.End) {
+		ev.End = b.last
+	}
+	if u := b.opts.Until; !u.IsZero() && (ev.End.IsZero() || ev.End.After(u)) {
+		ev.End = u
+	}
+	if ev.End.Before(ev.Start) {
+		ev.End = ev.Start
+	}
+}
+
+// finish turns the builders into the canonical series.
+func (b *sessionBuild) finish() {
+	ev := b.ev
+	ev.RSS, ev.HWM, ev.RSSAnon, ev.RSSFile, ev.LazyFree = b.rss.best(), b.hwm.best(), b.anon.best(), b.file.best(), b.lazy.best()
+	ev.TreeRSS, ev.ProcessCPU, ev.CgroupUsage = b.tree.best(), b.cpu.best(), b.cgUsage.best()
+	ev.Live, ev.HeapInUse, ev.HeapAtGC, ev.HeapGoal = b.live.best(), b.inUse.best(), b.atGC.best(), b.goal.best()
+	ev.HeapFree, ev.RuntimeResident, ev.Stacks = b.free.best(), b.resident.best(), b.stacks.best()
+	ev.Goroutines, ev.Leaked = b.goroutines.best(), b.leak.best()
+	ev.GCCycles, ev.GCForced = b.cycles.best(), b.forced.best()
+	ev.GCCPU, ev.GCAssist, ev.AvailableCPU = b.gcCPU.best(), b.assist.best(), b.avail.best()
+	ev.AllocBytes, ev.AllocObjects = b.allocB.best(), b.allocO.best()
+	b.pair.finish(b)
+	ev.NonGo, ev.NonGoShare, ev.Retained = b.nonGo.best(), b.nonGoShare.best(), b.retained.best()
+	ev.RetainedShare, ev.ReleasedResident = b.retainedShare.best(), b.released.best()
+	p := &ev.Pacer
+	p.ScanBytes = median(b.scans)
+	if p.GOMAXPROCS == 0 {
+		p.GOMAXPROCS = b.gcProcs
+	}
+	if p.GOGC == 0 {
+		p.GOGC = gogcFromEnv(ev.Target.GOGC)
+	}
+	if ev.Latest != nil {
+		p.Outside = float64(ev.Latest.NonGoBytes + ev.Latest.FileBytes)
+	}
+	// Fill the live heap of the breakdowns from the live series when their Go reading did
+	// not carry it (MemStats does not).
+	for _, at := range []*breakdown.At{ev.Peak, ev.Latest} {
+		ev.fillLive(at)
+	}
+	for i := range ev.Splits {
+		ev.fillLive(&ev.Splits[i])
+	}
+}
+
+// gogcFromEnv reads a GOGC environment value: 100 when unset, -1 for off.
+func gogcFromEnv(v string) float64 {
+	switch v = strings.TrimSpace(v); {
+	case v == "":
+		return 100
+	case strings.EqualFold(v, "off"):
+		return -1
+	}
+	if n, err := strconv.Atoi(v); err == nil {
+		return float64(n)
+	}
+	return 100
+}
+
+// setBudget picks the memory budget: an option, the session's, else the cgroup limit.
+func (ev *Evidence) setBudget(option, session uint64, sessionSource string) {
+	switch {
+	case option > 0:
+		ev.Budget, ev.BudgetSource = option, "option"
+	case session > 0:
+		ev.Budget, ev.BudgetSource = session, sessionSource
+	case ev.CgroupLimit > 0:
+		ev.Budget, ev.BudgetSource = ev.CgroupLimit, "cgroup"
+	}
+}

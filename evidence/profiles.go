@@ -1,0 +1,251 @@
+package evidence
+
+import (
+	"bytes"
+	"compress/gzip"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sync"
+
+	"github.com/google/pprof/profile"
+
+	"github.com/memdoctor/memdoctor/internal/culprit"
+	"github.com/memdoctor/memdoctor/session"
+)
+
+// defaultMaxProfileBytes bounds a profile's decompressed size. The largest real profile in
+// the test corpus (a merged Loki allocation profile, 41k samples) is under 6 MiB.
+const defaultMaxProfileBytes = 256 << 20
+
+// store loads stored profiles, keeping the few most recently used parsed, and remembers
+// which could not be read.
+type store struct {
+	maxBytes int64
+	opts     culprit.Options
+
+	mu     sync.Mutex
+	order  []string
+	byPath map[string]*profile.Profile
+	failed map[string]error
+	tables map[tableKey]*culprit.Table
+	groups map[string][]GoroutineGroup
+	notes  []string
+}
+
+type tableKey struct{ path, typ string }
+
+// maxParsed is how many parsed profiles the store keeps: rules compare neighbours.
+const maxParsed = 4
+
+// maxTables bounds the per-profile site tables kept (small: sites, not samples).
+const maxTables = 256
+
+func newStore(maxBytes int64, mainModule string) *store {
+	if maxBytes <= 0 {
+		maxBytes = defaultMaxProfileBytes
+	}
+	return &store{
+		maxBytes: maxBytes, opts: culprit.Options{MainModule: mainModule},
+		byPath: map[string]*profile.Profile{}, failed: map[string]error{},
+		tables: map[tableKey]*culprit.Table{}, groups: map[string][]GoroutineGroup{},
+	}
+}
+
+// Profile loads a snapshot's profile. A profile that cannot be read is named once in the
+// notes, and never parsed again.
+func (ev *Evidence) Profile(s Snapshot) (*profile.Profile, error) {
+	st := ev.profiles
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return st.getLocked(s.Path)
+}
+
+func (st *store) getLocked(path string) (*profile.Profile, error) {
+	if p, ok := st.byPath[path]; ok {
+		return p, nil
+	}
+	if err, ok := st.failed[path]; ok {
+		return nil, err
+	}
+	p, err := readProfile(path, st.maxBytes)
+	if err != nil {
+		st.failed[path] = err
+		st.notes = append(st.notes, fmt.Sprintf("skipped profile %s: %v", filepath.Base(path), err))
+		return nil, err
+	}
+	if len(st.order) >= maxParsed {
+		delete(st.byPath, st.order[0])
+		st.order = st.order[1:]
+	}
+	st.order = append(st.order, path)
+	st.byPath[path] = p
+	return p, nil
+}
+
+func (st *store) note(s string) {
+	st.mu.Lock()
+	st.notes = append(st.notes, s)
+	st.mu.Unlock()
+}
+
+// ProfileNotes returns what could not be read among the profiles used so far.
+func (ev *Evidence) ProfileNotes() []string {
+	st := ev.profiles
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return append([]string(nil), st.notes...)
+}
+
+// readProfile parses a profile file (gzipped or not, proto or legacy text), decompressing at
+// most max bytes.
+func readProfile(path string, max int64) (*profile.Profile, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return parseBounded(f, max)
+}
+
+// errTooLarge is returned for a profile that decompresses beyond the bound.
+var errTooLarge = errors.New("decompresses to more than the limit")
+
+// parseBounded reads a profile from r, decompressing at most max bytes: a gzip bomb costs
+// max bytes, not its inflated size.
+func parseBounded(r io.Reader, max int64) (*profile.Profile, error) {
+	br := io.LimitReader(r, max+1)
+	head := make([]byte, 2)
+	n, _ := io.ReadFull(br, head)
+	rest := io.MultiReader(bytes.NewReader(head[:n]), br)
+	var src io.Reader = rest
+	if n == 2 && head[0] == 0x1f && head[1] == 0x8b {
+		zr, err := gzip.NewReader(rest)
+		if err != nil {
+			return nil, fmt.Errorf("not a gzipped profile: %w", err)
+		}
+		defer zr.Close()
+		src = io.LimitReader(zr, max+1)
+	}
+	data, err := io.ReadAll(src)
+	if err != nil {
+		return nil, fmt.Errorf("not a profile: %w", err)
+	}
+	if int64(len(data)) > max {
+		return nil, fmt.Errorf("%w (%d MiB)", errTooLarge, max>>20)
+	}
+	p, err := profile.ParseData(data)
+	if err != nil {
+		return nil, fmt.Errorf("not a readable profile: %w", err)
+	}
+	return p, nil
+}
+
+// listSnapshots lists the session's stored profiles inside the window.
+func (b *sessionBuild) listSnapshots(s *session.Session) {
+	for _, ref := range s.Profiles {
+		kind, ok := kindOf(ref.Kind)
+		if !ok || !b.in(ref.Time) {
+			continue
+		}
+		snap := Snapshot{Kind: kind, T: ref.Time, Label: ref.Label, Path: ref.Path}
+		switch kind {
+		case session.KindHeap:
+			b.ev.Heaps = append(b.ev.Heaps, snap)
+		case session.KindGoroutine:
+			b.ev.GoroutineSnaps = append(b.ev.GoroutineSnaps, snap)
+		case kindGoroutineLeak:
+			b.ev.LeakSnaps = append(b.ev.LeakSnaps, snap)
+			b.ev.LeakProfileServed = true
+		}
+		b.saw(ref.Time)
+	}
+}
+
+// HeapTotal is the sum of each sample type of one heap profile.
+type HeapTotal struct {
+	InuseSpace, InuseObjects, AllocSpace, AllocObjects int64
+}
+
+// heapTotals sums a heap profile's sample types.
+func heapTotals(p *profile.Profile) HeapTotal {
+	var t HeapTotal
+	for i, st := range p.SampleType {
+		var sum int64
+		for _, s := range p.Sample {
+			if i < len(s.Value) {
+				sum += s.Value[i]
+			}
+		}
+		switch st.Type {
+		case "inuse_space":
+			t.InuseSpace = sum
+		case "inuse_objects":
+			t.InuseObjects = sum
+		case "alloc_space":
+			t.AllocSpace = sum
+		case "alloc_objects":
+			t.AllocObjects = sum
+		}
+	}
+	return t
+}
+
+// countTotal is the sum of a count profile's first sample type (goroutines).
+func countTotal(p *profile.Profile) float64 {
+	var n int64
+	for _, s := range p.Sample {
+		if len(s.Value) > 0 {
+			n += s.Value[0]
+		}
+	}
+	return float64(n)
+}
+
+// profileFallbacks reads what only profiles show when nothing finer did: the live heap and
+// the allocation counters from heap profiles, goroutine counts from goroutine profiles, and
+// the leaked goroutines from goroutineleak profiles (always: nothing else proves them).
+func (b *sessionBuild) profileFallbacks() {
+	ev := b.ev
+	needLive := countOf(b.live) < len(ev.Heaps)
+	needAlloc := countOf(b.allocB) < len(ev.Heaps)
+	if needLive || needAlloc {
+		for _, s := range ev.Heaps {
+			p, err := ev.Profile(s)
+			if err != nil {
+				continue
+			}
+			t := heapTotals(p)
+			if needLive && t.InuseSpace > 0 {
+				b.live.add(SourceHeapProfile, 0, s.T, float64(t.InuseSpace))
+			}
+			if needAlloc && t.AllocSpace > 0 {
+				b.allocB.addCounter(SourceHeapProfile, s.T, float64(t.AllocSpace))
+				b.allocO.addCounter(SourceHeapProfile, s.T, float64(t.AllocObjects))
+			}
+		}
+	}
+	if countOf(b.goroutines) < len(ev.GoroutineSnaps) {
+		for _, s := range ev.GoroutineSnaps {
+			if p, err := ev.Profile(s); err == nil {
+				b.goroutines.add(SourceGoroutineProfile, 1, s.T, countTotal(p))
+			}
+		}
+	}
+	for _, s := range ev.LeakSnaps {
+		if p, err := ev.Profile(s); err == nil {
+			b.leak.add(SourceLeakProfile, 1, s.T, countTotal(p))
+		}
+	}
+}
+
+// countOf is the most readings any source of a quantity has.
+func countOf(m multi) int {
+	n := 0
+	for _, b := range m {
+		n = max(n, b.count())
+	}
+	return n
+}
