@@ -52,15 +52,15 @@ type Evidence struct {
 	GCCycles, GCForced Series // forced cycles (runtime.GC, leak checks) count in both
 	GCCPU, GCAssist    Series // CPU seconds; idle-priority marking is not counted
 	// AvailableCPU is GOMAXPROCS x wall time, as CPU seconds: what gctrace's % divides by.
-	AvailableCPU            Series
+	AvailableCPU             Series
 	AllocBytes, AllocObjects Series
 
 	// Parts of resident memory, where a Go reading and a /proc reading were taken close
 	// enough in time to split it (within MaxSkew).
-	NonGo, NonGoShare     Series // anonymous memory the runtime does not account for
+	NonGo, NonGoShare       Series // anonymous memory the runtime does not account for
 	Retained, RetainedShare Series // free heap kept, plus released pages still resident
-	ReleasedResident      Series // released with MADV_FREE, not yet reclaimed (LazyFree)
-	Aligned               int    // how many such readings
+	ReleasedResident        Series // released with MADV_FREE, not yet reclaimed (LazyFree)
+	Aligned                 int    // how many such readings
 	// Peak and Latest split memory at the RSS peak and at the last reading; Peak's Go rows
 	// are empty when no Go reading was close enough (PeakSkew says how far the nearest was).
 	Peak, Latest *breakdown.At

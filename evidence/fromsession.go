@@ -122,8 +122,8 @@ type sessionBuild struct {
 	nonGo, nonGoShare, retained, retainedShare, released              multi
 	scans                                                             []float64
 
-	first, last time.Time // the earliest and latest reading
-	gcProcs     int
+	first, last   time.Time // the earliest and latest reading
+	gcProcs       int
 	pair          pairing
 	untimedGC     int
 	gomaxprocsEnv int

@@ -17,7 +17,7 @@ type pairing struct {
 	lastGo    goReading
 	pendingGo goReading // a Go reading waiting for the next /proc reading
 	latest    struct {
-		proc procReading
+		proc  procReading
 		gomem goReading
 	}
 	// The RSS peak and the Go readings on either side of it.
