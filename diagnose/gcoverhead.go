@@ -22,8 +22,10 @@ const (
 	gcTargetShare = 0.1 // ... or this share of the current rate, whichever is lower
 	gcBudgetUse   = 0.9 // the advice keeps RSS under this share of the budget
 	gcMaxGOGC     = 10000
-	// gcMinCores: below this much CPU (cores) the GC costs nothing worth tuning.
-	gcMinCores = 0.03
+	// gcMinCores: below this much CPU (cores) the GC costs nothing worth tuning. It is kept
+	// low: the GC's share of the process's CPU is what does not depend on the load or the
+	// machine's speed.
+	gcMinCores = 0.01
 )
 
 // gcOverhead reports a GC that runs often and costs CPU while memory is available, models

@@ -22,8 +22,8 @@ const (
 	hotWarnShare      = 0.25
 	// hotInfoCost and hotWarnCost: the share of the process's CPU that the top site's
 	// allocations cost in GC work, from which it is reported, and warned about.
-	hotInfoCost = 0.01
-	hotWarnCost = 0.03
+	hotInfoCost = 0.02
+	hotWarnCost = 0.06
 	smallObject = 256 // bytes: below this average size, object count drives the GC cost
 )
 

@@ -18,6 +18,9 @@ const (
 	// confirmP and confirmTau: the consistency a confirmed growth needs.
 	confirmP   = 0.01
 	confirmTau = 0.5
+	// confirmSNR: a confirmed growth also stands this far above the readings' scatter around
+	// the trend (a consistent rise of a few quanta in a noisy floor is a suspicion).
+	confirmSNR = 4
 	// strongP and strongSNR: a looser test passes when the growth is huge against the
 	// readings' scatter (a 43x climb in seven readings is not in doubt).
 	strongP   = 0.05
@@ -97,7 +100,8 @@ func judgeGrowth(pts []evidence.Point, lim limits, quantum float64) growth {
 	material := g.grew() >= g.threshold
 	rising := g.lateRatio >= lateRising
 	slowing := !rising && g.lateRatio >= lateSlowing
-	strong := g.n >= minConfirmPoints && g.tau >= confirmTau && (g.p <= confirmP || g.p <= strongP && g.snr >= strongSNR)
+	strong := g.n >= minConfirmPoints && g.tau >= confirmTau &&
+		(g.p <= confirmP && g.snr >= confirmSNR || g.p <= strongP && g.snr >= strongSNR)
 	switch {
 	case material && rising && strong:
 		g.conf = Confirmed
@@ -106,6 +110,10 @@ func judgeGrowth(pts []evidence.Point, lim limits, quantum float64) growth {
 		g.watchMore = g.untilStrong()
 		if slowing { // a warm-up levels off: watch another third of the window to tell
 			g.watchMore = max(g.watchMore, g.span/3)
+		}
+		if g.snr < confirmSNR && g.slope > 0 { // until it stands clear of the scatter
+			noise := g.grew() / math.Max(g.snr, 1e-9)
+			g.watchMore = max(g.watchMore, time.Duration((confirmSNR*noise-g.grew())/g.slope*float64(time.Second)))
 		}
 	case !material && rising && strong:
 		// Consistent, but still small: suspected if it would matter soon.
