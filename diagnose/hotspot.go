@@ -24,6 +24,10 @@ const (
 	// allocations cost in GC work, from which it is reported, and warned about.
 	hotInfoCost = 0.02
 	hotWarnCost = 0.06
+	// hotKnownCost: the warning threshold for a known anti-pattern (a regexp compiled per
+	// call, reflection, whole documents decoded): it burns CPU beyond the GC's (compiling,
+	// reflecting, decoding), which a heap profile does not show, and its fix is known.
+	hotKnownCost = 0.03
 	smallObject = 256 // bytes: below this average size, object count drives the GC cost
 )
 
@@ -93,11 +97,12 @@ func allocationHotspot(in *input) outcome {
 				float64(topObjects)/dt, top.Bytes/topObjects),
 		}}
 	}
-	if cost >= hotWarnCost && top.Share >= hotWarnShare {
+	known := len(pats[top.Function]) > 0
+	if top.Share >= hotWarnShare && (cost >= hotWarnCost || known && cost >= hotKnownCost) {
 		f.Severity = Warning
 	}
 	name := "allocates the most"
-	if known := len(pats[top.Function]) > 0; known {
+	if known {
 		name = pats[top.Function][0].name
 	}
 	f.Title = fmt.Sprintf("%s: %s allocates %s of all bytes (%s/s), costing about %s of the CPU in GC work", name, top.Function, pct(top.Share), bytesStr(float64(top.Bytes)/dt), pct(cost))

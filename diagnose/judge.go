@@ -35,8 +35,10 @@ const (
 	lateRising  = 0.5
 	lateSlowing = 0.15
 	// projectHorizon: a consistent growth still below the effect size is suspected when it
-	// would reach it within this (or within the window's length, if longer).
-	projectHorizon = 5 * time.Minute
+	// would reach it within this (or within the window's length, if longer), and has already
+	// come at least projectMinShare of the way.
+	projectHorizon  = 5 * time.Minute
+	projectMinShare = 0.2
 	// zConfirm is the one-sided normal quantile of confirmP.
 	zConfirm = 2.326
 )
@@ -115,7 +117,7 @@ func judgeGrowth(pts []evidence.Point, lim limits, quantum float64) growth {
 			noise := g.grew() / math.Max(g.snr, 1e-9)
 			g.watchMore = max(g.watchMore, time.Duration((confirmSNR*noise-g.grew())/g.slope*float64(time.Second)))
 		}
-	case !material && rising && strong:
+	case !material && rising && strong && g.grew() >= projectMinShare*g.threshold:
 		// Consistent, but still small: suspected if it would matter soon.
 		left := time.Duration((g.threshold - g.grew()) / g.slope * float64(time.Second))
 		if left <= max(projectHorizon, g.span) {

@@ -96,7 +96,10 @@
 // process listening on that port (through /proc/net/tcp{,6} and the socket's inode) and
 // samples its /proc and cgroup as well, unless the agent does; it says so when it can't.
 // Watch stops at --duration, on Ctrl-C, or when the service goes away, and prints the
-// diagnosis. It never forces a GC in the service.
+// diagnosis. With --until-confirmed it diagnoses the session every --interval and stops as
+// soon as nothing is left to confirm: no suspected finding, and nothing that watching longer
+// would let it judge (at least 30s; at most --duration, 10m by default). It never forces a GC
+// in the service.
 //
 // Flags:
 //
@@ -118,12 +121,15 @@
 //	  	time between metric samples (default 1s)
 //	-token TOKEN
 //	  	bearer TOKEN for a memdoctor agent's endpoints (default: $MEMDOCTOR_TOKEN)
+//	-until-confirmed
+//	  	stop once every finding is confirmed and everything that more time would settle is judged (at most --duration, default 10m)
 //
 // Examples:
 //
 //	memdoctor watch --duration 10m http://127.0.0.1:6060
 //	memdoctor watch --interval 30s --memory-budget 4GiB --json - http://10.0.0.7:6060/debug/pprof/
 //	MEMDOCTOR_TOKEN=... memdoctor watch --duration 5m http://10.0.0.7:6061/debug/memdoctor/
+//	memdoctor watch --until-confirmed --duration 15m http://127.0.0.1:6060
 //
 // # memdoctor analyze
 //

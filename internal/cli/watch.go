@@ -2,10 +2,14 @@ package cli
 
 import (
 	"context"
+	"fmt"
 	"net/url"
 	"strings"
+	"time"
 
+	"github.com/memdoctor/memdoctor/diagnose"
 	"github.com/memdoctor/memdoctor/internal/recorder"
+	"github.com/memdoctor/memdoctor/session"
 )
 
 var watchCmd = &command{
@@ -22,11 +26,15 @@ MEMDOCTOR_TOKEN environment variable. When the URL is on this machine, watch fin
 process listening on that port (through /proc/net/tcp{,6} and the socket's inode) and
 samples its /proc and cgroup as well, unless the agent does; it says so when it can't.
 Watch stops at --duration, on Ctrl-C, or when the service goes away, and prints the
-diagnosis. It never forces a GC in the service.`,
+diagnosis. With --until-confirmed it diagnoses the session every --interval and stops as
+soon as nothing is left to confirm: no suspected finding, and nothing that watching longer
+would let it judge (at least 30s; at most --duration, 10m by default). It never forces a GC
+in the service.`,
 	examples: []string{
 		"memdoctor watch --duration 10m http://127.0.0.1:6060",
 		"memdoctor watch --interval 30s --memory-budget 4GiB --json - http://10.0.0.7:6060/debug/pprof/",
 		"MEMDOCTOR_TOKEN=... memdoctor watch --duration 5m http://10.0.0.7:6061/debug/memdoctor/",
+		"memdoctor watch --until-confirmed --duration 15m http://127.0.0.1:6060",
 	},
 }
 
@@ -37,6 +45,7 @@ func runWatch(ctx context.Context, e *env, args []string) error {
 	var cf collectFlags
 	cf.register(fs, false)
 	token := fs.String("token", "", "bearer `TOKEN` for a memdoctor agent's endpoints (default: $MEMDOCTOR_TOKEN)")
+	untilConfirmed := fs.Bool("until-confirmed", false, "stop once every finding is confirmed and everything that more time would settle is judged (at most --duration, default 10m)")
 	pos, err := parse(watchCmd, e, fs, args, true)
 	if err != nil {
 		return err
@@ -55,6 +64,12 @@ func runWatch(ctx context.Context, e *env, args []string) error {
 	if _, ok := cfg.Flags["token"]; ok {
 		cfg.Flags["token"] = "(redacted)" // the manifest records the flags: never the secret
 	}
+	if *untilConfirmed {
+		if cfg.Duration == 0 {
+			cfg.Duration = untilConfirmedMax
+		}
+		cfg.Settled = settledCheck(cfg.Out, cf.budget.bytes, time.Now())
+	}
 	return record(ctx, e, cfg, cf.output, func(ctx context.Context) (recorder.Result, error) {
 		return recorder.Watch(ctx, cfg, pos[0])
 	})
@@ -69,4 +84,53 @@ func hostName(raw string) string {
 		return u.Host
 	}
 	return "watch"
+}
+
+// untilConfirmedMin and untilConfirmedMax bound a watch --until-confirmed.
+const (
+	untilConfirmedMin = 30 * time.Second
+	untilConfirmedMax = 10 * time.Minute
+)
+
+// settledCheck returns the check of watch --until-confirmed: it diagnoses the session so far
+// and is done when nothing is suspected and nothing could be judged by watching longer.
+func settledCheck(dir string, budget uint64, start time.Time) func() (bool, string) {
+	return func() (bool, string) {
+		if time.Since(start) < untilConfirmedMin {
+			return false, ""
+		}
+		s, err := session.Open(dir)
+		if err != nil {
+			return false, ""
+		}
+		d, _, err := diagnoseSession(s, budget)
+		if err != nil {
+			return false, ""
+		}
+		return settled(d)
+	}
+}
+
+// settled reports whether a diagnosis leaves nothing that more watching would settle.
+func settled(d *diagnose.Diagnosis) (bool, string) {
+	for _, f := range d.Findings {
+		if f.Confidence == diagnose.Suspected {
+			return false, ""
+		}
+	}
+	for _, n := range d.NotJudged {
+		if n.WatchMoreSeconds > 0 {
+			return false, ""
+		}
+	}
+	confirmed := 0
+	for _, f := range d.Findings {
+		if f.Severity.Rank() >= diagnose.Warning.Rank() {
+			confirmed++
+		}
+	}
+	if confirmed == 0 {
+		return true, "settled: nothing left to confirm, no problem found"
+	}
+	return true, fmt.Sprintf("settled: %d finding(s) confirmed", confirmed)
 }

@@ -31,6 +31,10 @@ type Config struct {
 	FS       procfs.FS
 	// Token is the bearer token for a memdoctor agent's endpoints (watch); "" = none.
 	Token string
+	// Settled, when set, is asked every Interval whether a watch may end: it returns true, and
+	// why, once the session so far settles what it was recorded for (watch --until-confirmed:
+	// nothing left to confirm).
+	Settled func() (done bool, why string)
 }
 
 // Status is the live status of a recording.

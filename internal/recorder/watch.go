@@ -222,18 +222,32 @@ func (r *recorder) awaitWatchEnd(ctx context.Context, base string) Result {
 		defer timer.Stop()
 		timeout = timer.C
 	}
-	res := Result{Dir: r.cfg.Out, TargetExit: -1}
-	select {
-	case <-ctx.Done():
-		res.Status, res.Detail = session.StatusInterrupted, "stopped by the user"
-	case <-timeout:
-		res.Status, res.Detail = session.StatusComplete, fmt.Sprintf("watched for %s", r.cfg.Duration)
-	case <-r.gone:
-		res.Status, res.Detail = session.StatusTargetExited, "the service's process exited"
-	case <-r.unreachable:
-		res.Status, res.Detail = session.StatusTargetExited, fmt.Sprintf("the service stopped answering at %s", base)
+	var settle <-chan time.Time
+	if r.cfg.Settled != nil {
+		t := time.NewTicker(r.cfg.Interval)
+		defer t.Stop()
+		settle = t.C
 	}
-	return res
+	res := Result{Dir: r.cfg.Out, TargetExit: -1}
+	for {
+		select {
+		case <-ctx.Done():
+			res.Status, res.Detail = session.StatusInterrupted, "stopped by the user"
+		case <-timeout:
+			res.Status, res.Detail = session.StatusComplete, fmt.Sprintf("watched for %s", r.cfg.Duration)
+		case <-r.gone:
+			res.Status, res.Detail = session.StatusTargetExited, "the service's process exited"
+		case <-r.unreachable:
+			res.Status, res.Detail = session.StatusTargetExited, fmt.Sprintf("the service stopped answering at %s", base)
+		case <-settle:
+			done, why := r.cfg.Settled()
+			if !done {
+				continue
+			}
+			res.Status, res.Detail = session.StatusComplete, why
+		}
+		return res
+	}
 }
 
 // localPID finds the process on this machine that listens on the URL's port. It fails, saying
