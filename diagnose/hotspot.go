@@ -28,7 +28,7 @@ const (
 	// call, reflection, whole documents decoded): it burns CPU beyond the GC's (compiling,
 	// reflecting, decoding), which a heap profile does not show, and its fix is known.
 	hotKnownCost = 0.03
-	smallObject = 256 // bytes: below this average size, object count drives the GC cost
+	smallObject  = 256 // bytes: below this average size, object count drives the GC cost
 )
 
 // allocationHotspot names the sites that dominate what the program allocates, matched
