@@ -71,10 +71,24 @@ type Target struct {
 // Sample is one line of metrics.jsonl: what was measured at one instant. Each part is present
 // only when its source was read at that instant.
 type Sample struct {
-	Time   time.Time `json:"t"`
-	Proc   *Proc     `json:"proc,omitempty"`
-	Cgroup *Cgroup   `json:"cgroup,omitempty"`
-	Go     *GoMem    `json:"go,omitempty"`
+	Time   time.Time    `json:"t"`
+	Proc   *Proc        `json:"proc,omitempty"`
+	Cgroup *Cgroup      `json:"cgroup,omitempty"`
+	Go     *GoMem       `json:"go,omitempty"`
+	Pprof  *PprofCounts `json:"pprof,omitempty"`
+}
+
+// PprofCounts are the counts the pprof index page lists at one instant. Reading them costs
+// the target no stop-the-world: the goroutine count is runtime.NumGoroutine(), the
+// goroutineleak count is the result of the last leak-detection cycle (reading it starts
+// none). GoroutineLeak is -1 when the target does not serve the goroutineleak profile (Go
+// 1.26 without GOEXPERIMENT=goroutineleakprofile, and older); 0 (absent from the JSON) when
+// it serves it and the last detection cycle found no leak, or none has run yet.
+type PprofCounts struct {
+	Goroutines    int `json:"goroutines"`              // runtime.NumGoroutine()
+	GoroutineLeak int `json:"goroutineleak,omitempty"` // leaked goroutines found by the last leak-detection cycle; -1 = the profile is not served
+	Threads       int `json:"threadcreate,omitempty"`
+	HeapRecords   int `json:"heap_records,omitempty"`
 }
 
 // Proc is the target's resident memory as the kernel sees it (/proc/PID/status, smaps_rollup).
@@ -162,6 +176,11 @@ const (
 	KindHeap          = "heap"
 	KindGoroutine     = "goroutine"
 	KindGoroutineText = "goroutine-text"
+	// KindGoroutineLeak is the goroutineleak profile (Go 1.27; Go 1.26 with
+	// GOEXPERIMENT=goroutineleakprofile): only the goroutines the GC proved blocked forever
+	// on something no running goroutine can reach. Each snapshot cost the target one forced
+	// GC cycle with leak detection.
+	KindGoroutineLeak = "goroutineleak"
 )
 
 // ProfileRef is one stored profile snapshot.
