@@ -27,9 +27,9 @@ func leakServer(t *testing.T) string {
 }
 
 // startLeakServer runs it and returns its base URL.
-func startLeakServer(t *testing.T, bin string) string {
+func startLeakServer(t *testing.T, bin string, args ...string) string {
 	t.Helper()
-	cmd := exec.Command(bin, "-leaks", "100")
+	cmd := exec.Command(bin, append([]string{"-leaks", "100"}, args...)...)
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -158,5 +158,36 @@ func TestRunGoroutineLeakGo127(t *testing.T) {
 	}
 	if checks != len(counts) {
 		t.Errorf("%d leak-checking GC cycles in gctrace.log, %d goroutineleak profiles: want one cycle per fetch", checks, len(counts))
+	}
+}
+
+// TestWatchAgentGoroutineLeakGo127 watches a go1.27.0 service that embeds the agent (and
+// pprof beside it): the agent's goroutineleak profile reaches the session under its own
+// name, and in auto mode memdoctor does not fetch another over pprof (one forced GC, not two).
+func TestWatchAgentGoroutineLeakGo127(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a Go 1.27 program")
+	}
+	bin := gotool.Build(t, gotool.Go127, ".", "../../agent/testdata/leakagent")
+	for _, source := range []string{SourceAuto, SourceAgent} {
+		t.Run(source, func(t *testing.T) {
+			base := startLeakServer(t, bin, "-first", "200")
+			cfg := watchConfig(t)
+			cfg.Source = source
+			cfg.Duration = 3 * time.Second
+			cfg.leakMinGap = time.Second // would let memdoctor's own fetches come fast, were it fetching
+			if _, err := Watch(context.Background(), cfg, base); err != nil {
+				t.Fatal(err)
+			}
+			s := openSession(t, cfg.Out)
+			counts := leakProfiles(t, s, 1)
+			refs := s.ProfilesOf(session.KindGoroutineLeak, false)
+			if len(refs) != 1 || counts[0] < 200 {
+				t.Errorf("%d goroutineleak profile(s) holding %v leaked goroutines; want the agent's one (a minute before its next), with the 200 leaked before it started", len(refs), counts)
+			}
+			if s.Manifest.Target.AgentURL == "" || hasNote(s, "fetched the goroutineleak profile") {
+				t.Errorf("agent %q; notes %q: memdoctor fetched over pprof beside the agent", s.Manifest.Target.AgentURL, s.Manifest.Notes)
+			}
+		})
 	}
 }
