@@ -83,7 +83,9 @@ func (r *recorder) goroutineCount() int {
 // the policy: it is not retried before the policy's next turn.
 func (r *recorder) fetchLeak(ctx context.Context, c *scrape.Client, st *leakState, now time.Time, goroutines int, reason leakcheck.Reason) {
 	st.last = leakcheck.State{Last: now, LastGoroutines: goroutines}
-	raw, p, err := c.GoroutineLeak(ctx)
+	// Not cancelled with the loop: a fetch under way has made the target run its GC, so its
+	// profile is worth keeping; the client's timeout bounds it.
+	raw, p, err := c.GoroutineLeak(context.WithoutCancel(ctx))
 	switch {
 	case errors.Is(err, scrape.ErrNotFound):
 		st.notServed = true
