@@ -28,6 +28,7 @@ type Agent struct {
 	hook      *gcHook
 	mr        *metricsReader
 	gr        *gcReader
+	leaks     *leakChecker // nil when off or the runtime has no goroutineleak profile
 	memLimit  memLimit
 	budgetSrc string
 
@@ -49,8 +50,10 @@ type Agent struct {
 // Start starts the agent: it sets GOMEMLIMIT if asked to and starts the agent's goroutine,
 // which takes the first profile round and sample at once and runs until Stop is called or
 // ctx is done. It fails only on an invalid option.
-// Start never forces a GC, never calls runtime.ReadMemStats and never blocks the program:
-// the work runs on one goroutine of the agent's own (two with WithPressureFunc).
+// Start never calls runtime.ReadMemStats and never blocks the program: the work runs on one
+// goroutine of the agent's own (two with WithPressureFunc, and one more while a
+// goroutineleak profile is written). It forces no GC but the goroutineleak profile's, when
+// the runtime has that profile (see WithLeakCheckInterval).
 func Start(ctx context.Context, opts ...Option) (*Agent, error) {
 	cfg := defaultConfig()
 	for _, o := range opts {
@@ -117,6 +120,7 @@ func Start(ctx context.Context, opts ...Option) (*Agent, error) {
 			a.log.Warn("memdoctor agent: no flight recorder", "err", err)
 		}
 	}
+	a.leaks = newLeakChecker(cfg)
 	a.info = a.staticInfo(budget)
 	a.hook = startGCHook()
 	a.wg.Add(1)
@@ -224,13 +228,15 @@ func (a *Agent) sampleOnce() {
 	goroutines := uint64(s.gomem.Goroutines)
 	a.checkAfter(now, TriggerRSS, rss, s.gomem.GCCycles, false)
 	a.checkAfter(now, TriggerGoroutines, goroutines, s.gomem.GCCycles, false)
+	grew := false
 	for _, f := range a.trig.onSample(procPoint{t: now, rss: rss, goroutines: s.gomem.Goroutines}) {
 		measure := rss
 		if f.trigger == TriggerGoroutines {
-			measure = goroutines
+			measure, grew = goroutines, true
 		}
 		a.fire(now, f, measure)
 	}
+	a.checkLeaks(now, s.gomem.Goroutines, grew)
 	_, hardFor := a.guard.update(now, used)
 	if hardFor >= a.cfg.exitHold && a.cfg.exitDir != "" && !a.exiting {
 		a.exiting = true

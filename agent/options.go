@@ -27,6 +27,7 @@ type config struct {
 	rssThresholdSet  bool
 	goroutineGrowth  int
 	goroutineRatio   float64
+	leakCheck        time.Duration
 	cooldown         time.Duration
 	flightRecorder   bool
 	flightMinAge     time.Duration
@@ -91,6 +92,7 @@ func defaultConfig() config {
 		heapJumpBytes:    DefaultHeapJumpBytes,
 		goroutineGrowth:  DefaultGoroutineGrowth,
 		goroutineRatio:   DefaultGoroutineRatio,
+		leakCheck:        DefaultLeakCheckInterval,
 		cooldown:         DefaultCooldown,
 		flightMinAge:     DefaultFlightMinAge,
 		flightMaxBytes:   DefaultFlightMaxBytes,
@@ -214,6 +216,33 @@ func WithGoroutineGrowth(n int, ratio float64) Option {
 			return
 		}
 		c.goroutineGrowth, c.goroutineRatio = n, ratio
+	}
+}
+
+// WithLeakCheckInterval sets how often the agent takes a goroutineleak profile, when the
+// runtime has one (Go 1.27; Go 1.26 built with GOEXPERIMENT=goroutineleakprofile; older
+// runtimes have none and the agent takes none). The profile holds only the goroutines the GC
+// proved blocked forever on channels, mutexes or conditions that no running goroutine can
+// reach: a leak proven from one snapshot, with the code that leaked. The agent lists them
+// with kind "goroutineleak" (the last 4 are kept).
+//
+// Each one costs the service a full GC cycle with leak detection (forced, so it shows in
+// /gc/cycles/forced), whose marking cost grows with the number of goroutines, worse than
+// linearly in the worst case; the Go blog suggests every few hours in production. The
+// default, 10 minutes, is conservative still: one extra cycle per 10 minutes is less than
+// the runtime forces by itself in a quiet program (one when none has run for 2 minutes),
+// and a leak is proven within minutes, not hours. Besides the interval, the agent takes one
+// at Start and one when the goroutine
+// count has climbed since the last one by the goroutine-growth trigger's margins
+// (WithGoroutineGrowth: 1000 goroutines and 50% by default), or when that trigger fires;
+// never two within a minute. 0 turns the profile off; otherwise at least one minute.
+func WithLeakCheckInterval(d time.Duration) Option {
+	return func(c *config) {
+		if d != 0 && d < leakMinGap {
+			c.errorf("agent.WithLeakCheckInterval(%v): want 0 (off) or at least %v", d, leakMinGap)
+			return
+		}
+		c.leakCheck = d
 	}
 }
 

@@ -169,7 +169,7 @@ func kindOf(k string) (string, bool) {
 }
 
 // kindGoroutineLeak is the stored kind of goroutineleak profiles.
-const kindGoroutineLeak = "goroutineleak"
+const kindGoroutineLeak = session.KindGoroutineLeak
 
 // KindGoroutineLeak is the snapshot kind of goroutineleak profiles.
 const KindGoroutineLeak = kindGoroutineLeak

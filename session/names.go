@@ -10,7 +10,8 @@ import (
 const timeLayout = "20060102T150405.000Z"
 
 // ProfileFileName returns the file name of a profile snapshot, for example
-// "heap-20261122T064512.345Z.pb.gz" or "heap-20261122T064512.345Z-before-spike.pb.gz".
+// "heap-20261122T064512.345Z.pb.gz", "heap-20261122T064512.345Z-before-spike.pb.gz" or
+// "goroutineleak-20261122T064512.345Z.pb.gz".
 func ProfileFileName(kind string, t time.Time, label string) string {
 	ext := ".pb.gz"
 	base := kind
@@ -37,8 +38,8 @@ func ParseProfileFileName(name string) (ProfileRef, error) {
 	}
 	rest := strings.TrimSuffix(name, ext)
 	kind, rest, ok := strings.Cut(rest, "-")
-	if !ok || (kind != KindHeap && kind != KindGoroutine) {
-		return ProfileRef{}, fmt.Errorf("profile file %q: want heap-<time> or goroutine-<time>", name)
+	if !ok || (kind != KindHeap && kind != KindGoroutine && kind != KindGoroutineLeak) {
+		return ProfileRef{}, fmt.Errorf("profile file %q: want heap-<time>, goroutine-<time> or goroutineleak-<time>", name)
 	}
 	if kind == KindGoroutine && ext == ".txt" {
 		kind = KindGoroutineText

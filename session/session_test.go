@@ -190,6 +190,7 @@ func TestProfileFileNames(t *testing.T) {
 		{KindGoroutine, "", "goroutine-20261122T064512.345Z.pb.gz"},
 		{KindGoroutineText, "", "goroutine-20261122T064512.345Z.txt"},
 		{KindHeap, "before-heap-jump", "heap-20261122T064512.345Z-before-heap-jump.pb.gz"},
+		{KindGoroutineLeak, "", "goroutineleak-20261122T064512.345Z.pb.gz"},
 	} {
 		name := ProfileFileName(tc.kind, t0, tc.label)
 		if name != tc.name {
@@ -200,7 +201,7 @@ func TestProfileFileNames(t *testing.T) {
 			t.Errorf("ParseProfileFileName(%s) = %+v, %v", name, ref, err)
 		}
 	}
-	for _, bad := range []string{"heap.pb.gz", "cpu-20261122T064512.345Z.pb.gz", "heap-2026.pb.gz", "heap-20261122T064512.345Z.txt", "x"} {
+	for _, bad := range []string{"heap.pb.gz", "cpu-20261122T064512.345Z.pb.gz", "heap-2026.pb.gz", "heap-20261122T064512.345Z.txt", "goroutineleak-20261122T064512.345Z.txt", "x"} {
 		if _, err := ParseProfileFileName(bad); err == nil {
 			t.Errorf("ParseProfileFileName(%s) succeeded", bad)
 		}
@@ -208,7 +209,7 @@ func TestProfileFileNames(t *testing.T) {
 }
 
 func FuzzParseProfileFileName(f *testing.F) {
-	for _, s := range []string{"heap-20261122T064512.345Z.pb.gz", "goroutine-20261122T064512.345Z-x.txt", "heap-.pb.gz"} {
+	for _, s := range []string{"heap-20261122T064512.345Z.pb.gz", "goroutine-20261122T064512.345Z-x.txt", "goroutineleak-20261122T064512.345Z.pb.gz", "heap-.pb.gz"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, name string) {
@@ -220,4 +221,58 @@ func FuzzParseProfileFileName(f *testing.F) {
 			t.Errorf("round trip %q -> %q", name, got)
 		}
 	})
+}
+
+// TestPprofCountsAndLeakProfiles writes the pprof index counts and goroutineleak profiles and
+// reads them back: the JSON keys are the session format's contract.
+func TestPprofCountsAndLeakProfiles(t *testing.T) {
+	w, dir := newTestWriter(t)
+	t0 := time.Date(2026, 11, 22, 10, 0, 1, 0, time.UTC)
+	served := Sample{Time: t0, Pprof: &PprofCounts{Goroutines: 1863, GoroutineLeak: 1800, Threads: 9, HeapRecords: 41}}
+	none := Sample{Time: t0.Add(time.Second), Pprof: &PprofCounts{Goroutines: 63, GoroutineLeak: -1}}
+	for _, s := range []Sample{served, none} {
+		if err := w.AppendSample(s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range 2 {
+		if _, err := w.WriteProfile(KindGoroutineLeak, t0.Add(time.Duration(i)*time.Minute), "", []byte("p")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := w.WriteProfile(KindGoroutine, t0, "", []byte("g")); err != nil {
+		t.Fatal(err)
+	}
+	w.Close(StatusComplete, "")
+	b, err := os.ReadFile(filepath.Join(dir, MetricsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	for i, want := range []string{
+		`"pprof":{"goroutines":1863,"goroutineleak":1800,"threadcreate":9,"heap_records":41}`,
+		`"pprof":{"goroutines":63,"goroutineleak":-1}`,
+	} {
+		if !strings.Contains(lines[i], want) {
+			t.Errorf("metrics line %d = %s, want it to hold %s", i+1, lines[i], want)
+		}
+	}
+	s, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	samples, err := s.ReadSamples()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(samples) != 2 || *samples[0].Pprof != *served.Pprof || *samples[1].Pprof != *none.Pprof {
+		t.Errorf("samples read back: %+v", samples)
+	}
+	leaks := s.ProfilesOf(KindGoroutineLeak, true)
+	if len(leaks) != 2 || !leaks[1].Time.Equal(t0.Add(time.Minute)) || leaks[0].Kind != KindGoroutineLeak {
+		t.Errorf("goroutineleak profiles: %+v", leaks)
+	}
+	if g := s.ProfilesOf(KindGoroutine, false); len(g) != 1 {
+		t.Errorf("goroutine profiles mix in the leak profiles: %+v", g)
+	}
 }

@@ -81,8 +81,12 @@ type Sample struct {
 	Pprof  *PprofCounts `json:"pprof,omitempty"`
 }
 
-// PprofCounts are the counts the pprof index page (/debug/pprof/) lists at one instant. They
-// are cheap to read (no stop-the-world), so they are read every sample.
+// PprofCounts are the counts the pprof index page lists at one instant. Reading them costs
+// the target no stop-the-world: the goroutine count is runtime.NumGoroutine(), the
+// goroutineleak count is the result of the last leak-detection cycle (reading it starts
+// none). GoroutineLeak is -1 when the target does not serve the goroutineleak profile (Go
+// 1.26 without GOEXPERIMENT=goroutineleakprofile, and older); 0 (absent from the JSON) when
+// it serves it and the last detection cycle found no leak, or none has run yet.
 type PprofCounts struct {
 	Goroutines    int `json:"goroutines"`              // runtime.NumGoroutine()
 	GoroutineLeak int `json:"goroutineleak,omitempty"` // leaked goroutines found by the last leak-detection cycle; -1 = the profile is not served
@@ -175,6 +179,11 @@ const (
 	KindHeap          = "heap"
 	KindGoroutine     = "goroutine"
 	KindGoroutineText = "goroutine-text"
+	// KindGoroutineLeak is the goroutineleak profile (Go 1.27; Go 1.26 with
+	// GOEXPERIMENT=goroutineleakprofile): only the goroutines the GC proved blocked forever
+	// on something no running goroutine can reach. Each snapshot cost the target one forced
+	// GC cycle with leak detection.
+	KindGoroutineLeak = "goroutineleak"
 )
 
 // ProfileRef is one stored profile snapshot.

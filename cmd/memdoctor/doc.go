@@ -47,7 +47,9 @@
 // so that "memdoctor run -- go run ./cmd/server" measures the server, not the go command. It
 // samples the target's /proc and cgroup every --sample and, when the target serves
 // net/http/pprof (found on the ports it listens on, or given with --pprof), takes heap and
-// goroutine profiles every --interval. When --duration ends or on Ctrl-C it stops the program
+// goroutine profiles every --interval, reads the counts of the pprof index page every
+// --sample, and fetches the goroutineleak profile when served (see --leak-check-every; each
+// fetch runs one GC cycle in the program). When --duration ends or on Ctrl-C it stops the program
 // (SIGINT, then SIGKILL after --grace), closes the session and prints the diagnosis. If the
 // program exits by itself, the session ends there.
 //
@@ -65,6 +67,8 @@
 //	  	time between profile snapshots (default 10s)
 //	-json FILE
 //	  	also write the diagnosis as JSON to FILE (- for stdout; the text report then goes to stderr)
+//	-leak-check-every duration
+//	  	fetch the goroutineleak profile (Go 1.27+) at the start, when goroutines climb, and at least this often; each fetch runs one GC in the target; 0 = never (default 2m0s)
 //	-memory-budget value
 //	  	the memory the service may use, e.g. 2GiB (default: its cgroup limit, else unknown)
 //	-out DIR
@@ -95,11 +99,17 @@
 // MEMDOCTOR_TOKEN environment variable. When the URL is on this machine, watch finds the
 // process listening on that port (through /proc/net/tcp{,6} and the socket's inode) and
 // samples its /proc and cgroup as well, unless the agent does; it says so when it can't.
-// Watch stops at --duration, on Ctrl-C, or when the service goes away, and prints the
-// diagnosis. With --until-confirmed it diagnoses the session every --interval and stops as
-// soon as nothing is left to confirm: no suspected finding, and nothing that watching longer
-// would let it judge (at least 30s; at most --duration, 10m by default). It never forces a GC
-// in the service.
+// Every --sample it reads the counts of the pprof index page (the goroutine count, without
+// stopping the world). When the service serves the goroutineleak profile (Go 1.27, or Go 1.26
+// built with GOEXPERIMENT=goroutineleakprofile), watch fetches it at the start, when the
+// goroutine count climbs, and otherwise every --leak-check-every; each fetch runs one GC cycle
+// with leak detection in the service, the only GC memdoctor ever causes (with an agent, the
+// agent takes these profiles and watch copies them). --source pprof records from pprof alone,
+// --source agent from the agent alone, to compare vantage points. Watch stops at --duration,
+// on Ctrl-C, or when the service goes away, and prints the diagnosis. With --until-confirmed it
+// diagnoses the session every --interval and stops as soon as nothing is left to confirm: no
+// suspected finding, and nothing that watching longer would let it judge (at least 30s; at
+// most --duration, 10m by default).
 //
 // Flags:
 //
@@ -113,12 +123,16 @@
 //	  	time between profile snapshots (default 10s)
 //	-json FILE
 //	  	also write the diagnosis as JSON to FILE (- for stdout; the text report then goes to stderr)
+//	-leak-check-every duration
+//	  	fetch the goroutineleak profile (Go 1.27+) at the start, when goroutines climb, and at least this often; each fetch runs one GC in the target; 0 = never (default 2m0s)
 //	-memory-budget value
 //	  	the memory the service may use, e.g. 2GiB (default: its cgroup limit, else unknown)
 //	-out DIR
 //	  	session DIR (default ./memdoctor-sessions/<name>-<UTC time>)
 //	-sample duration
 //	  	time between metric samples (default 1s)
+//	-source SOURCE
+//	  	record from SOURCE: auto (pprof, the agent, or both), pprof (never the agent), agent (required; never pprof) (default "auto")
 //	-token TOKEN
 //	  	bearer TOKEN for a memdoctor agent's endpoints (default: $MEMDOCTOR_TOKEN)
 //	-until-confirmed
@@ -130,6 +144,7 @@
 //	memdoctor watch --interval 30s --memory-budget 4GiB --json - http://10.0.0.7:6060/debug/pprof/
 //	MEMDOCTOR_TOKEN=... memdoctor watch --duration 5m http://10.0.0.7:6061/debug/memdoctor/
 //	memdoctor watch --until-confirmed --duration 15m http://127.0.0.1:6060
+//	memdoctor watch --source pprof --leak-check-every 0 http://127.0.0.1:6060
 //
 // # memdoctor analyze
 //

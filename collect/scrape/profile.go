@@ -32,7 +32,15 @@ func (c *Client) Profile(ctx context.Context, name string, query url.Values) (ra
 		return nil, nil, fmt.Errorf("profile %q from %s: %w", name, c.BaseURL(), err)
 	}
 	u := c.endpoint(name, query)
-	err = c.get(ctx, u, name, extra, func(body io.Reader, resp *http.Response) error {
+	if err := c.get(ctx, u, name, extra, c.consumeProfile(&raw, &p)); err != nil {
+		return nil, nil, err
+	}
+	return raw, p, nil
+}
+
+// consumeProfile reads and validates a proto profile body into raw and p.
+func (c *Client) consumeProfile(raw *[]byte, p **profile.Profile) consumeFunc {
+	return func(body io.Reader, resp *http.Response) error {
 		b, err := readBody(body, resp.ContentLength, c.maxBody)
 		if err != nil {
 			return err
@@ -41,11 +49,30 @@ func (c *Client) Profile(ctx context.Context, name string, query url.Values) (ra
 		if err != nil {
 			return err
 		}
-		raw, p = b, pp
+		*raw, *p = b, pp
 		return nil
-	})
-	if err != nil {
+	}
+}
+
+// GoroutineLeak fetches the goroutineleak profile (/goroutineleak, proto), served by Go 1.27
+// and by Go 1.26 built with GOEXPERIMENT=goroutineleakprofile: the goroutines the GC proved
+// blocked forever on channels, mutexes or conditions that no running goroutine can reach.
+// It checks the goroutineleak/count sample type.
+//
+// Unlike every other request of this package it costs the target a garbage collection: the
+// runtime runs a full GC cycle with leak detection before it writes the profile (gctrace
+// marks it "(checking for goroutine leaks)" and "(forced)"; it counts in
+// /gc/cycles/forced), and the cycle's cost grows with the number of goroutines. Fetch it
+// sparingly. It makes one attempt, never retried. A target that does not serve it answers
+// 404: the error wraps ErrNotFound.
+func (c *Client) GoroutineLeak(ctx context.Context) (raw []byte, p *profile.Profile, err error) {
+	const name = "goroutineleak"
+	u := c.endpoint(name, nil)
+	if _, _, err := c.try(ctx, u, name, 0, c.consumeProfile(&raw, &p)); err != nil {
 		return nil, nil, err
+	}
+	if err := checkSampleTypes(p, name, goroutineLeakSampleTypes); err != nil {
+		return nil, nil, fmt.Errorf("GET %s: %w", u.Redacted(), err)
 	}
 	return raw, p, nil
 }
@@ -117,7 +144,8 @@ var (
 		{"alloc_objects", "count"}, {"alloc_space", "bytes"},
 		{"inuse_objects", "count"}, {"inuse_space", "bytes"},
 	}
-	goroutineSampleTypes = []sampleType{{"goroutine", "count"}}
+	goroutineSampleTypes     = []sampleType{{"goroutine", "count"}}
+	goroutineLeakSampleTypes = []sampleType{{"goroutineleak", "count"}}
 )
 
 // checkSampleTypes reports the wanted sample types a profile lacks.

@@ -53,7 +53,7 @@ func runDemo(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return fmt.Errorf("demo: cannot find this program's binary to start the example: %w", err)
 	}
-	cf := collectFlags{duration: *duration, interval: 5 * time.Second, sample: time.Second, out: *out, output: of}
+	cf := collectFlags{duration: *duration, interval: 5 * time.Second, sample: time.Second, out: *out, output: of, leakEvery: recorder.DefaultLeakCheckEvery}
 	cfg := cf.config(e, "demo", "demo", fs)
 	cfg.Command = []string{exe, "lab", "run", sc.Name}
 	fmt.Fprintf(e.stderr, "memdoctor demo: watching the lab's %q scenario for %s.\n%s\n\n", sc.Name, *duration, wrap(sc.Story, 96))

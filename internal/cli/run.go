@@ -22,7 +22,9 @@ its own stdout and stderr through, captures its gctrace lines, and follows its p
 so that "memdoctor run -- go run ./cmd/server" measures the server, not the go command. It
 samples the target's /proc and cgroup every --sample and, when the target serves
 net/http/pprof (found on the ports it listens on, or given with --pprof), takes heap and
-goroutine profiles every --interval. When --duration ends or on Ctrl-C it stops the program
+goroutine profiles every --interval, reads the counts of the pprof index page every
+--sample, and fetches the goroutineleak profile when served (see --leak-check-every; each
+fetch runs one GC cycle in the program). When --duration ends or on Ctrl-C it stops the program
 (SIGINT, then SIGKILL after --grace), closes the session and prints the diagnosis. If the
 program exits by itself, the session ends there.`,
 	examples: []string{

@@ -25,16 +25,23 @@ and then follows it. An agent bound beyond loopback needs its token: --token, or
 MEMDOCTOR_TOKEN environment variable. When the URL is on this machine, watch finds the
 process listening on that port (through /proc/net/tcp{,6} and the socket's inode) and
 samples its /proc and cgroup as well, unless the agent does; it says so when it can't.
-Watch stops at --duration, on Ctrl-C, or when the service goes away, and prints the
-diagnosis. With --until-confirmed it diagnoses the session every --interval and stops as
-soon as nothing is left to confirm: no suspected finding, and nothing that watching longer
-would let it judge (at least 30s; at most --duration, 10m by default). It never forces a GC
-in the service.`,
+Every --sample it reads the counts of the pprof index page (the goroutine count, without
+stopping the world). When the service serves the goroutineleak profile (Go 1.27, or Go 1.26
+built with GOEXPERIMENT=goroutineleakprofile), watch fetches it at the start, when the
+goroutine count climbs, and otherwise every --leak-check-every; each fetch runs one GC cycle
+with leak detection in the service, the only GC memdoctor ever causes (with an agent, the
+agent takes these profiles and watch copies them). --source pprof records from pprof alone,
+--source agent from the agent alone, to compare vantage points. Watch stops at --duration,
+on Ctrl-C, or when the service goes away, and prints the diagnosis. With --until-confirmed it
+diagnoses the session every --interval and stops as soon as nothing is left to confirm: no
+suspected finding, and nothing that watching longer would let it judge (at least 30s; at
+most --duration, 10m by default).`,
 	examples: []string{
 		"memdoctor watch --duration 10m http://127.0.0.1:6060",
 		"memdoctor watch --interval 30s --memory-budget 4GiB --json - http://10.0.0.7:6060/debug/pprof/",
 		"MEMDOCTOR_TOKEN=... memdoctor watch --duration 5m http://10.0.0.7:6061/debug/memdoctor/",
 		"memdoctor watch --until-confirmed --duration 15m http://127.0.0.1:6060",
+		"memdoctor watch --source pprof --leak-check-every 0 http://127.0.0.1:6060",
 	},
 }
 
@@ -46,6 +53,7 @@ func runWatch(ctx context.Context, e *env, args []string) error {
 	cf.register(fs, false)
 	token := fs.String("token", "", "bearer `TOKEN` for a memdoctor agent's endpoints (default: $MEMDOCTOR_TOKEN)")
 	untilConfirmed := fs.Bool("until-confirmed", false, "stop once every finding is confirmed and everything that more time would settle is judged (at most --duration, default 10m)")
+	source := fs.String("source", recorder.SourceAuto, "record from `SOURCE`: auto (pprof, the agent, or both), pprof (never the agent), agent (required; never pprof)")
 	pos, err := parse(watchCmd, e, fs, args, true)
 	if err != nil {
 		return err
@@ -56,8 +64,14 @@ func runWatch(ctx context.Context, e *env, args []string) error {
 	if err := cf.check(); err != nil {
 		return err
 	}
+	switch *source {
+	case recorder.SourceAuto, recorder.SourcePprof, recorder.SourceAgent:
+	default:
+		return usagef("--source %q: want auto, pprof or agent", *source)
+	}
 	cfg := cf.config(e, "watch", hostName(pos[0]), fs)
 	cfg.Token = *token
+	cfg.Source = *source
 	if cfg.Token == "" {
 		cfg.Token = e.getenv("MEMDOCTOR_TOKEN")
 	}

@@ -15,8 +15,8 @@ import (
 const maxAgentNotes = 20
 
 // agentSource is an embedded memdoctor agent the recorder copies from: its samples as they
-// are (Source "runtime/metrics"), every profile it holds (periodic and labelled pairs), its
-// traces. Only the agent loop (and Watch before and after it) uses it.
+// are (Source "runtime/metrics"), every profile it holds (periodic and labelled pairs, and
+// its goroutineleak profiles), its traces. Only the agent loop (and Watch before and after it) uses it.
 type agentSource struct {
 	c    *agentclient.Client
 	info wire.Info
@@ -137,6 +137,9 @@ func (r *recorder) agentStatus(s session.Sample) {
 	r.mu.Unlock()
 }
 
+// agentKinds are the kinds of the agent's profiles a session keeps.
+var agentKinds = map[string]bool{session.KindHeap: true, session.KindGoroutine: true, session.KindGoroutineLeak: true}
+
 func (r *recorder) pullProfiles(ctx context.Context) bool {
 	a := r.agent
 	list, err := a.c.Profiles(ctx)
@@ -147,7 +150,7 @@ func (r *recorder) pullProfiles(ctx context.Context) bool {
 	listed := make(map[string]bool, len(list))
 	for _, p := range list {
 		listed[p.Name] = true
-		if a.copied[p.Name] || (p.Kind != session.KindHeap && p.Kind != session.KindGoroutine) {
+		if a.copied[p.Name] || !agentKinds[p.Kind] {
 			continue
 		}
 		raw, err := a.c.Profile(ctx, p.Name)
@@ -166,6 +169,8 @@ func (r *recorder) pullProfiles(ctx context.Context) bool {
 			r.status.HeapSnapshots++
 		case session.KindGoroutine:
 			r.status.GoroutineSnapshots++
+		case session.KindGoroutineLeak:
+			r.status.LeakSnapshots++
 		}
 		r.mu.Unlock()
 	}

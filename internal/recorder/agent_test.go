@@ -213,3 +213,23 @@ func TestGCRate(t *testing.T) {
 		t.Errorf("after a reset %v", r)
 	}
 }
+
+// samplesOf reads a session's samples, failing the test on error.
+func samplesOf(t *testing.T, s *session.Session) []session.Sample {
+	t.Helper()
+	out, err := s.ReadSamples()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// gcOf reads a session's gctrace cycles, failing the test on error.
+func gcOf(t *testing.T, s *session.Session) []session.GCEvent {
+	t.Helper()
+	out, err := s.ReadGC()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}

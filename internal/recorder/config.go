@@ -35,7 +35,25 @@ type Config struct {
 	// why, once the session so far settles what it was recorded for (watch --until-confirmed:
 	// nothing left to confirm).
 	Settled func() (done bool, why string)
+	// Source is where watch records from: SourceAuto ("" too: pprof, an agent, or both),
+	// SourcePprof (net/http/pprof only; an embedded agent is not probed) or SourceAgent
+	// (the agent only; watch fails without one).
+	Source string
+	// LeakCheckEvery is the longest time between two goroutineleak profile fetches (each
+	// costs the target a GC cycle with leak detection); 0 = the default, 2m; negative = never.
+	LeakCheckEvery time.Duration
+	leakMinGap     time.Duration // tests shorten it; default leakMinGap
 }
+
+// Sources of a watch.
+const (
+	SourceAuto  = "auto"
+	SourcePprof = "pprof"
+	SourceAgent = "agent"
+)
+
+// DefaultLeakCheckEvery is the default of Config.LeakCheckEvery.
+const DefaultLeakCheckEvery = 2 * time.Minute
 
 // Status is the live status of a recording.
 type Status struct {
@@ -47,6 +65,8 @@ type Status struct {
 	GCPerSecond        float64
 	HeapSnapshots      int
 	GoroutineSnapshots int
+	// LeakSnapshots counts the goroutineleak profiles stored.
+	LeakSnapshots int
 	// Profiles is true once a pprof endpoint or an agent supplies profiles.
 	Profiles bool
 }
@@ -66,6 +86,15 @@ func (c *Config) defaults() {
 	}
 	if c.Sample <= 0 {
 		c.Sample = time.Second
+	}
+	if c.LeakCheckEvery == 0 {
+		c.LeakCheckEvery = DefaultLeakCheckEvery
+	}
+	if c.leakMinGap <= 0 {
+		c.leakMinGap = leakMinGap
+	}
+	if c.Source == "" {
+		c.Source = SourceAuto
 	}
 	if c.GoroutineTextEvery <= 0 {
 		c.GoroutineTextEvery = 6

@@ -14,6 +14,7 @@ func (r *recorder) snapshot(ctx context.Context, c *scrape.Client, withText bool
 	now := time.Now()
 	ok := false
 	defer func() { r.roundDone(ok) }()
+	goroutines := 0 // this round's count, for its MemStats sample: whether the index is readable or not
 	if raw, p, err := c.Goroutine(ctx); err != nil {
 		r.scrapeFailed("goroutine", err)
 	} else {
@@ -24,8 +25,9 @@ func (r *recorder) snapshot(ctx context.Context, c *scrape.Client, withText bool
 				n += s.Value[0]
 			}
 		}
+		goroutines = int(n)
 		r.mu.Lock()
-		r.goroutines = int(n)
+		r.goroutines = goroutines
 		r.mu.Unlock()
 		r.store(session.KindGoroutine, now, raw)
 	}
@@ -50,7 +52,7 @@ func (r *recorder) snapshot(ctx context.Context, c *scrape.Client, withText bool
 	} else {
 		ok = true
 		r.mu.Lock()
-		g := goMemFromMemStats(ms, r.goroutines)
+		g := goMemFromMemStats(ms, goroutines)
 		r.status.HeapBytes = ms.HeapAlloc
 		r.mu.Unlock()
 		if err := r.w.AppendSample(session.Sample{Time: time.Now().UTC(), Go: g}); err != nil {

@@ -28,7 +28,8 @@ type recorder struct {
 	pprof      *scrape.Client
 	agent      *agentSource // an embedded memdoctor agent (watch); nil when none
 	status     Status
-	goroutines int
+	goroutines int           // the latest goroutine count: the index page, a goroutine profile or the agent
+	index      indexState    // what the per-sample index reads learnt
 	gone       chan struct{} // closed when the local target has exited
 	goneOnce   sync.Once
 	// unreachable is closed after unreachableRounds snapshot rounds failed entirely.
@@ -112,9 +113,12 @@ func (r *recorder) sampleLoop(ctx context.Context, discover func() bool) {
 	}
 }
 
+// sampleOnce appends one sample: the target's /proc and cgroup when memdoctor reads them, and
+// the counts of the pprof index page when a pprof endpoint is known.
 func (r *recorder) sampleOnce() {
 	pid, _ := r.target()
 	now := time.Now()
+	smp := session.Sample{Time: now.UTC()}
 	switch {
 	case pid != 0 && r.agentHasProc():
 		// The agent reads /proc itself, every second: only watch that the process lives.
@@ -122,7 +126,7 @@ func (r *recorder) sampleOnce() {
 			r.markGone()
 		}
 	case pid != 0:
-		smp, err := sampleProc(r.cfg.FS, pid, now)
+		ps, err := sampleProc(r.cfg.FS, pid, now)
 		switch {
 		case errors.Is(err, fs.ErrNotExist):
 			r.markGone()
@@ -130,14 +134,18 @@ func (r *recorder) sampleOnce() {
 			r.log.Debug("proc sample failed", "pid", pid, "err", err)
 		default:
 			if r.root != 0 {
-				addTree(r.cfg.FS, r.root, &smp)
+				addTree(r.cfg.FS, r.root, &ps)
 			}
-			if err := r.w.AppendSample(smp); err != nil {
-				r.writeFailed(err)
-			}
+			smp = ps
 			r.mu.Lock()
 			r.status.RSSBytes = smp.Proc.RSSBytes
 			r.mu.Unlock()
+		}
+	}
+	smp.Pprof = r.readIndex()
+	if smp.Proc != nil || smp.Pprof != nil {
+		if err := r.w.AppendSample(smp); err != nil {
+			r.writeFailed(err)
 		}
 	}
 	gs := r.gc.stats(now)

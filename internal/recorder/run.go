@@ -55,6 +55,7 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	var loops sync.WaitGroup
 	loops.Go(func() { r.sampleLoop(loopCtx, disc.step) })
 	loops.Go(func() { r.profileLoop(loopCtx) })
+	loops.Go(func() { r.leakLoop(loopCtx) })
 
 	res, rootExited, runErr := r.awaitEnd(ctx, p, notGo)
 	if res.Status == session.StatusComplete || res.Status == session.StatusInterrupted {
@@ -67,6 +68,7 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	}
 	waitTimeout(&p.stderr, 2*time.Second)
 	r.noteGCTrace()
+	r.noteIndex()
 	if err := w.Close(res.Status, res.Detail); err != nil {
 		r.writeFailed(err)
 	}

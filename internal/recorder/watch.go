@@ -60,6 +60,7 @@ func Watch(ctx context.Context, cfg Config, rawURL string) (Result, error) {
 	loops.Go(func() { r.sampleLoop(loopCtx, nil) })
 	if tg.pprof != nil {
 		loops.Go(func() { r.profileLoop(loopCtx) })
+		loops.Go(func() { r.leakLoop(loopCtx) })
 	}
 	res := r.awaitWatchEnd(ctx, tg.baseURL())
 	stopLoops()
@@ -75,6 +76,7 @@ func Watch(ctx context.Context, cfg Config, rawURL string) (Result, error) {
 	if r.agent != nil {
 		r.agentSummary()
 	}
+	r.noteIndex()
 	if err := w.Close(res.Status, res.Detail); err != nil {
 		r.writeFailed(err)
 	}
@@ -125,6 +127,12 @@ func probeTarget(ctx context.Context, cfg Config, rawURL string) (*watchTarget, 
 		scrapeOpts = append(scrapeOpts, scrape.WithBearerToken(cfg.Token))
 		agentOpts = append(agentOpts, agentclient.WithToken(cfg.Token))
 	}
+	switch cfg.Source {
+	case SourcePprof:
+		return probePprofOnly(ctx, rawURL, scrapeOpts)
+	case SourceAgent:
+		return probeAgentOnly(ctx, rawURL, agentOpts)
+	}
 	if agentclient.PointsAtAgent(rawURL) {
 		a, err := probeAgent(ctx, rawURL, 15*time.Second, agentOpts)
 		if err != nil {
@@ -167,6 +175,32 @@ func probeTarget(ctx context.Context, cfg Config, rawURL string) (*watchTarget, 
 		tg.notes = append(tg.notes, fmt.Sprintf("no net/http/pprof at %s: the profiles are the agent's", c.BaseURL()))
 	}
 	return tg, nil
+}
+
+// probePprofOnly is --source pprof: the service's net/http/pprof, required; an embedded
+// agent is neither probed nor read (a URL naming the agent's tree means the pprof index
+// beside it).
+func probePprofOnly(ctx context.Context, rawURL string, opts []scrape.Option) (*watchTarget, error) {
+	c, err := scrape.New(agentclient.PprofURL(rawURL), opts...)
+	if err != nil {
+		return nil, err
+	}
+	pctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	defer cancel()
+	if err := c.Probe(pctx); err != nil {
+		return nil, fmt.Errorf("--source pprof: %w", err)
+	}
+	return &watchTarget{pprof: c, notes: []string{"--source pprof: recorded from net/http/pprof only; an embedded memdoctor agent, if any, was not read"}}, nil
+}
+
+// probeAgentOnly is --source agent: an embedded memdoctor agent, required; net/http/pprof
+// beside it is not scraped.
+func probeAgentOnly(ctx context.Context, rawURL string, opts []agentclient.Option) (*watchTarget, error) {
+	a, err := probeAgent(ctx, rawURL, 15*time.Second, opts)
+	if err != nil {
+		return nil, fmt.Errorf("--source agent: no memdoctor agent answered: %w", err)
+	}
+	return &watchTarget{agent: a, notes: []string{"--source agent: recorded from the memdoctor agent only; net/http/pprof, if served, was not scraped"}}, nil
 }
 
 func probeAgent(ctx context.Context, rawURL string, timeout time.Duration, opts []agentclient.Option) (*agentSource, error) {
