@@ -30,6 +30,10 @@ type Expect struct {
 	// be among the top 3 culprits of Kinds[0]; "" when the kind has no code
 	// culprit.
 	Culprit string
+	// Culprits names the culprit of each further kind of Kinds (kind ->
+	// function, as Culprit), for a scenario with several problems each in
+	// its own code; it must be among the top 3 culprits of that kind.
+	Culprits map[string]string
 	// Absent are the kinds that must not be reported at warning or above.
 	Absent []string
 	// Env is extra environment for the scenario process ("KEY=value").
@@ -91,6 +95,11 @@ var scenarios = []func() Scenario{
 	nonGoMmap,
 	healthy,
 	trafficAgent,
+	leakUnderSpikes,
+	cacheWarmup,
+	httpClientLeak,
+	goroutineUnreachable,
+	slowLeak,
 }
 
 // All returns every scenario, sorted by name.

@@ -116,6 +116,11 @@ func verdictProblems(d *diagnose.Diagnosis, ex lab.Expect) []string {
 			out = append(out, fmt.Sprintf("%s is not among the top 3 culprits of %s (rank %d): %v", ex.Culprit, ex.Kinds[0], r, culpritsOf(d, diagnose.Kind(ex.Kinds[0]))))
 		}
 	}
+	for k, fn := range ex.Culprits {
+		if r := culpritRank(d, diagnose.Kind(k), fn); r == 0 || r > 3 {
+			out = append(out, fmt.Sprintf("%s is not among the top 3 culprits of %s (rank %d): %v", fn, k, r, culpritsOf(d, diagnose.Kind(k))))
+		}
+	}
 	for _, k := range ex.Absent {
 		if f := findingOf(d, diagnose.Kind(k)); f != nil && f.Severity.Rank() >= diagnose.Warning.Rank() {
 			out = append(out, fmt.Sprintf("false %s finding (%s): %s", k, f.Severity, f.Title))
