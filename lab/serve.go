@@ -13,6 +13,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/memdoctor/memdoctor/agent"
 )
 
 // shutdownTimeout bounds the graceful part of a scenario's shutdown; after it
@@ -64,7 +66,17 @@ func serve(ctx context.Context, env Env, svc service) error {
 	if err != nil {
 		return fmt.Errorf("lab: %s: %w", svc.name, err)
 	}
+	ag, err := startAgent(env.Logger)
+	if err != nil {
+		ln.Close()
+		return fmt.Errorf("lab: %s: %w", svc.name, err)
+	}
 	mux := newMux(svc.routes)
+	if ag != nil {
+		defer stopAgent(ag, env.Logger)
+		mux.Handle(agent.Prefix, ag.Handler())
+		env.Logger.Info("lab scenario embeds memdoctor's agent", "scenario", svc.name, "path", agent.Prefix)
+	}
 	// Requests see their context cancelled as soon as shutdown starts, so
 	// that handlers waiting on something return promptly.
 	baseCtx, cancelBase := context.WithCancel(context.Background())
