@@ -13,7 +13,7 @@
 //
 //   - The pacer (runtime-memory-facts.md section 3): goal = live + (live + stacks + globals)
 //     x GOGC/100 with a 4 MiB x GOGC/100 floor, and the smaller memory-limit goal when
-//     GOMEMLIMIT is set; a cycle starts when the heap reaches the trigger, between 45/64 and
+//     GOMEMLIMIT is set (no shape draws a limit yet); a cycle starts when the heap reaches the trigger, between 45/64 and
 //     61/64 of the way from live to goal; objects allocated while marking are marked live;
 //     the idle program gets a GC every 2 minutes.
 //   - GC CPU: marking costs (live + stacks + globals) / mark rate, split into background,

@@ -227,7 +227,7 @@ func (s *siteSet) gcSnapshot(m *model) {
 		st.gcAllocN = st.allocN
 		st.gcLiveN = st.liveN
 		if st.role == roleGarbage { // the requests in flight
-			st.gcLiveN = poisson(s.r, st.prob*st.share*m.allocRate*inflightTime/st.objSize)
+			st.gcLiveN = poisson(s.r, st.prob*st.share*m.p.AllocRate*inflightTime/st.objSize)
 		}
 	}
 }
