@@ -31,7 +31,7 @@ func TestDeviceSessionsLeakPerHello(t *testing.T) {
 	d := newDeviceSessions()
 	per := retainedPer(500, func(i int) { d.open("dev-" + strconv.Itoa(i)) })
 	t.Logf("%.0f bytes kept per new device; %.2f MiB/s at %d hellos/s", per, per*deviceHellos/mib, deviceHellos)
-	if per < deviceRingBytes || per > 1.25*deviceRingBytes {
+	if per < 0.9*deviceRingBytes || per > 1.25*deviceRingBytes {
 		t.Errorf("a new device keeps %.0f bytes, want about %d", per, deviceRingBytes)
 	}
 	// A device saying hello again keeps nothing more: the leak is in the
