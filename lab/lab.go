@@ -107,6 +107,11 @@ var scenarios = []func() Scenario{
 	nonGoMmap,
 	healthy,
 	trafficAgent,
+	leakUnderSpikes,
+	cacheWarmup,
+	httpClientLeak,
+	goroutineUnreachable,
+	slowLeak,
 }
 
 // All returns every scenario, sorted by name.

@@ -301,7 +301,9 @@
 // The lab holds small Go services, each reproducing one production memory problem with the
 // mechanism behind it, serving net/http/pprof on loopback and driving its own load. "lab list"
 // names them with their story and the verdict memdoctor must reach; "lab run NAME" runs one
-// until Ctrl-C. To diagnose one: memdoctor run -- memdoctor lab run NAME.
+// until Ctrl-C. To diagnose one: memdoctor run -- memdoctor lab run NAME. With
+// MEMDOCTOR_LAB_AGENT=1 in its environment a scenario also embeds memdoctor's agent at
+// /debug/memdoctor/, so that memdoctor watch sees it from the agent's vantage point.
 //
 // Examples:
 //
