@@ -50,6 +50,9 @@ func runRun(ctx context.Context, e *env, args []string) error {
 	if err := cf.check(); err != nil {
 		return err
 	}
+	if err := recorder.CanRun(); err != nil {
+		return fmt.Errorf("run: %w", err)
+	}
 	cfg := cf.config(e, "run", commandName(cmdArgs), fs)
 	cfg.Command = cmdArgs
 	cfg.Grace = *grace
