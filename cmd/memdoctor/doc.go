@@ -12,7 +12,7 @@
 //
 //	memdoctor run [flags] -- COMMAND [ARGS...]
 //		run a Go program, record a session while it runs, and diagnose it
-//	memdoctor watch [flags] URL
+//	memdoctor watch [flags] URL | PID
 //		attach to a running service (net/http/pprof or the memdoctor agent), record a session, diagnose it
 //	memdoctor analyze [flags] SESSION_DIR
 //		diagnose a saved session again, offline
@@ -84,7 +84,7 @@
 //
 // # memdoctor watch
 //
-// usage: memdoctor watch [flags] URL
+// usage: memdoctor watch [flags] URL | PID
 //
 // Watch attaches to a running service through its net/http/pprof endpoints, its embedded memdoctor
 // agent (/debug/memdoctor/), or both. URL is the service's base (http://127.0.0.1:6060), its
@@ -95,6 +95,11 @@
 // MEMDOCTOR_TOKEN environment variable. When the URL is on this machine, watch finds the
 // process listening on that port (through /proc/net/tcp{,6} and the socket's inode) and
 // samples its /proc and cgroup as well, unless the agent does; it says so when it can't.
+// Behind a proxy or a port-forward (kubectl port-forward, ssh -L) that process is the
+// forwarder: a Go heap well above its RSS gives it away, and watch then drops its figures
+// with a note. --pid names the service's own process instead. Given a PID instead of a URL,
+// watch attaches to that local process, as gops does: it finds the port its pprof or agent
+// serves on among those it listens on. A PID and --pid need Linux; a URL works everywhere.
 // Watch stops at --duration, on Ctrl-C, or when the service goes away, and prints the
 // diagnosis. It never forces a GC in the service.
 //
@@ -114,6 +119,8 @@
 //	  	the memory the service may use, e.g. 2GiB (default: its cgroup limit, else unknown)
 //	-out DIR
 //	  	session DIR (default ./memdoctor-sessions/<name>-<UTC time>)
+//	-pid PID
+//	  	sample the /proc of this local PID, not of the process listening on the URL's port (a proxy or port-forward)
 //	-sample duration
 //	  	time between metric samples (default 1s)
 //	-token TOKEN
@@ -124,6 +131,8 @@
 //	memdoctor watch --duration 10m http://127.0.0.1:6060
 //	memdoctor watch --interval 30s --memory-budget 4GiB --json - http://10.0.0.7:6060/debug/pprof/
 //	MEMDOCTOR_TOKEN=... memdoctor watch --duration 5m http://10.0.0.7:6061/debug/memdoctor/
+//	memdoctor watch 4242
+//	memdoctor watch --pid 4242 http://127.0.0.1:8080   # through a local proxy or port-forward
 //
 // # memdoctor analyze
 //

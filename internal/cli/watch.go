@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"net/url"
+	"strconv"
 	"strings"
 
 	"github.com/memdoctor/memdoctor/internal/recorder"
@@ -10,7 +11,7 @@ import (
 
 var watchCmd = &command{
 	name:    "watch",
-	args:    "[flags] URL",
+	args:    "[flags] URL | PID",
 	summary: "attach to a running service (net/http/pprof or the memdoctor agent), record a session, diagnose it",
 	help: `Watch attaches to a running service through its net/http/pprof endpoints, its embedded memdoctor
 agent (/debug/memdoctor/), or both. URL is the service's base (http://127.0.0.1:6060), its
@@ -21,12 +22,19 @@ and then follows it. An agent bound beyond loopback needs its token: --token, or
 MEMDOCTOR_TOKEN environment variable. When the URL is on this machine, watch finds the
 process listening on that port (through /proc/net/tcp{,6} and the socket's inode) and
 samples its /proc and cgroup as well, unless the agent does; it says so when it can't.
+Behind a proxy or a port-forward (kubectl port-forward, ssh -L) that process is the
+forwarder: a Go heap well above its RSS gives it away, and watch then drops its figures
+with a note. --pid names the service's own process instead. Given a PID instead of a URL,
+watch attaches to that local process, as gops does: it finds the port its pprof or agent
+serves on among those it listens on. A PID and --pid need Linux; a URL works everywhere.
 Watch stops at --duration, on Ctrl-C, or when the service goes away, and prints the
 diagnosis. It never forces a GC in the service.`,
 	examples: []string{
 		"memdoctor watch --duration 10m http://127.0.0.1:6060",
 		"memdoctor watch --interval 30s --memory-budget 4GiB --json - http://10.0.0.7:6060/debug/pprof/",
 		"MEMDOCTOR_TOKEN=... memdoctor watch --duration 5m http://10.0.0.7:6061/debug/memdoctor/",
+		"memdoctor watch 4242",
+		"memdoctor watch --pid 4242 http://127.0.0.1:8080   # through a local proxy or port-forward",
 	},
 }
 
@@ -37,17 +45,32 @@ func runWatch(ctx context.Context, e *env, args []string) error {
 	var cf collectFlags
 	cf.register(fs, false)
 	token := fs.String("token", "", "bearer `TOKEN` for a memdoctor agent's endpoints (default: $MEMDOCTOR_TOKEN)")
+	pid := fs.Int("pid", 0, "sample the /proc of this local `PID`, not of the process listening on the URL's port (a proxy or port-forward)")
 	pos, err := parse(watchCmd, e, fs, args, true)
 	if err != nil {
 		return err
 	}
 	if len(pos) != 1 {
-		return usagef("watch: want exactly one URL, e.g. memdoctor watch http://127.0.0.1:6060")
+		return usagef("watch: want exactly one URL or PID, e.g. memdoctor watch http://127.0.0.1:6060")
 	}
 	if err := cf.check(); err != nil {
 		return err
 	}
-	cfg := cf.config(e, "watch", hostName(pos[0]), fs)
+	target, byPID := pos[0], 0
+	if n, err := strconv.Atoi(target); err == nil {
+		if n <= 0 || *pid != 0 {
+			return usagef("watch: %s: want a URL, or the PID of a local process without --pid", target)
+		}
+		byPID = n
+	} else if *pid < 0 {
+		return usagef("watch: --pid %d: not a process ID", *pid)
+	}
+	name := hostName(target)
+	if byPID != 0 {
+		name = "pid-" + target
+	}
+	cfg := cf.config(e, "watch", name, fs)
+	cfg.PID = *pid
 	cfg.Token = *token
 	if cfg.Token == "" {
 		cfg.Token = e.getenv("MEMDOCTOR_TOKEN")
@@ -56,7 +79,10 @@ func runWatch(ctx context.Context, e *env, args []string) error {
 		cfg.Flags["token"] = "(redacted)" // the manifest records the flags: never the secret
 	}
 	return record(ctx, e, cfg, cf.output, func(ctx context.Context) (recorder.Result, error) {
-		return recorder.Watch(ctx, cfg, pos[0])
+		if byPID != 0 {
+			return recorder.WatchPID(ctx, cfg, byPID)
+		}
+		return recorder.Watch(ctx, cfg, target)
 	})
 }
 

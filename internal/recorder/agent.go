@@ -130,6 +130,7 @@ func (r *recorder) agentStatus(s session.Sample) {
 	if s.Go != nil {
 		r.status.HeapBytes = s.Go.HeapObjectsBytes
 		r.goroutines = s.Go.Goroutines
+		r.pc.heapInuse = s.Go.HeapObjectsBytes + s.Go.HeapUnusedBytes
 	}
 	if haveRate {
 		r.status.GCPerSecond = perSec

@@ -31,6 +31,9 @@ type Config struct {
 	FS       procfs.FS
 	// Token is the bearer token for a memdoctor agent's endpoints (watch); "" = none.
 	Token string
+	// PID is the local process whose /proc watch samples; 0 = the one listening on the URL's
+	// port, when the URL is on this machine.
+	PID int
 }
 
 // Status is the live status of a recording.

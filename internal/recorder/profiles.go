@@ -53,6 +53,7 @@ func (r *recorder) snapshot(ctx context.Context, c *scrape.Client, withText bool
 		g := goMemFromMemStats(ms, r.goroutines)
 		r.status.HeapBytes = ms.HeapAlloc
 		r.mu.Unlock()
+		r.setGoHeap(ms.HeapInuse)
 		if err := r.w.AppendSample(session.Sample{Time: time.Now().UTC(), Go: g}); err != nil {
 			r.writeFailed(err)
 		}

@@ -36,6 +36,8 @@ type recorder struct {
 	unreachableOnce sync.Once
 	failedRounds    int
 	writeErrs       int
+	watched         *watchTarget // watch: what answered at the URL
+	pc              procCheck    // watch: is the local process found the service?
 }
 
 func newRecorder(cfg Config, w *session.Writer) *recorder {
@@ -117,9 +119,12 @@ func (r *recorder) sampleOnce() {
 	now := time.Now()
 	switch {
 	case pid != 0 && r.agentHasProc():
-		// The agent reads /proc itself, every second: only watch that the process lives.
-		if _, err := r.cfg.FS.Stat(pid); errors.Is(err, fs.ErrNotExist) {
+		// The agent reads /proc itself, every second: only watch that the process lives (and
+		// that it is the service).
+		if st, err := r.cfg.FS.Status(pid); errors.Is(err, fs.ErrNotExist) {
 			r.markGone()
+		} else if err == nil {
+			r.checkRSS(st.VmRSS)
 		}
 	case pid != 0:
 		smp, err := sampleProc(r.cfg.FS, pid, now)
@@ -132,18 +137,20 @@ func (r *recorder) sampleOnce() {
 			if r.root != 0 {
 				addTree(r.cfg.FS, r.root, &smp)
 			}
-			if err := r.w.AppendSample(smp); err != nil {
-				r.writeFailed(err)
-			}
 			r.mu.Lock()
 			r.status.RSSBytes = smp.Proc.RSSBytes
 			r.mu.Unlock()
+			for _, s := range r.admitProc(smp) {
+				if err := r.w.AppendSample(s); err != nil {
+					r.writeFailed(err)
+				}
+			}
 		}
 	}
 	gs := r.gc.stats(now)
 	r.mu.Lock()
 	r.status.Elapsed = now.Sub(r.start)
-	r.status.PID = pid
+	r.status.PID = r.pid
 	r.status.Target = r.targetName
 	if gs.Cycles > 0 {
 		r.status.GCPerSecond = gs.PerSecond
