@@ -104,7 +104,9 @@ func (r *recorder) pullSamples(ctx context.Context) bool {
 		a.samples += n
 	}
 	if err != nil {
-		r.log.Warn("reading the agent's metrics failed; will retry", "err", err)
+		if !stopping(ctx) {
+			r.log.Warn("reading the agent's metrics failed; will retry", "err", err)
+		}
 		return false
 	}
 	return true
@@ -142,7 +144,9 @@ func (r *recorder) pullProfiles(ctx context.Context) bool {
 	a := r.agent
 	list, err := a.c.Profiles(ctx)
 	if err != nil {
-		r.log.Warn("listing the agent's profiles failed; will retry", "err", err)
+		if !stopping(ctx) {
+			r.log.Warn("listing the agent's profiles failed; will retry", "err", err)
+		}
 		return false
 	}
 	listed := make(map[string]bool, len(list))
