@@ -36,7 +36,8 @@
 // Exit status: 0 done, 1 failure, 2 usage error, 3 a finding reached --fail-on.
 //
 // Environment: NO_COLOR turns colour off; MEMDOCTOR_LOG=debug|info|warn|error sets the log
-// level (logs go to stderr).
+// level (logs go to stderr, as plain sentences); MEMDOCTOR_LOG_FORMAT=text|json writes them as
+// slog's key=value or JSON lines instead, with times and levels, for machines.
 //
 // # memdoctor run
 //
@@ -66,7 +67,7 @@
 //	-json FILE
 //	  	also write the diagnosis as JSON to FILE (- for stdout; the text report then goes to stderr)
 //	-memory-budget value
-//	  	the memory the service may use, e.g. 2GiB (default: its cgroup limit, else unknown)
+//	  	the memory the service may use, e.g. 2GiB, 512Mi, 1G or 800MB; M and G are 10^6 and 10^9 bytes as Kubernetes writes them, Mi and MiB 2^20 (default: its cgroup limit, else unknown)
 //	-out DIR
 //	  	session DIR (default ./memdoctor-sessions/<name>-<UTC time>)
 //	-pprof URL
@@ -116,7 +117,7 @@
 //	-json FILE
 //	  	also write the diagnosis as JSON to FILE (- for stdout; the text report then goes to stderr)
 //	-memory-budget value
-//	  	the memory the service may use, e.g. 2GiB (default: its cgroup limit, else unknown)
+//	  	the memory the service may use, e.g. 2GiB, 512Mi, 1G or 800MB; M and G are 10^6 and 10^9 bytes as Kubernetes writes them, Mi and MiB 2^20 (default: its cgroup limit, else unknown)
 //	-out DIR
 //	  	session DIR (default ./memdoctor-sessions/<name>-<UTC time>)
 //	-pid PID
@@ -151,7 +152,7 @@
 //	-json FILE
 //	  	also write the diagnosis as JSON to FILE (- for stdout; the text report then goes to stderr)
 //	-memory-budget value
-//	  	the memory the service may use, e.g. 2GiB (default: the session's)
+//	  	the memory the service may use, e.g. 2GiB, 512Mi, 1G or 800MB; M and G are 10^6 and 10^9 bytes as Kubernetes writes them, Mi and MiB 2^20 (default: the session's)
 //
 // Examples:
 //
@@ -183,7 +184,7 @@
 //	-json FILE
 //	  	also write the diagnosis as JSON to FILE (- for stdout, with --html to a file)
 //	-memory-budget value
-//	  	the memory the service may use, e.g. 2GiB (default: the session's)
+//	  	the memory the service may use, e.g. 2GiB, 512Mi, 1G or 800MB; M and G are 10^6 and 10^9 bytes as Kubernetes writes them, Mi and MiB 2^20 (default: the session's)
 //
 // Examples:
 //
@@ -213,7 +214,7 @@
 //	-addr ADDRESS
 //	  	listen ADDRESS (host:port; port 0 picks a free one); a non-loopback address needs --token (default "127.0.0.1:0")
 //	-memory-budget value
-//	  	the memory the service may use, e.g. 2GiB (default: the session's)
+//	  	the memory the service may use, e.g. 2GiB, 512Mi, 1G or 800MB; M and G are 10^6 and 10^9 bytes as Kubernetes writes them, Mi and MiB 2^20 (default: the session's)
 //	-token TOKEN
 //	  	require this TOKEN on every request (default $MEMDOCTOR_TOKEN); needed off loopback
 //

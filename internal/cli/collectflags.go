@@ -54,7 +54,7 @@ func (f *collectFlags) register(fs *flag.FlagSet, withPprof bool) {
 	fs.DurationVar(&f.interval, "interval", 10*time.Second, "time between profile snapshots")
 	fs.DurationVar(&f.sample, "sample", time.Second, "time between metric samples")
 	fs.StringVar(&f.out, "out", "", "session `DIR` (default ./memdoctor-sessions/<name>-<UTC time>)")
-	fs.Var(&f.budget, "memory-budget", "the memory the service may use, e.g. 2GiB (default: its cgroup limit, else unknown)")
+	fs.Var(&f.budget, "memory-budget", "the memory the service may use, e.g. "+sizeHelp+" (default: its cgroup limit, else unknown)")
 	f.output.register(fs)
 }
 
@@ -85,6 +85,9 @@ func (f *collectFlags) config(e *env, mode, name string, fs *flag.FlagSet) recor
 	}
 	if e.term != nil {
 		cfg.OnStatus = func(s recorder.Status) { e.term.setStatus(statusLine(s)) }
+		if e.stdoutTerm {
+			cfg.Stdout = e.term.through(e.stdout)
+		}
 	}
 	return cfg
 }
