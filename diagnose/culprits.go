@@ -2,7 +2,6 @@ package diagnose
 
 import (
 	"fmt"
-	"path/filepath"
 	"strings"
 
 	"github.com/memdoctor/memdoctor/internal/culprit"
@@ -60,8 +59,6 @@ func profileNames(refs ...session.ProfileRef) []string {
 	}
 	return out
 }
-
-func baseName(ref session.ProfileRef) string { return filepath.Base(ref.Path) }
 
 // minForeignShare is the share below which a culprit outside the program's own code (a
 // stack of runtime and standard library frames only, such as the pprof handler's own
