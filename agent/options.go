@@ -415,8 +415,3 @@ func WithLogger(l *slog.Logger) Option {
 func withFS(fs procfs.FS, pid int) Option {
 	return func(c *config) { c.fs, c.pid = fs, pid }
 }
-
-// withExitFunc replaces os.Exit (tests).
-func withExitFunc(fn func(int)) Option {
-	return func(c *config) { c.exitFunc = fn }
-}

@@ -311,30 +311,6 @@ func (s *profileStore) eventCounts() map[string]int {
 	return out
 }
 
-// latestHeap returns the newest heap profile held (periodic or kept), for the exit action.
-func (s *profileStore) latestHeap() (ProfileInfo, bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	var best *profileRec
-	consider := func(r *profileRec) {
-		if r.Kind == session.KindHeap && (best == nil || r.Time.After(best.Time)) {
-			best = r
-		}
-	}
-	for _, r := range s.periodic {
-		consider(r)
-	}
-	for _, ke := range s.events {
-		for _, r := range ke.recs {
-			consider(r)
-		}
-	}
-	if best == nil {
-		return ProfileInfo{}, false
-	}
-	return best.ProfileInfo, true
-}
-
 // writeTo writes the named profile's bytes to w without holding the store's lock while
 // writing. found is false when no profile has that name.
 func (s *profileStore) writeTo(name string, w io.Writer) (found bool, err error) {

@@ -42,8 +42,8 @@ func costGrowth(in *input) outcome {
 			"If the load was steady, each request costs more and more: something per request grows (a slice copied or scanned whole, a map iterated, a cache rebuilt).",
 			bytesStr(g.first), bytesStr(g.last), humanDuration(g.span.Seconds()), g.tau, g.p, g.n, risingWord(g)),
 		Evidence: map[string]float64{
-			"alloc_bytes_per_second_start": g.first,
-			"alloc_bytes_per_second_end":   g.last,
+			"alloc_start_bytes_per_second": g.first,
+			"alloc_end_bytes_per_second":   g.last,
 			"window_seconds":               g.span.Seconds(),
 			"kendall_tau":                  g.tau,
 			"mann_kendall_p":               g.p,
@@ -53,7 +53,7 @@ func costGrowth(in *input) outcome {
 	if gc := rateSeries(&ev.GCCycles); len(gc) >= 4 {
 		k := min(max(len(gc)/6, 1), 5)
 		a, b := median(values(gc[:k])), median(values(gc[len(gc)-k:]))
-		f.Evidence["gc_per_second_start"], f.Evidence["gc_per_second_end"] = a, b
+		f.Evidence["gc_start_per_second"], f.Evidence["gc_end_per_second"] = a, b
 		f.Detail += fmt.Sprintf(" The GC went from %.1f to %.1f cycles per second.", a, b)
 		if g.conf == Confirmed && b >= 1.5*a && b >= gcMinRate/2 {
 			f.Severity = Warning

@@ -46,8 +46,8 @@ func memoryGrowth(in *input) outcome {
 		Detail: fmt.Sprintf("The lows of %s (%s) rose from %s to %s over %s (Kendall's tau %.2f, Mann-Kendall p=%.2g over %d lows), %s at the end.",
 			what, s.Src, bytesStr(g.first), bytesStr(g.last), humanDuration(g.span.Seconds()), g.tau, g.p, g.n, risingWord(g)),
 		Evidence: map[string]float64{
-			"start_bytes":             g.first,
-			"end_bytes":               g.last,
+			"memory_start_bytes":      g.first,
+			"memory_end_bytes":        g.last,
 			"growth_bytes":            g.grew(),
 			"growth_bytes_per_minute": perMin,
 			"window_seconds":          g.span.Seconds(),

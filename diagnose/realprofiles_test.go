@@ -13,7 +13,8 @@ import (
 	"github.com/memdoctor/memdoctor/session"
 )
 
-const sharedProfiles = "../../shared/testdata/profiles"
+// sharedProfiles holds real profiles of other programs (see PROVENANCE.tsv there).
+const sharedProfiles = "../testdata/profiles"
 
 // sessionOfProfiles writes a session holding the given heap profiles at the given times, and
 // no samples: what a watch of a remote service without MemStats would leave.
@@ -50,7 +51,7 @@ func TestParcaSeries(t *testing.T) {
 	dir := filepath.Join(sharedProfiles, "parca_heap_series")
 	entries, err := os.ReadDir(dir)
 	if err != nil {
-		t.Skipf("shared profiles not available: %v", err)
+		t.Fatal(err)
 	}
 	var paths []string
 	var times []time.Time
@@ -109,7 +110,7 @@ func TestParcaSeries(t *testing.T) {
 func TestSharedProfilesDoNotBreakRules(t *testing.T) {
 	entries, err := os.ReadDir(sharedProfiles)
 	if err != nil {
-		t.Skipf("shared profiles not available: %v", err)
+		t.Fatal(err)
 	}
 	t0 := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
 	var all []string

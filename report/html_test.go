@@ -213,7 +213,7 @@ func TestHTMLPage(t *testing.T) {
 	}
 	for _, want := range []string{
 		"Content-Security-Policy", "default-src 'none'", `id="memdoctor-data"`, "uPlot", "Permission is hereby granted",
-		`class="finding sev-critical"`, "go tool pprof -http=: -sample_index=alloc_space -diff_base=",
+		`class="finding sev-critical"`, "go tool pprof -http=: -sample_index=alloc_space \\\n    -diff_base=",
 		"Times are local time in UTC", "Resident memory", "GC cycles per second",
 	} {
 		if !strings.Contains(page, want) {

@@ -131,15 +131,40 @@ func culpritOf(cu diagnose.Culprit) culpritView {
 // pprofCommands are the commands to dig into a pair: pprof's web UI on the difference, and
 // memdoctor's own diff in the terminal.
 func pprofCommands(p pair, sampleIndex string) []string {
-	si := ""
+	args := []string{"go", "tool", "pprof", "-http=:"}
 	if sampleIndex != "" {
-		si = " -sample_index=" + sampleIndex
+		args = append(args, "-sample_index="+sampleIndex)
 	}
-	cmds := []string{fmt.Sprintf("go tool pprof -http=:%s -diff_base=%s %s", si, shellQuote(p.old), shellQuote(p.new))}
+	cmds := []string{shellCommand(cmdWidth, append(args, "-diff_base="+shellQuote(p.old), shellQuote(p.new))...)}
 	if p.kind == session.KindHeap && sampleIndex != "" {
-		cmds = append(cmds, fmt.Sprintf("memdoctor diff --type %s %s %s", sampleIndex, shellQuote(p.old), shellQuote(p.new)))
+		cmds = append(cmds, shellCommand(cmdWidth, "memdoctor", "diff", "--type", sampleIndex, shellQuote(p.old), shellQuote(p.new)))
 	}
 	return cmds
+}
+
+// cmdWidth is where a command on the page breaks its line.
+const cmdWidth = 72
+
+// shellCommand joins args, each quoted already, into one command a POSIX shell runs as it is:
+// an argument that would end past width goes on a line of its own after " \", so that a long
+// command reads on a narrow page and still pastes whole.
+func shellCommand(width int, args ...string) string {
+	var b strings.Builder
+	n := 0
+	for i, a := range args {
+		if i > 0 {
+			if n+1+len(a) > width {
+				b.WriteString(" \\\n    ")
+				n = 4
+			} else {
+				b.WriteByte(' ')
+				n++
+			}
+		}
+		b.WriteString(a)
+		n += len(a)
+	}
+	return b.String()
 }
 
 // flame builds a finding's icicle: from the snapshots it names, else from its culprits'

@@ -26,12 +26,14 @@ type snapshots struct {
 	dir    string
 	refs   []session.ProfileRef
 	byName map[string]int
+	byPath map[string]int // the paths the session reader gave, under the directory as opened
 }
 
 func newSnapshots(s *session.Session) *snapshots {
-	c := &snapshots{dir: s.Dir, refs: SnapshotRefs(s), byName: make(map[string]int)}
+	c := &snapshots{dir: s.Dir, refs: SnapshotRefs(s), byName: make(map[string]int), byPath: make(map[string]int)}
 	for i, r := range c.refs {
 		c.byName[filepath.Base(r.Path)] = i
+		c.byPath[filepath.Clean(r.Path)] = i
 	}
 	return c
 }
@@ -45,8 +47,15 @@ type pair struct {
 	named        bool // the finding named them (else memdoctor chose the ones around it)
 }
 
-// resolve returns the path of a profile a finding names: absolute, or relative to the session.
+// resolve returns the path, usable from the working directory, of a profile a finding names.
+// A fresh diagnosis names the session's snapshots by the paths the session reader gave them,
+// which already hold the session directory as it was opened (relative when it was): those are
+// used as they are. Other paths are absolute, relative to the session directory
+// ("profiles/heap-....pb.gz", as the writer records them), or a bare file name in profiles/.
 func (c *snapshots) resolve(p string) string {
+	if i, ok := c.byPath[filepath.Clean(p)]; ok {
+		return c.refs[i].Path
+	}
 	if filepath.IsAbs(p) {
 		return p
 	}

@@ -185,6 +185,9 @@ func (p *printer) findings(d *diagnose.Diagnosis, maxCulprits int) {
 		if f.Detail != "" {
 			p.f("%s\n", indentWrap(f.Detail, "      ", 92))
 		}
+		if len(f.Evidence) > 0 {
+			p.f("%s\n", p.paint(ansiDim, indentWrapFirst(evidenceText(f.Evidence), "      evidence: ", "                ", 92)))
+		}
 		for i, c := range f.Culprits {
 			if i == maxCulprits {
 				p.f("      … %d more culprit(s) in the JSON report\n", len(f.Culprits)-i)

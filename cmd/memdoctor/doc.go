@@ -12,7 +12,7 @@
 //
 //	memdoctor run [flags] -- COMMAND [ARGS...]
 //		run a Go program, record a session while it runs, and diagnose it
-//	memdoctor watch [flags] URL
+//	memdoctor watch [flags] URL | PID
 //		attach to a running service (net/http/pprof or the memdoctor agent), record a session, diagnose it
 //	memdoctor analyze [flags] SESSION_DIR
 //		diagnose a saved session again, offline
@@ -36,7 +36,8 @@
 // Exit status: 0 done, 1 failure, 2 usage error, 3 a finding reached --fail-on.
 //
 // Environment: NO_COLOR turns colour off; MEMDOCTOR_LOG=debug|info|warn|error sets the log
-// level (logs go to stderr).
+// level (logs go to stderr, as plain sentences); MEMDOCTOR_LOG_FORMAT=text|json writes them as
+// slog's key=value or JSON lines instead, with times and levels, for machines.
 //
 // # memdoctor run
 //
@@ -70,7 +71,7 @@
 //	-leak-check-every duration
 //	  	fetch the goroutineleak profile (Go 1.27+) at the start, when goroutines climb, and at least this often; each fetch runs one GC in the target; 0 = never (default 2m0s)
 //	-memory-budget value
-//	  	the memory the service may use, e.g. 2GiB (default: its cgroup limit, else unknown)
+//	  	the memory the service may use, e.g. 2GiB, 512Mi, 1G or 800MB; M and G are 10^6 and 10^9 bytes as Kubernetes writes them, Mi and MiB 2^20 (default: its cgroup limit, else unknown)
 //	-out DIR
 //	  	session DIR (default ./memdoctor-sessions/<name>-<UTC time>)
 //	-pprof URL
@@ -88,7 +89,7 @@
 //
 // # memdoctor watch
 //
-// usage: memdoctor watch [flags] URL
+// usage: memdoctor watch [flags] URL | PID
 //
 // Watch attaches to a running service through its net/http/pprof endpoints, its embedded memdoctor
 // agent (/debug/memdoctor/), or both. URL is the service's base (http://127.0.0.1:6060), its
@@ -105,11 +106,16 @@
 // goroutine count climbs, and otherwise every --leak-check-every; each fetch runs one GC cycle
 // with leak detection in the service, the only GC memdoctor ever causes (with an agent, the
 // agent takes these profiles and watch copies them). --source pprof records from pprof alone,
-// --source agent from the agent alone, to compare vantage points. Watch stops at --duration,
-// on Ctrl-C, or when the service goes away, and prints the diagnosis. With --until-confirmed it
-// diagnoses the session every --interval and stops as soon as nothing is left to confirm: no
-// suspected finding, and nothing that watching longer would let it judge (at least 30s; at
-// most --duration, 10m by default).
+// --source agent from the agent alone, to compare vantage points.
+// Behind a proxy or a port-forward (kubectl port-forward, ssh -L) that process is the
+// forwarder: a Go heap well above its RSS gives it away, and watch then drops its figures
+// with a note. --pid names the service's own process instead. Given a PID instead of a URL,
+// watch attaches to that local process, as gops does: it finds the port its pprof or agent
+// serves on among those it listens on. A PID and --pid need Linux; a URL works everywhere.
+// Watch stops at --duration, on Ctrl-C, or when the service goes away, and prints the
+// diagnosis. With --until-confirmed it diagnoses the session every --interval and stops as
+// soon as nothing is left to confirm: no suspected finding, and nothing that watching longer
+// would let it judge (at least 30s; at most --duration, 10m by default).
 //
 // Flags:
 //
@@ -126,9 +132,11 @@
 //	-leak-check-every duration
 //	  	fetch the goroutineleak profile (Go 1.27+) at the start, when goroutines climb, and at least this often; each fetch runs one GC in the target; 0 = never (default 2m0s)
 //	-memory-budget value
-//	  	the memory the service may use, e.g. 2GiB (default: its cgroup limit, else unknown)
+//	  	the memory the service may use, e.g. 2GiB, 512Mi, 1G or 800MB; M and G are 10^6 and 10^9 bytes as Kubernetes writes them, Mi and MiB 2^20 (default: its cgroup limit, else unknown)
 //	-out DIR
 //	  	session DIR (default ./memdoctor-sessions/<name>-<UTC time>)
+//	-pid PID
+//	  	sample the /proc of this local PID, not of the process listening on the URL's port (a proxy or port-forward)
 //	-sample duration
 //	  	time between metric samples (default 1s)
 //	-source SOURCE
@@ -145,6 +153,8 @@
 //	MEMDOCTOR_TOKEN=... memdoctor watch --duration 5m http://10.0.0.7:6061/debug/memdoctor/
 //	memdoctor watch --until-confirmed --duration 15m http://127.0.0.1:6060
 //	memdoctor watch --source pprof --leak-check-every 0 http://127.0.0.1:6060
+//	memdoctor watch 4242
+//	memdoctor watch --pid 4242 http://127.0.0.1:8080   # through a local proxy or port-forward
 //
 // # memdoctor analyze
 //
@@ -163,7 +173,7 @@
 //	-json FILE
 //	  	also write the diagnosis as JSON to FILE (- for stdout; the text report then goes to stderr)
 //	-memory-budget value
-//	  	the memory the service may use, e.g. 2GiB (default: the session's)
+//	  	the memory the service may use, e.g. 2GiB, 512Mi, 1G or 800MB; M and G are 10^6 and 10^9 bytes as Kubernetes writes them, Mi and MiB 2^20 (default: the session's)
 //
 // Examples:
 //
@@ -195,7 +205,7 @@
 //	-json FILE
 //	  	also write the diagnosis as JSON to FILE (- for stdout, with --html to a file)
 //	-memory-budget value
-//	  	the memory the service may use, e.g. 2GiB (default: the session's)
+//	  	the memory the service may use, e.g. 2GiB, 512Mi, 1G or 800MB; M and G are 10^6 and 10^9 bytes as Kubernetes writes them, Mi and MiB 2^20 (default: the session's)
 //
 // Examples:
 //
@@ -225,7 +235,7 @@
 //	-addr ADDRESS
 //	  	listen ADDRESS (host:port; port 0 picks a free one); a non-loopback address needs --token (default "127.0.0.1:0")
 //	-memory-budget value
-//	  	the memory the service may use, e.g. 2GiB (default: the session's)
+//	  	the memory the service may use, e.g. 2GiB, 512Mi, 1G or 800MB; M and G are 10^6 and 10^9 bytes as Kubernetes writes them, Mi and MiB 2^20 (default: the session's)
 //	-token TOKEN
 //	  	require this TOKEN on every request (default $MEMDOCTOR_TOKEN); needed off loopback
 //

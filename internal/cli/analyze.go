@@ -23,7 +23,7 @@ func runAnalyze(ctx context.Context, e *env, args []string) error {
 	var out outputFlags
 	out.register(fs)
 	var budget sizeFlag
-	fs.Var(&budget, "memory-budget", "the memory the service may use, e.g. 2GiB (default: the session's)")
+	fs.Var(&budget, "memory-budget", "the memory the service may use, e.g. "+sizeHelp+" (default: the session's)")
 	pos, err := parse(analyzeCmd, e, fs, args, true)
 	if err != nil {
 		return err

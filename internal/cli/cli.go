@@ -46,10 +46,13 @@ func lookup(name string) *command {
 type env struct {
 	stdout, stderr io.Writer
 	// term is stderr when it is a terminal (for the live status line), else nil.
-	term   *statusTerm
-	log    *slog.Logger
-	color  bool // stdout is a terminal and NO_COLOR is unset
-	getenv func(string) string
+	term *statusTerm
+	// stdoutTerm is true when stdout is a terminal too: with a status line on stderr, what the
+	// program under run writes to stdout must clear that line first.
+	stdoutTerm bool
+	log        *slog.Logger
+	color      bool // stdout is a terminal and NO_COLOR is unset
+	getenv     func(string) string
 }
 
 // Main runs memdoctor with args (without the program name) and returns the exit code.
@@ -64,12 +67,13 @@ func Main(args []string, stdout, stderr io.Writer) int {
 // run dispatches to a subcommand.
 func run(ctx context.Context, stdout, stderr io.Writer, args []string) error {
 	e := &env{stdout: stdout, stderr: stderr, getenv: os.Getenv}
-	e.color = isTerminal(stdout) && os.Getenv("NO_COLOR") == ""
+	e.stdoutTerm = isTerminal(stdout)
+	e.color = e.stdoutTerm && os.Getenv("NO_COLOR") == ""
 	if isTerminal(stderr) {
 		e.term = newStatusTerm(stderr)
 		e.stderr = e.term
 	}
-	e.log = slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: logLevel(os.Getenv("MEMDOCTOR_LOG"))}))
+	e.log = newLogger(e.stderr, os.Getenv("MEMDOCTOR_LOG_FORMAT"), os.Getenv("MEMDOCTOR_LOG"))
 	if len(args) == 0 {
 		printHelp(e.stderr)
 		return usagef("no command given: run memdoctor help")

@@ -56,7 +56,7 @@ func (f *collectFlags) register(fs *flag.FlagSet, withPprof bool) {
 	fs.DurationVar(&f.interval, "interval", 10*time.Second, "time between profile snapshots")
 	fs.DurationVar(&f.sample, "sample", time.Second, "time between metric samples")
 	fs.StringVar(&f.out, "out", "", "session `DIR` (default ./memdoctor-sessions/<name>-<UTC time>)")
-	fs.Var(&f.budget, "memory-budget", "the memory the service may use, e.g. 2GiB (default: its cgroup limit, else unknown)")
+	fs.Var(&f.budget, "memory-budget", "the memory the service may use, e.g. "+sizeHelp+" (default: its cgroup limit, else unknown)")
 	fs.DurationVar(&f.leakEvery, "leak-check-every", recorder.DefaultLeakCheckEvery, "fetch the goroutineleak profile (Go 1.27+) at the start, when goroutines climb, and at least this often; each fetch runs one GC in the target; 0 = never")
 	f.output.register(fs)
 }
@@ -93,6 +93,9 @@ func (f *collectFlags) config(e *env, mode, name string, fs *flag.FlagSet) recor
 	}
 	if e.term != nil {
 		cfg.OnStatus = func(s recorder.Status) { e.term.setStatus(statusLine(s)) }
+		if e.stdoutTerm {
+			cfg.Stdout = e.term.through(e.stdout)
+		}
 	}
 	return cfg
 }

@@ -45,6 +45,9 @@ func runDemo(ctx context.Context, e *env, args []string) error {
 	if err := of.check(); err != nil {
 		return err
 	}
+	if err := recorder.CanRun(); err != nil {
+		return fmt.Errorf("demo: %w", err)
+	}
 	sc, ok := lab.Lookup(demoScenario)
 	if !ok {
 		return fmt.Errorf("demo: the lab has no %q scenario", demoScenario)

@@ -19,7 +19,8 @@ each with the culprit code, the numbers that prove it and the fix.`
 const trailer = `Exit status: 0 done, 1 failure, 2 usage error, 3 a finding reached --fail-on.
 
 Environment: NO_COLOR turns colour off; MEMDOCTOR_LOG=debug|info|warn|error sets the log
-level (logs go to stderr).`
+level (logs go to stderr, as plain sentences); MEMDOCTOR_LOG_FORMAT=text|json writes them as
+slog's key=value or JSON lines instead, with times and levels, for machines.`
 
 var helpCmd = &command{
 	name:    "help",

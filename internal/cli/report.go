@@ -45,7 +45,7 @@ func runReport(ctx context.Context, e *env, args []string) error {
 	html := fs.String("html", "", "write the report as one self-contained HTML page to `FILE` (- for stdout)")
 	jsonOut := fs.String("json", "", "also write the diagnosis as JSON to `FILE` (- for stdout, with --html to a file)")
 	var budget sizeFlag
-	fs.Var(&budget, "memory-budget", "the memory the service may use, e.g. 2GiB (default: the session's)")
+	fs.Var(&budget, "memory-budget", "the memory the service may use, e.g. "+sizeHelp+" (default: the session's)")
 	pos, err := parse(reportCmd, e, fs, args, true)
 	if err != nil {
 		return err

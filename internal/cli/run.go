@@ -52,6 +52,9 @@ func runRun(ctx context.Context, e *env, args []string) error {
 	if err := cf.check(); err != nil {
 		return err
 	}
+	if err := recorder.CanRun(); err != nil {
+		return fmt.Errorf("run: %w", err)
+	}
 	cfg := cf.config(e, "run", commandName(cmdArgs), fs)
 	cfg.Command = cmdArgs
 	cfg.Grace = *grace
@@ -100,7 +103,7 @@ func record(ctx context.Context, e *env, cfg recorder.Config, out outputFlags, r
 		}
 		return err
 	}
-	e.log.Info("session ended", "status", res.Status, "detail", res.Detail)
+	e.log.Info("the session ended: "+res.Detail, "status", res.Status)
 	_, derr := diagnoseDir(e, res.Dir, cfg.MemoryBudget, out)
 	fmt.Fprintf(e.stderr, "session saved in %s (memdoctor analyze %s)\n", res.Dir, res.Dir)
 	return derr

@@ -45,7 +45,7 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	addr := fs.String("addr", "127.0.0.1:0", "listen `ADDRESS` (host:port; port 0 picks a free one); a non-loopback address needs --token")
 	token := fs.String("token", "", "require this `TOKEN` on every request (default $MEMDOCTOR_TOKEN); needed off loopback")
 	var budget sizeFlag
-	fs.Var(&budget, "memory-budget", "the memory the service may use, e.g. 2GiB (default: the session's)")
+	fs.Var(&budget, "memory-budget", "the memory the service may use, e.g. "+sizeHelp+" (default: the session's)")
 	pos, err := parse(serveCmd, e, fs, args, true)
 	if err != nil {
 		return err

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
@@ -14,7 +15,7 @@ import (
 
 var watchCmd = &command{
 	name:    "watch",
-	args:    "[flags] URL",
+	args:    "[flags] URL | PID",
 	summary: "attach to a running service (net/http/pprof or the memdoctor agent), record a session, diagnose it",
 	help: `Watch attaches to a running service through its net/http/pprof endpoints, its embedded memdoctor
 agent (/debug/memdoctor/), or both. URL is the service's base (http://127.0.0.1:6060), its
@@ -31,17 +32,24 @@ built with GOEXPERIMENT=goroutineleakprofile), watch fetches it at the start, wh
 goroutine count climbs, and otherwise every --leak-check-every; each fetch runs one GC cycle
 with leak detection in the service, the only GC memdoctor ever causes (with an agent, the
 agent takes these profiles and watch copies them). --source pprof records from pprof alone,
---source agent from the agent alone, to compare vantage points. Watch stops at --duration,
-on Ctrl-C, or when the service goes away, and prints the diagnosis. With --until-confirmed it
-diagnoses the session every --interval and stops as soon as nothing is left to confirm: no
-suspected finding, and nothing that watching longer would let it judge (at least 30s; at
-most --duration, 10m by default).`,
+--source agent from the agent alone, to compare vantage points.
+Behind a proxy or a port-forward (kubectl port-forward, ssh -L) that process is the
+forwarder: a Go heap well above its RSS gives it away, and watch then drops its figures
+with a note. --pid names the service's own process instead. Given a PID instead of a URL,
+watch attaches to that local process, as gops does: it finds the port its pprof or agent
+serves on among those it listens on. A PID and --pid need Linux; a URL works everywhere.
+Watch stops at --duration, on Ctrl-C, or when the service goes away, and prints the
+diagnosis. With --until-confirmed it diagnoses the session every --interval and stops as
+soon as nothing is left to confirm: no suspected finding, and nothing that watching longer
+would let it judge (at least 30s; at most --duration, 10m by default).`,
 	examples: []string{
 		"memdoctor watch --duration 10m http://127.0.0.1:6060",
 		"memdoctor watch --interval 30s --memory-budget 4GiB --json - http://10.0.0.7:6060/debug/pprof/",
 		"MEMDOCTOR_TOKEN=... memdoctor watch --duration 5m http://10.0.0.7:6061/debug/memdoctor/",
 		"memdoctor watch --until-confirmed --duration 15m http://127.0.0.1:6060",
 		"memdoctor watch --source pprof --leak-check-every 0 http://127.0.0.1:6060",
+		"memdoctor watch 4242",
+		"memdoctor watch --pid 4242 http://127.0.0.1:8080   # through a local proxy or port-forward",
 	},
 }
 
@@ -54,12 +62,13 @@ func runWatch(ctx context.Context, e *env, args []string) error {
 	token := fs.String("token", "", "bearer `TOKEN` for a memdoctor agent's endpoints (default: $MEMDOCTOR_TOKEN)")
 	untilConfirmed := fs.Bool("until-confirmed", false, "stop once every finding is confirmed and everything that more time would settle is judged (at most --duration, default 10m)")
 	source := fs.String("source", recorder.SourceAuto, "record from `SOURCE`: auto (pprof, the agent, or both), pprof (never the agent), agent (required; never pprof)")
+	pid := fs.Int("pid", 0, "sample the /proc of this local `PID`, not of the process listening on the URL's port (a proxy or port-forward)")
 	pos, err := parse(watchCmd, e, fs, args, true)
 	if err != nil {
 		return err
 	}
 	if len(pos) != 1 {
-		return usagef("watch: want exactly one URL, e.g. memdoctor watch http://127.0.0.1:6060")
+		return usagef("watch: want exactly one URL or PID, e.g. memdoctor watch http://127.0.0.1:6060")
 	}
 	if err := cf.check(); err != nil {
 		return err
@@ -69,7 +78,21 @@ func runWatch(ctx context.Context, e *env, args []string) error {
 	default:
 		return usagef("--source %q: want auto, pprof or agent", *source)
 	}
-	cfg := cf.config(e, "watch", hostName(pos[0]), fs)
+	target, byPID := pos[0], 0
+	if n, err := strconv.Atoi(target); err == nil {
+		if n <= 0 || *pid != 0 {
+			return usagef("watch: %s: want a URL, or the PID of a local process without --pid", target)
+		}
+		byPID = n
+	} else if *pid < 0 {
+		return usagef("watch: --pid %d: not a process ID", *pid)
+	}
+	name := hostName(target)
+	if byPID != 0 {
+		name = "pid-" + target
+	}
+	cfg := cf.config(e, "watch", name, fs)
+	cfg.PID = *pid
 	cfg.Token = *token
 	cfg.Source = *source
 	if cfg.Token == "" {
@@ -85,7 +108,10 @@ func runWatch(ctx context.Context, e *env, args []string) error {
 		cfg.Settled = settledCheck(cfg.Out, cf.budget.bytes, time.Now())
 	}
 	return record(ctx, e, cfg, cf.output, func(ctx context.Context) (recorder.Result, error) {
-		return recorder.Watch(ctx, cfg, pos[0])
+		if byPID != 0 {
+			return recorder.WatchPID(ctx, cfg, byPID)
+		}
+		return recorder.Watch(ctx, cfg, target)
 	})
 }
 

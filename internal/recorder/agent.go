@@ -104,7 +104,9 @@ func (r *recorder) pullSamples(ctx context.Context) bool {
 		a.samples += n
 	}
 	if err != nil {
-		r.log.Warn("reading the agent's metrics failed; will retry", "err", err)
+		if !stopping(ctx) {
+			r.log.Warn("reading the agent's metrics failed; will retry", "err", err)
+		}
 		return false
 	}
 	return true
@@ -130,6 +132,7 @@ func (r *recorder) agentStatus(s session.Sample) {
 	if s.Go != nil {
 		r.status.HeapBytes = s.Go.HeapObjectsBytes
 		r.goroutines = s.Go.Goroutines
+		r.pc.heapInuse = s.Go.HeapObjectsBytes + s.Go.HeapUnusedBytes
 	}
 	if haveRate {
 		r.status.GCPerSecond = perSec
@@ -144,7 +147,9 @@ func (r *recorder) pullProfiles(ctx context.Context) bool {
 	a := r.agent
 	list, err := a.c.Profiles(ctx)
 	if err != nil {
-		r.log.Warn("listing the agent's profiles failed; will retry", "err", err)
+		if !stopping(ctx) {
+			r.log.Warn("listing the agent's profiles failed; will retry", "err", err)
+		}
 		return false
 	}
 	listed := make(map[string]bool, len(list))

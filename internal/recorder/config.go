@@ -43,6 +43,9 @@ type Config struct {
 	// costs the target a GC cycle with leak detection); 0 = the default, 2m; negative = never.
 	LeakCheckEvery time.Duration
 	leakMinGap     time.Duration // tests shorten it; default leakMinGap
+	// PID is the local process whose /proc watch samples; 0 = the one listening on the URL's
+	// port, when the URL is on this machine.
+	PID int
 }
 
 // Sources of a watch.

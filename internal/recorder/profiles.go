@@ -2,6 +2,7 @@ package recorder
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/memdoctor/memdoctor/collect/scrape"
@@ -13,7 +14,11 @@ import (
 func (r *recorder) snapshot(ctx context.Context, c *scrape.Client, withText bool) {
 	now := time.Now()
 	ok := false
-	defer func() { r.roundDone(ok) }()
+	defer func() {
+		if !stopping(ctx) { // a round cut short by the end of the recording is no failure
+			r.roundDone(ok)
+		}
+	}()
 	goroutines := 0 // this round's count, for its MemStats sample: whether the index is readable or not
 	if raw, p, err := c.Goroutine(ctx); err != nil {
 		r.scrapeFailed("goroutine", err)
@@ -55,6 +60,7 @@ func (r *recorder) snapshot(ctx context.Context, c *scrape.Client, withText bool
 		g := goMemFromMemStats(ms, goroutines)
 		r.status.HeapBytes = ms.HeapAlloc
 		r.mu.Unlock()
+		r.setGoHeap(ms.HeapInuse)
 		if err := r.w.AppendSample(session.Sample{Time: time.Now().UTC(), Go: g}); err != nil {
 			r.writeFailed(err)
 		}
@@ -96,8 +102,15 @@ func (r *recorder) roundDone(anyOK bool) {
 }
 
 func (r *recorder) scrapeFailed(what string, err error) {
+	if errors.Is(err, context.Canceled) { // memdoctor cancelled it: the recording is ending
+		r.log.Debug("scrape cancelled at the end of the recording", "endpoint", what)
+		return
+	}
 	r.log.Warn("scrape failed; will retry at the next snapshot", "endpoint", what, "err", err)
 }
+
+// stopping reports whether ctx was cancelled: the recording is ending.
+func stopping(ctx context.Context) bool { return errors.Is(ctx.Err(), context.Canceled) }
 
 // goMemFromMemStats maps the MemStats block onto the /memory/classes leaves.
 func goMemFromMemStats(ms scrape.MemStats, goroutines int) *session.GoMem {

@@ -37,6 +37,8 @@ type recorder struct {
 	unreachableOnce sync.Once
 	failedRounds    int
 	writeErrs       int
+	watched         *watchTarget // watch: what answered at the URL
+	pc              procCheck    // watch: is the local process found the service?
 }
 
 func newRecorder(cfg Config, w *session.Writer) *recorder {
@@ -118,15 +120,18 @@ func (r *recorder) sampleLoop(ctx context.Context, discover func() bool) {
 func (r *recorder) sampleOnce() {
 	pid, _ := r.target()
 	now := time.Now()
-	smp := session.Sample{Time: now.UTC()}
+	counts := r.readIndex() // the pprof index's counts, which join this instant's /proc reading
 	switch {
 	case pid != 0 && r.agentHasProc():
-		// The agent reads /proc itself, every second: only watch that the process lives.
-		if _, err := r.cfg.FS.Stat(pid); errors.Is(err, fs.ErrNotExist) {
+		// The agent reads /proc itself, every second: only watch that the process lives (and
+		// that it is the service).
+		if st, err := r.cfg.FS.Status(pid); errors.Is(err, fs.ErrNotExist) {
 			r.markGone()
+		} else if err == nil {
+			r.checkRSS(st.VmRSS)
 		}
 	case pid != 0:
-		ps, err := sampleProc(r.cfg.FS, pid, now)
+		smp, err := sampleProc(r.cfg.FS, pid, now)
 		switch {
 		case errors.Is(err, fs.ErrNotExist):
 			r.markGone()
@@ -134,24 +139,30 @@ func (r *recorder) sampleOnce() {
 			r.log.Debug("proc sample failed", "pid", pid, "err", err)
 		default:
 			if r.root != 0 {
-				addTree(r.cfg.FS, r.root, &ps)
+				addTree(r.cfg.FS, r.root, &smp)
 			}
-			smp = ps
 			r.mu.Lock()
 			r.status.RSSBytes = smp.Proc.RSSBytes
 			r.mu.Unlock()
+			for _, s := range r.admitProc(smp) {
+				if counts != nil && s.Time.Equal(smp.Time) {
+					s.Pprof, counts = counts, nil
+				}
+				if err := r.w.AppendSample(s); err != nil {
+					r.writeFailed(err)
+				}
+			}
 		}
 	}
-	smp.Pprof = r.readIndex()
-	if smp.Proc != nil || smp.Pprof != nil {
-		if err := r.w.AppendSample(smp); err != nil {
+	if counts != nil { // no /proc reading written with them (remote, held back, or dropped)
+		if err := r.w.AppendSample(session.Sample{Time: now.UTC(), Pprof: counts}); err != nil {
 			r.writeFailed(err)
 		}
 	}
 	gs := r.gc.stats(now)
 	r.mu.Lock()
 	r.status.Elapsed = now.Sub(r.start)
-	r.status.PID = pid
+	r.status.PID = r.pid
 	r.status.Target = r.targetName
 	if gs.Cycles > 0 {
 		r.status.GCPerSecond = gs.PerSecond

@@ -20,6 +20,21 @@ import (
 // ErrNotGo reports a target that is not a Go program.
 var ErrNotGo = errors.New("not a Go program")
 
+// ErrNeedsLinux reports a recording that needs /proc on a system without it.
+var ErrNeedsLinux = fmt.Errorf("starting and recording a program needs Linux: memdoctor follows it through /proc (this is %s); "+
+	"here, serve net/http/pprof in the program and use memdoctor watch URL", runtime.GOOS)
+
+// CanRun returns ErrNeedsLinux where Run cannot work.
+func CanRun() error {
+	if !procSupported {
+		return ErrNeedsLinux
+	}
+	return nil
+}
+
+// procSupported is true where /proc exists; tests turn it off to see what other systems get.
+var procSupported = runtime.GOOS == "linux"
+
 // notGoPatience is how long a non-Go process may stand alone in the tree, without a Go
 // program appearing under it, before memdoctor gives up on it.
 const notGoPatience = 5 * time.Second
@@ -32,6 +47,9 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	cfg.defaults()
 	if len(cfg.Command) == 0 {
 		return Result{}, errors.New("no command to run")
+	}
+	if err := CanRun(); err != nil {
+		return Result{}, err
 	}
 	w, err := session.Create(cfg.Out, session.Manifest{
 		MemdoctorVersion: cfg.Version, Mode: cfg.Mode, Command: cfg.Command,
@@ -90,7 +108,7 @@ func startProgram(cfg Config, r *recorder) (*program, error) {
 	cmd.Env = setEnv(env, "GODEBUG", WithGCTrace(getEnv(env, "GODEBUG")))
 	cmd.Stdin = os.Stdin
 	cmd.Stdout = cfg.Stdout
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
+	cmd.SysProcAttr = groupAttr()
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		return nil, err
@@ -124,7 +142,7 @@ func (r *recorder) awaitEnd(ctx context.Context, p *program, notGo <-chan error)
 		rootExited = true
 		res.Status, res.Detail = session.StatusTargetExited, exitDetail(werr)
 		res.TargetExit = exitCode(werr)
-		syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL) // leftovers of the group, if any
+		signalGroup(p.cmd.Process.Pid, syscall.SIGKILL) // leftovers of the group, if any
 	case <-r.gone:
 		pid, _ := r.target()
 		res.Status, res.Detail = session.StatusTargetExited, fmt.Sprintf("the target (pid %d) exited", pid)
@@ -263,15 +281,15 @@ func (d *runDiscovery) lock(p procInfo) {
 // It returns the program's exit code (-1 when killed).
 func stopGroup(cmd *exec.Cmd, exited <-chan error, grace time.Duration, log interface{ Info(string, ...any) }) int {
 	pgid := cmd.Process.Pid
-	syscall.Kill(-pgid, syscall.SIGINT)
+	signalGroup(pgid, syscall.SIGINT)
 	select {
 	case err := <-exited:
-		syscall.Kill(-pgid, syscall.SIGKILL) // leftovers of the group, if any
+		signalGroup(pgid, syscall.SIGKILL) // leftovers of the group, if any
 		return exitCode(err)
 	case <-time.After(grace):
 	}
 	log.Info("the program did not stop after SIGINT; sending SIGKILL", "grace", grace)
-	syscall.Kill(-pgid, syscall.SIGKILL)
+	signalGroup(pgid, syscall.SIGKILL)
 	return exitCode(<-exited)
 }
 

@@ -24,8 +24,17 @@ import (
 // then as it grows: samples, labelled profiles, traces. When the service runs on this
 // machine, Watch also finds its process (the one listening on the URL's port) and samples its
 // /proc, unless the agent's samples already carry it.
+//
+// cfg.PID names the process to sample instead (a service behind a proxy or a port-forward
+// answers on a port another process listens on). Either way, a process whose RSS is well
+// below the service's Go heap is not the service: its readings are dropped with a note.
 func Watch(ctx context.Context, cfg Config, rawURL string) (Result, error) {
 	cfg.defaults()
+	if cfg.PID != 0 {
+		if err := checkPID(cfg.FS, cfg.PID); err != nil {
+			return Result{}, fmt.Errorf("--pid %d: %w", cfg.PID, err)
+		}
+	}
 	tg, err := probeTarget(ctx, cfg, rawURL)
 	if err != nil {
 		return Result{}, err
@@ -38,6 +47,7 @@ func Watch(ctx context.Context, cfg Config, rawURL string) (Result, error) {
 		return Result{}, err
 	}
 	r := newRecorder(cfg, w)
+	r.watched = tg
 	if tg.pprof != nil {
 		r.setPprof(tg.pprof)
 	}
@@ -73,6 +83,7 @@ func Watch(ctx context.Context, cfg Config, rawURL string) (Result, error) {
 			cancel()
 		}
 	}
+	r.settleProc()
 	if r.agent != nil {
 		r.agentSummary()
 	}
@@ -221,7 +232,11 @@ func probeAgent(ctx context.Context, rawURL string, timeout time.Duration, opts 
 // /proc and cgroup are sampled too, and records it in the manifest; it notes why not
 // otherwise.
 func (r *recorder) findLocalProcess(tg *watchTarget) {
-	if pid, err := localPID(r.cfg.FS, tg.baseURL()); err != nil {
+	pid, port, err := r.cfg.PID, "", error(nil)
+	if pid == 0 {
+		pid, port, err = localPID(r.cfg.FS, tg.baseURL())
+	}
+	if err != nil {
 		r.addNote("no /proc figures from memdoctor itself (RSS, non-Go memory, cgroup): %v", err)
 	} else if p, err := inspect(r.cfg.FS, pid, 0, 0); err != nil {
 		r.addNote("no /proc figures from memdoctor itself: process %d: %v", pid, err)
@@ -229,6 +244,7 @@ func (r *recorder) findLocalProcess(tg *watchTarget) {
 		r.mu.Lock()
 		r.pid, r.targetName = pid, p.Name
 		r.mu.Unlock()
+		r.checkProcess(r.cfg.PID != 0, port, p.Exe)
 		t := targetInfo(r.cfg.FS, p)
 		tg.describe(&t)
 		var budget uint64
@@ -284,12 +300,13 @@ func (r *recorder) awaitWatchEnd(ctx context.Context, base string) Result {
 	}
 }
 
-// localPID finds the process on this machine that listens on the URL's port. It fails, saying
-// why, when the host is not this machine or the owner of the socket cannot be seen.
-func localPID(fs procfs.FS, base string) (int, error) {
+// localPID finds the process on this machine that listens on the URL's port, and the port.
+// It fails, saying why, when the host is not this machine or the owner of the socket cannot
+// be seen.
+func localPID(fs procfs.FS, base string) (int, string, error) {
 	u, err := url.Parse(base)
 	if err != nil {
-		return 0, err
+		return 0, "", err
 	}
 	port, err := strconv.Atoi(u.Port())
 	if err != nil {
@@ -300,13 +317,13 @@ func localPID(fs procfs.FS, base string) (int, error) {
 	}
 	addr, ok := localAddr(u.Hostname())
 	if !ok {
-		return 0, fmt.Errorf("%s is not an address of this machine", u.Hostname())
+		return 0, "", fmt.Errorf("%s is not an address of this machine", u.Hostname())
 	}
 	pid, err := fs.PIDListeningOn(addr, port)
 	if err != nil {
-		return 0, err
+		return 0, "", err
 	}
-	return pid, nil
+	return pid, strconv.Itoa(port), nil
 }
 
 // localAddr resolves host and reports whether it is an address of this machine. The address

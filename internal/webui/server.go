@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -53,9 +54,15 @@ func New(s *session.Session, ev *evidence.Evidence, d *diagnose.Diagnosis, opts 
 	if err := report.HTML(&page, s, ev, d, opts.HTML); err != nil {
 		return nil, fmt.Errorf("serve %s: %w", s.Dir, err)
 	}
+	refs := report.SnapshotRefs(s)
+	for i, r := range refs { // pprof opens them on a later request, wherever the process is by then
+		if abs, err := filepath.Abs(r.Path); err == nil {
+			refs[i].Path = abs
+		}
+	}
 	return &Server{
 		page:  page.Bytes(),
-		refs:  report.SnapshotRefs(s),
+		refs:  refs,
 		uis:   newUICache(opts.MaxUIs, opts.Logger),
 		token: opts.Token,
 	}, nil
