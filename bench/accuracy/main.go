@@ -6,7 +6,7 @@
 //
 //	go run ./bench/accuracy                       # every scenario, windows 45s, 60s, 3m
 //	go run ./bench/accuracy -windows 60s -scenarios healthy,tcp-reassembly
-//	../shared/tools/busy -- go run ./bench/accuracy   # on a machine made slow on purpose
+//	bench/busy -- go run ./bench/accuracy   # on a machine made slow on purpose
 //
 // Scenarios that need Go 1.27's goroutineleak profile run from a binary built with
 // GOTOOLCHAIN=go1.27.0 (fetched through the module proxy); if that build fails they run from
