@@ -102,8 +102,8 @@ func judgeGrowth(pts []evidence.Point, lim limits, quantum float64) growth {
 	material := g.grew() >= g.threshold
 	rising := g.lateRatio >= lateRising
 	slowing := !rising && g.lateRatio >= lateSlowing
-	strong := g.n >= minConfirmPoints && g.tau >= confirmTau &&
-		(g.p <= confirmP && g.snr >= confirmSNR || g.p <= strongP && g.snr >= strongSNR)
+	consistent := g.n >= minConfirmPoints && g.tau >= confirmTau && g.p <= confirmP
+	strong := consistent && g.snr >= confirmSNR || g.n >= minConfirmPoints && g.tau >= confirmTau && g.p <= strongP && g.snr >= strongSNR
 	switch {
 	case material && rising && strong:
 		g.conf = Confirmed
@@ -117,7 +117,7 @@ func judgeGrowth(pts []evidence.Point, lim limits, quantum float64) growth {
 			noise := g.grew() / math.Max(g.snr, 1e-9)
 			g.watchMore = max(g.watchMore, time.Duration((confirmSNR*noise-g.grew())/g.slope*float64(time.Second)))
 		}
-	case !material && rising && strong && g.grew() >= projectMinShare*g.threshold:
+	case !material && rising && consistent && g.grew() >= projectMinShare*g.threshold:
 		// Consistent, but still small: suspected if it would matter soon.
 		left := time.Duration((g.threshold - g.grew()) / g.slope * float64(time.Second))
 		if left <= max(projectHorizon, g.span) {

@@ -11,8 +11,9 @@ import (
 
 func init() { register(KindMemoryGrowth, memoryGrowth) }
 
-// What growth of resident memory's floor matters.
-var memGrowthLimits = limits{minAbs: 16 << 20, minRel: 0.25, minSpan: 15 * time.Second}
+// What growth of resident memory's floor matters: half again what it was (a process warming
+// up to its steady state grows too, by less), and 32 MiB.
+var memGrowthLimits = limits{minAbs: 32 << 20, minRel: 0.5, minSpan: 15 * time.Second}
 
 // memoryGrowth reports resident memory (or, for a remote process, what the Go runtime
 // holds) that grows for good, whichever part of it grows: whatever grows without bound is a

@@ -32,6 +32,7 @@ func goroutineUnreachable() Scenario {
 			Kinds:    []string{kindGoroutineLeak},
 			Culprit:  "github.com/memdoctor/memdoctor/lab.(*dashboardService).render",
 			Absent:   []string{kindNonGoMemory, kindTransientSpike},
+			Go127:    true,
 			Watch:    20 * time.Second,
 			Interval: 2 * time.Second,
 		},

@@ -28,6 +28,7 @@ func slowLeak() Scenario {
 			Kinds:    []string{kindHeapLeak},
 			Culprit:  "github.com/memdoctor/memdoctor/lab.(*idempotencyStore).remember",
 			Absent:   []string{kindGoroutineLeak, kindTransientSpike, kindNonGoMemory},
+			Confirm:  3 * time.Minute, // 1.5 MiB/min: suspected at a minute, confirmed at three
 			Watch:    60 * time.Second,
 			Interval: 3 * time.Second,
 		},
