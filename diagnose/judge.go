@@ -3,6 +3,7 @@ package diagnose
 import (
 	"math"
 	"slices"
+	"sort"
 	"time"
 
 	"github.com/memdoctor/memdoctor/evidence"
@@ -59,6 +60,7 @@ type growth struct {
 	slope       float64 // Theil-Sen, per second
 	tau, p      float64
 	lateRatio   float64 // the last third's slope over the whole window's
+	lateShare   float64 // the share of the observed growth made in the window's second half
 	snr         float64 // the growth over the readings' scatter around the trend
 	threshold   float64 // the growth that matters
 	conf        Confidence
@@ -98,9 +100,13 @@ func judgeGrowth(pts []evidence.Point, lim limits, quantum float64) growth {
 		return g
 	}
 	g.lateRatio = lateRatio(pts, g.slope)
+	g.lateShare = lateShare(pts, g.first, g.last)
 	g.snr = g.grew() / scatter(pts, tr, quantum)
 	material := g.grew() >= g.threshold
-	rising := g.lateRatio >= lateRising
+	// Still rising: the late slope keeps up with the whole window's, and the second half made
+	// a fair share of the observed growth (a warm-up whose jump came first has levelled off,
+	// even when its slope, robust to that jump, reads the small creep after it).
+	rising := g.lateRatio >= lateRising && g.lateShare >= minLateShare
 	slowing := !rising && g.lateRatio >= lateSlowing
 	consistent := g.n >= minConfirmPoints && g.tau >= confirmTau && g.p <= confirmP
 	strong := consistent && g.snr >= confirmSNR || g.n >= minConfirmPoints && g.tau >= confirmTau && g.p <= strongP && g.snr >= strongSNR
@@ -145,6 +151,24 @@ func (g growth) untilStrong() time.Duration {
 	return time.Duration(m-g.n) * g.step
 }
 
+// minLateShare: a growth still going on made at least this share of itself in the window's
+// second half (a steady leak makes half).
+const minLateShare = 0.25
+
+// lateShare is the share of the observed growth (first to last) made after the window's
+// middle, from the reading nearest the middle.
+func lateShare(pts []evidence.Point, first, last float64) float64 {
+	if last <= first {
+		return 0
+	}
+	mid := pts[0].T.Add(pts[len(pts)-1].T.Sub(pts[0].T) / 2)
+	i := sort.Search(len(pts), func(i int) bool { return !pts[i].T.Before(mid) })
+	k := min(max(len(pts)/6, 1), 3)
+	lo, hi := max(i-k/2, 0), min(i-k/2+k, len(pts))
+	m := median(values(pts[lo:hi]))
+	return (last - m) / (last - first)
+}
+
 // lateRatio is the Theil-Sen slope of the last third of the window (at least the last three
 // readings) over the whole window's slope.
 func lateRatio(pts []evidence.Point, slope float64) float64 {
@@ -176,10 +200,19 @@ const startupGrace = 2 * time.Second
 // settled drops the readings taken while the process was starting (when its start is known),
 // unless too few would be left.
 func settled(ev *evidence.Evidence, pts []evidence.Point) []evidence.Point {
+	return settledAfter(ev, pts, startupGrace)
+}
+
+// residentGrace is how long resident memory takes to settle after a start: the heap rises to
+// its goal, free pages accumulate, the binary pages in.
+const residentGrace = 30 * time.Second
+
+// settledAfter drops the readings taken within grace of the process's start.
+func settledAfter(ev *evidence.Evidence, pts []evidence.Point, grace time.Duration) []evidence.Point {
 	if ev.Target.Started.IsZero() {
 		return pts
 	}
-	from := ev.Target.Started.Add(startupGrace)
+	from := ev.Target.Started.Add(grace)
 	i := 0
 	for i < len(pts) && pts[i].T.Before(from) {
 		i++

@@ -28,7 +28,7 @@ func memoryGrowth(in *input) outcome {
 	if s.Empty() {
 		return cannot(KindMemoryGrowth, 0, "resident memory was never read: %s", ev.Gaps[evidence.GapRSS])
 	}
-	pts := floor(settled(ev, s.Points))
+	pts := floor(settledAfter(ev, s.Points, residentGrace))
 	g := judgeGrowth(pts, memGrowthLimits, 0)
 	if !g.judged {
 		return cannot(KindMemoryGrowth, g.watchMore, "%d reading(s) of %s over %s: a trend needs %s or more",
@@ -58,6 +58,11 @@ func memoryGrowth(in *input) outcome {
 		Start: pts[0].T, End: pts[len(pts)-1].T,
 	}
 	parts := growthParts(ev, pts[0].T, pts[len(pts)-1].T)
+	if len(parts) > 0 && parts[0].name == partGarbage && partBytes(parts, partLive) < 0.1*g.grew() {
+		// The heap in use rose toward its GC goal while the live heap stayed: a process
+		// warming up to its steady state, bounded by the goal. Not growth for good.
+		return outcome{}
+	}
 	if len(parts) > 0 && parts[0].bytes > 0 {
 		top := parts[0]
 		in.growthPart = top.name
@@ -127,4 +132,14 @@ func floorGrowth(s *evidence.Series, from, to time.Time) float64 {
 	}
 	k := min(max(len(pts)/6, 1), 5)
 	return median(values(pts[len(pts)-k:])) - median(values(pts[:k]))
+}
+
+// partBytes is how much the named part grew.
+func partBytes(parts []part, name string) float64 {
+	for _, p := range parts {
+		if p.name == name {
+			return p.bytes
+		}
+	}
+	return 0
 }

@@ -84,7 +84,7 @@ func oomRisk(in *input) outcome {
 	f.Title = "memory will run out: " + reasons[0]
 	f.Detail = fmt.Sprintf("%s. When RSS (with the page cache the cgroup counts) reaches the limit, the kernel OOM killer ends the process without warning.", joinSentences(reasons))
 	f.Advice = append(f.Advice, "Find what grows or peaks first: see the heap-leak, transient-spike, runtime-retention and non-go-memory findings.")
-	if b := ev.Latest; b != nil && b.NonGoBytes+b.FileBytes < uint64(0.5*budget) {
+	if b := lastAligned(ev); b != nil && b.NonGoBytes+b.FileBytes < uint64(0.5*budget) {
 		limit := 0.9*budget - float64(b.NonGoBytes+b.FileBytes)
 		f.AdviceEnv = map[string]string{"GOMEMLIMIT": mib(limit)}
 		f.Advice = append(f.Advice, fmt.Sprintf("Set GOMEMLIMIT=%s so the GC works harder before the limit instead of letting garbage push RSS over it (it cannot save a real leak).", mib(limit)))

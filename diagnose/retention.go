@@ -2,7 +2,6 @@ package diagnose
 
 import (
 	"fmt"
-	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -32,19 +31,34 @@ func runtimeRetention(in *input) outcome {
 		return cannot(KindRuntimeRetention, 3*time.Second, "memory was split %d time(s): too few to judge", ev.Aligned)
 	}
 	hits, worst := 0, 0.0
+	var worstAt time.Time
 	for i := range ret {
 		if ret[i].V >= retainMinBytes && share[i].V >= retainMinShare {
 			hits++
-			worst = math.Max(worst, ret[i].V)
+			if ret[i].V > worst {
+				worst, worstAt = ret[i].V, ret[i].T
+			}
 		}
 	}
-	last := ev.Latest
-	if last == nil || last.GoSource == "" {
+	if float64(hits) < retainMinPresent*float64(len(ret)) {
+		return outcome{}
+	}
+	// Tell it at the last split that shows it: retention that comes and goes (batches freed
+	// and reclaimed) is still retention.
+	last := lastAligned(ev)
+	if last == nil {
 		return outcome{}
 	}
 	lastR := float64(last.RetainedFreeBytes + last.ReleasedResidentBytes)
-	if float64(hits) < retainMinPresent*float64(len(ret)) || lastR < retainMinBytes || lastR < retainMinShare*float64(last.RSSBytes) {
-		return outcome{}
+	comesAndGoes := lastR < retainMinBytes || lastR < retainMinShare*float64(last.RSSBytes)
+	if comesAndGoes {
+		for i := len(ev.Splits) - 1; i >= 0; i-- {
+			if a := &ev.Splits[i]; a.GoSource != "" && a.Time.Equal(worstAt) {
+				last = a
+				break
+			}
+		}
+		lastR = float64(last.RetainedFreeBytes + last.ReleasedResidentBytes)
 	}
 	lazy := last.ReleasedResidentBytes >= last.RetainedFreeBytes
 	f := Finding{
@@ -65,6 +79,7 @@ func runtimeRetention(in *input) outcome {
 	if len(ret) < 5 {
 		f.Confidence, f.WatchMoreSeconds = Suspected, 5*ev.Retained.Res.Step.Seconds()
 	}
+
 	goVer, godebug := ev.Target.GoVersion, ev.Target.GODEBUG
 	if lazy {
 		f.Title = fmt.Sprintf("%s of RSS is freed memory the kernel has not taken back (MADV_FREE), not a leak", bytesStr(float64(last.ReleasedResidentBytes)))
@@ -88,6 +103,9 @@ func runtimeRetention(in *input) outcome {
 			f.Advice = append(f.Advice, "Set GOMEMLIMIT (say 90% of the memory the process may use): with a limit the scavenger keeps the runtime's resident memory under 95% of it.")
 		}
 		f.Advice = append(f.Advice, "After a known burst (a batch, a big import), call debug.FreeOSMemory() to return the free heap at once; it runs a GC, so not on a hot path.")
+	}
+	if comesAndGoes {
+		f.Detail += fmt.Sprintf(" It comes and goes: retained in %d of %d readings (at most %s), lower at the end.", hits, len(ret), bytesStr(worst))
 	}
 	if len(in.spikes) > 0 && !lazy {
 		f.Severity = Info

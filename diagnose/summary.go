@@ -93,3 +93,14 @@ func gcCores(ev *evidence.Evidence) float64 {
 
 // gcCPUKnown reports whether the GC's CPU cost was measured.
 func gcCPUKnown(ev *evidence.Evidence) bool { return ev.GCCPU.Len() >= 2 && ev.GCCPU.Span() > 0 }
+
+// lastAligned is the last split of memory with both sides known (nil when none): the last
+// /proc reading may have no Go reading close enough.
+func lastAligned(ev *evidence.Evidence) *breakdown.At {
+	for i := len(ev.Splits) - 1; i >= 0; i-- {
+		if a := &ev.Splits[i]; a.GoSource != "" && a.RSSBytes > 0 {
+			return a
+		}
+	}
+	return nil
+}

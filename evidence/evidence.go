@@ -57,8 +57,10 @@ type Evidence struct {
 
 	// Parts of resident memory, where a Go reading and a /proc reading were taken close
 	// enough in time to split it (within MaxSkew).
-	NonGo, NonGoShare       Series // anonymous memory the runtime does not account for
-	Retained, RetainedShare Series // free heap kept, plus released pages still resident
+	NonGo, NonGoShare Series // anonymous memory the runtime does not account for
+	// Retained is free heap kept beyond the GC's headroom (goal - heap in use), plus pages
+	// released but still resident (MADV_FREE).
+	Retained, RetainedShare Series
 	ReleasedResident        Series // released with MADV_FREE, not yet reclaimed (LazyFree)
 	Aligned                 int    // how many such readings
 	// Peak and Latest split memory at the RSS peak and at the last reading; Peak's Go rows

@@ -1,6 +1,7 @@
 package evidence
 
 import (
+	"math"
 	"time"
 
 	"github.com/memdoctor/memdoctor/breakdown"
@@ -118,7 +119,13 @@ func (pr *pairing) emit(b *sessionBuild, t time.Time, p *session.Proc, g *sessio
 	at := breakdown.Compute(t, p, g, 0, "")
 	src := sourceOf(g.Source)
 	rss := float64(max(at.RSSBytes, 1))
-	retained := float64(at.RetainedFreeBytes + at.ReleasedResidentBytes)
+	// Free heap up to the GC goal is headroom the heap grows back into before the next GC;
+	// what is kept beyond it, and what was released but is still resident, is retained.
+	headroom := float64(0)
+	if g.HeapGoalBytes > g.HeapObjectsBytes {
+		headroom = float64(g.HeapGoalBytes - g.HeapObjectsBytes)
+	}
+	retained := math.Max(0, float64(at.RetainedFreeBytes)-headroom) + float64(at.ReleasedResidentBytes)
 	b.nonGo.add(src, 0, t, float64(at.NonGoBytes))
 	b.nonGoShare.add(src, 0, t, float64(at.NonGoBytes)/rss)
 	b.retained.add(src, 0, t, retained)

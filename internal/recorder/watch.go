@@ -125,6 +125,9 @@ func (tg *watchTarget) describe(t *session.Target) {
 	if t.PID == 0 {
 		t.PID = in.PID // as the agent sees itself, in its own PID namespace
 	}
+	if t.Started.IsZero() {
+		t.Started = in.Start.UTC() // the agent starts with the process, or near it
+	}
 }
 
 // probeTarget finds what serves rawURL. A URL naming the agent's tree must reach an agent;

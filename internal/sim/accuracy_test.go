@@ -85,7 +85,7 @@ func TestSimAccuracy(t *testing.T) {
 func findings(d *diagnose.Diagnosis) []sim.Finding {
 	var out []sim.Finding
 	for _, f := range d.Findings {
-		sf := sim.Finding{Kind: string(f.Kind), Warning: f.Severity.Rank() >= diagnose.Warning.Rank()}
+		sf := sim.Finding{Kind: string(f.Kind), Warning: f.Severity.Rank() >= diagnose.Warning.Rank(), Suspected: f.Confidence == diagnose.Suspected}
 		for _, c := range f.Culprits {
 			sf.Culprits = append(sf.Culprits, c.Function)
 		}

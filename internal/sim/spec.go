@@ -61,11 +61,13 @@ const (
 	KindAllocationHotspot = "allocation-hotspot"
 	KindNonGoMemory       = "non-go-memory"
 	KindOOMRisk           = "oom-risk"
+	KindMemoryGrowth      = "memory-growth"
+	KindCostGrowth        = "cost-growth"
 )
 
 // Kinds lists every finding kind.
 var Kinds = []string{KindHeapLeak, KindGoroutineLeak, KindRuntimeRetention, KindTransientSpike,
-	KindGCOverhead, KindAllocationHotspot, KindNonGoMemory, KindOOMRisk}
+	KindGCOverhead, KindAllocationHotspot, KindNonGoMemory, KindOOMRisk, KindMemoryGrowth, KindCostGrowth}
 
 // Truth is what a diagnosis of a generated session must say.
 type Truth struct {

@@ -82,6 +82,12 @@ func (g *generator) truth() Truth {
 	dontCare := map[string]bool{}
 	band := ""
 	switch g.spec.Shape {
+	case HeapLeak, LeakUnderSpikes, GoroutineLeak, NonGo, Retention:
+		// Resident memory grows with what grows: memory-growth may name it too (the
+		// consistency pass drops it when another finding explains the part that grew).
+		dontCare[KindMemoryGrowth] = true
+	}
+	switch g.spec.Shape {
 	case HeapLeak:
 		required[KindHeapLeak] = culpritOf(s.leak.stack)
 		band = rateBand(p.LeakRate*60/mib, 3, 10)

@@ -135,6 +135,11 @@ func (g *generator) manifest() session.Manifest {
 	case WatchAgent:
 		m.Target.AgentURL = "http://127.0.0.1:6060/debug/memdoctor/"
 		m.Target.GoVersionSource = "agent"
+	}
+	if g.spec.Vantage != Profiles {
+		m.Target.Started = g.wall(0) // from /proc, or the agent's info
+	}
+	switch g.spec.Vantage {
 	case Profiles:
 		m.Target.Local = false
 		m.Notes = append(m.Notes, "profiles only: no /proc, MemStats or runtime/metrics samples")
