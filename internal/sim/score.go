@@ -8,11 +8,11 @@ import (
 
 // Finding is one finding of a diagnosis, reduced to what scoring needs.
 type Finding struct {
-	Kind     string
-	Warning  bool     // reported at warning or critical
+	Kind    string
+	Warning bool // reported at warning or critical
 	// Suspected: the diagnosis points to it without proof yet (never above info).
 	Suspected bool
-	Culprits []string // functions, best first
+	Culprits  []string // functions, best first
 }
 
 // KindScore counts, for one finding kind, how the diagnoses did against the truth.
