@@ -123,8 +123,12 @@ func (w *Writer) AppendGCTrace(line string) error {
 
 // WriteProfile stores a profile snapshot exactly as given (for proto profiles: the gzipped
 // bytes the endpoint served) under a name that carries its kind, time and label. The file
-// appears whole or not at all.
+// appears whole or not at all. kind and label must pass CheckKind and CheckLabel: a name from
+// a target never reaches the file system unchecked.
 func (w *Writer) WriteProfile(kind string, t time.Time, label string, data []byte) (ProfileRef, error) {
+	if err := errors.Join(CheckKind(kind), CheckLabel(label)); err != nil {
+		return ProfileRef{}, fmt.Errorf("write profile: %w", err)
+	}
 	name := ProfileFileName(kind, t, label)
 	ref := ProfileRef{Kind: kind, Time: t.UTC(), Label: label, Path: filepath.Join(ProfilesDir, name)}
 	if err := writeFileAtomic(filepath.Join(w.dir, ref.Path), data); err != nil {
