@@ -1,14 +1,13 @@
 package diagnose
 
 import (
-	"fmt"
-	"os"
 	"path/filepath"
 	"sync"
 	"time"
 
 	"github.com/google/pprof/profile"
 
+	"github.com/memdoctor/memdoctor/internal/pprofio"
 	"github.com/memdoctor/memdoctor/session"
 )
 
@@ -73,6 +72,7 @@ type profileCache struct {
 	totalsOnce sync.Once
 	totals     []HeapTotal
 	failed     map[string]bool
+	errs       map[string]error // the paths that failed to read, and why
 }
 
 // failedOnce records a failed path and reports whether it is the first failure for it.
@@ -87,7 +87,7 @@ func (c *profileCache) failedOnce(path string) bool {
 }
 
 func newProfileCache(max int) *profileCache {
-	return &profileCache{max: max, byKey: make(map[string]*profile.Profile), failed: make(map[string]bool)}
+	return &profileCache{max: max, byKey: make(map[string]*profile.Profile), failed: make(map[string]bool), errs: make(map[string]error)}
 }
 
 func (c *profileCache) get(path string) (*profile.Profile, error) {
@@ -96,14 +96,13 @@ func (c *profileCache) get(path string) (*profile.Profile, error) {
 	if p, ok := c.byKey[path]; ok {
 		return p, nil
 	}
-	f, err := os.Open(path)
-	if err != nil {
+	if err, ok := c.errs[path]; ok { // a failed read is not retried: a bomb costs once
 		return nil, err
 	}
-	defer f.Close()
-	p, err := profile.Parse(f)
+	p, err := pprofio.Default.ReadFileAs(filepath.Base(path)+" is not a readable profile", path)
 	if err != nil {
-		return nil, fmt.Errorf("%s is not a readable profile: %w", filepath.Base(path), err)
+		c.errs[path] = err
+		return nil, err
 	}
 	if len(c.order) >= c.max {
 		delete(c.byKey, c.order[0])
