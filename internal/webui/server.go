@@ -117,14 +117,18 @@ func (srv *Server) serveDiff(w http.ResponseWriter, r *http.Request) {
 	srv.servePprof(w, r, "diff/"+r.PathValue("a")+"/"+r.PathValue("b"), []string{"-diff_base=" + a.Path, b.Path})
 }
 
-// servePprof hands the request to the pprof UI of key, mounted under /pprof/<key>.
+// servePprof hands the request to the pprof UI of key, mounted under /pprof/<key>, except
+// the views it refuses (see refused).
 func (srv *Server) servePprof(w http.ResponseWriter, r *http.Request, key string, args []string) {
+	rest := strings.TrimPrefix(r.URL.Path, "/pprof/"+key)
+	if refuse(w, rest) {
+		return
+	}
 	ui, err := srv.uis.get(key, args)
 	if err != nil {
 		http.Error(w, "memdoctor serve: "+err.Error(), http.StatusInternalServerError)
 		return
 	}
-	rest := strings.TrimPrefix(r.URL.Path, "/pprof/"+key)
 	if rest == "" {
 		rest = "/"
 	}

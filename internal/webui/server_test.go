@@ -117,7 +117,7 @@ func TestServePageAndPprof(t *testing.T) {
 	if r.StatusCode != http.StatusMovedPermanently || r.Header.Get("Location") != "flamegraph" {
 		t.Fatalf("snapshot UI root: %d Location %q, want 301 to flamegraph", r.StatusCode, r.Header.Get("Location"))
 	}
-	for _, view := range []string{"flamegraph", "top", "source?f=Put"} {
+	for _, view := range []string{"flamegraph", "top", "peek?f=Put"} {
 		r = get(h, "/pprof/snap/2/"+view, nil)
 		b := body(t, r)
 		if r.StatusCode != 200 || !strings.Contains(b, "example.com/svc.(*Cache).Put") {
