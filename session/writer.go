@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sync"
@@ -126,12 +127,18 @@ func (w *Writer) AppendGCTrace(line string) error {
 // appears whole or not at all. kind and label must pass CheckKind and CheckLabel: a name from
 // a target never reaches the file system unchecked.
 func (w *Writer) WriteProfile(kind string, t time.Time, label string, data []byte) (ProfileRef, error) {
+	return w.WriteProfileFrom(kind, t, label, bytes.NewReader(data))
+}
+
+// WriteProfileFrom is WriteProfile with the profile's bytes read from r: a large one (a
+// goroutine dump) is copied to the file without being held whole in memory.
+func (w *Writer) WriteProfileFrom(kind string, t time.Time, label string, r io.Reader) (ProfileRef, error) {
 	if err := errors.Join(CheckKind(kind), CheckLabel(label)); err != nil {
 		return ProfileRef{}, fmt.Errorf("write profile: %w", err)
 	}
 	name := ProfileFileName(kind, t, label)
 	ref := ProfileRef{Kind: kind, Time: t.UTC(), Label: label, Path: filepath.Join(ProfilesDir, name)}
-	if err := writeFileAtomic(filepath.Join(w.dir, ref.Path), data); err != nil {
+	if err := writeFileAtomicFrom(filepath.Join(w.dir, ref.Path), r); err != nil {
 		return ProfileRef{}, err
 	}
 	return ref, nil
@@ -191,12 +198,17 @@ func (w *Writer) writeManifestLocked() error {
 
 // writeFileAtomic writes data to a temporary file next to path and renames it into place.
 func writeFileAtomic(path string, data []byte) error {
+	return writeFileAtomicFrom(path, bytes.NewReader(data))
+}
+
+// writeFileAtomicFrom copies r to a temporary file next to path and renames it into place.
+func writeFileAtomicFrom(path string, r io.Reader) error {
 	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
 	if err != nil {
 		return fmt.Errorf("write %s: %w", path, unwrapPathError(err))
 	}
 	tmp := f.Name()
-	_, err = f.Write(data)
+	_, err = io.Copy(f, r)
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}

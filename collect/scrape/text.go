@@ -14,19 +14,20 @@ var debug1 = url.Values{"debug": {"1"}}
 
 // GoroutineText fetches goroutine?debug=1, the text form grouped by
 // identical stack ("goroutine profile: total N" then "count @ pcs" records),
-// capped at the maximum body size.
-func (c *Client) GoroutineText(ctx context.Context) ([]byte, error) {
-	var text []byte
+// capped at the maximum body size. The body is held in chunks (see Body): a
+// body at the limit costs the limit, not three times it.
+func (c *Client) GoroutineText(ctx context.Context) (*Body, error) {
+	var text *Body
 	err := c.get(ctx, c.endpoint("goroutine", debug1), "goroutine", 0, func(body io.Reader, resp *http.Response) error {
 		b, err := readBody(body, resp.ContentLength, c.maxBody)
 		if err != nil {
 			return err
 		}
-		if !bytes.HasPrefix(b, []byte("goroutine profile: total ")) {
-			if looksLikeText(b) {
-				return notProfileErr(b)
+		if head := b.head(2 * snippetMax); !bytes.HasPrefix(head, []byte("goroutine profile: total ")) {
+			if looksLikeText(head) {
+				return notProfileErr(head)
 			}
-			return fmt.Errorf("%w: want text starting %q: %s", ErrNotProfile, "goroutine profile: total ", snippet(b))
+			return fmt.Errorf("%w: want text starting %q: %s", ErrNotProfile, "goroutine profile: total ", snippet(head))
 		}
 		text = b
 		return nil

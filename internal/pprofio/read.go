@@ -37,7 +37,7 @@ var Default = Limits{
 
 // ErrTooLarge is wrapped by the errors of inputs over a limit. Its text ends them: what the
 // user may do.
-var ErrTooLarge = errors.New("memdoctor refuses larger profiles to bound its own memory; if you trust the file, open it with go tool pprof")
+var ErrTooLarge = errors.New("memdoctor refuses larger profiles to bound its own memory (go tool pprof reads them)")
 
 // ErrNotProfile is wrapped by the errors of inputs that are not a readable profile:
 // corrupt or truncated gzip, gzipped twice, neither protobuf nor a legacy format, invalid.
@@ -215,6 +215,30 @@ func (l Limits) ParseData(name string, data []byte) (*profile.Profile, error) {
 		return nil, fmt.Errorf("%s: parsing it would take about %s, more than %s: %w", name, formatBytes(est), formatBytes(l.Memory), ErrTooLarge)
 	}
 	p, err := profile.ParseData(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w: %w", name, ErrNotProfile, err)
+	}
+	return p, nil
+}
+
+// ParseProto parses data as a protobuf profile only (never a legacy format), as
+// profile.ParseUncompressed does, and checks it, after checking that parsing it stays within
+// l.Memory.
+func (l Limits) ParseProto(name string, data []byte) (*profile.Profile, error) {
+	if isGzip(data) {
+		return nil, twiceErr(name)
+	}
+	est, err := EstimateProto(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w: %w", name, ErrNotProfile, err)
+	}
+	if est > l.Memory {
+		return nil, fmt.Errorf("%s: parsing it would take about %s, more than %s: %w", name, formatBytes(est), formatBytes(l.Memory), ErrTooLarge)
+	}
+	p, err := profile.ParseUncompressed(data)
+	if err == nil {
+		err = p.CheckValid()
+	}
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w: %w", name, ErrNotProfile, err)
 	}

@@ -176,3 +176,32 @@ func TestReadFileMissing(t *testing.T) {
 		t.Errorf("error %v", err)
 	}
 }
+
+// TestParseProto: protobuf only, within the memory limit.
+func TestParseProto(t *testing.T) {
+	lim := Limits{Compressed: 8 << 20, Decompressed: 8 << 20, Memory: 16 << 20}
+	real, err := lim.ReadFileData("testdata/real/node_exporter_goroutine.pb.gz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p, err := lim.ParseProto("goroutine", real); err != nil || len(p.Sample) == 0 {
+		t.Errorf("a real profile: %v", err)
+	}
+	legacy, _ := os.ReadFile("testdata/real/gobench_legacy_text.heap")
+	for _, tc := range []struct {
+		name string
+		data []byte
+		err  error
+		msg  string
+	}{
+		{"legacy text", legacy, ErrNotProfile, "not a protobuf encoding"},
+		{"dense", protoShapes(1 << 20)[1].data, ErrTooLarge, "more than 16 MiB"},
+		{"gzip", gzipBytes(t, real), ErrNotProfile, "gzipped twice"},
+		{"no sample types", pbInt(nil, 9, 1), ErrNotProfile, ""},
+	} {
+		_, err := lim.ParseProto(tc.name, tc.data)
+		if !errors.Is(err, tc.err) || !strings.HasPrefix(err.Error(), tc.name+": ") || !strings.Contains(err.Error(), tc.msg) {
+			t.Errorf("%s: %v, want %v saying %q", tc.name, err, tc.err, tc.msg)
+		}
+	}
+}

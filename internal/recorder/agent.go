@@ -2,6 +2,7 @@ package recorder
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -158,7 +159,7 @@ func (r *recorder) pullProfiles(ctx context.Context) bool {
 	listed := make(map[string]bool, len(list))
 	for _, p := range list {
 		listed[p.Name] = true
-		if a.copied[p.Name] || (p.Kind != session.KindHeap && p.Kind != session.KindGoroutine) {
+		if a.copied[p.Name] || a.refusedProfiles[p.Name] || (p.Kind != session.KindHeap && p.Kind != session.KindGoroutine) {
 			continue
 		}
 		if err := session.CheckLabel(p.Label); err != nil { // the label becomes part of a file name
@@ -166,6 +167,10 @@ func (r *recorder) pullProfiles(ctx context.Context) bool {
 			continue
 		}
 		raw, err := a.c.Profile(ctx, p.Name)
+		if errors.Is(err, agentclient.ErrTooLarge) || errors.Is(err, agentclient.ErrNotProfile) {
+			r.refuse(a.refusedProfiles, "profile", p.Name, err)
+			continue
+		}
 		if err != nil {
 			r.log.Debug("fetching an agent profile failed", "name", p.Name, "err", err)
 			continue // rotated out meanwhile, or a passing failure: the next pull retries
@@ -222,7 +227,7 @@ func (r *recorder) pullTraces(ctx context.Context) {
 	listed := make(map[string]bool, len(list))
 	for _, ti := range list {
 		listed[ti.Name] = true
-		if a.traces[ti.Name] {
+		if a.traces[ti.Name] || a.refusedTraces[ti.Name] {
 			continue
 		}
 		if err := session.CheckTraceName(ti.Name); err != nil {

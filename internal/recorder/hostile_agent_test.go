@@ -2,6 +2,7 @@ package recorder
 
 import (
 	"bytes"
+	"compress/gzip"
 	"context"
 	"encoding/json"
 	"io/fs"
@@ -69,26 +70,34 @@ func heapProfileBytes(t *testing.T) []byte {
 	return b.Bytes()
 }
 
-// TestWatchHostileAgentNames watches a server posing as an agent whose listing carries a
-// label that climbs out of the session directory and trace names that do: nothing is
-// written outside the session, the good profile is stored, and the notes name what was
-// refused.
-func TestWatchHostileAgentNames(t *testing.T) {
+// TestWatchHostileAgent watches a server posing as an agent whose listing carries a label
+// that climbs out of the session directory and trace names that do, and whose profiles
+// include a gzip bomb and an HTML page: nothing is written outside the session, only the
+// good profile is stored, and the notes name what was refused and why, once each.
+func TestWatchHostileAgent(t *testing.T) {
 	root := t.TempDir()
 	t0 := time.Now().UTC().Add(-time.Minute).Truncate(time.Millisecond)
 	escape := "x/" + strings.Repeat("../", 40) + strings.TrimPrefix(filepath.ToSlash(root), "/") + "/owned"
 	prof := heapProfileBytes(t)
+	var member bytes.Buffer
+	zw, _ := gzip.NewWriterLevel(&member, gzip.BestCompression)
+	zw.Write(make([]byte, 65<<20))
+	zw.Close()
+	bomb := bytes.Repeat(member.Bytes(), 16) // 1 GiB in 1 MiB
 	f := &fakeAgent{
 		profiles: []wire.ProfileInfo{
 			{Name: "heap-ok.pb.gz", Kind: session.KindHeap, Time: t0, Size: len(prof)},
 			{Name: "owned.pb.gz", Kind: session.KindHeap, Time: t0, Label: escape, Size: len(prof)},
 			{Name: "owned2.pb.gz", Kind: session.KindHeap, Time: t0, Label: "x/../../../../" + root + "/owned", Size: len(prof)},
+			{Name: "bomb.pb.gz", Kind: session.KindHeap, Time: t0.Add(time.Second), Size: len(bomb)},
+			{Name: "page.pb.gz", Kind: session.KindGoroutine, Time: t0.Add(time.Second), Size: 20},
 		},
 		traces: []wire.TraceInfo{
 			{Name: "../../x.trace", Time: t0, Size: 5},
 			{Name: "\x1b[2J.trace", Time: t0, Size: 5},
 		},
-		blobs: map[string][]byte{"heap-ok.pb.gz": prof, "owned.pb.gz": prof, "owned2.pb.gz": prof, "\x1b[2J.trace": []byte("trace")},
+		blobs: map[string][]byte{"heap-ok.pb.gz": prof, "owned.pb.gz": prof, "owned2.pb.gz": prof, "\x1b[2J.trace": []byte("trace"),
+			"bomb.pb.gz": bomb, "page.pb.gz": []byte("<html>login</html>")},
 	}
 	srv := httptest.NewServer(f)
 	defer srv.Close()
@@ -108,8 +117,8 @@ func TestWatchHostileAgentNames(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n := len(s.ProfilesOf(session.KindHeap, true)); n != 1 {
-		t.Errorf("%d heap profiles stored, want the good one", n)
+	if n := len(s.Profiles); n != 1 {
+		t.Errorf("%d profiles stored, want the good one: %+v", n, s.Profiles)
 	}
 	if tr, _ := session.TraceFiles(cfg.Out); len(tr) != 0 {
 		t.Errorf("traces stored: %v", tr)
@@ -120,6 +129,8 @@ func TestWatchHostileAgentNames(t *testing.T) {
 		`refused the agent's profile "owned2.pb.gz"`,
 		`refused the agent's trace "../../x.trace"`,
 		`refused the agent's trace "\x1b[2J.trace"`,
+		`refused the agent's profile "bomb.pb.gz": response too large: profile "bomb.pb.gz": decompresses to more than 64 MiB`,
+		`refused the agent's profile "page.pb.gz": not a pprof profile`,
 	} {
 		if !strings.Contains(notes, want) {
 			t.Errorf("notes lack %q:\n%s", want, notes)
@@ -128,7 +139,7 @@ func TestWatchHostileAgentNames(t *testing.T) {
 	if strings.ContainsRune(notes, 0x1b) {
 		t.Errorf("a raw escape in the notes: %q", notes)
 	}
-	if c := strings.Count(notes, "refused the agent's"); c != 4 {
-		t.Errorf("%d refusal notes, want 4 (each item once):\n%s", c, notes)
+	if c := strings.Count(notes, "refused the agent's"); c != 6 {
+		t.Errorf("%d refusal notes, want 6 (each item once):\n%s", c, notes)
 	}
 }

@@ -1,7 +1,9 @@
 package recorder
 
 import (
+	"bytes"
 	"context"
+	"io"
 	"time"
 
 	"github.com/memdoctor/memdoctor/collect/scrape"
@@ -30,10 +32,10 @@ func (r *recorder) snapshot(ctx context.Context, c *scrape.Client, withText bool
 		r.store(session.KindGoroutine, now, raw)
 	}
 	if withText {
-		if raw, err := c.GoroutineText(ctx); err != nil {
+		if body, err := c.GoroutineText(ctx); err != nil {
 			r.scrapeFailed("goroutine?debug=1", err)
 		} else {
-			r.store(session.KindGoroutineText, now, raw)
+			r.storeFrom(session.KindGoroutineText, now, body.Reader())
 		}
 	}
 	if raw, _, err := c.Heap(ctx); err != nil {
@@ -60,7 +62,11 @@ func (r *recorder) snapshot(ctx context.Context, c *scrape.Client, withText bool
 }
 
 func (r *recorder) store(kind string, t time.Time, raw []byte) {
-	if _, err := r.w.WriteProfile(kind, t, "", raw); err != nil {
+	r.storeFrom(kind, t, bytes.NewReader(raw))
+}
+
+func (r *recorder) storeFrom(kind string, t time.Time, raw io.Reader) {
+	if _, err := r.w.WriteProfileFrom(kind, t, "", raw); err != nil {
 		r.writeFailed(err)
 		return
 	}
