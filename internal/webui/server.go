@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/memdoctor/memdoctor/agent/wire"
 	"github.com/memdoctor/memdoctor/diagnose"
 	"github.com/memdoctor/memdoctor/report"
 	"github.com/memdoctor/memdoctor/session"
@@ -18,7 +19,8 @@ const DefaultMaxUIs = 8
 
 // Options configure a Server.
 type Options struct {
-	// Token, when set, must come with every request (see the package doc).
+	// Token, when set, must come with every request (see the package doc). It must pass
+	// wire.CheckToken, the rule the agent applies too.
 	Token string
 	// MaxUIs bounds the pprof UIs kept at once; 0 = DefaultMaxUIs.
 	MaxUIs int
@@ -40,6 +42,11 @@ type Server struct {
 
 // New renders the session's report page and prepares the server.
 func New(s *session.Session, d *diagnose.Diagnosis, opts Options) (*Server, error) {
+	if opts.Token != "" {
+		if err := wire.CheckToken(opts.Token); err != nil {
+			return nil, fmt.Errorf("serve %s: %w", s.Dir, err)
+		}
+	}
 	if opts.MaxUIs <= 0 {
 		opts.MaxUIs = DefaultMaxUIs
 	}

@@ -152,7 +152,7 @@ func TestServePageAndPprof(t *testing.T) {
 
 func TestServeToken(t *testing.T) {
 	s := testSession(t, 2)
-	h := newTestServer(t, s, Options{Token: "s3cret"}).Handler()
+	h := newTestServer(t, s, Options{Token: "s3cret-0123456789"}).Handler()
 	for name, c := range map[string]struct {
 		path   string
 		header http.Header
@@ -160,19 +160,19 @@ func TestServeToken(t *testing.T) {
 	}{
 		"no token":      {"/", nil, 401},
 		"wrong bearer":  {"/", http.Header{"Authorization": {"Bearer nope"}}, 401},
-		"wrong query":   {"/?token=s3cre", nil, 401},
-		"bearer":        {"/", http.Header{"Authorization": {"Bearer s3cret"}}, 200},
-		"query":         {"/?token=s3cret", nil, 200},
-		"cookie":        {"/pprof/snap/0/top", http.Header{"Cookie": {tokenCookie + "=s3cret"}}, 200},
+		"wrong query":   {"/?token=s3cret-012345678", nil, 401},
+		"bearer":        {"/", http.Header{"Authorization": {"Bearer s3cret-0123456789"}}, 200},
+		"query":         {"/?token=s3cret-0123456789", nil, 200},
+		"cookie":        {"/pprof/snap/0/top", http.Header{"Cookie": {tokenCookie + "=s3cret-0123456789"}}, 200},
 		"bad cookie":    {"/pprof/snap/0/top", http.Header{"Cookie": {tokenCookie + "=x"}}, 401},
 		"pprof no auth": {"/pprof/snap/0/top", nil, 401},
-		"other host":    {"/", http.Header{"Authorization": {"Bearer s3cret"}, "Host": {"example.com"}}, 200},
+		"other host":    {"/", http.Header{"Authorization": {"Bearer s3cret-0123456789"}, "Host": {"example.com"}}, 200},
 	} {
 		r := get(h, c.path, c.header)
 		if r.StatusCode != c.code {
 			t.Errorf("%s: %d, want %d", name, r.StatusCode, c.code)
 		}
-		if c.path == "/?token=s3cret" {
+		if c.path == "/?token=s3cret-0123456789" {
 			var set bool
 			for _, ck := range r.Cookies() {
 				set = set || ck.Name == tokenCookie && ck.HttpOnly && ck.SameSite == http.SameSiteStrictMode
@@ -180,6 +180,16 @@ func TestServeToken(t *testing.T) {
 			if !set {
 				t.Errorf("a visit with ?token= sets no HttpOnly, SameSite=Strict cookie")
 			}
+		}
+	}
+}
+
+// TestNewRefusesWeakToken: the server applies the agent's token rule whoever calls it.
+func TestNewRefusesWeakToken(t *testing.T) {
+	s := testSession(t, 2)
+	for _, tok := range []string{"x", "0123456789abcde", "space in 0123456789abc"} {
+		if _, err := New(s, diagnose.Diagnose(s, diagnose.Options{}), Options{Token: tok}); err == nil || !strings.Contains(err.Error(), "token") {
+			t.Errorf("token %q: %v, want an error about the token", tok, err)
 		}
 	}
 }
