@@ -76,7 +76,7 @@ func Create(dir string, m Manifest) (*Writer, error) {
 }
 
 func openAppend(path string) (*os.File, error) {
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600) // like the profiles and the manifest
 	if err != nil {
 		return nil, fmt.Errorf("session file %s: %w", path, unwrapPathError(err))
 	}

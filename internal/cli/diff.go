@@ -103,7 +103,14 @@ func runDiff(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	if err := os.WriteFile(*jsonOut, append(b, '\n'), 0o644); err != nil {
+	f, err := createPrivate(*jsonOut)
+	if err == nil {
+		_, err = f.Write(append(b, '\n'))
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+	}
+	if err != nil {
 		return fmt.Errorf("--json %s: %w", *jsonOut, err)
 	}
 	return nil
