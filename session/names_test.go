@@ -91,3 +91,42 @@ func assertOnlyUnder(t *testing.T, root, dir string) {
 		return nil
 	})
 }
+
+// TestProfileFile: a streamed profile appears whole at Commit, nothing is left by Abort, and
+// its name is checked like WriteProfile's.
+func TestProfileFile(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "s")
+	w, err := Create(dir, Manifest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close(StatusComplete, "")
+	t0 := time.Date(2026, 11, 22, 6, 45, 12, 0, time.UTC)
+	pf, err := w.CreateProfile(KindGoroutineText, t0, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pf.Write([]byte("goroutine profile: total 1\n"))
+	if entries, _ := os.ReadDir(filepath.Join(dir, ProfilesDir)); len(entries) != 1 || !strings.HasPrefix(entries[0].Name(), ".") {
+		t.Errorf("before Commit: %v, want one hidden temporary file", entries)
+	}
+	ref, err := pf.Commit()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, ref.Path)); err != nil || string(b) != "goroutine profile: total 1\n" {
+		t.Errorf("after Commit: %q, %v", b, err)
+	}
+	pf, err = w.CreateProfile(KindGoroutineText, t0.Add(time.Second), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pf.Write([]byte("partial"))
+	pf.Abort()
+	if entries, _ := os.ReadDir(filepath.Join(dir, ProfilesDir)); len(entries) != 1 {
+		t.Errorf("after Abort: %v, want only the committed file", entries)
+	}
+	if _, err := w.CreateProfile(KindHeap, t0, "../x"); err == nil {
+		t.Error("a bad label accepted")
+	}
+}

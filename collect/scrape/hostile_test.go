@@ -4,7 +4,10 @@ import (
 	"bytes"
 	"compress/gzip"
 	"encoding/binary"
+	"io"
 	"net/http"
+	"os"
+	"path/filepath"
 	"runtime"
 	"testing"
 )
@@ -51,6 +54,40 @@ func TestGoroutineTextCost(t *testing.T) {
 	}
 	if limit := int64(len(text)) + maxChunk + 2<<20; alloc > limit {
 		t.Errorf("reading %d MiB allocated %d MiB, more than %d", len(text)>>20, alloc>>20, limit>>20)
+	}
+}
+
+// TestGoroutineTextToStreams streams a 48 MiB goroutine dump into a file: it costs almost
+// nothing in memory, and a body that is not a dump never opens the writer.
+func TestGoroutineTextToStreams(t *testing.T) {
+	text := append([]byte("goroutine profile: total 1\n"), bytes.Repeat([]byte("1 @ 0x401000 0x402000\n#\t0x401000\tmain.f+0x10\t/src/main.go:10\n"), 48<<20/64)...)
+	srv := newServer(t, chunkedHandler(text))
+	c := newClient(t, srv.URL)
+	f, err := os.Create(filepath.Join(t.TempDir(), "g.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var n int64
+	alloc := allocated(func() {
+		n, err = c.GoroutineTextTo(testContext(t), func() (io.Writer, error) { return f, nil })
+	})
+	if err != nil || n != int64(len(text)) {
+		t.Fatalf("wrote %d bytes (%v), want %d", n, err, len(text))
+	}
+	if got, _ := os.ReadFile(f.Name()); !bytes.Equal(got, text) {
+		t.Errorf("the file is not the dump")
+	}
+	if alloc > 2<<20 {
+		t.Errorf("streaming %d MiB allocated %d KiB", len(text)>>20, alloc>>10)
+	}
+
+	page := newServer(t, chunkedHandler([]byte("<html><body>login</body></html>")))
+	opened := false
+	_, err = newClient(t, page.URL).GoroutineTextTo(testContext(t), func() (io.Writer, error) { opened = true; return io.Discard, nil })
+	wantErr(t, err, ErrNotProfile, "HTML page")
+	if opened {
+		t.Errorf("the writer was opened for an HTML page")
 	}
 }
 

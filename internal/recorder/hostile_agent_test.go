@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"net/http"
 	"net/http/httptest"
+	"net/http/pprof"
 	"os"
 	"path/filepath"
 	"strings"
@@ -141,5 +142,30 @@ func TestWatchHostileAgent(t *testing.T) {
 	}
 	if c := strings.Count(notes, "refused the agent's"); c != 6 {
 		t.Errorf("%d refusal notes, want 6 (each item once):\n%s", c, notes)
+	}
+}
+
+// TestWatchStoresGoroutineText watches a net/http/pprof server: the goroutine dump is
+// streamed into the session whole.
+func TestWatchStoresGoroutineText(t *testing.T) {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/debug/pprof/", pprof.Index)
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+	cfg := watchConfig(t)
+	if _, err := Watch(context.Background(), cfg, srv.URL); err != nil {
+		t.Fatal(err)
+	}
+	s, err := session.Open(cfg.Out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	texts := s.ProfilesOf(session.KindGoroutineText, true)
+	if len(texts) == 0 {
+		t.Fatalf("no goroutine dump stored: %+v", s.Profiles)
+	}
+	b, err := os.ReadFile(texts[0].Path)
+	if err != nil || !bytes.HasPrefix(b, []byte("goroutine profile: total ")) || !bytes.Contains(b, []byte("TestWatchStoresGoroutineText")) {
+		t.Errorf("the dump %s: %v, starts %q", texts[0].Path, err, b[:min(len(b), 40)])
 	}
 }

@@ -1,7 +1,6 @@
 package recorder
 
 import (
-	"bytes"
 	"context"
 	"io"
 	"time"
@@ -32,11 +31,7 @@ func (r *recorder) snapshot(ctx context.Context, c *scrape.Client, withText bool
 		r.store(session.KindGoroutine, now, raw)
 	}
 	if withText {
-		if body, err := c.GoroutineText(ctx); err != nil {
-			r.scrapeFailed("goroutine?debug=1", err)
-		} else {
-			r.storeFrom(session.KindGoroutineText, now, body.Reader())
-		}
+		r.storeGoroutineText(ctx, c, now)
 	}
 	if raw, _, err := c.Heap(ctx); err != nil {
 		r.scrapeFailed("heap", err)
@@ -61,12 +56,38 @@ func (r *recorder) snapshot(ctx context.Context, c *scrape.Client, withText bool
 	}
 }
 
-func (r *recorder) store(kind string, t time.Time, raw []byte) {
-	r.storeFrom(kind, t, bytes.NewReader(raw))
+// storeGoroutineText streams goroutine?debug=1 into the session as it arrives: a dump of
+// any size (up to the body limit) costs no memory.
+func (r *recorder) storeGoroutineText(ctx context.Context, c *scrape.Client, t time.Time) {
+	var pf *session.ProfileFile
+	var werr error
+	_, err := c.GoroutineTextTo(ctx, func() (io.Writer, error) {
+		if pf != nil {
+			pf.Abort() // a retry: start again
+		}
+		pf, werr = r.w.CreateProfile(session.KindGoroutineText, t, "")
+		if werr != nil {
+			pf = nil
+		}
+		return pf, werr
+	})
+	switch {
+	case werr != nil:
+		r.writeFailed(werr)
+	case err != nil:
+		if pf != nil {
+			pf.Abort()
+		}
+		r.scrapeFailed("goroutine?debug=1", err)
+	default:
+		if _, err := pf.Commit(); err != nil {
+			r.writeFailed(err)
+		}
+	}
 }
 
-func (r *recorder) storeFrom(kind string, t time.Time, raw io.Reader) {
-	if _, err := r.w.WriteProfileFrom(kind, t, "", raw); err != nil {
+func (r *recorder) store(kind string, t time.Time, raw []byte) {
+	if _, err := r.w.WriteProfile(kind, t, "", raw); err != nil {
 		r.writeFailed(err)
 		return
 	}
