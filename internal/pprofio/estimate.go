@@ -39,8 +39,8 @@ var (
 	costLabelGroup = int64(340)
 	// A label: its decoded form in a growing slice and its value appended to a small slice;
 	// past 8 labels, its slots in the three maps.
-	costLabel     = int64(5*32 + 2*32)
-	costLabelSlot = int64(3 * 56)
+	costLabel     = int64(2*32 + 32)
+	costLabelSlot = int64(3 * 96)
 	// A string of the string table: its header in a growing slice and the copy of its bytes
 	// (plus the rounding of the copy's allocation, see allocSize).
 	costString = int64(5 * 16)

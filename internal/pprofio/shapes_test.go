@@ -5,6 +5,8 @@ import (
 	"encoding/binary"
 	"fmt"
 	"strings"
+
+	"github.com/google/pprof/profile"
 )
 
 // A minimal protobuf encoder for hand-made profiles.
@@ -90,7 +92,10 @@ func protoShapes(n int) []shape {
 	add("samples with a numeric label", repeat(header(1), sample(append(numLabel, one...))))
 	add("samples with a label and a unit", repeat(header(1), sample(append(unitLabel, one...))))
 	add("samples with 3 labels", repeat(header(1), sample(append(labels(3, numLabel), one...))))
-	add("samples with 9 labels", repeat(header(1), sample(append(labels(9, strLabel), one...))))
+	for _, k := range []int{5, 8, 9, 16, 17, 33, 64} {
+		add(fmt.Sprintf("samples with %d string labels", k), repeat(header(1), sample(append(labels(k, strLabel), one...))))
+		add(fmt.Sprintf("samples with %d numeric labels", k), repeat(header(1), sample(append(labels(k, numLabel), one...))))
+	}
 	add("samples with 200 labels", repeat(header(1), sample(append(labels(200, unitLabel), one...))))
 	add("locations", repeatIDs(header(1), n, func(b []byte, id uint64) []byte { return pbBytes(b, 4, pbInt(nil, 1, id)) }))
 	add("locations with 8 lines", repeatIDs(header(1), n, func(b []byte, id uint64) []byte {
@@ -105,7 +110,36 @@ func protoShapes(n int) []shape {
 	add("sample types", repeat(header(1), pbBytes(nil, 1, nil)))
 	add("period types", repeat(header(1), pbBytes(nil, 11, nil)))
 	add("unknown fields", repeat(header(1), pbInt(nil, 99, 1)))
+	add("a Go heap profile", goHeapShape(max(n, 4<<20)))
 	return out
+}
+
+// goHeapShape is a heap profile as the Go runtime writes one for a big service, about n
+// bytes: samples with 32-frame stacks over 2000 functions, the four heap values and the
+// "bytes" numeric label, encoded by the pprof library itself.
+func goHeapShape(n int) []byte {
+	p := &profile.Profile{
+		SampleType: []*profile.ValueType{{Type: "alloc_objects", Unit: "count"}, {Type: "alloc_space", Unit: "bytes"}, {Type: "inuse_objects", Unit: "count"}, {Type: "inuse_space", Unit: "bytes"}},
+		PeriodType: &profile.ValueType{Type: "space", Unit: "bytes"}, Period: 512 << 10,
+	}
+	const nf = 2000
+	for i := range nf {
+		f := &profile.Function{ID: uint64(i + 1), Name: fmt.Sprintf("github.com/example/svc/pkg%d.(*T).Method%d", i%50, i), SystemName: "x", Filename: fmt.Sprintf("/src/svc/pkg%d/file%d.go", i%50, i%300)}
+		p.Function = append(p.Function, f)
+		p.Location = append(p.Location, &profile.Location{ID: uint64(i + 1), Address: uint64(0x400000 + i*16), Line: []profile.Line{{Function: f, Line: int64(i % 1000)}}})
+	}
+	x := uint64(1)
+	for i := 0; i < max(1, (n-200<<10)/96); i++ {
+		s := &profile.Sample{Value: []int64{int64(i), int64(i * 100), 3, 400}, NumLabel: map[string][]int64{"bytes": {512}}}
+		for range 32 {
+			x = x*6364136223846793005 + 1442695040888963407
+			s.Location = append(s.Location, p.Location[(x>>33)%nf])
+		}
+		p.Sample = append(p.Sample, s)
+	}
+	var b bytes.Buffer
+	p.WriteUncompressed(&b)
+	return b.Bytes()
 }
 
 // repeatIDs appends messages with IDs 2, 3, ... until b reaches n bytes.
