@@ -70,7 +70,7 @@ func TestProfileBomb(t *testing.T) {
 	d := Diagnose(s, Options{})
 	runtime.ReadMemStats(&after)
 	notes := strings.Join(d.Notes, "\n")
-	if want := filepath.Base(heaps[1]) + " is not a readable profile: decompresses to more than 64 MiB"; !strings.Contains(notes, want) {
+	if want := filepath.Base(heaps[1]) + " is not a readable profile: decompresses to more than 32 MiB"; !strings.Contains(notes, want) {
 		t.Errorf("notes lack %q:\n%s", want, notes)
 	}
 	if f := findingOfKind(d.Findings, KindHeapLeak); f == nil {

@@ -40,7 +40,7 @@ func TestHTMLProfileBomb(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := "heap-20261122T071339.505Z.pb.gz: decompresses to more than 64 MiB"; !strings.Contains(page.String(), want) {
+	if want := "heap-20261122T071339.505Z.pb.gz: decompresses to more than 32 MiB"; !strings.Contains(page.String(), want) {
 		t.Errorf("the page does not say %q", want)
 	}
 	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 256<<20 {

@@ -114,9 +114,9 @@ func TestHostileHeapBodies(t *testing.T) {
 		body []byte
 		msg  string
 	}{
-		{"bomb", bomb, "decompresses to more than 64 MiB"},
-		{"bomb with a forged trailer", forged, "decompresses to more than 64 MiB"},
-		{"dense samples", gz.Bytes(), "parsing it would take about 480 MiB, more than 256 MiB"},
+		{"bomb", bomb, "decompresses to more than 32 MiB"},
+		{"bomb with a forged trailer", forged, "decompresses to more than 32 MiB"},
+		{"dense samples", gz.Bytes(), "parsing it would take about 480 MiB, more than 128 MiB"},
 	} {
 		srv := newServer(t, chunkedHandler(tc.body))
 		c := newClient(t, srv.URL)

@@ -29,7 +29,7 @@ func TestDiffBomb(t *testing.T) {
 	runtime.ReadMemStats(&before)
 	err := runDiff(context.Background(), testEnv(&stdout, &stderr, nil), []string{bomb, bomb})
 	runtime.ReadMemStats(&after)
-	if want := "profile " + bomb + ": decompresses to more than 64 MiB: memdoctor refuses larger profiles"; err == nil || !strings.HasPrefix(err.Error(), want) {
+	if want := "profile " + bomb + ": decompresses to more than 32 MiB: memdoctor refuses larger profiles"; err == nil || !strings.HasPrefix(err.Error(), want) {
 		t.Errorf("error %v, want %q...", err, want)
 	}
 	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 64<<20 {

@@ -24,15 +24,18 @@ type Limits struct {
 	Memory int64
 }
 
-// Default are the limits memdoctor reads every profile with: a profile costs at most 64 MiB
-// of buffer and 256 MiB of parsing. The largest real profile we know (a merged Loki heap
-// profile: 757 KiB gzipped, 2.6 MiB raw, 25 MiB allocated to parse, estimated 31 MiB) is
-// within an eighth of them (TestDefaultHeadroom); bench/hostile measures memdoctor's peak on
-// hostile inputs.
+// Default are the limits memdoctor reads every profile with: a profile costs at most 32 MiB
+// of buffer and 128 MiB of parsing. They come from measurements (bench/hostile): a heap
+// profile shaped like a big service's (32-frame stacks, the bytes label) at the memory
+// limit is 7.4 MiB raw and costs memdoctor diff 208 MiB of RSS, report --html 251 MiB; at
+// 256 MiB it cost 430 and 532. The largest real profile we have (a merged Loki heap profile:
+// 757 KiB gzipped, 2.6 MiB raw, 25 MiB allocated to parse, estimated 33 MiB) is within them
+// with room: 12 times below the size limits, 3.8 times below the memory limit
+// (TestDefaultHeadroom).
 var Default = Limits{
-	Compressed:   64 << 20,
-	Decompressed: 64 << 20,
-	Memory:       256 << 20,
+	Compressed:   32 << 20,
+	Decompressed: 32 << 20,
+	Memory:       128 << 20,
 }
 
 // ErrTooLarge is wrapped by the errors of inputs over a limit. Its text ends them: what the

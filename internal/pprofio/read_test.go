@@ -152,7 +152,7 @@ func TestRealProfiles(t *testing.T) {
 	}
 }
 
-// TestDefaultHeadroom: the largest real profile is far within the default limits.
+// TestDefaultHeadroom: the largest real profile is well within the default limits.
 func TestDefaultHeadroom(t *testing.T) {
 	path := "testdata/real/loki_alloc_objects_merged_big.pb.gz"
 	st, err := os.Stat(path)
@@ -165,8 +165,8 @@ func TestDefaultHeadroom(t *testing.T) {
 	}
 	est := Estimate(data)
 	t.Logf("%s: %d bytes, %d decompressed, about %d to parse", path, st.Size(), len(data), est)
-	if 8*st.Size() > Default.Compressed || 8*int64(len(data)) > Default.Decompressed || 6*est > Default.Memory {
-		t.Errorf("less than 6 times headroom for %s: %+v", path, Default)
+	if 10*st.Size() > Default.Compressed || 10*int64(len(data)) > Default.Decompressed || 3*est > Default.Memory {
+		t.Errorf("less than 10 times headroom in size or 3 times in memory for %s: %+v", path, Default)
 	}
 }
 

@@ -130,7 +130,7 @@ func TestWatchHostileAgent(t *testing.T) {
 		`refused the agent's profile "owned2.pb.gz"`,
 		`refused the agent's trace "../../x.trace"`,
 		`refused the agent's trace "\x1b[2J.trace"`,
-		`refused the agent's profile "bomb.pb.gz": response too large: profile "bomb.pb.gz": decompresses to more than 64 MiB`,
+		`refused the agent's profile "bomb.pb.gz": response too large: profile "bomb.pb.gz": decompresses to more than 32 MiB`,
 		`refused the agent's profile "page.pb.gz": not a pprof profile`,
 	} {
 		if !strings.Contains(notes, want) {

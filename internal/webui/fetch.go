@@ -14,6 +14,17 @@ import (
 	"github.com/memdoctor/memdoctor/internal/pprofio"
 )
 
+// uiLimits bound the profiles pprof's web UI opens. Its views take far more than parsing:
+// the flame graph and the diff of the largest real profile we have (a merged Loki heap
+// profile, estimated at 33 MiB to parse) took serve to 832 MiB of RSS (bench/hostile), 20 to
+// 25 times the estimate. So serve accepts profiles up to 40 MiB of parsing, where memdoctor's
+// other commands accept pprofio.Default's 128 MiB; a larger one gets the error that says so.
+var uiLimits = func() pprofio.Limits {
+	l := pprofio.Default
+	l.Memory = 40 << 20
+	return l
+}()
+
 // fetcher reads the profiles pprof's driver asks for (the session's files: the server names
 // them) within pprofio's limits, and remembers those that failed: a bomb costs one read, not
 // one per request.
@@ -24,7 +35,7 @@ type fetcher struct {
 }
 
 func newFetcher() *fetcher {
-	return &fetcher{read: pprofio.Default.ReadFileAs, failed: make(map[string]error)}
+	return &fetcher{read: uiLimits.ReadFileAs, failed: make(map[string]error)}
 }
 
 // Fetch implements driver.Fetcher. The empty source URL tells pprof the profile is local.

@@ -104,12 +104,12 @@ func TestServeRemembersFailure(t *testing.T) {
 	reads := map[string]int{}
 	srv.uis.fetch.read = func(name, path string) (*profile.Profile, error) {
 		reads[path]++
-		return pprofio.Default.ReadFileAs(name, path)
+		return uiLimits.ReadFileAs(name, path)
 	}
 	h := srv.Handler()
 	for _, path := range []string{"/pprof/snap/0/", "/pprof/snap/0/top", "/pprof/snap/0/flamegraph", "/pprof/diff/0/1/", "/pprof/diff/1/0/top"} {
 		r := get(h, path, nil)
-		if b := body(t, r); r.StatusCode != http.StatusInternalServerError || !strings.Contains(b, "decompresses to more than 64 MiB") {
+		if b := body(t, r); r.StatusCode != http.StatusInternalServerError || !strings.Contains(b, "decompresses to more than 32 MiB") {
 			t.Errorf("%s: %d %q, want 500 saying the profile decompresses past the limit", path, r.StatusCode, b)
 		}
 	}
@@ -124,3 +124,29 @@ func TestServeRemembersFailure(t *testing.T) {
 }
 
 func reportOptionsUTC() report.HTMLOptions { return report.HTMLOptions{Location: time.UTC} }
+
+// TestServeUILimit serves a valid profile that memdoctor's other commands read but that
+// pprof's web UI would take gigabytes to show (about 60 MiB to parse): serve refuses it with
+// the reason.
+func TestServeUILimit(t *testing.T) {
+	raw := []byte{0x0a, 0x04, 0x08, 0x01, 0x10, 0x02, 0x32, 0x00, 0x32, 0x01, 'x', 0x32, 0x01, 'y', 0x22, 0x02, 0x08, 0x01}
+	for len(raw) < 2<<20 {
+		raw = append(raw, 0x12, 0x06, 0x0a, 0x01, 0x01, 0x12, 0x01, 0x01) // one-frame samples
+	}
+	var gz bytes.Buffer
+	zw := gzip.NewWriter(&gz)
+	zw.Write(raw)
+	zw.Close()
+	if _, err := pprofio.Default.Parse("p", gz.Bytes()); err != nil {
+		t.Fatalf("the default limits refuse the profile: %v", err)
+	}
+	s := hostileSession(t, gz.Bytes())
+	srv, err := New(s, diagnose.Diagnose(s, diagnose.Options{}), Options{HTML: reportOptionsUTC()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := get(srv.Handler(), "/pprof/snap/0/top", nil)
+	if b := body(t, r); r.StatusCode != http.StatusInternalServerError || !strings.Contains(b, "more than 40 MiB") {
+		t.Errorf("%d %q, want 500 saying the profile is over serve's limit", r.StatusCode, b)
+	}
+}
