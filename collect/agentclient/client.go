@@ -171,10 +171,14 @@ func errorText(r io.Reader) string {
 	return strings.TrimSpace(string(b))
 }
 
+// maxJSONBytes caps the agent's JSON bodies (its description and lists: kilobytes in
+// practice); decoded, a JSON list takes several times its size.
+const maxJSONBytes = 8 << 20
+
 // getJSON decodes a capped JSON body into v.
 func (c *Client) getJSON(ctx context.Context, path string, v any) error {
 	return c.get(ctx, path, nil, func(r io.Reader) error {
-		b, err := readCapped(r, c.maxBody)
+		b, err := readCapped(r, min(c.maxBody, maxJSONBytes))
 		if err != nil {
 			return err
 		}
