@@ -108,7 +108,7 @@ func makeInputs(dir string, validMiB float64) (map[string]input, error) {
 		{"bomb-1g.pb.gz", "gzip bomb: 1 GiB of zeros", g1},
 		{"bomb-forged.pb.gz", "gzip bomb: 1 GiB of zeros, trailer forged to say 100 bytes", forged},
 		{"bomb-twice.pb.gz", "the 20 GiB bomb gzipped again", gzipData(bytes.Repeat(g1, 20))},
-		{"dense-60m.pb.gz", "valid profile: 60 MiB of one-frame samples (7.8M samples)", gzipData(dense(60 << 20))},
+		{"dense-24m.pb.gz", "valid profile: 24 MiB of one-frame samples (3.1M samples)", gzipData(dense(24 << 20))},
 		{"huge-valid.pb.gz", fmt.Sprintf("valid heap profile shaped like a big service's, at the limit: %s raw, %s to parse (estimated)", mib(int64(len(valid))), mib(pprofio.Estimate(valid))), gzipData(valid)},
 		{"over-limit.pb.gz", fmt.Sprintf("the same, a third larger: %s raw, %s to parse (estimated)", mib(int64(len(over))), mib(pprofio.Estimate(over))), gzipData(over)},
 	}

@@ -76,14 +76,14 @@ func run(bin string, capBytes int64, only string, validMiB float64) error {
 		return func() (result, error) { return memdoctor(bin, capBytes, args...) }
 	}
 	var cases []tcase
-	for _, in := range []string{"bomb-20g.pb.gz", "bomb-1g.pb.gz", "bomb-forged.pb.gz", "bomb-twice.pb.gz", "dense-60m.pb.gz", "huge-valid.pb.gz", "over-limit.pb.gz", "real-loki.pb.gz"} {
+	for _, in := range []string{"bomb-20g.pb.gz", "bomb-1g.pb.gz", "bomb-forged.pb.gz", "bomb-twice.pb.gz", "dense-24m.pb.gz", "huge-valid.pb.gz", "over-limit.pb.gz", "real-loki.pb.gz"} {
 		args := []string{"diff", p(in), p(in)}
 		if in == "real-loki.pb.gz" { // it has alloc_objects only
 			args = []string{"diff", "--type", "alloc_objects", p(in), p(in)}
 		}
 		cases = append(cases, tcase{"diff " + in, ins[in].what, mdRun(args...)})
 	}
-	for _, in := range []string{"bomb-1g.pb.gz", "dense-60m.pb.gz", "huge-valid.pb.gz", "over-limit.pb.gz", "real-loki.pb.gz"} {
+	for _, in := range []string{"bomb-1g.pb.gz", "dense-24m.pb.gz", "huge-valid.pb.gz", "over-limit.pb.gz", "real-loki.pb.gz"} {
 		sess := p("session-" + in)
 		if err := makeSession(sess, p(in)); err != nil {
 			return err
@@ -97,7 +97,7 @@ func run(bin string, capBytes int64, only string, validMiB float64) error {
 	goroutine, _ := os.ReadFile("internal/pprofio/testdata/real/node_exporter_goroutine.pb.gz")
 	for _, w := range []struct{ name, what string }{
 		{"bomb-1g.pb.gz", "pprof heap endpoint serving the 1 GiB bomb"},
-		{"dense-60m.pb.gz", "pprof heap endpoint serving the dense profile"},
+		{"dense-24m.pb.gz", "pprof heap endpoint serving the dense profile"},
 		{"text", "pprof goroutine?debug=1 serving 250 MiB of text, chunked"},
 	} {
 		heap := gzipData(realistic(1 << 20)) // a small valid heap profile
@@ -113,7 +113,7 @@ func run(bin string, capBytes int64, only string, validMiB float64) error {
 			return memdoctor(bin, capBytes, "watch", "--duration", "5s", "--interval", "2s", "--out", p("watch-"+w.name), srv.URL)
 		}})
 	}
-	for _, in := range []string{"bomb-1g.pb.gz", "dense-60m.pb.gz"} {
+	for _, in := range []string{"bomb-1g.pb.gz", "dense-24m.pb.gz"} {
 		cases = append(cases, tcase{"watch, agent listing " + in, "fake agent serving " + ins[in].what, func() (result, error) {
 			srv := agentServer(ins[in].data)
 			defer srv.Close()
