@@ -6,6 +6,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/memdoctor/memdoctor/agent/wire"
 	"github.com/memdoctor/memdoctor/collect/procfs"
 )
 
@@ -389,12 +390,14 @@ func WithExitStatus(code int) Option {
 	}
 }
 
-// WithToken makes Handler require "Authorization: Bearer <token>" on every request.
+// WithToken makes Handler require "Authorization: Bearer <token>" on every request. The
+// token must pass wire.CheckToken (at least 16 printable ASCII characters, no space), the
+// rule memdoctor serve applies too.
 // Default none: Handler then serves anyone who reaches it, like net/http/pprof, and
 // ListenAndServe refuses any address but loopback.
 func WithToken(token string) Option {
 	return func(c *config) {
-		if err := checkToken(token); err != nil {
+		if err := wire.CheckToken(token); err != nil {
 			c.errorf("agent.WithToken: %w", err)
 			return
 		}

@@ -21,7 +21,7 @@ type Options struct {
 	// MaxSkew is how far apart a Go reading and a /proc reading may be for memory to be split
 	// between them (0 = 1.5 s): memory moves fast, and a stale pairing invents non-Go memory.
 	MaxSkew time.Duration
-	// MaxProfileBytes bounds a profile's decompressed size (0 = the default).
+	// MaxProfileBytes bounds a profile's decompressed size (0 = pprofio's default, 32 MiB).
 	MaxProfileBytes int64
 }
 

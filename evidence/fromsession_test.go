@@ -182,7 +182,7 @@ func TestCorruptProfileNoted(t *testing.T) {
 		}
 	}
 	notes := strings.Join(ev.ProfileNotes(), "\n")
-	if strings.Count(notes, "skipped profile") != 2 || !strings.Contains(notes, "more than the limit") {
+	if strings.Count(notes, "skipped profile") != 2 || !strings.Contains(notes, "decompresses to more than 1 MiB") {
 		t.Errorf("notes:\n%s", notes)
 	}
 }

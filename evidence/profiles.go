@@ -1,30 +1,22 @@
 package evidence
 
 import (
-	"bytes"
-	"compress/gzip"
-	"errors"
 	"fmt"
-	"io"
-	"os"
 	"path/filepath"
 	"sync"
 
 	"github.com/google/pprof/profile"
 
 	"github.com/memdoctor/memdoctor/internal/culprit"
+	"github.com/memdoctor/memdoctor/internal/pprofio"
 	"github.com/memdoctor/memdoctor/session"
 )
-
-// defaultMaxProfileBytes bounds a profile's decompressed size. The largest real profile in
-// the test corpus (a merged Loki allocation profile, 41k samples) is under 6 MiB.
-const defaultMaxProfileBytes = 256 << 20
 
 // store loads stored profiles, keeping the few most recently used parsed, and remembers
 // which could not be read.
 type store struct {
-	maxBytes int64
-	opts     culprit.Options
+	limits pprofio.Limits
+	opts   culprit.Options
 
 	mu     sync.Mutex
 	order  []string
@@ -44,11 +36,12 @@ const maxParsed = 4
 const maxTables = 256
 
 func newStore(maxBytes int64, mainModule string) *store {
-	if maxBytes <= 0 {
-		maxBytes = defaultMaxProfileBytes
+	limits := pprofio.Default
+	if maxBytes > 0 {
+		limits.Decompressed = maxBytes
 	}
 	return &store{
-		maxBytes: maxBytes, opts: culprit.Options{MainModule: mainModule},
+		limits: limits, opts: culprit.Options{MainModule: mainModule},
 		byPath: map[string]*profile.Profile{}, failed: map[string]error{},
 		tables: map[tableKey]*culprit.Table{}, groups: map[string][]GoroutineGroup{},
 	}
@@ -70,10 +63,10 @@ func (st *store) getLocked(path string) (*profile.Profile, error) {
 	if err, ok := st.failed[path]; ok {
 		return nil, err
 	}
-	p, err := readProfile(path, st.maxBytes)
+	p, err := st.limits.ReadFileAs(filepath.Base(path), path)
 	if err != nil {
 		st.failed[path] = err
-		st.notes = append(st.notes, fmt.Sprintf("skipped profile %s: %v", filepath.Base(path), err))
+		st.notes = append(st.notes, fmt.Sprintf("skipped profile %v", err))
 		return nil, err
 	}
 	if len(st.order) >= maxParsed {
@@ -97,50 +90,6 @@ func (ev *Evidence) ProfileNotes() []string {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	return append([]string(nil), st.notes...)
-}
-
-// readProfile parses a profile file (gzipped or not, proto or legacy text), decompressing at
-// most max bytes.
-func readProfile(path string, max int64) (*profile.Profile, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	return parseBounded(f, max)
-}
-
-// errTooLarge is returned for a profile that decompresses beyond the bound.
-var errTooLarge = errors.New("decompresses to more than the limit")
-
-// parseBounded reads a profile from r, decompressing at most max bytes: a gzip bomb costs
-// max bytes, not its inflated size.
-func parseBounded(r io.Reader, max int64) (*profile.Profile, error) {
-	br := io.LimitReader(r, max+1)
-	head := make([]byte, 2)
-	n, _ := io.ReadFull(br, head)
-	rest := io.MultiReader(bytes.NewReader(head[:n]), br)
-	var src io.Reader = rest
-	if n == 2 && head[0] == 0x1f && head[1] == 0x8b {
-		zr, err := gzip.NewReader(rest)
-		if err != nil {
-			return nil, fmt.Errorf("not a gzipped profile: %w", err)
-		}
-		defer zr.Close()
-		src = io.LimitReader(zr, max+1)
-	}
-	data, err := io.ReadAll(src)
-	if err != nil {
-		return nil, fmt.Errorf("not a profile: %w", err)
-	}
-	if int64(len(data)) > max {
-		return nil, fmt.Errorf("%w (%d MiB)", errTooLarge, max>>20)
-	}
-	p, err := profile.ParseData(data)
-	if err != nil {
-		return nil, fmt.Errorf("not a readable profile: %w", err)
-	}
-	return p, nil
 }
 
 // listSnapshots lists the session's stored profiles inside the window.

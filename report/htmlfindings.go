@@ -2,7 +2,6 @@ package report
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -11,6 +10,7 @@ import (
 
 	"github.com/memdoctor/memdoctor/diagnose"
 	"github.com/memdoctor/memdoctor/internal/culprit"
+	"github.com/memdoctor/memdoctor/internal/pprofio"
 	"github.com/memdoctor/memdoctor/session"
 )
 
@@ -237,16 +237,7 @@ func (b *builder) flameTitle(fl *Flame, p pair) string {
 	return s
 }
 
-// readProfile parses a stored profile.
+// readProfile parses a stored profile, within memdoctor's limits.
 func readProfile(path string) (*profile.Profile, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("profile %s: %w", filepath.Base(path), err)
-	}
-	defer f.Close()
-	p, err := profile.Parse(f)
-	if err != nil {
-		return nil, fmt.Errorf("profile %s: %w", filepath.Base(path), err)
-	}
-	return p, nil
+	return pprofio.Default.ReadFileAs("profile "+filepath.Base(path), path)
 }

@@ -4,11 +4,13 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"reflect"
 	"sort"
 	"strings"
 	"time"
 
 	"github.com/memdoctor/memdoctor/diagnose"
+	"github.com/memdoctor/memdoctor/internal/sanitize"
 )
 
 // TextOptions tune the terminal report.
@@ -48,14 +50,38 @@ const (
 	ansiReset  = "\x1b[0m"
 )
 
-func (p *printer) paint(code, s string) string {
+// clean is text fit for the terminal: memdoctor's own (colours, layout) around sanitized
+// strings. The printer sanitizes every other string it is given: function and file names,
+// labels, notes and titles come from profiles and targets, and may hold escape sequences.
+type clean string
+
+// paint sanitizes s and colours it.
+func (p *printer) paint(code, s string) clean {
+	s = sanitize.Text(s)
 	if !p.color {
-		return s
+		return clean(s)
 	}
-	return code + s + ansiReset
+	return clean(code + s + ansiReset)
 }
 
-func (p *printer) f(format string, args ...any) { fmt.Fprintf(p.w, format, args...) }
+// f prints like fmt.Fprintf, with every string argument but a clean one sanitized.
+func (p *printer) f(format string, args ...any) {
+	for i, a := range args {
+		switch v := a.(type) {
+		case clean:
+			args[i] = string(v)
+		case error:
+			args[i] = sanitize.Text(v.Error())
+		case fmt.Stringer:
+			args[i] = sanitize.Text(v.String())
+		default:
+			if rv := reflect.ValueOf(a); rv.Kind() == reflect.String {
+				args[i] = sanitize.Text(rv.String())
+			}
+		}
+	}
+	fmt.Fprintf(p.w, format, args...)
+}
 
 func (p *printer) header(d *diagnose.Diagnosis) {
 	t := d.Target
@@ -174,7 +200,7 @@ func (p *printer) findings(d *diagnose.Diagnosis, maxCulprits int) {
 		return
 	}
 	for _, f := range fs {
-		conf := ""
+		conf := clean("")
 		if f.Confidence == diagnose.Suspected {
 			conf = p.paint(ansiDim, " (suspected)")
 		}
@@ -186,7 +212,7 @@ func (p *printer) findings(d *diagnose.Diagnosis, maxCulprits int) {
 			p.f("%s\n", indentWrap(f.Detail, "      ", 92))
 		}
 		if len(f.Evidence) > 0 {
-			p.f("%s\n", p.paint(ansiDim, indentWrapFirst(evidenceText(f.Evidence), "      evidence: ", "                ", 92)))
+			p.f("%s\n", p.paint(ansiDim, string(indentWrapFirst(evidenceText(f.Evidence), "      evidence: ", "                ", 92))))
 		}
 		for i, c := range f.Culprits {
 			if i == maxCulprits {
@@ -216,7 +242,7 @@ func (p *printer) findings(d *diagnose.Diagnosis, maxCulprits int) {
 	}
 }
 
-func (p *printer) severity(s diagnose.Severity) string {
+func (p *printer) severity(s diagnose.Severity) clean {
 	label := strings.ToUpper(string(s))
 	switch s {
 	case diagnose.Critical:
@@ -291,16 +317,19 @@ func (p *printer) notes(d *diagnose.Diagnosis) {
 	}
 }
 
-func indentWrap(s, prefix string, width int) string {
+func indentWrap(s, prefix string, width int) clean {
 	return indentWrapFirst(s, prefix, prefix, width)
 }
 
-func indentWrapFirst(s, first, rest string, width int) string {
+// indentWrapFirst wraps s's words (sanitized) at width, the first line after first, the
+// others after rest.
+func indentWrapFirst(s, first, rest string, width int) clean {
 	var b strings.Builder
 	b.WriteString(first)
 	n := len(first)
 	start := true
 	for _, w := range strings.Fields(s) {
+		w = sanitize.Text(w)
 		if !start && n+1+len(w) > width {
 			b.WriteString("\n" + rest)
 			n = len(rest)
@@ -314,5 +343,5 @@ func indentWrapFirst(s, first, rest string, width int) string {
 		n += len(w)
 		start = false
 	}
-	return b.String()
+	return clean(b.String())
 }

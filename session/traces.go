@@ -14,11 +14,11 @@ import (
 const TracesDir = "traces"
 
 // WriteTrace stores a runtime/trace file as it was captured under traces/name and returns its
-// path relative to the session directory. name must be a plain file name. The file appears
+// path relative to the session directory. name must pass CheckTraceName. The file appears
 // whole or not at all.
 func (w *Writer) WriteTrace(name string, data []byte) (string, error) {
-	if name == "" || name != filepath.Base(name) || strings.HasPrefix(name, ".") || strings.ContainsAny(name, `/\`) {
-		return "", fmt.Errorf("trace file name %q: want a plain file name", name)
+	if err := CheckTraceName(name); err != nil {
+		return "", fmt.Errorf("write trace: %w", err)
 	}
 	dir := filepath.Join(w.dir, TracesDir)
 	if err := os.MkdirAll(dir, 0o755); err != nil {

@@ -75,7 +75,7 @@ func Create(dir string, m Manifest) (*Writer, error) {
 }
 
 func openAppend(path string) (*os.File, error) {
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600) // like the profiles and the manifest
 	if err != nil {
 		return nil, fmt.Errorf("session file %s: %w", path, unwrapPathError(err))
 	}
@@ -123,14 +123,70 @@ func (w *Writer) AppendGCTrace(line string) error {
 
 // WriteProfile stores a profile snapshot exactly as given (for proto profiles: the gzipped
 // bytes the endpoint served) under a name that carries its kind, time and label. The file
-// appears whole or not at all.
+// appears whole or not at all. kind and label must pass CheckKind and CheckLabel: a name from
+// a target never reaches the file system unchecked.
 func (w *Writer) WriteProfile(kind string, t time.Time, label string, data []byte) (ProfileRef, error) {
-	name := ProfileFileName(kind, t, label)
-	ref := ProfileRef{Kind: kind, Time: t.UTC(), Label: label, Path: filepath.Join(ProfilesDir, name)}
-	if err := writeFileAtomic(filepath.Join(w.dir, ref.Path), data); err != nil {
+	pf, err := w.CreateProfile(kind, t, label)
+	if err != nil {
 		return ProfileRef{}, err
 	}
-	return ref, nil
+	if _, err := pf.Write(data); err != nil {
+		pf.Abort()
+		return ProfileRef{}, err
+	}
+	return pf.Commit()
+}
+
+// ProfileFile is a profile being written, for one too large to hold in memory (a goroutine
+// dump streamed as it arrives): Write to it, then Commit to put it in place whole, or Abort
+// to drop it.
+type ProfileFile struct {
+	f    *os.File
+	path string
+	ref  ProfileRef
+}
+
+// CreateProfile starts a profile snapshot file, named as WriteProfile names it (kind and
+// label are checked the same way), under a temporary name until Commit.
+func (w *Writer) CreateProfile(kind string, t time.Time, label string) (*ProfileFile, error) {
+	if err := errors.Join(CheckKind(kind), CheckLabel(label)); err != nil {
+		return nil, fmt.Errorf("write profile: %w", err)
+	}
+	ref := ProfileRef{Kind: kind, Time: t.UTC(), Label: label, Path: filepath.Join(ProfilesDir, ProfileFileName(kind, t, label))}
+	path := filepath.Join(w.dir, ref.Path)
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
+	if err != nil {
+		return nil, fmt.Errorf("write %s: %w", path, unwrapPathError(err))
+	}
+	return &ProfileFile{f: f, path: path, ref: ref}, nil
+}
+
+// Write appends to the profile.
+func (p *ProfileFile) Write(b []byte) (int, error) {
+	n, err := p.f.Write(b)
+	if err != nil {
+		err = fmt.Errorf("write %s: %w", p.path, unwrapPathError(err))
+	}
+	return n, err
+}
+
+// Commit closes the file and renames it into place.
+func (p *ProfileFile) Commit() (ProfileRef, error) {
+	err := p.f.Close()
+	if err == nil {
+		err = os.Rename(p.f.Name(), p.path)
+	}
+	if err != nil {
+		os.Remove(p.f.Name())
+		return ProfileRef{}, fmt.Errorf("write %s: %w", p.path, unwrapPathError(err))
+	}
+	return p.ref, nil
+}
+
+// Abort drops the file.
+func (p *ProfileFile) Abort() {
+	p.f.Close()
+	os.Remove(p.f.Name())
 }
 
 // UpdateManifest applies fn to the manifest and rewrites it atomically.

@@ -221,12 +221,14 @@
 // Serve diagnoses a saved session and serves its HTML report (the page "memdoctor report --html"
 // writes) on a local address, and prints the URL to open. On that page every finding that
 // compares two snapshots links to pprof's own web UI on their difference, and a picker opens any
-// snapshot, or the difference of any two, in pprof's web UI: flame graph, top, source and graph
+// snapshot, or the difference of any two, in pprof's web UI: flame graph, top, peek and graph
 // views, one click away (the graph view needs Graphviz's dot on the PATH). pprof's UIs start on
-// first use and the few most recently used are kept.
+// first use and the few most recently used are kept. The source and disassembly views are off:
+// they would show any local file a profile names (use go tool pprof -http on your own machine).
 //
 // Profiles show what the service holds and does: serve binds to loopback by default. To serve on
-// another address, give a token with --token or MEMDOCTOR_TOKEN; every request must then carry
+// another address, give a token with --token or MEMDOCTOR_TOKEN (at least 16 printable
+// characters, as the agent requires; openssl rand -hex 16 makes one); every request must then carry
 // it, as "Authorization: Bearer TOKEN" or "?token=TOKEN" (the printed URL has it; the browser
 // keeps it in a cookie for the pages that follow). Serve stops on Ctrl-C.
 //

@@ -1,7 +1,6 @@
 package scrape
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -12,6 +11,8 @@ import (
 	"time"
 
 	"github.com/google/pprof/profile"
+
+	"github.com/memdoctor/memdoctor/internal/pprofio"
 )
 
 // cpuProfileDefault is how long /debug/pprof/profile samples without
@@ -38,18 +39,22 @@ func (c *Client) Profile(ctx context.Context, name string, query url.Values) (ra
 	return raw, p, nil
 }
 
-// consumeProfile reads and validates a proto profile body into raw and p.
+// consumeProfile reads and validates a proto profile body into raw and p, within the
+// client's profile limits.
 func (c *Client) consumeProfile(raw *[]byte, p **profile.Profile) consumeFunc {
+	lim := c.profileLimits()
 	return func(body io.Reader, resp *http.Response) error {
-		b, err := readBody(body, resp.ContentLength, c.maxBody)
+		b, err := readBody(body, resp.ContentLength, lim.Compressed)
 		if err != nil {
 			return err
 		}
-		pp, err := parseProfile(b, c.maxBody)
+		data := b.Bytes()
+		b = nil // the chunks are garbage once joined
+		pp, err := parseProfile(data, lim)
 		if err != nil {
 			return err
 		}
-		*raw, *p = b, pp
+		*raw, *p = data, pp
 		return nil
 	}
 }
@@ -102,15 +107,12 @@ func checkProfileQuery(name string, query url.Values) (time.Duration, error) {
 	return time.Duration(secs) * time.Second, nil
 }
 
-// readBody reads a whole (already capped) body, sized by Content-Length
-// when the server sent one.
-func readBody(body io.Reader, contentLength, limit int64) ([]byte, error) {
-	var buf bytes.Buffer
-	if contentLength > 0 {
-		buf.Grow(int(min(contentLength, limit)) + bytes.MinRead)
-	}
-	_, err := buf.ReadFrom(body)
-	return buf.Bytes(), err
+// profileLimits are the bounds on a profile body: pprofio's, within the client's body limit.
+func (c *Client) profileLimits() pprofio.Limits {
+	lim := pprofio.Default
+	lim.Compressed = min(lim.Compressed, c.maxBody)
+	lim.Decompressed = min(lim.Decompressed, c.maxBody)
+	return lim
 }
 
 // Heap fetches the heap profile (/heap, proto) and checks that it has the

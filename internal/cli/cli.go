@@ -12,6 +12,8 @@ import (
 	"os"
 	"runtime/debug"
 	"strings"
+
+	"github.com/memdoctor/memdoctor/internal/sanitize"
 )
 
 // command is one subcommand.
@@ -146,8 +148,10 @@ func version() string {
 	return "devel"
 }
 
+// oneLine puts an error on one line, its control characters escaped: errors quote what
+// targets sent (bodies, names).
 func oneLine(s string) string {
-	return strings.Join(strings.Fields(s), " ")
+	return sanitize.Text(strings.Join(strings.Fields(s), " "))
 }
 
 var versionCmd = &command{

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"strconv"
@@ -11,6 +12,7 @@ import (
 	"github.com/google/pprof/profile"
 
 	"github.com/memdoctor/memdoctor/internal/culprit"
+	"github.com/memdoctor/memdoctor/internal/pprofio"
 	"github.com/memdoctor/memdoctor/report"
 	"github.com/memdoctor/memdoctor/session"
 )
@@ -101,7 +103,14 @@ func runDiff(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	if err := os.WriteFile(*jsonOut, append(b, '\n'), 0o644); err != nil {
+	f, err := createPrivate(*jsonOut)
+	if err == nil {
+		_, err = f.Write(append(b, '\n'))
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+	}
+	if err != nil {
 		return fmt.Errorf("--json %s: %w", *jsonOut, err)
 	}
 	return nil
@@ -115,17 +124,15 @@ func loadProfileArg(arg string) (*profile.Profile, string, string, error) {
 			return loadSnapshot(dir, idx)
 		}
 	}
-	f, err := os.Open(arg)
-	if err != nil {
-		return nil, "", "", fmt.Errorf("profile %s: %w", arg, err)
-	}
-	defer f.Close()
-	if st, err := f.Stat(); err == nil && st.IsDir() {
+	if st, err := os.Stat(arg); err == nil && st.IsDir() {
 		return nil, "", "", usagef("%s is a directory: give SESSION_DIR@N, or one SESSION_DIR alone", arg)
 	}
-	p, err := profile.Parse(f)
+	p, err := pprofio.Default.ReadFileAs("profile "+arg, arg)
+	if errors.Is(err, pprofio.ErrNotProfile) {
+		return nil, "", "", fmt.Errorf("%w: give a heap profile such as one saved from /debug/pprof/heap", err)
+	}
 	if err != nil {
-		return nil, "", "", fmt.Errorf("profile %s: not a pprof profile (%v): give a heap profile such as one saved from /debug/pprof/heap", arg, err)
+		return nil, "", "", err
 	}
 	return p, arg, "", nil
 }
@@ -150,14 +157,9 @@ func loadSnapshot(dir, idx string) (*profile.Profile, string, string, error) {
 	if i < 0 || i >= len(refs) {
 		return nil, "", "", usagef("%s@%d: the session has %d heap snapshots (0..%d, or -1 for the last)", dir, n, len(refs), len(refs)-1)
 	}
-	f, err := os.Open(refs[i].Path)
+	p, err := pprofio.Default.ReadFileAs("snapshot "+refs[i].Path, refs[i].Path)
 	if err != nil {
 		return nil, "", "", err
-	}
-	defer f.Close()
-	p, err := profile.Parse(f)
-	if err != nil {
-		return nil, "", "", fmt.Errorf("snapshot %s: %w", refs[i].Path, err)
 	}
 	return p, refs[i].Path, s.Manifest.Target.MainModule, nil
 }

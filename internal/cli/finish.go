@@ -2,7 +2,6 @@ package cli
 
 import (
 	"encoding/json"
-	"fmt"
 	"io"
 	"os"
 
@@ -59,15 +58,22 @@ func emit(e *env, d *diagnose.Diagnosis, out outputFlags) error {
 	if out.json == "-" {
 		return writeJSON(e.stdout, d)
 	}
-	f, err := os.Create(out.json)
+	return writeJSONTo(e, out.json, d)
+}
+
+// createPrivate creates (or truncates) path for the user alone (0600, like the session's
+// files): a report holds the command line, the environment variables it names, the
+// program's function names. An existing file is made private too.
+func createPrivate(path string) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
 	if err != nil {
-		return fmt.Errorf("--json %s: %w", out.json, err)
+		return nil, err
 	}
-	if err := writeJSON(f, d); err != nil {
+	if err := f.Chmod(0o600); err != nil {
 		f.Close()
-		return fmt.Errorf("--json %s: %w", out.json, err)
+		return nil, err
 	}
-	return f.Close()
+	return f, nil
 }
 
 func writeJSON(w io.Writer, d *diagnose.Diagnosis) error {

@@ -78,12 +78,12 @@ func runReport(ctx context.Context, e *env, args []string) error {
 	return writeHTMLReport(e, s, ev, d, *html)
 }
 
-// writeJSONTo writes the diagnosis as JSON to path ("-" = stdout).
+// writeJSONTo writes the diagnosis as JSON to path ("-" = stdout), a file for the user alone.
 func writeJSONTo(e *env, path string, d *diagnose.Diagnosis) error {
 	if path == "-" {
 		return writeJSON(e.stdout, d)
 	}
-	f, err := os.Create(path)
+	f, err := createPrivate(path)
 	if err != nil {
 		return fmt.Errorf("--json %s: %w", path, err)
 	}
@@ -116,7 +116,7 @@ func writeHTMLReport(e *env, s *session.Session, ev *evidence.Evidence, d *diagn
 		tmp.Close()
 		return fmt.Errorf("--html %s: %w", path, err)
 	}
-	if err := tmp.Chmod(0o644); err != nil {
+	if err := tmp.Chmod(0o600); err != nil { // for the user alone, like the session's files
 		tmp.Close()
 		return fmt.Errorf("--html %s: %w", path, err)
 	}

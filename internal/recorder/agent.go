@@ -2,6 +2,7 @@ package recorder
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -13,6 +14,10 @@ import (
 
 // maxAgentNotes bounds the manifest notes made from the agent's events.
 const maxAgentNotes = 20
+
+// maxRefusedNotes bounds the manifest notes about items the agent listed that the session
+// refused (a bad name, a profile that is not one); agentSummary counts the rest.
+const maxRefusedNotes = 10
 
 // agentSource is an embedded memdoctor agent the recorder copies from: its samples as they
 // are (Source "runtime/metrics"), every profile it holds (periodic and labelled pairs, and
@@ -30,13 +35,20 @@ type agentSource struct {
 	before   int // samples taken before the session started
 	failures int
 
+	// The profiles and traces refused (each noted once; pruned to those the agent still
+	// lists), and how many items were refused in all.
+	refusedProfiles map[string]bool
+	refusedTraces   map[string]bool
+	refusals        int
+
 	mu      sync.Mutex
 	hasProc bool // the agent's samples carry /proc figures: memdoctor need not read them
 	rate    gcRate
 }
 
 func newAgentSource(c *agentclient.Client, info wire.Info) *agentSource {
-	return &agentSource{c: c, info: info, copied: map[string]bool{}, traces: map[string]bool{}, events: map[uint64]bool{}}
+	return &agentSource{c: c, info: info, copied: map[string]bool{}, traces: map[string]bool{}, events: map[uint64]bool{},
+		refusedProfiles: map[string]bool{}, refusedTraces: map[string]bool{}}
 }
 
 // agentHasProc reports whether the agent reads /proc itself.
@@ -155,10 +167,18 @@ func (r *recorder) pullProfiles(ctx context.Context) bool {
 	listed := make(map[string]bool, len(list))
 	for _, p := range list {
 		listed[p.Name] = true
-		if a.copied[p.Name] || !agentKinds[p.Kind] {
+		if a.copied[p.Name] || a.refusedProfiles[p.Name] || !agentKinds[p.Kind] {
+			continue
+		}
+		if err := session.CheckLabel(p.Label); err != nil { // the label becomes part of a file name
+			r.refuse(a.refusedProfiles, "profile", p.Name, err)
 			continue
 		}
 		raw, err := a.c.Profile(ctx, p.Name)
+		if errors.Is(err, agentclient.ErrTooLarge) || errors.Is(err, agentclient.ErrNotProfile) {
+			r.refuse(a.refusedProfiles, "profile", p.Name, err)
+			continue
+		}
 		if err != nil {
 			r.log.Debug("fetching an agent profile failed", "name", p.Name, "err", err)
 			continue // rotated out meanwhile, or a passing failure: the next pull retries
@@ -179,12 +199,32 @@ func (r *recorder) pullProfiles(ctx context.Context) bool {
 		}
 		r.mu.Unlock()
 	}
-	for name := range a.copied { // the agent will not list these again
-		if !listed[name] {
-			delete(a.copied, name)
+	prune(a.copied, listed) // the agent will not list these again
+	prune(a.refusedProfiles, listed)
+	return true
+}
+
+// prune deletes the keys of m that are not in keep.
+func prune(m, keep map[string]bool) {
+	for k := range m {
+		if !keep[k] {
+			delete(m, k)
 		}
 	}
-	return true
+}
+
+// refuse notes, once per item and for the first maxRefusedNotes items, that the session did
+// not store an item the agent listed, and why. The name is quoted: it comes from the target.
+func (r *recorder) refuse(seen map[string]bool, what, name string, err error) {
+	if seen[name] {
+		return
+	}
+	seen[name] = true
+	a := r.agent
+	a.refusals++
+	if a.refusals <= maxRefusedNotes {
+		r.addNote("refused the agent's %s %q: %v; it was not stored", what, name, err)
+	}
 }
 
 func (r *recorder) pullTraces(ctx context.Context) {
@@ -194,8 +234,14 @@ func (r *recorder) pullTraces(ctx context.Context) {
 		r.log.Debug("listing the agent's traces failed", "err", err)
 		return
 	}
+	listed := make(map[string]bool, len(list))
 	for _, ti := range list {
-		if a.traces[ti.Name] {
+		listed[ti.Name] = true
+		if a.traces[ti.Name] || a.refusedTraces[ti.Name] {
+			continue
+		}
+		if err := session.CheckTraceName(ti.Name); err != nil {
+			r.refuse(a.refusedTraces, "trace", ti.Name, err)
 			continue
 		}
 		raw, err := a.c.Trace(ctx, ti.Name)
@@ -209,6 +255,8 @@ func (r *recorder) pullTraces(ctx context.Context) {
 		}
 		a.traces[ti.Name] = true
 	}
+	prune(a.traces, listed)
+	prune(a.refusedTraces, listed)
 }
 
 // pullEvents notes each new trigger event in the manifest (the first maxAgentNotes).
@@ -251,6 +299,9 @@ func (r *recorder) agentSummary() {
 		msg += fmt.Sprintf(", %d of them from before memdoctor attached", a.before)
 	}
 	r.addNote("%s", msg)
+	if n := a.refusals - maxRefusedNotes; n > 0 {
+		r.addNote("refused %d more item(s) the agent listed (bad names or profiles); they were not stored", n)
+	}
 }
 
 // gcRate is the GC rate over the last ten seconds or more, from cumulative cycle counts.

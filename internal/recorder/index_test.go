@@ -75,7 +75,7 @@ func TestWatchRecordsIndexCounts(t *testing.T) {
 	}
 	// 3 s at 200 ms: 15 samples when nothing is late; a loaded machine makes fewer.
 	if counted < 2 || withProc == 0 {
-		t.Errorf("%d samples with index counts, %d of them with /proc beside; want at least 2, and /proc: %+v", counted, withProc, samplesOf(t, s))
+		t.Errorf("%d samples with index counts, %d of them with /proc beside; want at least 2, and /proc (notes %q)", counted, withProc, s.Manifest.Notes)
 	}
 	if n := leakHits.Load(); n != 0 || len(s.ProfilesOf(session.KindGoroutineLeak, false)) != 0 {
 		t.Errorf("%d goroutineleak request(s) though the index does not list it", n)

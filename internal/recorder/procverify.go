@@ -1,6 +1,9 @@
 package recorder
 
 import (
+	"slices"
+	"strings"
+
 	"github.com/memdoctor/memdoctor/internal/units"
 	"github.com/memdoctor/memdoctor/session"
 )
@@ -8,11 +11,15 @@ import (
 // The process watch finds listening on a service's port may not be the service: behind a
 // port-forward (kubectl port-forward, ssh -L) or a local proxy it is the forwarder, and its
 // /proc figures would sit beside the service's Go heap as if they were one process's (RSS
-// 4.6 MiB next to a 107 MiB live heap: "no memory problem found"). The Go heap in use is
-// resident memory of the process that holds it, so a heap well above a process's RSS means
-// the PID is wrong. The recorder therefore holds the first /proc readings back until the
-// service's Go heap is known, compares the two once, and then either writes them and samples
-// on, or drops them with a note and stops sampling that process.
+// 4.6 MiB next to a 107 MiB live heap: "no memory problem found").
+//
+// The service says who it is: net/http/pprof serves its command line (/debug/pprof/cmdline).
+// When it matches the found process's /proc/PID/cmdline, the process is the service; when it
+// differs, it is not, and its figures are dropped at once. Only when the service does not say
+// (no cmdline endpoint) does the recorder fall back on memory: a Go heap well above a
+// process's RSS suggests the PID is wrong. That is a weaker sign (a heap can hold untouched
+// pages, such as a ballast, that are not resident), so the first /proc readings are held back
+// until the service's Go heap is known, compared once, and then written or dropped.
 
 const (
 	// maxHeldProc bounds the /proc readings held while the service's Go heap is unknown; past
@@ -51,6 +58,50 @@ func (r *recorder) checkProcess(byPID bool, port, exe string) {
 	r.mu.Lock()
 	r.pc = pc
 	r.mu.Unlock()
+}
+
+// identify settles the check by command line: args is the service's own (from pprof), proc
+// the found process's. Equal: it is the service. Different: it is not, and /proc sampling
+// stops. It reports whether it settled the check.
+func (r *recorder) identify(args, proc []string) bool {
+	if len(args) == 0 || len(proc) == 0 {
+		return false
+	}
+	r.mu.Lock()
+	pc := &r.pc
+	if !pc.active || pc.decided {
+		r.mu.Unlock()
+		return true
+	}
+	pc.decided = true
+	held := pc.held
+	pc.held = nil
+	if slices.Equal(args, proc) {
+		r.mu.Unlock()
+		for _, s := range held {
+			if err := r.w.AppendSample(s); err != nil {
+				r.writeFailed(err)
+			}
+		}
+		return true
+	}
+	pid := r.pid
+	r.pid, r.targetName, r.status.RSSBytes = 0, "", 0
+	found, advice, exe := pc.found, pc.advice, pc.exe
+	r.mu.Unlock()
+	r.addNote("the process %s (pid %d, exe %s) is not the service: its command line is %q, the service's %q; %s",
+		found, pid, exe, clipArgs(proc), clipArgs(args), advice)
+	r.forgetProcess()
+	return true
+}
+
+// clipArgs shortens a command line for a note.
+func clipArgs(args []string) string {
+	s := strings.Join(args, " ")
+	if len(s) > 120 {
+		s = s[:117] + "..."
+	}
+	return s
 }
 
 // setGoHeap records the service's Go heap in use, from MemStats or the agent's samples.
@@ -122,6 +173,13 @@ func (r *recorder) decideProc(rss uint64) []session.Sample {
 	r.addNote("the process %s (pid %d, exe %s) is not the service: its RSS is %s while the service's Go heap is %s; "+
 		"%s (its /proc readings, %d so far, were dropped: the session holds the service's own figures only)",
 		found, pid, exe, units.Bytes(float64(rss)), units.Bytes(float64(heap)), advice, len(held))
+	r.forgetProcess()
+	return nil
+}
+
+// forgetProcess takes the found process out of the manifest: the session describes the
+// service from its own endpoints only.
+func (r *recorder) forgetProcess() {
 	r.note(func(m *session.Manifest) {
 		t := session.Target{}
 		if r.watched != nil {
@@ -132,5 +190,4 @@ func (r *recorder) decideProc(rss uint64) []session.Sample {
 			m.MemoryBudgetBytes, m.MemoryBudgetSource = 0, ""
 		}
 	})
-	return nil
 }

@@ -3,6 +3,7 @@ package recorder
 import (
 	"context"
 	"errors"
+	"io"
 	"time"
 
 	"github.com/memdoctor/memdoctor/collect/scrape"
@@ -37,11 +38,7 @@ func (r *recorder) snapshot(ctx context.Context, c *scrape.Client, withText bool
 		r.store(session.KindGoroutine, now, raw)
 	}
 	if withText {
-		if raw, err := c.GoroutineText(ctx); err != nil {
-			r.scrapeFailed("goroutine?debug=1", err)
-		} else {
-			r.store(session.KindGoroutineText, now, raw)
-		}
+		r.storeGoroutineText(ctx, c, now)
 	}
 	if raw, _, err := c.Heap(ctx); err != nil {
 		r.scrapeFailed("heap", err)
@@ -62,6 +59,36 @@ func (r *recorder) snapshot(ctx context.Context, c *scrape.Client, withText bool
 		r.mu.Unlock()
 		r.setGoHeap(ms.HeapInuse)
 		if err := r.w.AppendSample(session.Sample{Time: time.Now().UTC(), Go: g}); err != nil {
+			r.writeFailed(err)
+		}
+	}
+}
+
+// storeGoroutineText streams goroutine?debug=1 into the session as it arrives: a dump of
+// any size (up to the body limit) costs no memory.
+func (r *recorder) storeGoroutineText(ctx context.Context, c *scrape.Client, t time.Time) {
+	var pf *session.ProfileFile
+	var werr error
+	_, err := c.GoroutineTextTo(ctx, func() (io.Writer, error) {
+		if pf != nil {
+			pf.Abort() // a retry: start again
+		}
+		pf, werr = r.w.CreateProfile(session.KindGoroutineText, t, "")
+		if werr != nil {
+			pf = nil
+		}
+		return pf, werr
+	})
+	switch {
+	case werr != nil:
+		r.writeFailed(werr)
+	case err != nil:
+		if pf != nil {
+			pf.Abort()
+		}
+		r.scrapeFailed("goroutine?debug=1", err)
+	default:
+		if _, err := pf.Commit(); err != nil {
 			r.writeFailed(err)
 		}
 	}

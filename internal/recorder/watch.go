@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/netip"
 	"net/url"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -249,6 +250,14 @@ func (r *recorder) findLocalProcess(tg *watchTarget) {
 		r.mu.Unlock()
 		r.checkProcess(r.cfg.PID != 0, port, p.Exe)
 		t := targetInfo(r.cfg.FS, p)
+		if tg.pprof != nil {
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			args, err := tg.pprof.Cmdline(ctx)
+			cancel()
+			if err == nil && r.identify(args, t.Cmdline) && !slices.Equal(args, t.Cmdline) {
+				return // not the service: identify noted why
+			}
+		}
 		tg.describe(&t)
 		var budget uint64
 		if r.cfg.MemoryBudget == 0 {
