@@ -50,6 +50,9 @@ func runRun(ctx context.Context, e *env, args []string) error {
 	if err := cf.check(); err != nil {
 		return err
 	}
+	if *grace <= 0 {
+		return usagef("--grace %s: must be positive (how long the program may take to exit after SIGINT)", *grace)
+	}
 	cfg := cf.config(e, "run", commandName(cmdArgs), fs)
 	cfg.Command = cmdArgs
 	cfg.Grace = *grace

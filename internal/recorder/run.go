@@ -2,6 +2,7 @@ package recorder
 
 import (
 	"context"
+	"debug/buildinfo"
 	"errors"
 	"fmt"
 	"os"
@@ -17,6 +18,10 @@ import (
 
 // ErrNotGo reports a target that is not a Go program.
 var ErrNotGo = errors.New("not a Go program")
+
+// ErrNothingMeasured reports a program that exited before memdoctor found a Go program to
+// measure in its process tree.
+var ErrNothingMeasured = errors.New("exited before anything could be measured")
 
 // notGoPatience is how long a non-Go process may stand alone in the tree, without a Go
 // program appearing under it, before memdoctor gives up on it.
@@ -60,6 +65,10 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	}
 	stopLoops()
 	loops.Wait()
+	if runErr == nil && res.Status == session.StatusTargetExited && !r.found() {
+		runErr = notMeasured(p.cmd, time.Since(r.start), res.TargetExit)
+		res.Status, res.Detail = session.StatusFailed, runErr.Error()
+	}
 	if !rootExited {
 		res.TargetExit = stopGroup(p.cmd, p.exited, cfg.Grace, r.log)
 	}
@@ -69,6 +78,26 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 		r.writeFailed(err)
 	}
 	return res, runErr
+}
+
+// found reports whether a Go target was found in the tree.
+func (r *recorder) found() bool {
+	pid, _ := r.target()
+	return pid != 0
+}
+
+// notMeasured explains a program that ended before a Go target was found in its tree: not a
+// Go program (its binary has no Go build info), or one that exited too soon. The non-Go
+// check of discovery needs notGoPatience; this one covers what exits sooner.
+func notMeasured(cmd *exec.Cmd, ran time.Duration, code int) error {
+	took := "under 1ms"
+	if ran >= time.Millisecond {
+		took = ran.Round(time.Millisecond).String()
+	}
+	if _, err := buildinfo.ReadFile(cmd.Path); err != nil {
+		return fmt.Errorf("%s is %w: it has no Go build info (it exited after %s, status %d); memdoctor diagnoses Go programs", cmd.Path, ErrNotGo, took, code)
+	}
+	return fmt.Errorf("%s %w: it ran for %s (status %d)", cmd.Path, ErrNothingMeasured, took, code)
 }
 
 // program is the process memdoctor started.
