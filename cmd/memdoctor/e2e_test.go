@@ -344,6 +344,20 @@ func TestKilledCollector(t *testing.T) {
 	if !strings.Contains(strings.Join(d.Notes, "\n"), "did not finish") {
 		t.Errorf("notes do not say the collector was killed: %q", d.Notes)
 	}
+	// The GC timeline survives: the gctrace time base was written when it became known.
+	s, err := session.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s.GC) == 0 || s.Manifest.GCTraceBase.IsZero() {
+		t.Fatalf("%d gc cycles, time base %v after SIGKILL", len(s.GC), s.Manifest.GCTraceBase)
+	}
+	start, _ := s.Window()
+	for _, ev := range s.GC {
+		if ev.Time.Before(start.Add(-2*time.Second)) || ev.Time.After(start.Add(time.Minute)) {
+			t.Fatalf("gc %d placed at %v, the session started at %v", ev.N, ev.Time, start)
+		}
+	}
 }
 
 func TestBadInput(t *testing.T) {

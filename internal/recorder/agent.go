@@ -103,6 +103,9 @@ func (r *recorder) pullSamples(ctx context.Context) bool {
 		a.last = last
 		a.samples += n
 	}
+	if err == nil || ctx.Err() == nil {
+		r.tries.add(session.AttemptAgentMetrics, err)
+	}
 	if err != nil {
 		r.log.Warn("reading the agent's metrics failed; will retry", "err", err)
 		return false
@@ -140,6 +143,9 @@ func (r *recorder) agentStatus(s session.Sample) {
 func (r *recorder) pullProfiles(ctx context.Context) bool {
 	a := r.agent
 	list, err := a.c.Profiles(ctx)
+	if err == nil || ctx.Err() == nil {
+		r.tries.add(session.AttemptAgentProfiles, err)
+	}
 	if err != nil {
 		r.log.Warn("listing the agent's profiles failed; will retry", "err", err)
 		return false
@@ -151,6 +157,9 @@ func (r *recorder) pullProfiles(ctx context.Context) bool {
 			continue
 		}
 		raw, err := a.c.Profile(ctx, p.Name)
+		if err == nil || ctx.Err() == nil {
+			r.tries.add(session.AttemptAgentProfiles, err)
+		}
 		if err != nil {
 			r.log.Debug("fetching an agent profile failed", "name", p.Name, "err", err)
 			continue // rotated out meanwhile, or a passing failure: the next pull retries

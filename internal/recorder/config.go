@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/memdoctor/memdoctor/collect/procfs"
+	"github.com/memdoctor/memdoctor/session"
 )
 
 // Config is what a recording needs. Zero durations take the defaults below.
@@ -29,6 +30,8 @@ type Config struct {
 	// OnStatus is called about once per Sample with the live figures.
 	OnStatus func(Status)
 	FS       procfs.FS
+	// SessionFS is where the session is written; nil means the operating system's files.
+	SessionFS session.FS
 	// Token is the bearer token for a memdoctor agent's endpoints (watch); "" = none.
 	Token string
 }
@@ -68,6 +71,9 @@ func (c *Config) defaults() {
 	}
 	if c.Grace <= 0 {
 		c.Grace = 10 * time.Second
+	}
+	if c.SessionFS == nil {
+		c.SessionFS = session.OSFS{}
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)

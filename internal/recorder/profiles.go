@@ -2,6 +2,7 @@ package recorder
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/memdoctor/memdoctor/collect/scrape"
@@ -12,12 +13,20 @@ import (
 // (proto) and the MemStats block. Each request fails on its own: the others still run.
 func (r *recorder) snapshot(ctx context.Context, c *scrape.Client, withText bool) {
 	now := time.Now()
-	ok := false
-	defer func() { r.roundDone(ok) }()
-	if raw, p, err := c.Goroutine(ctx); err != nil {
+	answered := false // did the service answer any request, even with something unusable?
+	tried := func(kind string, err error) {
+		if err != nil && ctx.Err() != nil {
+			return // stopped by memdoctor, not failed by the service
+		}
+		r.tries.add(kind, err)
+		answered = answered || !noAnswer(err)
+	}
+	defer func() { r.roundDone(answered) }()
+	raw, p, err := c.Goroutine(ctx)
+	tried(session.AttemptGoroutine, err)
+	if err != nil {
 		r.scrapeFailed("goroutine", err)
 	} else {
-		ok = true
 		var n int64
 		for _, s := range p.Sample {
 			if len(s.Value) > 0 {
@@ -30,25 +39,29 @@ func (r *recorder) snapshot(ctx context.Context, c *scrape.Client, withText bool
 		r.store(session.KindGoroutine, now, raw)
 	}
 	if withText {
-		if raw, err := c.GoroutineText(ctx); err != nil {
+		raw, err := c.GoroutineText(ctx)
+		tried(session.AttemptGoroutineText, err)
+		if err != nil {
 			r.scrapeFailed("goroutine?debug=1", err)
 		} else {
 			r.store(session.KindGoroutineText, now, raw)
 		}
 	}
-	if raw, _, err := c.Heap(ctx); err != nil {
+	raw, _, err = c.Heap(ctx)
+	tried(session.AttemptHeap, err)
+	if err != nil {
 		r.scrapeFailed("heap", err)
 	} else {
-		ok = true
 		r.store(session.KindHeap, now, raw)
 	}
 	if r.agent != nil {
 		return // the agent's runtime/metrics samples are exact: no MemStats (it stops the world)
 	}
-	if ms, err := c.MemStats(ctx); err != nil {
+	ms, err := c.MemStats(ctx)
+	tried(session.AttemptMemStats, err)
+	if err != nil {
 		r.scrapeFailed("heap?debug=1", err)
 	} else {
-		ok = true
 		r.mu.Lock()
 		g := goMemFromMemStats(ms, r.goroutines)
 		r.status.HeapBytes = ms.HeapAlloc
@@ -74,11 +87,18 @@ func (r *recorder) store(kind string, t time.Time, raw []byte) {
 	r.mu.Unlock()
 }
 
-// unreachableRounds is how many snapshot rounds in a row may fail entirely before the
+// unreachableRounds is how many snapshot rounds in a row may go unanswered before the
 // target counts as gone.
 const unreachableRounds = 3
 
-// roundDone counts snapshot rounds in which every request failed.
+// noAnswer reports whether a failed request got no answer from the service at all (as
+// opposed to an answer memdoctor could not use, such as an HTML login page).
+func noAnswer(err error) bool {
+	return errors.Is(err, scrape.ErrUnreachable) || errors.Is(err, scrape.ErrTimeout)
+}
+
+// roundDone counts snapshot rounds in which the service answered no request. A service that
+// answers with something unusable is not gone: its failures are counted in the attempts.
 func (r *recorder) roundDone(anyOK bool) {
 	r.mu.Lock()
 	if anyOK {

@@ -36,7 +36,7 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	if len(cfg.Command) == 0 {
 		return Result{}, errors.New("no command to run")
 	}
-	w, err := session.Create(cfg.Out, session.Manifest{
+	w, err := session.CreateFS(cfg.SessionFS, cfg.Out, session.Manifest{
 		MemdoctorVersion: cfg.Version, Mode: cfg.Mode, Command: cfg.Command,
 		Start: time.Now().UTC(), Flags: cfg.Flags,
 	})
@@ -74,8 +74,12 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	}
 	waitTimeout(&p.stderr, 2*time.Second)
 	r.noteGCTrace()
+	r.noteAttempts()
 	if err := w.Close(res.Status, res.Detail); err != nil {
 		r.writeFailed(err)
+	}
+	if werr := r.writeError(); werr != nil && runErr == nil {
+		runErr = werr
 	}
 	return res, runErr
 }

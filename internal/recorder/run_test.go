@@ -53,3 +53,31 @@ func TestNotMeasured(t *testing.T) {
 		t.Errorf("a Go program: %v, want ErrNothingMeasured with its status", err)
 	}
 }
+
+// TestGCTimelineSurvivesKill reads the session of a running recording, as SIGKILL would leave
+// it: its gctrace cycles must already be placed in time (the time base is written as soon as
+// it is known, not at close).
+func TestGCTimelineSurvivesKill(t *testing.T) {
+	cfg := runConfig(t, helperCommand(t, "gc")...)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	began := time.Now()
+	go func() { _, err := Run(ctx, cfg); done <- err }()
+	defer func() { cancel(); <-done }()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		s, err := session.Open(cfg.Out)
+		if err == nil && len(s.GC) >= 3 && s.Manifest.Status == session.StatusRunning {
+			for _, ev := range s.GC {
+				if ev.Time.Before(began.Add(-2*time.Second)) || ev.Time.After(time.Now().Add(time.Second)) {
+					t.Fatalf("gc %d placed at %v; the recording began at %v (time base %v)", ev.N, ev.Time, began, s.Manifest.GCTraceBase)
+				}
+			}
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no gctrace cycles in the running session")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}

@@ -33,7 +33,7 @@ func Watch(ctx context.Context, cfg Config, rawURL string) (Result, error) {
 	start := time.Now()
 	m := session.Manifest{MemdoctorVersion: cfg.Version, Mode: cfg.Mode, Start: start.UTC(), Flags: cfg.Flags}
 	tg.describe(&m.Target)
-	w, err := session.Create(cfg.Out, m)
+	w, err := session.CreateFS(cfg.SessionFS, cfg.Out, m)
 	if err != nil {
 		return Result{}, err
 	}
@@ -75,10 +75,11 @@ func Watch(ctx context.Context, cfg Config, rawURL string) (Result, error) {
 	if r.agent != nil {
 		r.agentSummary()
 	}
+	r.noteAttempts()
 	if err := w.Close(res.Status, res.Detail); err != nil {
 		r.writeFailed(err)
 	}
-	return res, nil
+	return res, r.writeError()
 }
 
 // watchTarget is what answered at the URL: a pprof index, an agent, or both.
