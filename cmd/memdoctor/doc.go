@@ -47,8 +47,10 @@
 // so that "memdoctor run -- go run ./cmd/server" measures the server, not the go command. It
 // samples the target's /proc and cgroup every --sample and, when the target serves
 // net/http/pprof (found on the ports it listens on, or given with --pprof), takes heap and
-// goroutine profiles every --interval. When --duration ends or on Ctrl-C it stops the program
-// (SIGINT, then SIGKILL after --grace), closes the session and prints the diagnosis. If the
+// goroutine profiles every --interval. When --duration ends, or on Ctrl-C (or SIGTERM, or
+// SIGHUP) it stops the program (SIGINT to its process group, then SIGKILL after --grace),
+// closes the session and prints the diagnosis. A second Ctrl-C kills the program's process
+// group at once and exits without the diagnosis; the session is closed either way. If the
 // program exits by itself, the session ends there.
 //
 // Flags:

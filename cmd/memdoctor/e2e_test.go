@@ -29,6 +29,7 @@ import (
 var (
 	memdoctorBin string
 	targetBin    string
+	stubbornBin  string
 )
 
 func TestMain(m *testing.M) {
@@ -39,7 +40,8 @@ func TestMain(m *testing.M) {
 	}
 	memdoctorBin = filepath.Join(dir, "memdoctor")
 	targetBin = filepath.Join(dir, "e2e-target")
-	for _, b := range [][]string{{memdoctorBin, "."}, {targetBin, "./testdata/e2e-target"}} {
+	stubbornBin = filepath.Join(dir, "stubborn")
+	for _, b := range [][]string{{memdoctorBin, "."}, {targetBin, "./testdata/e2e-target"}, {stubbornBin, "./testdata/stubborn"}} {
 		out, err := exec.Command("go", "build", "-o", b[0], b[1]).CombinedOutput()
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "go build %s: %v\n%s", b[1], err, out)

@@ -55,7 +55,8 @@ func runWatch(ctx context.Context, e *env, args []string) error {
 	if _, ok := cfg.Flags["token"]; ok {
 		cfg.Flags["token"] = "(redacted)" // the manifest records the flags: never the secret
 	}
-	return record(ctx, e, cfg, cf.output, func(ctx context.Context) (recorder.Result, error) {
+	return record(ctx, e, cfg, cf.output, func(ctx context.Context, abort <-chan struct{}) (recorder.Result, error) {
+		cfg.Abort = abort
 		return recorder.Watch(ctx, cfg, pos[0])
 	})
 }

@@ -24,9 +24,13 @@ type Config struct {
 	Stdout, Stderr     io.Writer     // run: where the program's own output goes
 	ShowGCTrace        bool          // run: also show the runtime trace lines
 	Grace              time.Duration // run: SIGINT, then SIGKILL after this; default 10s
-	Version            string        // memdoctor's version, for the manifest
-	Flags              map[string]string
-	Logger             *slog.Logger
+	// Abort, when closed, stops the recording at once: the program's process group (run) is
+	// killed with SIGKILL without waiting for Grace, no final snapshot is taken, and the
+	// session is closed. The context given to Run or Watch asks for the graceful stop.
+	Abort   <-chan struct{}
+	Version string // memdoctor's version, for the manifest
+	Flags   map[string]string
+	Logger  *slog.Logger
 	// OnStatus is called about once per Sample with the live figures.
 	OnStatus func(Status)
 	FS       procfs.FS

@@ -70,7 +70,7 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 		res.Status, res.Detail = session.StatusFailed, runErr.Error()
 	}
 	if !rootExited {
-		res.TargetExit = stopGroup(p.cmd, p.exited, cfg.Grace, r.log)
+		res.TargetExit = stopGroup(p.cmd, p.exited, cfg.Grace, cfg.Abort, r.log)
 	}
 	waitTimeout(&p.stderr, 2*time.Second)
 	r.noteGCTrace()
@@ -159,6 +159,8 @@ func (r *recorder) awaitEnd(ctx context.Context, p *program, notGo <-chan error)
 		res.Status, res.Detail = session.StatusTargetExited, fmt.Sprintf("the target (pid %d) exited", pid)
 	case <-ctx.Done():
 		res.Status, res.Detail = session.StatusInterrupted, "stopped by the user"
+	case <-r.cfg.Abort:
+		res.Status, res.Detail = session.StatusInterrupted, "stopped at once by the user"
 	case <-timeout:
 		res.Status, res.Detail = session.StatusComplete, fmt.Sprintf("ran for %s", r.cfg.Duration)
 	case err = <-notGo:
@@ -185,13 +187,28 @@ func (r *recorder) noteGCTrace() {
 }
 
 // finalSnapshot takes one last round of profiles before the target is stopped, so the
-// session ends with the state at its end.
+// session ends with the state at its end. Abort cuts it short.
 func (r *recorder) finalSnapshot() {
 	if _, c := r.target(); c != nil {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		ctx, cancel := r.abortable(5 * time.Second)
 		defer cancel()
 		r.snapshot(ctx, c, true)
 	}
+}
+
+// abortable returns a context that ends after d, or when cfg.Abort is closed.
+func (r *recorder) abortable(d time.Duration) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	if r.cfg.Abort != nil {
+		go func() {
+			select {
+			case <-r.cfg.Abort:
+				cancel()
+			case <-ctx.Done():
+			}
+		}()
+	}
+	return ctx, cancel
 }
 
 // runDiscovery finds the target in the tree and then its pprof endpoint.
@@ -288,18 +305,26 @@ func (d *runDiscovery) lock(p procInfo) {
 	})
 }
 
-// stopGroup stops the program's process group: SIGINT, then SIGKILL after the grace period.
-// It returns the program's exit code (-1 when killed).
-func stopGroup(cmd *exec.Cmd, exited <-chan error, grace time.Duration, log interface{ Info(string, ...any) }) int {
+// stopGroup stops the program's process group: SIGINT, then SIGKILL after the grace period,
+// or at once when abort is closed (before or during the wait). It returns the program's exit
+// code (-1 when killed).
+func stopGroup(cmd *exec.Cmd, exited <-chan error, grace time.Duration, abort <-chan struct{}, log interface{ Info(string, ...any) }) int {
 	pgid := cmd.Process.Pid
-	syscall.Kill(-pgid, syscall.SIGINT)
 	select {
-	case err := <-exited:
-		syscall.Kill(-pgid, syscall.SIGKILL) // leftovers of the group, if any
-		return exitCode(err)
-	case <-time.After(grace):
+	case <-abort:
+	default:
+		syscall.Kill(-pgid, syscall.SIGINT)
+		timer := time.NewTimer(grace)
+		defer timer.Stop()
+		select {
+		case err := <-exited:
+			syscall.Kill(-pgid, syscall.SIGKILL) // leftovers of the group, if any
+			return exitCode(err)
+		case <-timer.C:
+			log.Info("the program did not stop after SIGINT; sending SIGKILL", "grace", grace)
+		case <-abort:
+		}
 	}
-	log.Info("the program did not stop after SIGINT; sending SIGKILL", "grace", grace)
 	syscall.Kill(-pgid, syscall.SIGKILL)
 	return exitCode(<-exited)
 }

@@ -67,7 +67,7 @@ func Watch(ctx context.Context, cfg Config, rawURL string) (Result, error) {
 	if res.Status == session.StatusComplete || res.Status == session.StatusInterrupted {
 		r.finalSnapshot()
 		if r.agent != nil {
-			fctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			fctx, cancel := r.abortable(10 * time.Second)
 			r.pullAgent(fctx)
 			cancel()
 		}
@@ -227,6 +227,8 @@ func (r *recorder) awaitWatchEnd(ctx context.Context, base string) Result {
 	select {
 	case <-ctx.Done():
 		res.Status, res.Detail = session.StatusInterrupted, "stopped by the user"
+	case <-r.cfg.Abort:
+		res.Status, res.Detail = session.StatusInterrupted, "stopped at once by the user"
 	case <-timeout:
 		res.Status, res.Detail = session.StatusComplete, fmt.Sprintf("watched for %s", r.cfg.Duration)
 	case <-r.gone:
