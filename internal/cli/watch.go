@@ -21,8 +21,10 @@ and then follows it. An agent bound beyond loopback needs its token: --token, or
 MEMDOCTOR_TOKEN environment variable. When the URL is on this machine, watch finds the
 process listening on that port (through /proc/net/tcp{,6} and the socket's inode) and
 samples its /proc and cgroup as well, unless the agent does; it says so when it can't.
-Watch stops at --duration, on Ctrl-C, or when the service goes away, and prints the
-diagnosis. It never forces a GC in the service.`,
+A service that goes away and answers again at the same URL within 30s (restarted by its
+supervisor) is followed: watch finds its new process and notes the restart in the session,
+since its cumulative counters start again. Watch stops at --duration, on Ctrl-C, or when the
+service stays away, and prints the diagnosis. It never forces a GC in the service.`,
 	examples: []string{
 		"memdoctor watch --duration 10m http://127.0.0.1:6060",
 		"memdoctor watch --interval 30s --memory-budget 4GiB --json - http://10.0.0.7:6060/debug/pprof/",

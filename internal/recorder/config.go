@@ -36,6 +36,9 @@ type Config struct {
 	FS       procfs.FS
 	// SessionFS is where the session is written; nil means the operating system's files.
 	SessionFS session.FS
+	// RestartGrace is how long watch waits for a service that went away to answer again
+	// (restarted on the same address) before the session ends; default 30s.
+	RestartGrace time.Duration
 	// Token is the bearer token for a memdoctor agent's endpoints (watch); "" = none.
 	Token string
 }
@@ -72,6 +75,9 @@ func (c *Config) defaults() {
 	}
 	if c.GoroutineTextEvery <= 0 {
 		c.GoroutineTextEvery = 6
+	}
+	if c.RestartGrace <= 0 {
+		c.RestartGrace = 30 * time.Second
 	}
 	if c.Grace <= 0 {
 		c.Grace = 10 * time.Second

@@ -65,6 +65,7 @@ func (r *recorder) snapshot(ctx context.Context, c *scrape.Client, withText bool
 		r.mu.Lock()
 		g := goMemFromMemStats(ms, r.goroutines)
 		r.status.HeapBytes = ms.HeapAlloc
+		r.lastGCCycles = uint64(ms.NumGC)
 		r.mu.Unlock()
 		if err := r.w.AppendSample(session.Sample{Time: time.Now().UTC(), Go: g}); err != nil {
 			r.writeFailed(err)

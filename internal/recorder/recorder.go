@@ -39,6 +39,8 @@ type recorder struct {
 	firstWriteErr   error
 	// gcBase is the target's gctrace time base as the manifest last got it.
 	gcBase time.Time
+	// lastGCCycles is the target's GC count at the last MemStats reading (a drop: a restart).
+	lastGCCycles uint64
 
 	// tries counts the reads of each kind of data for the manifest's Attempts.
 	tries tally
@@ -193,11 +195,10 @@ func (r *recorder) sampleOnce() {
 	pid, _ := r.target()
 	now := time.Now()
 	switch {
+	case pid != 0 && r.exited(pid):
+		r.markGone()
 	case pid != 0 && r.agentHasProc():
-		// The agent reads /proc itself, every second: only watch that the process lives.
-		if _, err := r.cfg.FS.Stat(pid); errors.Is(err, fs.ErrNotExist) {
-			r.markGone()
-		}
+		// The agent reads /proc itself, every second: memdoctor only watches that it lives.
 	case pid != 0:
 		smp, cgErr, err := sampleProc(r.cfg.FS, pid, now)
 		switch {
@@ -234,6 +235,13 @@ func (r *recorder) sampleOnce() {
 	if r.cfg.OnStatus != nil {
 		r.cfg.OnStatus(st)
 	}
+}
+
+// exited reports whether the process is gone: no /proc entry, or a zombie (dead, waiting
+// for its parent to reap it).
+func (r *recorder) exited(pid int) bool {
+	st, err := r.cfg.FS.Stat(pid)
+	return errors.Is(err, fs.ErrNotExist) || err == nil && (st.State == 'Z' || st.State == 'X')
 }
 
 // profileLoop takes a snapshot as soon as a pprof endpoint is known, then every cfg.Interval.

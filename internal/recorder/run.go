@@ -30,7 +30,8 @@ const notGoPatience = 5 * time.Second
 // Run starts cfg.Command with gctrace on, records a session while it runs and stops it
 // gracefully when ctx is done or cfg.Duration has passed. It returns when the session is
 // closed. An error means nothing useful could be recorded (the command could not start, the
-// session directory could not be written, the target is not a Go program).
+// session directory could not be written, the target is not a Go program or exited before it
+// could be measured), or that the session could not be written whole (ErrSessionWrite).
 func Run(ctx context.Context, cfg Config) (Result, error) {
 	cfg.defaults()
 	if len(cfg.Command) == 0 {
@@ -75,6 +76,7 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	waitTimeout(&p.stderr, 2*time.Second)
 	r.noteGCTrace()
 	r.noteAttempts()
+	r.flushManifest() // the last counts
 	if err := w.Close(res.Status, res.Detail); err != nil {
 		r.writeFailed(err)
 	}

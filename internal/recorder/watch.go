@@ -23,7 +23,9 @@ import (
 // pprof index or its agent. With an agent, the whole history it holds is copied at once and
 // then as it grows: samples, labelled profiles, traces. When the service runs on this
 // machine, Watch also finds its process (the one listening on the URL's port) and samples its
-// /proc, unless the agent's samples already carry it.
+// /proc, unless the agent's samples already carry it. A service that goes away and answers
+// again within cfg.RestartGrace is followed (see followRestart). It fails with
+// ErrSessionWrite when the session could not be written whole.
 func Watch(ctx context.Context, cfg Config, rawURL string) (Result, error) {
 	cfg.defaults()
 	tg, err := probeTarget(ctx, cfg, rawURL)
@@ -51,19 +53,21 @@ func Watch(ctx context.Context, cfg Config, rawURL string) (Result, error) {
 	}
 	r.findLocalProcess(tg)
 
-	loopCtx, stopLoops := context.WithCancel(context.Background())
-	var loops sync.WaitGroup
-	if r.agent != nil {
-		r.pullAgent(loopCtx) // the history first: /proc sampling depends on what it carries
-		loops.Go(func() { r.agentLoop(loopCtx) })
+	var deadline time.Time // zero: no --duration
+	if cfg.Duration > 0 {
+		deadline = start.Add(cfg.Duration)
 	}
-	loops.Go(func() { r.sampleLoop(loopCtx, nil) })
-	if tg.pprof != nil {
-		loops.Go(func() { r.profileLoop(loopCtx) })
+	var res Result
+	for {
+		res = r.watchUntilGone(ctx, tg, deadline)
+		if res.Status != session.StatusTargetExited {
+			break
+		}
+		if back, end := r.followRestart(ctx, tg, deadline, res.Detail); !back {
+			res = end
+			break
+		}
 	}
-	res := r.awaitWatchEnd(ctx, tg.baseURL())
-	stopLoops()
-	loops.Wait()
 	if res.Status == session.StatusComplete || res.Status == session.StatusInterrupted {
 		r.finalSnapshot()
 		if r.agent != nil {
@@ -76,6 +80,7 @@ func Watch(ctx context.Context, cfg Config, rawURL string) (Result, error) {
 		r.agentSummary()
 	}
 	r.noteAttempts()
+	r.flushManifest() // the last counts
 	if err := w.Close(res.Status, res.Detail); err != nil {
 		r.writeFailed(err)
 	}
@@ -214,12 +219,31 @@ func (r *recorder) findLocalProcess(tg *watchTarget) {
 	}
 }
 
-// awaitWatchEnd waits for what ends a watch: the user, the duration, or the service going
+// watchUntilGone runs the collection loops until the user, the deadline, or the service
+// going away ends them.
+func (r *recorder) watchUntilGone(ctx context.Context, tg *watchTarget, deadline time.Time) Result {
+	loopCtx, stopLoops := context.WithCancel(context.Background())
+	var loops sync.WaitGroup
+	if r.agent != nil {
+		r.pullAgent(loopCtx) // the history first: /proc sampling depends on what it carries
+		loops.Go(func() { r.agentLoop(loopCtx) })
+	}
+	loops.Go(func() { r.sampleLoop(loopCtx, nil) })
+	if tg.pprof != nil {
+		loops.Go(func() { r.profileLoop(loopCtx) })
+	}
+	res := r.awaitWatchEnd(ctx, tg.baseURL(), deadline)
+	stopLoops()
+	loops.Wait()
+	return res
+}
+
+// awaitWatchEnd waits for what ends a watch: the user, the deadline, or the service going
 // away.
-func (r *recorder) awaitWatchEnd(ctx context.Context, base string) Result {
+func (r *recorder) awaitWatchEnd(ctx context.Context, base string, deadline time.Time) Result {
 	var timeout <-chan time.Time
-	if d := r.cfg.Duration; d > 0 {
-		timer := time.NewTimer(d)
+	if !deadline.IsZero() {
+		timer := time.NewTimer(time.Until(deadline))
 		defer timer.Stop()
 		timeout = timer.C
 	}
