@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -162,4 +163,43 @@ func TestHangup(t *testing.T) {
 	syscall.Kill(-cmd.Process.Pid, syscall.SIGHUP)
 	waitExit(t, cmd, stderr)
 	checkClosed(t, pids, dir, session.StatusInterrupted, stderr)
+}
+
+// TestFullDiskEndToEnd records with metrics.jsonl and gctrace.log on /dev/full, where every
+// write fails with ENOSPC as on a full disk: memdoctor must exit 1 with one line saying the
+// session could not be written whole, not "session saved" and exit 0.
+func TestFullDiskEndToEnd(t *testing.T) {
+	if _, err := os.Stat("/dev/full"); err != nil {
+		t.Fatalf("this test needs Linux's /dev/full: %v", err)
+	}
+	dir := filepath.Join(t.TempDir(), "s")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{session.MetricsFile, session.GCTraceFile} {
+		if err := os.Symlink("/dev/full", filepath.Join(dir, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	res := memdoctor(t, ctx, "run", "--duration", "3s", "--out", dir, "--", targetBin, "-live-mib", "8")
+	last := lastLine(res.stderr)
+	if res.code != 1 || !strings.HasPrefix(last, "memdoctor: ") || !strings.Contains(last, "could not be written whole") ||
+		!strings.Contains(last, "no space left on device") || strings.Contains(res.stderr, "session saved") {
+		t.Errorf("exit %d, last line %q; want 1 and one line saying the session could not be written\n%s", res.code, last, res.stderr)
+	}
+	// What could be written (the manifest, the profiles) is still a session. (Reading
+	// /dev/full gives zeros without end: put empty files where the disk had no room.)
+	for _, name := range []string{session.MetricsFile, session.GCTraceFile} {
+		os.Remove(filepath.Join(dir, name))
+		os.WriteFile(filepath.Join(dir, name), nil, 0o644)
+	}
+	s, err := session.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Manifest.Target.PID == 0 || len(s.ProfilesOf(session.KindHeap, true)) == 0 {
+		t.Errorf("the manifest (target %+v) and the profiles (%d) should have been written", s.Manifest.Target, len(s.Profiles))
+	}
 }
