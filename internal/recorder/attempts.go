@@ -125,7 +125,8 @@ func explain(err error) string {
 	switch {
 	case err == nil:
 		return "no error recorded"
-	case errors.Is(err, scrape.ErrNotProfile) && strings.Contains(err.Error(), "HTML page"):
+	case errors.Is(err, scrape.ErrNotProfile) && strings.Contains(err.Error(), "HTML page"),
+		errors.Is(err, scrape.ErrNoMemStats) && strings.Contains(err.Error(), `body: "<`):
 		return "the server answered an HTML page: a login page?"
 	case errors.As(err, &se) && (se.StatusCode == 401 || se.StatusCode == 403),
 		errors.Is(err, agentclient.ErrUnauthorized):

@@ -2,7 +2,9 @@ package recorder
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"net/http"
 	"net/http/httptest"
 	"net/http/pprof"
@@ -11,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/memdoctor/memdoctor/collect/agentclient"
+	"github.com/memdoctor/memdoctor/collect/scrape"
 	"github.com/memdoctor/memdoctor/session"
 )
 
@@ -89,7 +93,11 @@ func TestWatchHTMLProfiles(t *testing.T) {
 	if res.Status != session.StatusComplete {
 		t.Errorf("status %s (%s), want complete: the service answered throughout", res.Status, res.Detail)
 	}
-	checkNothingLost(t, cfg.Out)
+	s := checkNothingLost(t, cfg.Out)
+	want := fmt.Sprintf("MemStats (heap?debug=1): 0 of %d fetches succeeded (the server answered an HTML page: a login page?)", s.Manifest.Attempts[session.AttemptMemStats].Tries)
+	if !slices.Contains(s.Manifest.Notes, want) {
+		t.Errorf("notes %q lack %q", s.Manifest.Notes, want)
+	}
 }
 
 // TestAttemptsWrittenWhileRunning reads the manifest while a recording runs, as a killed
@@ -130,6 +138,26 @@ func TestClean(t *testing.T) {
 	} {
 		if got := clean(tc.in, tc.n); got != tc.want {
 			t.Errorf("clean(%q, %d) = %q, want %q", tc.in, tc.n, got, tc.want)
+		}
+	}
+}
+
+func TestExplain(t *testing.T) {
+	for _, tc := range []struct {
+		err  error
+		want string
+	}{
+		{fmt.Errorf("GET x: %w: the body is an HTML page: \"<html>\"", scrape.ErrNotProfile), "an HTML page"},
+		{fmt.Errorf("GET x: %w: not a heap?debug=1 page; body: \"<!DOCTYPE html>\"", scrape.ErrNoMemStats), "an HTML page"},
+		{&scrape.StatusError{URL: "x", StatusCode: 401}, "credentials"},
+		{fmt.Errorf("list: %w", agentclient.ErrUnauthorized), "credentials"},
+		{fmt.Errorf("GET x: %w: connection refused", scrape.ErrUnreachable), "did not answer"},
+		{fmt.Errorf("GET x: %w", scrape.ErrTimeout), "timed out"},
+		{fmt.Errorf("read /proc/1/status: %w", fs.ErrPermission), "permission denied"},
+		{errors.New("something\x1b[2J else"), "the last error: something [2J else"},
+	} {
+		if got := explain(tc.err); !strings.Contains(got, tc.want) {
+			t.Errorf("explain(%v) = %q, want it to contain %q", tc.err, got, tc.want)
 		}
 	}
 }

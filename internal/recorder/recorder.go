@@ -87,14 +87,12 @@ func (r *recorder) writeError() error {
 }
 
 // gcBaseKnown writes the gctrace time base to the manifest as soon as it is known, so that a
-// collector killed later leaves the GC timeline placed in time. The base only moves earlier
-// as lines arrive (see stream); later refinements go with the next manifest write.
+// collector killed later leaves the GC timeline placed in time. The tracker refines the base
+// as lines arrive (see stream); refinements go with the next manifest write.
 func (r *recorder) gcBaseKnown(base time.Time) {
 	r.mu.Lock()
 	first := r.gcBase.IsZero()
-	if first || base.Before(r.gcBase) {
-		r.gcBase = base
-	}
+	r.gcBase = base
 	r.mu.Unlock()
 	if first {
 		r.note(func(*session.Manifest) {})
