@@ -52,9 +52,11 @@
 //
 // Everything kept is bounded: samples by the ring, profiles by count and by bytes
 // (WithProfileBytes, 32 MiB), events by count (WithKeptEvents), traces by count and the
-// flight recorder's size. The agent recovers its own panics, never blocks the application
-// (pressure is delivered without waiting for the reader) and Stop releases every goroutine
-// it started.
+// flight recorder's size. The agent recovers its own panics and those of the code it is
+// given (a pressure callback, a log handler), never blocks the application (pressure is
+// delivered without waiting for the reader), and Stop releases every goroutine it started;
+// it waits for a pressure callback that does not return only as long as its context allows
+// (one second without a deadline; see Agent.Stop).
 //
 // # Memory limit and guard
 //

@@ -344,7 +344,8 @@ func WithPressureThresholds(high, critical float64) Option {
 
 // WithPressureFunc calls fn each time the pressure level changes. fn runs on a goroutine of
 // its own: a slow fn delays only later calls, which then carry the latest level. A panic in
-// fn is recovered and logged. Default none.
+// fn is recovered and logged. No call starts once Stop is called, and Stop waits for a call
+// in progress only as its context allows (see Agent.Stop). Default none.
 func WithPressureFunc(fn func(Pressure)) Option {
 	return func(c *config) { c.pressureFunc = fn }
 }
@@ -405,7 +406,8 @@ func WithToken(token string) Option {
 	}
 }
 
-// WithLogger sets where the agent logs. Default: nowhere.
+// WithLogger sets where the agent logs. Default: nowhere. A panic in the logger's handler is
+// recovered and the record dropped: a broken logger cannot take the host down.
 func WithLogger(l *slog.Logger) Option {
 	return func(c *config) {
 		if l != nil {

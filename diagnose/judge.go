@@ -207,12 +207,17 @@ func settled(ev *evidence.Evidence, pts []evidence.Point) []evidence.Point {
 // its goal, free pages accumulate, the binary pages in.
 const residentGrace = 30 * time.Second
 
-// settledAfter drops the readings taken within grace of the process's start.
+// settledAfter drops the readings taken within grace of the process's start, or of its last
+// restart in the window (the readings before it belong to a process that is gone).
 func settledAfter(ev *evidence.Evidence, pts []evidence.Point, grace time.Duration) []evidence.Point {
-	if ev.Target.Started.IsZero() {
+	start := ev.Target.Started
+	if n := len(ev.Restarts); n > 0 && ev.Restarts[n-1].After(start) {
+		start = ev.Restarts[n-1]
+	}
+	if start.IsZero() {
 		return pts
 	}
-	from := ev.Target.Started.Add(grace)
+	from := start.Add(grace)
 	i := 0
 	for i < len(pts) && pts[i].T.Before(from) {
 		i++

@@ -62,6 +62,11 @@ func FromSession(s *session.Session, opts Options) (*Evidence, error) {
 	b.window(s)
 	b.profileFallbacks()
 	b.finish()
+	for _, t := range m.Restarts {
+		if b.in(t) {
+			ev.Restarts = append(ev.Restarts, t)
+		}
+	}
 	ev.Notes = append(ev.Notes, m.Notes...)
 	ev.Notes = append(ev.Notes, s.Warnings...)
 	ev.setBudget(opts.MemoryBudgetBytes, m.MemoryBudgetBytes, m.MemoryBudgetSource)

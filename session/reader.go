@@ -276,6 +276,19 @@ func (s *Session) listProfiles() error {
 	return nil
 }
 
+// NeverCollected returns, sorted, the kinds of data (Manifest.Attempts keys) the collector
+// tried to read and never obtained: what an analysis of this session cannot judge.
+func (s *Session) NeverCollected() []string {
+	var out []string
+	for kind, a := range s.Manifest.Attempts {
+		if a.Never() {
+			out = append(out, kind)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
 // ProfilesOf returns the stored profiles of one kind, in time order. With periodic set, only
 // unlabelled (periodic) snapshots are returned.
 func (s *Session) ProfilesOf(kind string, periodicOnly bool) []ProfileRef {

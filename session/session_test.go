@@ -3,6 +3,7 @@ package session
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -274,5 +275,50 @@ func TestPprofCountsAndLeakProfiles(t *testing.T) {
 	}
 	if g := s.ProfilesOf(KindGoroutine, false); len(g) != 1 {
 		t.Errorf("goroutine profiles mix in the leak profiles: %+v", g)
+	}
+}
+
+// TestAttempts reads back what the collector says it tried and got, and which kinds it never
+// got; a session written before Attempts existed has none.
+func TestAttempts(t *testing.T) {
+	w, dir := newTestWriter(t)
+	restart := time.Date(2026, 11, 22, 10, 0, 30, 0, time.UTC)
+	if err := w.UpdateManifest(func(m *Manifest) {
+		m.Attempts = map[string]Attempt{
+			AttemptHeap:      {Tries: 7, LastError: "not a pprof profile: the body is an HTML page"},
+			AttemptGoroutine: {Tries: 7, OK: 2, LastError: "timed out"},
+			AttemptProc:      {Tries: 60, OK: 60},
+			AttemptMemStats:  {Tries: 7},
+		}
+		m.Restarts = []time.Time{restart}
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(StatusComplete, ""); err != nil {
+		t.Fatal(err)
+	}
+	s, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := s.NeverCollected(); !slices.Equal(got, []string{AttemptHeap, AttemptMemStats}) {
+		t.Errorf("NeverCollected = %q, want heap and memstats", got)
+	}
+	if a := s.Manifest.Attempts[AttemptGoroutine]; a.Tries != 7 || a.OK != 2 || a.LastError != "timed out" || !a.MostlyFailed() || a.Never() {
+		t.Errorf("goroutine attempts read back as %+v", a)
+	}
+	if a := s.Manifest.Attempts[AttemptProc]; a.MostlyFailed() || a.Never() {
+		t.Errorf("proc attempts %+v", a)
+	}
+	if len(s.Manifest.Restarts) != 1 || !s.Manifest.Restarts[0].Equal(restart) {
+		t.Errorf("restarts %v", s.Manifest.Restarts)
+	}
+
+	old, err := Open("testdata/v1-before-attempts")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if old.Manifest.Attempts != nil || old.NeverCollected() != nil {
+		t.Errorf("a session without attempts: %+v", old.Manifest.Attempts)
 	}
 }

@@ -21,11 +21,11 @@ func (w *Writer) WriteTrace(name string, data []byte) (string, error) {
 		return "", fmt.Errorf("write trace: %w", err)
 	}
 	dir := filepath.Join(w.dir, TracesDir)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := w.fs.MkdirAll(dir, 0o755); err != nil {
 		return "", fmt.Errorf("session directory %s: %w", dir, unwrapPathError(err))
 	}
 	rel := filepath.Join(TracesDir, name)
-	if err := writeFileAtomic(filepath.Join(w.dir, rel), data); err != nil {
+	if err := writeFileAtomic(w.fs, filepath.Join(w.dir, rel), data); err != nil {
 		return "", err
 	}
 	return rel, nil

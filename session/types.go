@@ -45,7 +45,43 @@ type Manifest struct {
 	GCTraceBase time.Time `json:"gctrace_base,omitzero"`
 	// Notes are facts about the collection a reader should know ("no pprof endpoint found").
 	Notes []string `json:"notes,omitempty"`
+	// Attempts says, for each kind of data the collector tried to read, how often it tried, how
+	// often it succeeded, and the last error. Keys: the Attempt* constants ("heap",
+	// "goroutine", "goroutine-text", "memstats", "proc", "cgroup", "agent-metrics",
+	// "agent-profiles"); others may be added. A kind that is absent was never tried. The
+	// collector rewrites it every few seconds and at the end, so a killed collector leaves the
+	// counts of its last seconds out.
+	Attempts map[string]Attempt `json:"attempts,omitempty"`
+	// Restarts are the times at which the target was seen to restart (watch follows a
+	// service that restarts on the same address). Cumulative counters (GC cycles, allocated
+	// bytes, CPU) start again from zero after each, and the PID may change.
+	Restarts []time.Time `json:"restarts,omitempty"`
 }
+
+// Attempt counts the reads of one kind of data during a collection.
+type Attempt struct {
+	Tries     int    `json:"tries"`
+	OK        int    `json:"ok"`
+	LastError string `json:"last_error,omitempty"`
+}
+
+// Never reports whether the data was tried and never obtained.
+func (a Attempt) Never() bool { return a.Tries > 0 && a.OK == 0 }
+
+// MostlyFailed reports whether fewer than half of the tries succeeded.
+func (a Attempt) MostlyFailed() bool { return a.Tries > 0 && 2*a.OK < a.Tries }
+
+// Kinds of data counted in Manifest.Attempts.
+const (
+	AttemptHeap          = "heap"           // heap profiles (pprof)
+	AttemptGoroutine     = "goroutine"      // goroutine profiles (pprof)
+	AttemptGoroutineText = "goroutine-text" // goroutine?debug=1 dumps
+	AttemptMemStats      = "memstats"       // the MemStats block of heap?debug=1
+	AttemptProc          = "proc"           // /proc/PID readings
+	AttemptCgroup        = "cgroup"         // memory cgroup readings
+	AttemptAgentMetrics  = "agent-metrics"  // pulls of an agent's samples
+	AttemptAgentProfiles = "agent-profiles" // listings and fetches of an agent's profiles
+)
 
 // Target is the watched process or service.
 type Target struct {

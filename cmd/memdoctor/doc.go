@@ -50,8 +50,10 @@
 // net/http/pprof (found on the ports it listens on, or given with --pprof), takes heap and
 // goroutine profiles every --interval, reads the counts of the pprof index page every
 // --sample, and fetches the goroutineleak profile when served (see --leak-check-every; each
-// fetch runs one GC cycle in the program). When --duration ends or on Ctrl-C it stops the program
-// (SIGINT, then SIGKILL after --grace), closes the session and prints the diagnosis. If the
+// fetch runs one GC cycle in the program). When --duration ends, or on Ctrl-C (or SIGTERM, or
+// SIGHUP) it stops the program (SIGINT to its process group, then SIGKILL after --grace),
+// closes the session and prints the diagnosis. A second Ctrl-C kills the program's process
+// group at once and exits without the diagnosis; the session is closed either way. If the
 // program exits by itself, the session ends there.
 //
 // Flags:
@@ -112,8 +114,10 @@
 // with a note. --pid names the service's own process instead. Given a PID instead of a URL,
 // watch attaches to that local process, as gops does: it finds the port its pprof or agent
 // serves on among those it listens on. A PID and --pid need Linux; a URL works everywhere.
-// Watch stops at --duration, on Ctrl-C, or when the service goes away, and prints the
-// diagnosis. With --until-confirmed it diagnoses the session every --interval and stops as
+// A service that goes away and answers again at the same URL within 30s (restarted by its
+// supervisor) is followed: watch finds its new process and notes the restart in the session,
+// since its cumulative counters start again. Watch stops at --duration, on Ctrl-C, or when the
+// service stays away, and prints the diagnosis. With --until-confirmed it diagnoses the session every --interval and stops as
 // soon as nothing is left to confirm: no suspected finding, and nothing that watching longer
 // would let it judge (at least 30s; at most --duration, 10m by default).
 //

@@ -29,6 +29,7 @@ import (
 var (
 	memdoctorBin string
 	targetBin    string
+	stubbornBin  string
 )
 
 func TestMain(m *testing.M) {
@@ -39,7 +40,8 @@ func TestMain(m *testing.M) {
 	}
 	memdoctorBin = filepath.Join(dir, "memdoctor")
 	targetBin = filepath.Join(dir, "e2e-target")
-	for _, b := range [][]string{{memdoctorBin, "."}, {targetBin, "./testdata/e2e-target"}} {
+	stubbornBin = filepath.Join(dir, "stubborn")
+	for _, b := range [][]string{{memdoctorBin, "."}, {targetBin, "./testdata/e2e-target"}, {stubbornBin, "./testdata/stubborn"}} {
 		out, err := exec.Command("go", "build", "-o", b[0], b[1]).CombinedOutput()
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "go build %s: %v\n%s", b[1], err, out)
@@ -356,6 +358,24 @@ func TestKilledCollector(t *testing.T) {
 	if !strings.Contains(strings.Join(d.Notes, "\n"), "did not finish") {
 		t.Errorf("notes do not say the collector was killed: %q", d.Notes)
 	}
+	// The GC timeline survives: the gctrace time base was written when it became known.
+	s, err := session.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gc, err := s.ReadGC()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(gc) == 0 || s.Manifest.GCTraceBase.IsZero() {
+		t.Fatalf("%d gc cycles, time base %v after SIGKILL", len(gc), s.Manifest.GCTraceBase)
+	}
+	start, _ := s.Window()
+	for _, ev := range gc {
+		if ev.Time.Before(start.Add(-2*time.Second)) || ev.Time.After(start.Add(time.Minute)) {
+			t.Fatalf("gc %d placed at %v, the session started at %v", ev.N, ev.Time, start)
+		}
+	}
 }
 
 func TestBadInput(t *testing.T) {
@@ -389,6 +409,10 @@ func TestBadInput(t *testing.T) {
 		{"unwritable --out", []string{"run", "--out", filepath.Join(notDir, "s"), "--", targetBin}, 1, notDir},
 		{"missing program", []string{"run", "--out", filepath.Join(t.TempDir(), "s"), "--", "/nonexistent/prog"}, 1, "/nonexistent/prog"},
 		{"non-Go target", []string{"run", "--out", filepath.Join(t.TempDir(), "s"), "--", "sleep", "60"}, 1, "not a Go program"},
+		{"non-Go target that exits at once", []string{"run", "--out", filepath.Join(t.TempDir(), "s"), "--", "true"}, 1, "not a Go program"},
+		{"negative grace", []string{"run", "--grace", "-1s", "--", "x"}, 2, "--grace -1s"},
+		{"zero grace", []string{"run", "--grace", "0s", "--", "x"}, 2, "--grace 0s"},
+		{"negative top", []string{"diff", "--top", "-5", htmlFile, htmlFile}, 2, "--top -5"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)

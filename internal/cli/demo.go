@@ -60,7 +60,8 @@ func runDemo(ctx context.Context, e *env, args []string) error {
 	cfg := cf.config(e, "demo", "demo", fs)
 	cfg.Command = []string{exe, "lab", "run", sc.Name}
 	fmt.Fprintf(e.stderr, "memdoctor demo: watching the lab's %q scenario for %s.\n%s\n\n", sc.Name, *duration, wrap(sc.Story, 96))
-	return record(ctx, e, cfg, of, func(ctx context.Context) (recorder.Result, error) {
+	return record(ctx, e, cfg, of, func(ctx context.Context, abort <-chan struct{}) (recorder.Result, error) {
+		cfg.Abort = abort
 		return recorder.Run(ctx, cfg)
 	})
 }

@@ -49,6 +49,9 @@ func runDiff(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
+	if *top < 1 {
+		return usagef("diff: --top %d: want at least 1 (the number of functions and lines to show)", *top)
+	}
 	switch *typ {
 	case "inuse_space", "alloc_space", "inuse_objects", "alloc_objects":
 	default:

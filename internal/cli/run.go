@@ -4,10 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"os/signal"
 	"path/filepath"
-	"syscall"
 	"time"
 
 	"github.com/memdoctor/memdoctor/internal/recorder"
@@ -24,8 +21,10 @@ samples the target's /proc and cgroup every --sample and, when the target serves
 net/http/pprof (found on the ports it listens on, or given with --pprof), takes heap and
 goroutine profiles every --interval, reads the counts of the pprof index page every
 --sample, and fetches the goroutineleak profile when served (see --leak-check-every; each
-fetch runs one GC cycle in the program). When --duration ends or on Ctrl-C it stops the program
-(SIGINT, then SIGKILL after --grace), closes the session and prints the diagnosis. If the
+fetch runs one GC cycle in the program). When --duration ends, or on Ctrl-C (or SIGTERM, or
+SIGHUP) it stops the program (SIGINT to its process group, then SIGKILL after --grace),
+closes the session and prints the diagnosis. A second Ctrl-C kills the program's process
+group at once and exits without the diagnosis; the session is closed either way. If the
 program exits by itself, the session ends there.`,
 	examples: []string{
 		"memdoctor run --duration 2m -- ./server --port 8080",
@@ -52,6 +51,9 @@ func runRun(ctx context.Context, e *env, args []string) error {
 	if err := cf.check(); err != nil {
 		return err
 	}
+	if *grace <= 0 {
+		return usagef("--grace %s: must be positive (how long the program may take to exit after SIGINT)", *grace)
+	}
 	if err := recorder.CanRun(); err != nil {
 		return fmt.Errorf("run: %w", err)
 	}
@@ -59,7 +61,8 @@ func runRun(ctx context.Context, e *env, args []string) error {
 	cfg.Command = cmdArgs
 	cfg.Grace = *grace
 	cfg.ShowGCTrace = *showTrace
-	return record(ctx, e, cfg, cf.output, func(ctx context.Context) (recorder.Result, error) {
+	return record(ctx, e, cfg, cf.output, func(ctx context.Context, abort <-chan struct{}) (recorder.Result, error) {
+		cfg.Abort = abort
 		return recorder.Run(ctx, cfg)
 	})
 }
@@ -80,22 +83,28 @@ func commandName(args []string) string {
 	return name
 }
 
-// record runs a recording until it ends or the user presses Ctrl-C, then diagnoses the
-// session. A second Ctrl-C quits at once; the session stays readable.
-func record(ctx context.Context, e *env, cfg recorder.Config, out outputFlags, rec func(context.Context) (recorder.Result, error)) error {
-	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	go func() {
-		<-ctx.Done()
-		stop() // a second Ctrl-C gets the default action
-		if e.term != nil {
-			e.term.setStatus("")
-		}
-	}()
+// errAborted reports a recording stopped at once by a second stop signal.
+var errAborted = errors.New("stopped at once by a second signal: the program was killed")
+
+// record runs a recording until it ends or a stop signal comes (Ctrl-C, SIGTERM, SIGHUP),
+// then diagnoses the session. A second signal kills the program at once and ends without a
+// diagnosis; the session is closed either way. rec gets the abort channel for
+// recorder.Config.Abort.
+func record(ctx context.Context, e *env, cfg recorder.Config, out outputFlags, rec func(context.Context, <-chan struct{}) (recorder.Result, error)) error {
+	stops, release := handleStops(ctx, e)
 	e.log.Info("recording a session", "dir", cfg.Out)
-	res, err := rec(ctx)
+	res, err := rec(stops.ctx, stops.abort)
+	release() // from here on, a signal has its default action: the session is closed
 	if e.term != nil {
 		e.term.setStatus("")
+	}
+	select {
+	case <-stops.abort:
+		if err == nil {
+			err = errAborted
+		}
+		return fmt.Errorf("%w (the session is in %s: memdoctor analyze %s)", err, cfg.Out, cfg.Out)
+	default:
 	}
 	if err != nil {
 		if res.Dir != "" || errors.Is(err, recorder.ErrNotGo) {

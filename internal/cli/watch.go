@@ -38,8 +38,10 @@ forwarder: a Go heap well above its RSS gives it away, and watch then drops its 
 with a note. --pid names the service's own process instead. Given a PID instead of a URL,
 watch attaches to that local process, as gops does: it finds the port its pprof or agent
 serves on among those it listens on. A PID and --pid need Linux; a URL works everywhere.
-Watch stops at --duration, on Ctrl-C, or when the service goes away, and prints the
-diagnosis. With --until-confirmed it diagnoses the session every --interval and stops as
+A service that goes away and answers again at the same URL within 30s (restarted by its
+supervisor) is followed: watch finds its new process and notes the restart in the session,
+since its cumulative counters start again. Watch stops at --duration, on Ctrl-C, or when the
+service stays away, and prints the diagnosis. With --until-confirmed it diagnoses the session every --interval and stops as
 soon as nothing is left to confirm: no suspected finding, and nothing that watching longer
 would let it judge (at least 30s; at most --duration, 10m by default).`,
 	examples: []string{
@@ -107,7 +109,8 @@ func runWatch(ctx context.Context, e *env, args []string) error {
 		}
 		cfg.Settled = settledCheck(cfg.Out, cf.budget.bytes, time.Now())
 	}
-	return record(ctx, e, cfg, cf.output, func(ctx context.Context) (recorder.Result, error) {
+	return record(ctx, e, cfg, cf.output, func(ctx context.Context, abort <-chan struct{}) (recorder.Result, error) {
+		cfg.Abort = abort
 		if byPID != 0 {
 			return recorder.WatchPID(ctx, cfg, byPID)
 		}

@@ -115,6 +115,9 @@ func (r *recorder) pullSamples(ctx context.Context) bool {
 		a.last = last
 		a.samples += n
 	}
+	if err == nil || ctx.Err() == nil {
+		r.tries.add(session.AttemptAgentMetrics, err)
+	}
 	if err != nil {
 		if !stopping(ctx) {
 			r.log.Warn("reading the agent's metrics failed; will retry", "err", err)
@@ -158,6 +161,9 @@ var agentKinds = map[string]bool{session.KindHeap: true, session.KindGoroutine: 
 func (r *recorder) pullProfiles(ctx context.Context) bool {
 	a := r.agent
 	list, err := a.c.Profiles(ctx)
+	if err == nil || ctx.Err() == nil {
+		r.tries.add(session.AttemptAgentProfiles, err)
+	}
 	if err != nil {
 		if !stopping(ctx) {
 			r.log.Warn("listing the agent's profiles failed; will retry", "err", err)
@@ -175,6 +181,9 @@ func (r *recorder) pullProfiles(ctx context.Context) bool {
 			continue
 		}
 		raw, err := a.c.Profile(ctx, p.Name)
+		if err == nil || ctx.Err() == nil {
+			r.tries.add(session.AttemptAgentProfiles, err)
+		}
 		if errors.Is(err, agentclient.ErrTooLarge) || errors.Is(err, agentclient.ErrNotProfile) {
 			r.refuse(a.refusedProfiles, "profile", p.Name, err)
 			continue

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/memdoctor/memdoctor/collect/procfs"
+	"github.com/memdoctor/memdoctor/session"
 )
 
 // Config is what a recording needs. Zero durations take the defaults below.
@@ -23,12 +24,21 @@ type Config struct {
 	Stdout, Stderr     io.Writer     // run: where the program's own output goes
 	ShowGCTrace        bool          // run: also show the runtime trace lines
 	Grace              time.Duration // run: SIGINT, then SIGKILL after this; default 10s
-	Version            string        // memdoctor's version, for the manifest
-	Flags              map[string]string
-	Logger             *slog.Logger
+	// Abort, when closed, stops the recording at once: the program's process group (run) is
+	// killed with SIGKILL without waiting for Grace, no final snapshot is taken, and the
+	// session is closed. The context given to Run or Watch asks for the graceful stop.
+	Abort   <-chan struct{}
+	Version string // memdoctor's version, for the manifest
+	Flags   map[string]string
+	Logger  *slog.Logger
 	// OnStatus is called about once per Sample with the live figures.
 	OnStatus func(Status)
 	FS       procfs.FS
+	// SessionFS is where the session is written; nil means the operating system's files.
+	SessionFS session.FS
+	// RestartGrace is how long watch waits for a service that went away to answer again
+	// (restarted on the same address) before the session ends; default 30s.
+	RestartGrace time.Duration
 	// Token is the bearer token for a memdoctor agent's endpoints (watch); "" = none.
 	Token string
 	// Settled, when set, is asked every Interval whether a watch may end: it returns true, and
@@ -102,8 +112,14 @@ func (c *Config) defaults() {
 	if c.GoroutineTextEvery <= 0 {
 		c.GoroutineTextEvery = 6
 	}
+	if c.RestartGrace <= 0 {
+		c.RestartGrace = 30 * time.Second
+	}
 	if c.Grace <= 0 {
 		c.Grace = 10 * time.Second
+	}
+	if c.SessionFS == nil {
+		c.SessionFS = session.OSFS{}
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)

@@ -1,121 +1,99 @@
 package recorder
 
 import (
-	"bufio"
-	"context"
+	"errors"
+	"flag"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
-	"net/http/httputil"
 	"net/http/pprof"
-	"net/url"
 	"os"
 	"os/exec"
-	"strings"
-	"testing"
+	"os/signal"
+	"syscall"
 	"time"
-
-	"github.com/memdoctor/memdoctor/agent"
 )
 
-// The tests start helper processes from this very binary: a Go service with a live heap of
-// serviceHeap bytes, a reverse proxy, a service that embeds only the agent.
-const helperEnv = "MEMDOCTOR_RECORDER_HELPER"
-
-const serviceHeap = 96 << 20
-
-func TestMain(m *testing.M) {
-	if mode := os.Getenv(helperEnv); mode != "" {
-		if err := runHelper(mode, os.Getenv("MEMDOCTOR_RECORDER_BACKEND")); err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			os.Exit(1)
-		}
-		os.Exit(0)
-	}
-	os.Exit(m.Run())
-}
-
-// liveHeap is the helper service's heap, touched so that it is resident.
-var liveHeap [][]byte
-
-// runHelper serves in mode on a loopback port, prints its URL on stdout and serves until its
-// stdin closes (the test ended).
-func runHelper(mode, backend string) error {
-	mux := http.NewServeMux()
-	var h http.Handler = mux
-	switch mode {
-	case "service":
-		for range serviceHeap >> 20 {
-			b := make([]byte, 1<<20)
-			for i := range b {
-				b[i] = byte(i)
-			}
-			liveHeap = append(liveHeap, b)
-		}
-		mux.HandleFunc("/debug/pprof/", pprof.Index)
-	case "proxy":
-		u, err := url.Parse(backend)
-		if err != nil {
-			return err
-		}
-		h = httputil.NewSingleHostReverseProxy(u)
-	case "agent":
-		a, err := agent.Start(context.Background(), agent.WithSampleInterval(100*time.Millisecond))
-		if err != nil {
-			return err
-		}
-		mux.Handle("/debug/memdoctor/", a.Handler())
-	default:
-		return fmt.Errorf("unknown helper %q", mode)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
+// runHelper runs one of the helper programs the tests start as targets.
+func runHelper(mode string, args []string) error {
+	fs := flag.NewFlagSet(mode, flag.ContinueOnError)
+	pidFile := fs.String("pidfile", "", "write the PIDs of the helper's processes here")
+	child := fs.Bool("child", false, "this is the helper's own child")
+	addr := fs.String("addr", "", "listen address")
+	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	go http.Serve(ln, h)
-	fmt.Printf("http://%s\n", ln.Addr())
-	io.Copy(io.Discard, os.Stdin)
+	switch mode {
+	case "exit":
+		os.Exit(3)
+	case "gc":
+		churn(time.Hour)
+	case "stubborn":
+		return stubborn(*pidFile, *child)
+	case "serve":
+		return serve(*addr)
+	case "service", "proxy", "agent":
+		return runServiceHelper(mode, os.Getenv("MEMDOCTOR_RECORDER_BACKEND"))
+	}
+	return errors.New("unknown helper mode " + mode)
+}
+
+var sink []byte
+
+// churn allocates garbage, enough for a GC cycle every few milliseconds, for d.
+func churn(d time.Duration) {
+	end := time.Now().Add(d)
+	for time.Now().Before(end) {
+		for range 64 {
+			sink = make([]byte, 64<<10)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+func writePIDs(path string, pids ...int) error {
+	s := ""
+	for _, p := range pids {
+		s += fmt.Sprintln(p)
+	}
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, []byte(s), 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}
+
+// stubborn ignores SIGINT, SIGTERM and SIGHUP, starts a child that does the same (unless it
+// is that child), writes the PIDs of both to pidFile, and makes garbage until killed.
+func stubborn(pidFile string, child bool) error {
+	signal.Ignore(syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+	if !child {
+		exe, err := os.Executable()
+		if err != nil {
+			return err
+		}
+		c := exec.Command(exe, "-child")
+		c.Env = os.Environ()
+		if err := c.Start(); err != nil {
+			return err
+		}
+		if err := writePIDs(pidFile, os.Getpid(), c.Process.Pid); err != nil {
+			return err
+		}
+	}
+	churn(time.Hour)
 	return nil
 }
 
-// helper is a running helper process.
-type helper struct {
-	pid int
-	url string
-}
-
-// startHelper starts a helper process and waits for its URL; it ends with the test.
-func startHelper(t *testing.T, mode, backend string) helper {
-	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), helperEnv+"="+mode, "MEMDOCTOR_RECORDER_BACKEND="+backend)
-	cmd.Stderr = os.Stderr
-	stdin, err := cmd.StdinPipe()
+// serve serves net/http/pprof on addr and makes garbage until killed.
+func serve(addr string) error {
+	ln, err := net.Listen("tcp", addr)
 	if err != nil {
-		t.Fatal(err)
+		return err
 	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		stdin.Close()
-		done := make(chan struct{})
-		go func() { cmd.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
-			cmd.Process.Kill()
-			<-done
-		}
-	})
-	line, err := bufio.NewReader(stdout).ReadString('\n')
-	if err != nil {
-		t.Fatalf("helper %s: %v", mode, err)
-	}
-	return helper{pid: cmd.Process.Pid, url: strings.TrimSpace(line)}
+	fmt.Printf("listening on http://%s\n", ln.Addr())
+	mux := http.NewServeMux()
+	mux.HandleFunc("/debug/pprof/", pprof.Index)
+	go churn(time.Hour)
+	return http.Serve(ln, mux)
 }

@@ -14,17 +14,25 @@ import (
 // (proto) and the MemStats block. Each request fails on its own: the others still run.
 func (r *recorder) snapshot(ctx context.Context, c *scrape.Client, withText bool) {
 	now := time.Now()
-	ok := false
+	answered := false // did the service answer any request, even with something unusable?
+	tried := func(kind string, err error) {
+		if err != nil && ctx.Err() != nil {
+			return // stopped by memdoctor, not failed by the service
+		}
+		r.tries.add(kind, err)
+		answered = answered || !noAnswer(err)
+	}
 	defer func() {
 		if !stopping(ctx) { // a round cut short by the end of the recording is no failure
-			r.roundDone(ok)
+			r.roundDone(answered)
 		}
 	}()
 	goroutines := 0 // this round's count, for its MemStats sample: whether the index is readable or not
-	if raw, p, err := c.Goroutine(ctx); err != nil {
+	raw, p, err := c.Goroutine(ctx)
+	tried(session.AttemptGoroutine, err)
+	if err != nil {
 		r.scrapeFailed("goroutine", err)
 	} else {
-		ok = true
 		var n int64
 		for _, s := range p.Sample {
 			if len(s.Value) > 0 {
@@ -38,24 +46,27 @@ func (r *recorder) snapshot(ctx context.Context, c *scrape.Client, withText bool
 		r.store(session.KindGoroutine, now, raw)
 	}
 	if withText {
-		r.storeGoroutineText(ctx, c, now)
+		tried(session.AttemptGoroutineText, r.storeGoroutineText(ctx, c, now))
 	}
-	if raw, _, err := c.Heap(ctx); err != nil {
+	raw, _, err = c.Heap(ctx)
+	tried(session.AttemptHeap, err)
+	if err != nil {
 		r.scrapeFailed("heap", err)
 	} else {
-		ok = true
 		r.store(session.KindHeap, now, raw)
 	}
 	if r.agent != nil {
 		return // the agent's runtime/metrics samples are exact: no MemStats (it stops the world)
 	}
-	if ms, err := c.MemStats(ctx); err != nil {
+	ms, err := c.MemStats(ctx)
+	tried(session.AttemptMemStats, err)
+	if err != nil {
 		r.scrapeFailed("heap?debug=1", err)
 	} else {
-		ok = true
 		r.mu.Lock()
 		g := goMemFromMemStats(ms, goroutines)
 		r.status.HeapBytes = ms.HeapAlloc
+		r.lastGCCycles = uint64(ms.NumGC)
 		r.mu.Unlock()
 		r.setGoHeap(ms.HeapInuse)
 		if err := r.w.AppendSample(session.Sample{Time: time.Now().UTC(), Go: g}); err != nil {
@@ -66,7 +77,7 @@ func (r *recorder) snapshot(ctx context.Context, c *scrape.Client, withText bool
 
 // storeGoroutineText streams goroutine?debug=1 into the session as it arrives: a dump of
 // any size (up to the body limit) costs no memory.
-func (r *recorder) storeGoroutineText(ctx context.Context, c *scrape.Client, t time.Time) {
+func (r *recorder) storeGoroutineText(ctx context.Context, c *scrape.Client, t time.Time) error {
 	var pf *session.ProfileFile
 	var werr error
 	_, err := c.GoroutineTextTo(ctx, func() (io.Writer, error) {
@@ -92,6 +103,7 @@ func (r *recorder) storeGoroutineText(ctx context.Context, c *scrape.Client, t t
 			r.writeFailed(err)
 		}
 	}
+	return err
 }
 
 func (r *recorder) store(kind string, t time.Time, raw []byte) {
@@ -109,11 +121,18 @@ func (r *recorder) store(kind string, t time.Time, raw []byte) {
 	r.mu.Unlock()
 }
 
-// unreachableRounds is how many snapshot rounds in a row may fail entirely before the
+// unreachableRounds is how many snapshot rounds in a row may go unanswered before the
 // target counts as gone.
 const unreachableRounds = 3
 
-// roundDone counts snapshot rounds in which every request failed.
+// noAnswer reports whether a failed request got no answer from the service at all (as
+// opposed to an answer memdoctor could not use, such as an HTML login page).
+func noAnswer(err error) bool {
+	return errors.Is(err, scrape.ErrUnreachable) || errors.Is(err, scrape.ErrTimeout)
+}
+
+// roundDone counts snapshot rounds in which the service answered no request. A service that
+// answers with something unusable is not gone: its failures are counted in the attempts.
 func (r *recorder) roundDone(anyOK bool) {
 	r.mu.Lock()
 	if anyOK {

@@ -39,17 +39,30 @@ type recorder struct {
 	writeErrs       int
 	watched         *watchTarget // watch: what answered at the URL
 	pc              procCheck    // watch: is the local process found the service?
+	firstWriteErr   error
+	// gcBase is the target's gctrace time base as the manifest last got it.
+	gcBase time.Time
+	// lastGCCycles is the target's GC count at the last MemStats reading (a drop: a restart).
+	lastGCCycles uint64
+
+	// tries counts the reads of each kind of data for the manifest's Attempts.
+	tries tally
 }
 
 func newRecorder(cfg Config, w *session.Writer) *recorder {
 	r := &recorder{cfg: cfg, w: w, log: cfg.Logger, start: time.Now(), gone: make(chan struct{}), unreachable: make(chan struct{})}
-	r.gc = newGCTracker(func(tl traceLine) {
+	r.gc = newGCTracker(func(tl traceLine, base time.Time) {
 		if err := w.AppendGCTrace(tl.line); err != nil {
 			r.writeFailed(err)
 		}
+		r.gcBaseKnown(base)
 	})
 	return r
 }
+
+// ErrSessionWrite reports a session that could not be written whole (a full disk): what was
+// written is readable, the rest is lost.
+var ErrSessionWrite = errors.New("the session could not be written whole")
 
 // writeFailed logs a failed session write: the first, then every hundredth, so a full disk
 // does not flood the log. Collection goes on: what was written stays readable.
@@ -57,9 +70,35 @@ func (r *recorder) writeFailed(err error) {
 	r.mu.Lock()
 	r.writeErrs++
 	n := r.writeErrs
+	if n == 1 {
+		r.firstWriteErr = err
+	}
 	r.mu.Unlock()
 	if n == 1 || n%100 == 0 {
 		r.log.Warn("session write failed; collection goes on", "err", err, "failures", n)
+	}
+}
+
+// writeError says how many session writes failed, or returns nil when none did.
+func (r *recorder) writeError() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.writeErrs == 0 {
+		return nil
+	}
+	return fmt.Errorf("%w: %d write(s) failed, the first: %w; what was written is still readable", ErrSessionWrite, r.writeErrs, r.firstWriteErr)
+}
+
+// gcBaseKnown writes the gctrace time base to the manifest as soon as it is known, so that a
+// collector killed later leaves the GC timeline placed in time. The tracker refines the base
+// as lines arrive (see stream); refinements go with the next manifest write.
+func (r *recorder) gcBaseKnown(base time.Time) {
+	r.mu.Lock()
+	first := r.gcBase.IsZero()
+	r.gcBase = base
+	r.mu.Unlock()
+	if first {
+		r.note(func(*session.Manifest) {})
 	}
 }
 
@@ -79,10 +118,43 @@ func (r *recorder) setPprof(c *scrape.Client) {
 	}
 }
 
-// note updates the manifest, logging a failure.
+// note updates the manifest, logging a failure. Every manifest write carries the latest
+// attempt counts and gctrace time base.
 func (r *recorder) note(fn func(*session.Manifest)) {
-	if err := r.w.UpdateManifest(fn); err != nil {
+	attempts, gen := r.tries.snapshot()
+	r.mu.Lock()
+	base := r.gcBase
+	r.mu.Unlock()
+	err := r.w.UpdateManifest(func(m *session.Manifest) {
+		fn(m)
+		if attempts != nil {
+			m.Attempts = attempts
+		}
+		if !base.IsZero() {
+			m.GCTraceBase = base.UTC()
+		}
+	})
+	if err != nil {
 		r.writeFailed(err)
+		return
+	}
+	r.tries.written(gen)
+}
+
+// manifestEvery is how often the manifest is rewritten when only counts changed.
+const manifestEvery = 5 * time.Second
+
+// flushManifest rewrites the manifest if the attempt counts changed since its last write.
+func (r *recorder) flushManifest() {
+	if r.tries.changed() {
+		r.note(func(*session.Manifest) {})
+	}
+}
+
+// noteAttempts adds a note for each kind of data that never came or mostly failed.
+func (r *recorder) noteAttempts() {
+	for _, n := range r.tries.notes() {
+		r.addNote("%s", n)
 	}
 }
 
@@ -100,11 +172,16 @@ func (r *recorder) sampleLoop(ctx context.Context, discover func() bool) {
 	t := time.NewTicker(r.cfg.Sample)
 	defer t.Stop()
 	found := discover == nil
+	flushed := time.Now()
 	for {
 		if !found {
 			found = discover()
 		}
 		r.sampleOnce()
+		if time.Since(flushed) >= manifestEvery {
+			r.flushManifest()
+			flushed = time.Now()
+		}
 		select {
 		case <-ctx.Done():
 			return
@@ -122,6 +199,8 @@ func (r *recorder) sampleOnce() {
 	now := time.Now()
 	counts := r.readIndex() // the pprof index's counts, which join this instant's /proc reading
 	switch {
+	case pid != 0 && r.exited(pid):
+		r.markGone()
 	case pid != 0 && r.agentHasProc():
 		// The agent reads /proc itself, every second: only watch that the process lives (and
 		// that it is the service).
@@ -131,13 +210,16 @@ func (r *recorder) sampleOnce() {
 			r.checkRSS(st.VmRSS)
 		}
 	case pid != 0:
-		smp, err := sampleProc(r.cfg.FS, pid, now)
+		smp, cgErr, err := sampleProc(r.cfg.FS, pid, now)
 		switch {
 		case errors.Is(err, fs.ErrNotExist):
 			r.markGone()
 		case err != nil:
+			r.tries.add(session.AttemptProc, err)
 			r.log.Debug("proc sample failed", "pid", pid, "err", err)
 		default:
+			r.tries.add(session.AttemptProc, nil)
+			r.tries.add(session.AttemptCgroup, cgErr)
 			if r.root != 0 {
 				addTree(r.cfg.FS, r.root, &smp)
 			}
@@ -173,6 +255,13 @@ func (r *recorder) sampleOnce() {
 	if r.cfg.OnStatus != nil {
 		r.cfg.OnStatus(st)
 	}
+}
+
+// exited reports whether the process is gone: no /proc entry, or a zombie (dead, waiting
+// for its parent to reap it).
+func (r *recorder) exited(pid int) bool {
+	st, err := r.cfg.FS.Stat(pid)
+	return errors.Is(err, fs.ErrNotExist) || err == nil && (st.State == 'Z' || st.State == 'X')
 }
 
 // profileLoop takes a snapshot as soon as a pprof endpoint is known, then every cfg.Interval.

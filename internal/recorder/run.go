@@ -2,6 +2,7 @@ package recorder
 
 import (
 	"context"
+	"debug/buildinfo"
 	"errors"
 	"fmt"
 	"os"
@@ -35,6 +36,10 @@ func CanRun() error {
 // procSupported is true where /proc exists; tests turn it off to see what other systems get.
 var procSupported = runtime.GOOS == "linux"
 
+// ErrNothingMeasured reports a program that exited before memdoctor found a Go program to
+// measure in its process tree.
+var ErrNothingMeasured = errors.New("exited before anything could be measured")
+
 // notGoPatience is how long a non-Go process may stand alone in the tree, without a Go
 // program appearing under it, before memdoctor gives up on it.
 const notGoPatience = 5 * time.Second
@@ -42,7 +47,8 @@ const notGoPatience = 5 * time.Second
 // Run starts cfg.Command with gctrace on, records a session while it runs and stops it
 // gracefully when ctx is done or cfg.Duration has passed. It returns when the session is
 // closed. An error means nothing useful could be recorded (the command could not start, the
-// session directory could not be written, the target is not a Go program).
+// session directory could not be written, the target is not a Go program or exited before it
+// could be measured), or that the session could not be written whole (ErrSessionWrite).
 func Run(ctx context.Context, cfg Config) (Result, error) {
 	cfg.defaults()
 	if len(cfg.Command) == 0 {
@@ -51,7 +57,7 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	if err := CanRun(); err != nil {
 		return Result{}, err
 	}
-	w, err := session.Create(cfg.Out, session.Manifest{
+	w, err := session.CreateFS(cfg.SessionFS, cfg.Out, session.Manifest{
 		MemdoctorVersion: cfg.Version, Mode: cfg.Mode, Command: cfg.Command,
 		Start: time.Now().UTC(), Flags: cfg.Flags,
 	})
@@ -81,16 +87,45 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	}
 	stopLoops()
 	loops.Wait()
+	if runErr == nil && res.Status == session.StatusTargetExited && !r.found() {
+		runErr = notMeasured(p.cmd, time.Since(r.start), res.TargetExit)
+		res.Status, res.Detail = session.StatusFailed, runErr.Error()
+	}
 	if !rootExited {
-		res.TargetExit = stopGroup(p.cmd, p.exited, cfg.Grace, r.log)
+		res.TargetExit = stopGroup(p.cmd, p.exited, cfg.Grace, cfg.Abort, r.log)
 	}
 	waitTimeout(&p.stderr, 2*time.Second)
 	r.noteGCTrace()
 	r.noteIndex()
+	r.noteAttempts()
+	r.flushManifest() // the last counts
 	if err := w.Close(res.Status, res.Detail); err != nil {
 		r.writeFailed(err)
 	}
+	if werr := r.writeError(); werr != nil && runErr == nil {
+		runErr = werr
+	}
 	return res, runErr
+}
+
+// found reports whether a Go target was found in the tree.
+func (r *recorder) found() bool {
+	pid, _ := r.target()
+	return pid != 0
+}
+
+// notMeasured explains a program that ended before a Go target was found in its tree: not a
+// Go program (its binary has no Go build info), or one that exited too soon. The non-Go
+// check of discovery needs notGoPatience; this one covers what exits sooner.
+func notMeasured(cmd *exec.Cmd, ran time.Duration, code int) error {
+	took := "under 1ms"
+	if ran >= time.Millisecond {
+		took = ran.Round(time.Millisecond).String()
+	}
+	if _, err := buildinfo.ReadFile(cmd.Path); err != nil {
+		return fmt.Errorf("%s is %w: it has no Go build info (it exited after %s, status %d); memdoctor diagnoses Go programs", cmd.Path, ErrNotGo, took, code)
+	}
+	return fmt.Errorf("%s %w: it ran for %s (status %d)", cmd.Path, ErrNothingMeasured, took, code)
 }
 
 // program is the process memdoctor started.
@@ -148,6 +183,8 @@ func (r *recorder) awaitEnd(ctx context.Context, p *program, notGo <-chan error)
 		res.Status, res.Detail = session.StatusTargetExited, fmt.Sprintf("the target (pid %d) exited", pid)
 	case <-ctx.Done():
 		res.Status, res.Detail = session.StatusInterrupted, "stopped by the user"
+	case <-r.cfg.Abort:
+		res.Status, res.Detail = session.StatusInterrupted, "stopped at once by the user"
 	case <-timeout:
 		res.Status, res.Detail = session.StatusComplete, fmt.Sprintf("ran for %s", r.cfg.Duration)
 	case err = <-notGo:
@@ -174,13 +211,28 @@ func (r *recorder) noteGCTrace() {
 }
 
 // finalSnapshot takes one last round of profiles before the target is stopped, so the
-// session ends with the state at its end.
+// session ends with the state at its end. Abort cuts it short.
 func (r *recorder) finalSnapshot() {
 	if _, c := r.target(); c != nil {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		ctx, cancel := r.abortable(5 * time.Second)
 		defer cancel()
 		r.snapshot(ctx, c, true)
 	}
+}
+
+// abortable returns a context that ends after d, or when cfg.Abort is closed.
+func (r *recorder) abortable(d time.Duration) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	if r.cfg.Abort != nil {
+		go func() {
+			select {
+			case <-r.cfg.Abort:
+				cancel()
+			case <-ctx.Done():
+			}
+		}()
+	}
+	return ctx, cancel
 }
 
 // runDiscovery finds the target in the tree and then its pprof endpoint.
@@ -277,18 +329,26 @@ func (d *runDiscovery) lock(p procInfo) {
 	})
 }
 
-// stopGroup stops the program's process group: SIGINT, then SIGKILL after the grace period.
-// It returns the program's exit code (-1 when killed).
-func stopGroup(cmd *exec.Cmd, exited <-chan error, grace time.Duration, log interface{ Info(string, ...any) }) int {
+// stopGroup stops the program's process group: SIGINT, then SIGKILL after the grace period,
+// or at once when abort is closed (before or during the wait). It returns the program's exit
+// code (-1 when killed).
+func stopGroup(cmd *exec.Cmd, exited <-chan error, grace time.Duration, abort <-chan struct{}, log interface{ Info(string, ...any) }) int {
 	pgid := cmd.Process.Pid
-	signalGroup(pgid, syscall.SIGINT)
 	select {
-	case err := <-exited:
-		signalGroup(pgid, syscall.SIGKILL) // leftovers of the group, if any
-		return exitCode(err)
-	case <-time.After(grace):
+	case <-abort:
+	default:
+		signalGroup(pgid, syscall.SIGINT)
+		timer := time.NewTimer(grace)
+		defer timer.Stop()
+		select {
+		case err := <-exited:
+			signalGroup(pgid, syscall.SIGKILL) // leftovers of the group, if any
+			return exitCode(err)
+		case <-timer.C:
+			log.Info("the program did not stop after SIGINT; sending SIGKILL", "grace", grace)
+		case <-abort:
+		}
 	}
-	log.Info("the program did not stop after SIGINT; sending SIGKILL", "grace", grace)
 	signalGroup(pgid, syscall.SIGKILL)
 	return exitCode(<-exited)
 }

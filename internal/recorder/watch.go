@@ -24,11 +24,14 @@ import (
 // pprof index or its agent. With an agent, the whole history it holds is copied at once and
 // then as it grows: samples, labelled profiles, traces. When the service runs on this
 // machine, Watch also finds its process (the one listening on the URL's port) and samples its
-// /proc, unless the agent's samples already carry it.
+// /proc, unless the agent's samples already carry it. A service that goes away and answers
+// again within cfg.RestartGrace is followed (see followRestart). It fails with
+// ErrSessionWrite when the session could not be written whole.
 //
 // cfg.PID names the process to sample instead (a service behind a proxy or a port-forward
-// answers on a port another process listens on). Either way, a process whose RSS is well
-// below the service's Go heap is not the service: its readings are dropped with a note.
+// answers on a port another process listens on). Either way, a process that is not the
+// service (its command line differs from the one the service's pprof gives, or, failing
+// that, its RSS is well below the service's Go heap) has its readings dropped with a note.
 func Watch(ctx context.Context, cfg Config, rawURL string) (Result, error) {
 	cfg.defaults()
 	if cfg.PID != 0 {
@@ -43,7 +46,7 @@ func Watch(ctx context.Context, cfg Config, rawURL string) (Result, error) {
 	start := time.Now()
 	m := session.Manifest{MemdoctorVersion: cfg.Version, Mode: cfg.Mode, Start: start.UTC(), Flags: cfg.Flags}
 	tg.describe(&m.Target)
-	w, err := session.Create(cfg.Out, m)
+	w, err := session.CreateFS(cfg.SessionFS, cfg.Out, m)
 	if err != nil {
 		return Result{}, err
 	}
@@ -62,24 +65,25 @@ func Watch(ctx context.Context, cfg Config, rawURL string) (Result, error) {
 	}
 	r.findLocalProcess(tg)
 
-	loopCtx, stopLoops := context.WithCancel(context.Background())
-	var loops sync.WaitGroup
-	if r.agent != nil {
-		r.pullAgent(loopCtx) // the history first: /proc sampling depends on what it carries
-		loops.Go(func() { r.agentLoop(loopCtx) })
+	var deadline time.Time // zero: no --duration
+	if cfg.Duration > 0 {
+		deadline = start.Add(cfg.Duration)
 	}
-	loops.Go(func() { r.sampleLoop(loopCtx, nil) })
-	if tg.pprof != nil {
-		loops.Go(func() { r.profileLoop(loopCtx) })
-		loops.Go(func() { r.leakLoop(loopCtx) })
+	var res Result
+	for {
+		res = r.watchUntilGone(ctx, tg, deadline)
+		if res.Status != session.StatusTargetExited {
+			break
+		}
+		if back, end := r.followRestart(ctx, tg, deadline, res.Detail); !back {
+			res = end
+			break
+		}
 	}
-	res := r.awaitWatchEnd(ctx, tg.baseURL())
-	stopLoops()
-	loops.Wait()
 	if res.Status == session.StatusComplete || res.Status == session.StatusInterrupted {
 		r.finalSnapshot()
 		if r.agent != nil {
-			fctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			fctx, cancel := r.abortable(10 * time.Second)
 			r.pullAgent(fctx)
 			cancel()
 		}
@@ -89,10 +93,12 @@ func Watch(ctx context.Context, cfg Config, rawURL string) (Result, error) {
 		r.agentSummary()
 	}
 	r.noteIndex()
+	r.noteAttempts()
+	r.flushManifest() // the last counts
 	if err := w.Close(res.Status, res.Detail); err != nil {
 		r.writeFailed(err)
 	}
-	return res, nil
+	return res, r.writeError()
 }
 
 // watchTarget is what answered at the URL: a pprof index, an agent, or both.
@@ -275,12 +281,32 @@ func (r *recorder) findLocalProcess(tg *watchTarget) {
 	}
 }
 
-// awaitWatchEnd waits for what ends a watch: the user, the duration, or the service going
+// watchUntilGone runs the collection loops until the user, the deadline, or the service
+// going away ends them.
+func (r *recorder) watchUntilGone(ctx context.Context, tg *watchTarget, deadline time.Time) Result {
+	loopCtx, stopLoops := context.WithCancel(context.Background())
+	var loops sync.WaitGroup
+	if r.agent != nil {
+		r.pullAgent(loopCtx) // the history first: /proc sampling depends on what it carries
+		loops.Go(func() { r.agentLoop(loopCtx) })
+	}
+	loops.Go(func() { r.sampleLoop(loopCtx, nil) })
+	if tg.pprof != nil {
+		loops.Go(func() { r.profileLoop(loopCtx) })
+		loops.Go(func() { r.leakLoop(loopCtx) })
+	}
+	res := r.awaitWatchEnd(ctx, tg.baseURL(), deadline)
+	stopLoops()
+	loops.Wait()
+	return res
+}
+
+// awaitWatchEnd waits for what ends a watch: the user, the deadline, or the service going
 // away.
-func (r *recorder) awaitWatchEnd(ctx context.Context, base string) Result {
+func (r *recorder) awaitWatchEnd(ctx context.Context, base string, deadline time.Time) Result {
 	var timeout <-chan time.Time
-	if d := r.cfg.Duration; d > 0 {
-		timer := time.NewTimer(d)
+	if !deadline.IsZero() {
+		timer := time.NewTimer(time.Until(deadline))
 		defer timer.Stop()
 		timeout = timer.C
 	}
@@ -295,6 +321,8 @@ func (r *recorder) awaitWatchEnd(ctx context.Context, base string) Result {
 		select {
 		case <-ctx.Done():
 			res.Status, res.Detail = session.StatusInterrupted, "stopped by the user"
+		case <-r.cfg.Abort:
+			res.Status, res.Detail = session.StatusInterrupted, "stopped at once by the user"
 		case <-timeout:
 			res.Status, res.Detail = session.StatusComplete, fmt.Sprintf("watched for %s", r.cfg.Duration)
 		case <-r.gone:
