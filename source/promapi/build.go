@@ -23,7 +23,7 @@ const (
 
 // evidence assembles the target's evidence from its readings.
 func (b *build) evidence(cfg *Config) *evidence.Evidence {
-	s := func(q quantity) evidence.Series { return b.b[q].Series() }
+	s := b.series
 	start := s(qStart)
 	ev := evidence.New("prometheus", evidence.Target{Name: b.labels.Name(), GoVersion: b.version}, evidence.Options{})
 	if !start.Empty() {
@@ -76,7 +76,7 @@ func restarts(start *evidence.Series) []time.Time {
 func (b *build) pacer(ev *evidence.Evidence, start *evidence.Series) {
 	p := &ev.Pacer
 	last := func(q quantity) (float64, bool) {
-		s := b.b[q].Series()
+		s := b.series(q)
 		return s.Last().V, !s.Empty()
 	}
 	if v, ok := last(qGOGC); ok {
@@ -94,7 +94,7 @@ func (b *build) pacer(ev *evidence.Evidence, start *evidence.Series) {
 	if v, ok := last(qNonHeap); ok {
 		p.NonHeap = v
 	}
-	if scan := b.b[qScan].Series(); !scan.Empty() {
+	if scan := b.series(qScan); !scan.Empty() {
 		vs := scan.Values()
 		slices.Sort(vs)
 		p.ScanBytes = vs[len(vs)/2]
@@ -111,7 +111,7 @@ func (b *build) pacer(ev *evidence.Evidence, start *evidence.Series) {
 // rules would take the heap in use, whose GC sawtooth (up to twice the live heap at
 // GOGC=100) reads as spikes and inflates the pacer model's live heap.
 func (b *build) liveFromGoal(ev *evidence.Evidence) {
-	gogcS, limitS, nonHeapS, scanS := b.b[qGOGC].Series(), b.b[qGOMemLimit].Series(), b.b[qNonHeap].Series(), b.b[qScan].Series()
+	gogcS, limitS, nonHeapS, scanS := b.series(qGOGC), b.series(qGOMemLimit), b.series(qNonHeap), b.series(qScan)
 	if gogcS.Empty() || ev.HeapGoal.Empty() {
 		return
 	}
@@ -145,7 +145,7 @@ func (b *build) liveFromGoal(ev *evidence.Evidence) {
 // available CPU since the process started) to cumulative GC CPU seconds, as the session does
 // for MemStats: it needs the start time and GOMAXPROCS.
 func (b *build) gcCPUFromFraction(ev *evidence.Evidence, start *evidence.Series) {
-	frac := b.b[qGCCPUFraction].Series()
+	frac := b.series(qGCCPUFraction)
 	procs := ev.Pacer.GOMAXPROCS
 	if frac.Empty() || start.Empty() || procs <= 0 {
 		return
@@ -170,7 +170,7 @@ func (b *build) gcCPUFromFraction(ev *evidence.Evidence, start *evidence.Series)
 // runtime retains and its share of RSS, and the split of memory at the RSS peak and at the
 // end. What is outside Go stays unknown (see gapNonGo).
 func (b *build) split(ev *evidence.Evidence) {
-	share := b.b[qRetainedShare].Series()
+	share := b.series(qRetainedShare)
 	var kept, retained []evidence.Point
 	for _, p := range share.Points {
 		free, ok := ev.HeapFree.At(p.T)
@@ -212,7 +212,7 @@ func (b *build) at(ev *evidence.Evidence, t time.Time) (breakdown.At, bool) {
 	if !ok1 || !ok2 {
 		return breakdown.At{}, false
 	}
-	unusedS, releasedS, nonHeapS := b.b[qHeapUnused].Series(), b.b[qHeapReleased].Series(), b.b[qNonHeap].Series()
+	unusedS, releasedS, nonHeapS := b.series(qHeapUnused), b.series(qHeapReleased), b.series(qNonHeap)
 	unused, _ := exact(&unusedS)
 	released, _ := exact(&releasedS)
 	nonHeap, _ := exact(&nonHeapS)

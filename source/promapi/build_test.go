@@ -15,13 +15,15 @@ func pair(t time.Time, v float64) model.SamplePair {
 	return model.SamplePair{Timestamp: model.TimeFromUnixNano(t.UnixNano()), Value: model.SampleValue(v)}
 }
 
-func queryOf(q quantity) query {
-	for _, qq := range queries {
-		if qq.q == q {
-			return qq
+// add records a reading of q at at, on a 15 s grid from t0.
+func (b *build) add(q quantity, at time.Time, v float64) {
+	if b.g[q] == nil {
+		b.g[q] = &grid{base: t0.UnixMilli(), step: 15000, v: make([]float64, 4001)}
+		for i := range b.g[q].v {
+			b.g[q].v[i] = math.NaN()
 		}
 	}
-	panic("no query")
+	b.g[q].put(at.UnixMilli(), v)
 }
 
 // TestFillTrustsNothing: readings outside the window, negative and non-finite readings,
@@ -47,22 +49,23 @@ func TestFillTrustsNothing(t *testing.T) {
 		{Metric: m("instance", "other:1"), Values: []model.SamplePair{pair(t0, 7)}},
 		{Metric: m("replica", "b"), Values: []model.SamplePair{pair(t0.Add(10*time.Second), 9)}},
 	}
-	fill(queryOf(qRSS), mat, byFP, start, end)
-	s := b.b[qRSS].Series()
+	fill(queryOf(qRSS), mat, byFP, start, end, 15*time.Second)
+	s := b.series(qRSS)
 	if got := s.Values(); len(got) != 2 || got[0] != 100 || got[1] != 200 {
 		t.Errorf("RSS readings %v, want [100 200]", got)
 	}
-	// GOGC may be negative: off.
-	fill(queryOf(qGOGC), model.Matrix{{Metric: m(), Values: []model.SamplePair{pair(t0, -1)}}}, byFP, start, end)
-	if g := b.b[qGOGC].Series(); g.Len() != 1 || g.Last().V != -1 {
-		t.Errorf("GOGC=off read as %v", g.Values())
+	// GOGC may be negative (off); a setting keeps its changes only.
+	gogc := []model.SamplePair{pair(t0, 100), pair(t0.Add(15*time.Second), 100), pair(t0.Add(30*time.Second), -1), pair(t0.Add(45*time.Second), -1)}
+	fill(queryOf(qGOGC), model.Matrix{{Metric: m(), Values: gogc}}, byFP, start, end, 15*time.Second)
+	if g := b.series(qGOGC); g.Len() != 2 || g.Points[0].V != 100 || g.Last().V != -1 || !g.Last().T.Equal(t0.Add(30*time.Second)) {
+		t.Errorf("GOGC 100 then off read as %v", g.Points)
 	}
 	// go_info: the latest version wins, and its label is not part of the target.
 	info := model.Matrix{
 		{Metric: m("version", "go1.25.0"), Values: []model.SamplePair{pair(t0, 1)}},
 		{Metric: m("version", "go1.26.1"), Values: []model.SamplePair{pair(t0.Add(time.Minute), 1)}},
 	}
-	fill(queryOf(qInfo), info, byFP, start, end)
+	fill(queryOf(qInfo), info, byFP, start, end, 15*time.Second)
 	if b.version != "go1.26.1" {
 		t.Errorf("version %q, want the latest, go1.26.1", b.version)
 	}
@@ -79,9 +82,9 @@ func TestRestartKeepsCountersMonotonic(t *testing.T) {
 		if !at.Before(restart) {
 			started, up = restart, at.Sub(restart).Seconds()
 		}
-		b.b[qStart].Add(at, float64(started.Unix()))
-		b.b[qAllocBytes].Add(at, up*1e6) // 1 MB/s
-		b.b[qGoroutines].Add(at, 10)
+		b.add(qStart, at, float64(started.Unix()))
+		b.add(qAllocBytes, at, up*1e6) // 1 MB/s
+		b.add(qGoroutines, at, 10)
 	}
 	ev := b.evidence(&Config{})
 	if len(ev.Restarts) != 1 || !ev.Restarts[0].Equal(restart) || !ev.Target.Started.Equal(restart) {
@@ -125,13 +128,13 @@ func TestDiagnosedLikeASession(t *testing.T) {
 			return model.Matrix{{Metric: mm, Values: vs}}
 		}
 		end := t0.Add(time.Hour)
-		fill(queryOf(qHeapInUse), mt(series15s(gauge(tc.leak))), builds, t0, end)
-		fill(queryOf(qRSS), mt(series15s(func(i int, at time.Time) float64 { return 30e6 + gauge(tc.leak)(i, at) })), builds, t0, end)
-		fill(queryOf(qHeapFree), mt(series15s(func(i int, at time.Time) float64 { return 5e6 })), builds, t0, end)
-		fill(queryOf(qRetainedShare), mt(series15s(func(i int, at time.Time) float64 { return 5e6 / (30e6 + gauge(tc.leak)(i, at)) })), builds, t0, end)
-		fill(queryOf(qGoroutines), mt(series15s(func(i int, at time.Time) float64 { return 50 })), builds, t0, end)
-		fill(queryOf(qGCCycles), mt(series15s(func(i int, at time.Time) float64 { return float64(i) })), builds, t0, end)
-		fill(queryOf(qAllocBytes), mt(series15s(func(i int, at time.Time) float64 { return float64(i) * 30e6 })), builds, t0, end)
+		fill(queryOf(qHeapInUse), mt(series15s(gauge(tc.leak))), builds, t0, end, 15*time.Second)
+		fill(queryOf(qRSS), mt(series15s(func(i int, at time.Time) float64 { return 30e6 + gauge(tc.leak)(i, at) })), builds, t0, end, 15*time.Second)
+		fill(queryOf(qHeapFree), mt(series15s(func(i int, at time.Time) float64 { return 5e6 })), builds, t0, end, 15*time.Second)
+		fill(queryOf(qRetainedShare), mt(series15s(func(i int, at time.Time) float64 { return 5e6 / (30e6 + gauge(tc.leak)(i, at)) })), builds, t0, end, 15*time.Second)
+		fill(queryOf(qGoroutines), mt(series15s(func(i int, at time.Time) float64 { return 50 })), builds, t0, end, 15*time.Second)
+		fill(queryOf(qGCCycles), mt(series15s(func(i int, at time.Time) float64 { return float64(i) })), builds, t0, end, 15*time.Second)
+		fill(queryOf(qAllocBytes), mt(series15s(func(i int, at time.Time) float64 { return float64(i) * 30e6 })), builds, t0, end, 15*time.Second)
 	}
 	verdict := func(l Labels) *diagnose.Diagnosis {
 		return diagnose.Diagnose(builds[l.fingerprint()].evidence(&Config{}), diagnose.Options{})
@@ -184,7 +187,7 @@ func TestLiveFromGoal(t *testing.T) {
 			b := newBuild(Labels{"job": "a", "instance": "h:1"})
 			add := func(q quantity, v float64) {
 				if v != -1 && !(q == qGOGC && v == 0) {
-					b.b[q].Add(t0, v)
+					b.add(q, t0, v)
 				}
 			}
 			add(qGOGC, tc.gogc)

@@ -3,6 +3,7 @@ package promapi
 import (
 	"context"
 	"fmt"
+	"math"
 	"regexp"
 	"slices"
 	"strconv"
@@ -56,24 +57,59 @@ func joinMatchers(a, b string) string {
 	return a + ", " + b
 }
 
-// build is one target's readings, one builder per quantity.
+// build is one target's readings, one grid per quantity.
 type build struct {
 	labels   Labels
-	b        [nQuantities]*evidence.Builder
+	g        [nQuantities]*grid
 	version  string
 	versionT model.Time
 }
 
-func newBuild(l Labels) *build {
-	b := &build{labels: l}
-	for _, q := range queries {
-		if q.counter {
-			b.b[q.q] = evidence.NewCounter(evidence.SourcePrometheus)
-		} else {
-			b.b[q.q] = evidence.NewGauge(evidence.SourcePrometheus, q.quantum)
-		}
+func newBuild(l Labels) *build { return &build{labels: l} }
+
+// held is how many quantities are counted per target when the readings held at once are
+// bounded (go_info's version is one string).
+func held() int { return len(queries) - 1 }
+
+// grid is one target's readings of one quantity. A range query's answer lies on a grid of
+// steps from its start, so a reading costs 8 bytes until the target's evidence is built
+// (an evidence series costs several times that, and is built one target at a time).
+type grid struct {
+	base, step int64     // milliseconds
+	v          []float64 // NaN: no reading
+}
+
+// put records v at ts, on the nearest step (servers that align the start to the step keep
+// a regular grid too).
+func (g *grid) put(ts int64, v float64) {
+	if ts < g.base-g.step/2 {
+		return
 	}
-	return b
+	if i := (ts - g.base + g.step/2) / g.step; i < int64(len(g.v)) {
+		g.v[i] = v
+	}
+}
+
+// series turns a quantity's readings into an evidence series (for a setting, its changes).
+func (b *build) series(q quantity) evidence.Series {
+	g := b.g[q]
+	if g == nil {
+		return evidence.Series{}
+	}
+	qq := queryOf(q)
+	bl := evidence.NewGauge(evidence.SourcePrometheus, qq.quantum)
+	if qq.counter {
+		bl = evidence.NewCounter(evidence.SourcePrometheus)
+	}
+	prev := math.NaN()
+	for i, v := range g.v {
+		if math.IsNaN(v) || qq.setting && v == prev {
+			continue
+		}
+		bl.Add(time.UnixMilli(g.base+int64(i)*g.step).UTC(), v)
+		prev = v
+	}
+	return bl.Series()
 }
 
 // readGroup runs every query over the window for the group's targets, cfg.Parallel at a
@@ -118,7 +154,7 @@ func (c *client) readGroup(ctx context.Context, cfg *Config, res *Result, sel st
 				}
 				return
 			}
-			fill(q, m, byFP, res.Start, res.End)
+			fill(q, m, byFP, res.Start, res.End, res.Step)
 		}()
 	}
 	wg.Wait()
@@ -144,16 +180,16 @@ func (c *client) rangeQuery(ctx context.Context, q string, r v1.Range) (model.Ma
 	return m, warn, nil
 }
 
-// fill adds a query's readings to the targets' builders. Series of targets outside the
-// group, readings outside the window, and negative readings of quantities that cannot be
-// negative are ignored (the builders drop NaN and infinities).
-func fill(q query, m model.Matrix, byFP map[model.Fingerprint]*build, start, end time.Time) {
+// fill adds a query's readings to the targets' grids. Series of targets outside the group,
+// readings outside the window, and negative readings of quantities that cannot be negative
+// are ignored (NaN counts as no reading; the builders drop infinities).
+func fill(q query, m model.Matrix, byFP map[model.Fingerprint]*build, start, end time.Time, step time.Duration) {
 	lo, hi := model.TimeFromUnixNano(start.UnixNano()), model.TimeFromUnixNano(end.UnixNano())
+	stepMs := max(step.Milliseconds(), 1)
 	var drop []model.LabelName
 	if q.q == qInfo {
 		drop = []model.LabelName{"version"}
 	}
-	filled := make(map[*build]bool, len(byFP))
 	for _, s := range m {
 		if s == nil {
 			continue
@@ -168,17 +204,34 @@ func fill(q query, m model.Matrix, byFP map[model.Fingerprint]*build, start, end
 			}
 			continue
 		}
-		if filled[b] {
+		if b.g[q.q] != nil {
 			continue // one series per target and quantity: a second would interleave
 		}
-		filled[b] = true
-		bl := b.b[q.q]
+		var g *grid
 		for _, p := range s.Values {
 			v := float64(p.Value)
 			if p.Timestamp < lo || p.Timestamp > hi || v < 0 && !q.q.signed() {
 				continue
 			}
-			bl.Add(p.Timestamp.Time(), v)
+			if g == nil {
+				base := int64(p.Timestamp)
+				g = &grid{base: base, step: stepMs, v: make([]float64, (int64(hi)-base)/stepMs+1)}
+				for i := range g.v {
+					g.v[i] = math.NaN()
+				}
+				b.g[q.q] = g
+			}
+			g.put(int64(p.Timestamp), v)
 		}
 	}
+}
+
+// queryOf returns the query of a quantity.
+func queryOf(q quantity) query {
+	for _, qq := range queries {
+		if qq.q == q {
+			return qq
+		}
+	}
+	return query{q: q}
 }

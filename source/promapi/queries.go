@@ -45,6 +45,8 @@ type query struct {
 	expr    string
 	counter bool
 	quantum float64
+	// setting: a value that seldom changes (the start time, GOGC): only its changes are kept.
+	setting bool
 }
 
 // queries are the range queries issued for each group of targets, one per quantity.
@@ -64,10 +66,10 @@ var queries = []query{
 	{q: qHeapUnused, expr: "go_memstats_heap_inuse_bytes%[1]s - go_memstats_heap_alloc_bytes%[1]s"},
 	{q: qHeapReleased, expr: "go_memstats_heap_released_bytes%[1]s"},
 	{q: qNonHeap, expr: "go_memstats_sys_bytes%[1]s - go_memstats_heap_sys_bytes%[1]s"},
-	{q: qStart, expr: "process_start_time_seconds%[1]s"},
-	{q: qGOGC, expr: "go_gc_gogc_percent%[1]s"},
-	{q: qGOMemLimit, expr: "go_gc_gomemlimit_bytes%[1]s"},
-	{q: qGOMAXPROCS, expr: "go_sched_gomaxprocs_threads%[1]s"},
+	{q: qStart, expr: "process_start_time_seconds%[1]s", setting: true},
+	{q: qGOGC, expr: "go_gc_gogc_percent%[1]s", setting: true},
+	{q: qGOMemLimit, expr: "go_gc_gomemlimit_bytes%[1]s", setting: true},
+	{q: qGOMAXPROCS, expr: "go_sched_gomaxprocs_threads%[1]s", setting: true},
 	{q: qInfo, expr: "go_info%[1]s"},
 	{q: qLive, expr: "go_gc_heap_live_bytes%[1]s"},
 	{q: qGCCPU, expr: "go_cpu_classes_gc_total_cpu_seconds_total%[1]s - go_cpu_classes_gc_mark_idle_cpu_seconds_total%[1]s", counter: true},

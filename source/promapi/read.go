@@ -270,7 +270,7 @@ func (c *client) scrapeInterval(ctx context.Context, cfg *Config, res *Result, s
 // pass MaxReadings.
 func groupSize(cfg *Config, res *Result) int {
 	points := int(cfg.Window/res.Step) + 1
-	return max(1, cfg.MaxReadings/(points*len(queries)))
+	return max(1, cfg.MaxReadings/(points*held()))
 }
 
 // query runs an instant query.
