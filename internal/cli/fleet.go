@@ -287,8 +287,8 @@ func printFleet(w io.Writer, res *promapi.Result, rows []fleetRow) {
 		sel = "every target"
 	}
 	fmt.Fprintf(w, "memdoctor fleet · %s · %s · %d target(s)\n", res.URL, sel, len(rows))
-	fmt.Fprintf(w, "window %s → %s (%s), a reading every %s (%s)\n\n", res.Start.UTC().Format("2006-01-02 15:04:05"),
-		res.End.UTC().Format("2006-01-02 15:04:05 UTC"), fmtDuration(res.End.Sub(res.Start)), fmtDuration(res.Step), res.StepSource)
+	fmt.Fprintf(w, "window %s → %s (%s), a reading every %s (%s); %d queries\n\n", res.Start.UTC().Format("2006-01-02 15:04:05"),
+		res.End.UTC().Format("2006-01-02 15:04:05 UTC"), fmtDuration(res.End.Sub(res.Start)), fmtDuration(res.Step), res.StepSource, res.Queries)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "RANK\tSEVERITY\tTARGET\tFINDINGS\tRSS\tHEAP IN USE\tGOROUTINES")
 	for i, r := range rows {

@@ -25,7 +25,7 @@ type Auth struct {
 }
 
 // DefaultMaxResponseBytes bounds one API response's body (see Config.MaxResponseBytes).
-const DefaultMaxResponseBytes = 128 << 20
+const DefaultMaxResponseBytes = 32 << 20
 
 // client is the API with the URL it talks to, for error messages.
 type client struct {

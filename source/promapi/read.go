@@ -146,7 +146,8 @@ func Read(ctx context.Context, cfg Config, fn func(Target) error) (*Result, erro
 		if err != nil {
 			return res, err
 		}
-		for _, b := range builds {
+		for i, b := range builds {
+			builds[i] = nil // its readings go once its evidence is built
 			if err := fn(Target{Labels: b.labels, Evidence: b.evidence(&cfg)}); err != nil {
 				return res, err
 			}

@@ -263,3 +263,35 @@ func TestStepIsBounded(t *testing.T) {
 		t.Errorf("--step 30s gave %s (%s)", res.Step, res.StepSource)
 	}
 }
+
+// FuzzRead: whatever a server answers to the range queries, Read returns an error or
+// evidence, and never panics.
+func FuzzRead(f *testing.F) {
+	for _, s := range []string{
+		`{"status":"success","data":{"resultType":"matrix","result":[{"metric":{"job":"api","instance":"h:1"},"values":[[1795496400,"1"],[1795496415,"NaN"],[1795496430,"-3"],[99999999999,"1e308"]]}]}}`,
+		`{"status":"success","data":{"resultType":"vector","result":[]}}`,
+		`{"status":"error","errorType":"bad_data","error":"x"}`,
+		`{"status":"success","data":{"resultType":"matrix","result":[null,{"metric":null,"values":null}]}}`,
+		`not json`,
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, body string) {
+		end := time.Unix(1795496400, 0).Add(10 * time.Minute)
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			r.ParseForm()
+			if strings.HasPrefix(r.Form.Get("query"), "count_over_time(") {
+				fmt.Fprint(w, `{"status":"success","data":{"resultType":"vector","result":[{"metric":{"job":"api","instance":"h:1"},"value":[1795497000,"40"]}]}}`)
+				return
+			}
+			fmt.Fprint(w, body)
+		}))
+		defer srv.Close()
+		Read(context.Background(), Config{URL: srv.URL, Window: 10 * time.Minute, End: end, Timeout: 5 * time.Second}, func(tg Target) error {
+			if tg.Evidence == nil {
+				t.Fatal("nil evidence")
+			}
+			return nil
+		})
+	})
+}
