@@ -23,6 +23,9 @@ func nonGoMemory(in *input) outcome {
 	if ev.Aligned == 0 {
 		return cannot(KindNonGoMemory, 0, "memory could not be split: %s", ev.Gaps[evidence.GapAligned])
 	}
+	if ev.NonGo.Empty() && ev.Gaps[evidence.GapNonGo] != "" {
+		return cannot(KindNonGoMemory, 0, "memory outside Go could not be measured: %s", ev.Gaps[evidence.GapNonGo])
+	}
 	ng, share := ev.NonGo.Points, ev.NonGoShare.Points
 	if len(ng) < 3 {
 		return cannot(KindNonGoMemory, 3*time.Second, "memory was split %d time(s): too few to judge", ev.Aligned)

@@ -11,6 +11,9 @@ const (
 	GapHeapSnaps  = "heap profiles"
 	GapAligned    = "aligned readings"
 	GapBudget     = "memory budget"
+	// GapNonGo: memory was split, but not into what Go holds and the rest (a source that
+	// gives RSS without its anonymous part, such as Prometheus's process metrics).
+	GapNonGo = "non-go memory"
 )
 
 // explainGaps says why each quantity the rules need is missing, from how the data was

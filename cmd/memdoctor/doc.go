@@ -16,6 +16,8 @@
 //		attach to a running service (net/http/pprof or the memdoctor agent), record a session, diagnose it
 //	memdoctor analyze [flags] SESSION_DIR
 //		diagnose a saved session again, offline
+//	memdoctor fleet --prometheus URL [flags]
+//		triage every Go service Prometheus scrapes: leaks, GC pressure, ranked worst first
 //	memdoctor report [flags] SESSION_DIR
 //		write a session's report: text, or one self-contained HTML page with charts
 //	memdoctor serve [flags] SESSION_DIR
@@ -184,6 +186,67 @@
 //	memdoctor analyze memdoctor-sessions/server-20261122T101500Z
 //	memdoctor analyze --memory-budget 1GiB --json - ./session > diagnosis.json
 //	memdoctor analyze --html report.html ./session
+//
+// # memdoctor fleet
+//
+// usage: memdoctor fleet --prometheus URL [flags]
+//
+// Fleet reads the metrics that client_golang's default Go and process collectors publish
+// (go_goroutines, go_memstats_*, go_gc_duration_seconds, process_resident_memory_bytes,
+// process_cpu_seconds_total) from a Prometheus-compatible HTTP API (Prometheus, Thanos, Mimir,
+// VictoriaMetrics), for every target that exports them over --window, and judges each target with
+// the same rules as a session: heap and goroutine leaks (on the floors of the heap in use and of
+// the goroutine count), runtime retention, memory growth, GC overhead, cost growth. It prints a
+// table ranked worst first (by the most severe finding, its confidence, the number of findings,
+// then resident memory), and for each flagged target the memdoctor watch command to run next,
+// to name the culprit code from its profiles. Queries are range queries, one per metric for all
+// targets, at the targets' scrape interval; a large fleet over a long window is read a group of
+// targets at a time so that memory stays bounded.
+//
+// What the standard metrics cannot show is listed as not judged: the GC's CPU time (unless the
+// service exposes runtime/metrics' /cpu/classes/gc/ through
+// collectors.WithGoCollectorRuntimeMetrics), memory outside Go, profiles, and a memory budget
+// (unless --memory-budget). TLS uses the system's roots (SSL_CERT_FILE adds a CA).
+//
+// Flags:
+//
+//	-basic-auth USER:PASSWORD
+//	  	basic auth as USER:PASSWORD (default: $MEMDOCTOR_PROMETHEUS_BASIC_AUTH)
+//	-basic-auth-file FILE
+//	  	read basic auth USER:PASSWORD from FILE
+//	-bearer-token TOKEN
+//	  	bearer TOKEN for the API (default: $MEMDOCTOR_PROMETHEUS_TOKEN)
+//	-bearer-token-file FILE
+//	  	read the bearer token from FILE
+//	-end TIME
+//	  	end of the window: a TIME, RFC 3339 or Unix seconds (default: now)
+//	-fail-on SEVERITY
+//	  	exit with status 3 when a target has a finding of this SEVERITY or above: warning or critical
+//	-header 'NAME: VALUE'
+//	  	add an HTTP header to every request, as 'NAME: VALUE' (repeatable; e.g. a tenant: 'X-Scope-OrgID: team-a')
+//	-json FILE
+//	  	also write the verdicts as JSON (memdoctor/fleet/v1) to FILE (- for stdout; the table then goes to stderr)
+//	-max-targets N
+//	  	refuse a selector that matches more than N targets (default 1000)
+//	-memory-budget SIZE
+//	  	the memory (SIZE) each service may use, e.g. 2GiB (default: unknown; the metrics carry no limit)
+//	-prometheus URL
+//	  	base URL of the Prometheus-compatible API (http://prometheus:9090, https://mimir.example.com/prometheus)
+//	-selector SEL
+//	  	label matchers (SEL) that pick the targets, e.g. 'job="api",env="prod"' (default: every target exporting go_goroutines)
+//	-step duration
+//	  	time between readings (default: the targets' scrape interval, else 15s)
+//	-timeout duration
+//	  	time allowed for each request to the API (default 1m0s)
+//	-window duration
+//	  	how far back to read (default 1h0m0s)
+//
+// Examples:
+//
+//	memdoctor fleet --prometheus http://prometheus:9090
+//	memdoctor fleet --prometheus https://thanos.example.com --selector 'job=~"api|web",env="prod"' --window 6h --json fleet.json
+//	memdoctor fleet --prometheus https://mimir.example.com/prometheus --header 'X-Scope-OrgID: team-a' --bearer-token-file /run/secrets/token
+//	memdoctor fleet --prometheus http://prometheus:9090 --end 2026-11-20T03:00:00Z --window 2h --fail-on warning
 //
 // # memdoctor report
 //
