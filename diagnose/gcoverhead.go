@@ -39,7 +39,7 @@ func gcOverhead(in *input) outcome {
 	}
 	if !gcCPUKnown(ev) {
 		if sum.GCPerSecond >= gcMinRate {
-			return cannot(KindGCOverhead, 0, "the GC runs %.1f times per second but its CPU cost is unknown: %s", sum.GCPerSecond, ev.Gaps[evidence.GapGCCPU])
+			return gcRateOnly(in)
 		}
 		return outcome{}
 	}
@@ -88,6 +88,37 @@ func gcOverhead(in *input) outcome {
 		return found(f)
 	}
 	m.explain(&f, sum, rec, ev.Budget)
+	return found(f)
+}
+
+// gcRateOnly judges a frequent GC whose CPU cost was not measured (Prometheus's default Go
+// metrics, for one): a suspicion at most, with the pacer model's advice when the live heap
+// and the allocation rate are known, and what would measure the cost.
+func gcRateOnly(in *input) outcome {
+	ev, sum := in.ev, in.sum
+	why := ev.Gaps[evidence.GapGCCPU]
+	m, ok := gcModelOf(ev, sum)
+	if !ok {
+		return cannot(KindGCOverhead, 0, "the GC runs %.1f times per second but its CPU cost is unknown: %s", sum.GCPerSecond, why)
+	}
+	f := Finding{
+		Kind: KindGCOverhead, Severity: Info, Confidence: Suspected,
+		Evidence: map[string]float64{
+			"gc_per_second":           sum.GCPerSecond,
+			"alloc_bytes_per_second":  m.alloc,
+			"live_heap_bytes":         m.now.live,
+			"gogc_current":            m.now.gogc,
+			"model_gc_per_second_now": m.rateNow,
+		},
+		Start: ev.Start, End: ev.End,
+	}
+	if rec, fits := m.recommend(sum, ev.Budget); fits {
+		m.explain(&f, sum, rec, ev.Budget)
+	}
+	f.Title = fmt.Sprintf("the GC runs %.1f times per second on a %s live heap; its CPU cost was not measured", sum.GCPerSecond, bytesStr(m.now.live))
+	f.Detail = fmt.Sprintf("The GC's CPU time is not in this data (%s), so how much the cycles cost cannot be told: "+
+		"at this rate they often take a tenth of the CPU or more, with mark assists slowing requests. ", why) + f.Detail
+	f.Advice = append([]string{"Measure the GC's CPU before tuning: memdoctor watch (gctrace through run, or the agent) or the opt-in runtime/metrics GC CPU classes confirm or clear this."}, f.Advice...)
 	return found(f)
 }
 

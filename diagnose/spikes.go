@@ -49,9 +49,12 @@ const (
 // down, or still be up when the window ends (in progress). A rise that stays up while the
 // window goes on is not transient: that is the leak rule's business.
 func findSpikes(ev *evidence.Evidence) []Spike {
-	s := &ev.Live
+	s, garbage := &ev.Live, 0.0
 	if s.Empty() {
-		s = &ev.HeapInUse
+		// Heap in use holds the garbage of the GC cycle too: between two cycles it climbs from
+		// the live heap to the goal, live x (1 + GOGC/100). That sawtooth is not a spike: a
+		// reading is high only beyond it.
+		s, garbage = &ev.HeapInUse, gcHeadroom(ev)
 	}
 	pts := s.Points
 	n := len(pts)
@@ -67,7 +70,7 @@ func findSpikes(ev *evidence.Evidence) []Spike {
 		base[i] = localFloor(pts, i, lookback, global)
 	}
 	high := func(i int) bool {
-		return pts[i].V > base[i]+math.Max(spikeMinHeight, spikeMinRatio*base[i])
+		return pts[i].V > base[i]*(1+garbage)+math.Max(spikeMinHeight, spikeMinRatio*base[i])
 	}
 	// lowAfter[i] is the lowest live heap from reading i on: "does it come back?" in O(1).
 	lowAfter := make([]float64, n+1)
@@ -112,6 +115,20 @@ func findSpikes(ev *evidence.Evidence) []Spike {
 		spikes = append(spikes, sp)
 	}
 	return spikes
+}
+
+// gcHeadroom is the garbage the GC lets grow between cycles, as a share of the live heap:
+// GOGC/100 (100 when unknown; GOGC=off leaves the heap to the memory limit, so any sawtooth
+// height is possible: 4 is a generous bound that still sees a burst).
+func gcHeadroom(ev *evidence.Evidence) float64 {
+	switch g := ev.Pacer.GOGC; {
+	case g < 0:
+		return 4
+	case g == 0:
+		return 1
+	default:
+		return g / 100
+	}
 }
 
 // localFloor is the lowest reading in the lookback before reading i, never below the
