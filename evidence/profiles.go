@@ -193,7 +193,10 @@ func (b *sessionBuild) profileFallbacks() {
 // countOf is the most readings any source of a quantity has.
 func countOf(m multi) int {
 	n := 0
-	for _, b := range m {
+	for _, b := range m.by {
+		if b == nil {
+			continue
+		}
 		n = max(n, b.count())
 	}
 	return n
