@@ -22,9 +22,9 @@ const (
 	gcTargetShare = 0.1 // ... or this share of the current rate, whichever is lower
 	gcBudgetUse   = 0.9 // the advice keeps RSS under this share of the budget
 	gcMaxGOGC     = 10000
-	// gcMinCores: below this much CPU (cores) the GC costs nothing worth tuning. It is kept
-	// low: the GC's share of the process's CPU is what does not depend on the load or the
-	// machine's speed.
+	// gcMinCores: below this much CPU (cores), a GC that also runs less than gcMinRate times a
+	// second costs nothing worth tuning (see gcIdle). It is kept low: the GC's share of the
+	// process's CPU is what does not depend on the load or the machine's speed.
 	gcMinCores = 0.01
 )
 
@@ -44,7 +44,7 @@ func gcOverhead(in *input) outcome {
 		return outcome{}
 	}
 	cores := gcCores(ev)
-	if cores < gcMinCores || !(sum.GCPerSecond >= gcMinRate && sum.GCCPUFraction >= gcMinCPU || sum.GCCPUFraction >= gcAloneCPU) {
+	if gcIdle(ev, sum) || !(sum.GCPerSecond >= gcMinRate && sum.GCCPUFraction >= gcMinCPU || sum.GCCPUFraction >= gcAloneCPU) {
 		return outcome{}
 	}
 	m, ok := gcModelOf(ev, sum)
@@ -89,6 +89,13 @@ func gcOverhead(in *input) outcome {
 	}
 	m.explain(&f, sum, rec, ev.Budget)
 	return found(f)
+}
+
+// gcIdle reports a GC with nothing worth tuning: it runs less than gcMinRate times a second
+// and uses less than gcMinCores. Either alone is a busy service's GC: absolute CPU depends on
+// the load and the machine's speed, and a light load with frequent cycles scales with traffic.
+func gcIdle(ev *evidence.Evidence, sum Summary) bool {
+	return gcCores(ev) < gcMinCores && sum.GCPerSecond < gcMinRate
 }
 
 // gcRateOnly judges a frequent GC whose CPU cost was not measured (Prometheus's default Go

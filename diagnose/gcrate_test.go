@@ -51,3 +51,30 @@ func TestGCRateWithoutCPU(t *testing.T) {
 		}
 	}
 }
+
+// A GC is idle (nothing to tune) only when it both runs rarely and costs little CPU: a light
+// load with frequent cycles scales with traffic, whatever this machine's speed made of it.
+func TestGCIdle(t *testing.T) {
+	t0 := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		name       string
+		cores      float64 // GC CPU seconds per second
+		perSecond  float64
+		wantIdling bool
+	}{
+		{"rare and cheap", 0.002, 0.2, true},
+		{"frequent, cheap on this machine", 0.009, 6, false},
+		{"rare, expensive", 0.3, 0.5, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ev := &evidence.Evidence{}
+			for i := 0; i <= 60; i++ {
+				at := t0.Add(time.Duration(i) * time.Second)
+				ev.GCCPU.Points = append(ev.GCCPU.Points, evidence.Point{T: at, V: tc.cores * float64(i)})
+			}
+			if got := gcIdle(ev, Summary{GCPerSecond: tc.perSecond}); got != tc.wantIdling {
+				t.Errorf("gcIdle = %v, want %v", got, tc.wantIdling)
+			}
+		})
+	}
+}

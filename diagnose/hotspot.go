@@ -55,7 +55,7 @@ func allocationHotspot(in *input) outcome {
 	rate := float64(space.Growth) / dt
 	gcCPU := sum.GCCPUFraction
 	cs := hotspotCulprits(space)
-	if len(cs) == 0 || cs[0].Share < hotMinShare || gcCores(ev) < gcMinCores {
+	if len(cs) == 0 || cs[0].Share < hotMinShare || gcIdle(ev, sum) {
 		return outcome{}
 	}
 	top := cs[0]
