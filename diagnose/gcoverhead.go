@@ -75,7 +75,11 @@ func gcOverhead(in *input) outcome {
 		f.Confidence = Suspected
 		f.WatchMoreSeconds = math.Max(gcMinSpan.Seconds()-ev.GCCycles.Span().Seconds(), float64(gcMinCycles-int(min(n, gcMinCycles)))/math.Max(sum.GCPerSecond, 0.1))
 	}
-	if sum.GCCPUFraction >= gcWarnCPU || sum.GCAssistFraction >= 0.25 && sum.GCPerSecond >= gcMinRate {
+	// A warning needs a GC that touches the service: frequent cycles, or mark assists that
+	// stall its goroutines. A large share of a light process's CPU at a calm rate (the GC
+	// marking a big heap for a service that does little else) costs little and hurts no
+	// request: it is said, as information.
+	if sum.GCPerSecond >= gcMinRate && sum.GCCPUFraction >= gcWarnCPU || sum.GCAssistFraction >= 0.25 && sum.GCPerSecond >= gcMinRate {
 		f.Severity = Warning
 	}
 	rec, fits := m.recommend(sum, ev.Budget)

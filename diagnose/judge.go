@@ -35,6 +35,9 @@ const (
 	// whole window's, that counts as still rising, and below which a growth has levelled off.
 	lateRising  = 0.5
 	lateSlowing = 0.15
+	// lateSlowingShare: a growth still slowing made at least this share of itself in the
+	// window's second half; below it, it has stopped (a plateau whose wiggle reads as a slope).
+	lateSlowingShare = 0.05
 	// projectHorizon: a consistent growth still below the effect size is suspected when it
 	// would reach it within this (or within the window's length, if longer), and has already
 	// come at least projectMinShare of the way.
@@ -107,7 +110,7 @@ func judgeGrowth(pts []evidence.Point, lim limits, quantum float64) growth {
 	// a fair share of the observed growth (a warm-up whose jump came first has levelled off,
 	// even when its slope, robust to that jump, reads the small creep after it).
 	rising := g.lateRatio >= lateRising && g.lateShare >= minLateShare
-	slowing := !rising && g.lateRatio >= lateSlowing
+	slowing := !rising && g.lateRatio >= lateSlowing && g.lateShare >= lateSlowingShare
 	consistent := g.n >= minConfirmPoints && g.tau >= confirmTau && g.p <= confirmP
 	strong := consistent && g.snr >= confirmSNR || g.n >= minConfirmPoints && g.tau >= confirmTau && g.p <= strongP && g.snr >= strongSNR
 	switch {

@@ -44,6 +44,8 @@ type recorder struct {
 	gcBase time.Time
 	// lastGCCycles is the target's GC count at the last MemStats reading (a drop: a restart).
 	lastGCCycles uint64
+	// memStats paces the MemStats reads between snapshots.
+	memStats memStatsState
 
 	// tries counts the reads of each kind of data for the manifest's Attempts.
 	tries tally
@@ -198,6 +200,7 @@ func (r *recorder) sampleOnce() {
 	pid, _ := r.target()
 	now := time.Now()
 	counts := r.readIndex() // the pprof index's counts, which join this instant's /proc reading
+	r.sampleMemStats(now)
 	switch {
 	case pid != 0 && r.exited(pid):
 		r.markGone()
