@@ -180,7 +180,7 @@ func (in *input) leakCulprits(f *Finding) {
 func growingSites(ev *evidence.Evidence, diff *evidence.SiteDiff, refs []evidence.Snapshot) []Culprit {
 	const maxCandidates, maxSnaps = 10, 8
 	cands := topGrowing(diff, maxCandidates)
-	series, _ := siteSeries(ev, refs, cands, maxSnaps)
+	series, _ := siteSeries(ev, settledSnaps(ev, refs), cands, maxSnaps) // a start-up's loading is not growth
 	var out []Culprit
 	for _, c := range cands {
 		if s := series[c.Site.Function]; len(s) >= 4 {

@@ -95,7 +95,9 @@ func judgeGrowth(pts []evidence.Point, lim limits, quantum float64) growth {
 	g.judged = true
 	tr := trend(pts)
 	g.slope, g.tau, g.p = tr.Slope, tr.Tau, tr.P
-	k := min(max(g.n/6, 1), 5)
+	// The ends are medians of a few readings (a third of a short series, a sixth of a long
+	// one, at most 5), so that one odd reading at either end does not set the growth.
+	k := min(max(g.n/6, min(3, g.n/3), 1), 5)
 	g.first = median(values(pts[:k]))
 	g.last = median(values(pts[g.n-k:]))
 	g.threshold = math.Max(lim.minAbs, math.Max(lim.minRel*math.Max(g.first, 0), 3*quantum))
@@ -172,15 +174,31 @@ func lateShare(pts []evidence.Point, first, last float64) float64 {
 	return (last - m) / (last - first)
 }
 
-// lateRatio is the Theil-Sen slope of the last third of the window (at least the last three
-// readings) over the whole window's slope.
+// lateRatio is the slope of the window's last third over the whole window's: the slope
+// between the medians of the middle and the last thirds (by time), each placed at its median
+// time, so that one outlier among the last readings (a burst live at a GC) cannot turn a rise
+// into a fall. With no reading in one of the thirds, the Theil-Sen slope of the last three.
 func lateRatio(pts []evidence.Point, slope float64) float64 {
-	from := pts[0].T.Add(pts[len(pts)-1].T.Sub(pts[0].T) * 2 / 3)
-	i := len(pts) - 3
-	for i > 0 && !pts[i-1].T.Before(from) {
-		i--
+	t0, span := pts[0].T, pts[len(pts)-1].T.Sub(pts[0].T)
+	mid, late := t0.Add(span/3), t0.Add(span*2/3)
+	var middle, last []evidence.Point
+	for _, p := range pts {
+		switch {
+		case !p.T.Before(late):
+			last = append(last, p)
+		case !p.T.Before(mid):
+			middle = append(middle, p)
+		}
 	}
-	return trend(pts[i:]).Slope / slope
+	if len(middle) == 0 || len(last) == 0 {
+		return trend(pts[max(len(pts)-3, 0):]).Slope / slope
+	}
+	at := func(g []evidence.Point) float64 { return g[len(g)/2].T.Sub(t0).Seconds() }
+	dt := at(last) - at(middle)
+	if dt <= 0 {
+		return trend(pts[max(len(pts)-3, 0):]).Slope / slope
+	}
+	return (median(values(last)) - median(values(middle))) / dt / slope
 }
 
 // scatter is the spread of the readings around the fitted trend (1.4826 x the median

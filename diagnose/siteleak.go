@@ -17,7 +17,7 @@ const siteLeakSnaps = 16
 // the live heap's (leakLimits against the heap profiles' first total). It returns the most
 // confident growing site; ok is false when none grows.
 func siteLeak(ev *evidence.Evidence) (c Culprit, g growth, pts []evidence.Point, ok bool) {
-	refs := ev.PeriodicHeaps()
+	refs := settledSnaps(ev, ev.PeriodicHeaps())
 	if len(refs) < minConfirmPoints {
 		return Culprit{}, growth{}, nil, false
 	}
@@ -26,7 +26,7 @@ func siteLeak(ev *evidence.Evidence) (c Culprit, g growth, pts []evidence.Point,
 		return Culprit{}, growth{}, nil, false
 	}
 	cands := topGrowing(diff, 5)
-	series, totals := siteSeries(ev, settledSnaps(ev, refs), cands, siteLeakSnaps)
+	series, totals := siteSeries(ev, refs, cands, siteLeakSnaps)
 	if len(totals) == 0 {
 		return Culprit{}, growth{}, nil, false
 	}
