@@ -100,6 +100,10 @@ func Diagnose(ev *evidence.Evidence, opts Options) *Diagnosis {
 		return cmp.Or(cmp.Compare(b.Severity.Rank(), a.Severity.Rank()), cmp.Compare(confRank(b.Confidence), confRank(a.Confidence)))
 	})
 	d.Notes = append(d.Notes, ev.Notes...)
+	if c := in.sum.CPUContention; c >= 0.1 {
+		d.Notes = append(d.Notes, fmt.Sprintf("the machine was busy: the process's threads waited for a CPU %s of the time they could run; "+
+			"the GC's CPU, which the Go runtime counts in wall-clock time, is corrected by that much", pct(c)))
+	}
 	if ev.PeakSkew > 0 {
 		d.Notes = append(d.Notes, fmt.Sprintf("at the RSS peak the nearest Go reading is %s away: memory is not split there (too far apart to pair)", humanDuration(ev.PeakSkew.Seconds())))
 	}

@@ -151,7 +151,12 @@ type Summary struct {
 	// GCCPUOfAvailableFraction is GC CPU over GOMAXPROCS x wall time, like gctrace's "%".
 	GCCPUOfAvailableFraction float64 `json:"gc_cpu_of_available_fraction"`
 	// GCAssistFraction is the share of GC CPU spent in mark assists (0 when unknown).
-	GCAssistFraction    float64 `json:"gc_assist_fraction,omitempty"`
+	GCAssistFraction float64 `json:"gc_assist_fraction,omitempty"`
+	// CPUContention is the share of the time the process's threads were runnable that they
+	// waited for a CPU (/proc schedstat; 0 when unknown). GC CPU, which the Go runtime
+	// measures in wall-clock time, is corrected by it: a busy machine does not make the GC
+	// look more expensive.
+	CPUContention       float64 `json:"cpu_contention,omitempty"`
 	AllocBytesPerSecond float64 `json:"alloc_bytes_per_second,omitempty"`
 	GoroutinesPeak      int     `json:"goroutines_peak"`
 	GoroutinesLatest    int     `json:"goroutines_latest,omitempty"`

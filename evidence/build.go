@@ -91,5 +91,5 @@ func (ev *Evidence) allSeries() []*Series {
 		&ev.CgroupUsage, &ev.Live, &ev.HeapInUse, &ev.HeapAtGC, &ev.HeapGoal, &ev.HeapFree, &ev.RuntimeResident,
 		&ev.Stacks, &ev.Goroutines, &ev.Leaked, &ev.GCCycles, &ev.GCForced, &ev.GCCPU, &ev.GCAssist,
 		&ev.AvailableCPU, &ev.AllocBytes, &ev.AllocObjects, &ev.NonGo, &ev.NonGoShare, &ev.Retained,
-		&ev.RetainedShare, &ev.ReleasedResident}
+		&ev.RetainedShare, &ev.ReleasedResident, &ev.SchedRun, &ev.SchedWait}
 }

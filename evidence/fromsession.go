@@ -137,6 +137,7 @@ type sessionBuild struct {
 	live, inUse, atGC, goal, free, resident, stacks, goroutines, leak multi
 	cycles, forced, gcCPU, assist, avail, allocB, allocO              multi
 	nonGo, nonGoShare, retained, retainedShare, released              multi
+	schedRun, schedWait                                               multi
 	scans                                                             []float64
 
 	first, last   time.Time // the earliest and latest reading
@@ -152,7 +153,7 @@ func newSessionBuild(ev *Evidence, opts Options) *sessionBuild {
 	for _, p := range []*multi{&b.rss, &b.hwm, &b.anon, &b.file, &b.lazy, &b.tree, &b.cpu, &b.cgUsage,
 		&b.live, &b.inUse, &b.atGC, &b.goal, &b.free, &b.resident, &b.stacks, &b.goroutines, &b.leak,
 		&b.cycles, &b.forced, &b.gcCPU, &b.assist, &b.avail, &b.allocB, &b.allocO,
-		&b.nonGo, &b.nonGoShare, &b.retained, &b.retainedShare, &b.released} {
+		&b.nonGo, &b.nonGoShare, &b.retained, &b.retainedShare, &b.released, &b.schedRun, &b.schedWait} {
 		*p = newMulti()
 	}
 	b.pair.maxSkew = opts.MaxSkew
@@ -264,6 +265,10 @@ func (b *sessionBuild) readSamples(s *session.Session) error {
 		}
 		if g := smp.Go; g != nil {
 			b.goMem(t, g)
+		}
+		if sc := smp.Sched; sc != nil && sc.RunSeconds > 0 {
+			b.schedRun.addCounter(SourceProc, t, sc.RunSeconds)
+			b.schedWait.addCounter(SourceProc, t, sc.WaitSeconds)
 		}
 		if p := smp.Pprof; p != nil {
 			b.goroutines.add(SourcePprofIndex, 1, t, float64(p.Goroutines))
@@ -415,6 +420,7 @@ func (b *sessionBuild) finish() {
 	ev.GCCycles, ev.GCForced = b.cycles.best(), b.forced.best()
 	ev.GCCPU, ev.GCAssist, ev.AvailableCPU = b.gcCPU.best(), b.assist.best(), b.avail.best()
 	ev.AllocBytes, ev.AllocObjects = b.allocB.best(), b.allocO.best()
+	ev.SchedRun, ev.SchedWait = b.schedRun.best(), b.schedWait.best()
 	b.pair.finish(b)
 	ev.NonGo, ev.NonGoShare, ev.Retained = b.nonGo.best(), b.nonGoShare.best(), b.retained.best()
 	ev.RetainedShare, ev.ReleasedResident = b.retainedShare.best(), b.released.best()

@@ -211,6 +211,12 @@ func (r *recorder) sampleOnce() {
 			r.markGone()
 		} else if err == nil {
 			r.checkRSS(st.VmRSS)
+			// The agent does not read the scheduler's statistics: how busy the machine is.
+			if sch := readSched(r.cfg.FS, pid); sch != nil {
+				if err := r.w.AppendSample(session.Sample{Time: now.UTC(), Sched: sch}); err != nil {
+					r.writeFailed(err)
+				}
+			}
 		}
 	case pid != 0:
 		smp, cgErr, err := sampleProc(r.cfg.FS, pid, now)
