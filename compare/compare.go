@@ -130,8 +130,17 @@ type Metric struct {
 	MedianOld       *float64 `json:"interval_median_old,omitempty"`
 	MedianNew       *float64 `json:"interval_median_new,omitempty"`
 	Note            string   `json:"note,omitempty"`
-	// Label is the table's name of the row.
-	Label string `json:"-"`
+}
+
+// Label is how tables name a metric ("GC cycles/s" for gc_per_second); the name itself when
+// unknown.
+func Label(name string) string {
+	for _, m := range metrics {
+		if m.name == name {
+			return m.label
+		}
+	}
+	return name
 }
 
 // TestName describes the statistics in reports.
@@ -196,7 +205,7 @@ func readingsWidth(m metric, evs ...*evidence.Evidence) time.Duration {
 }
 
 func compareMetric(m metric, oldS, newS Side, width time.Duration, opts Options) Metric {
-	out := Metric{Name: m.name, Unit: m.unit, Label: m.label, Better: "lower", IntervalSeconds: width.Seconds(), MinAbs: m.minAbs}
+	out := Metric{Name: m.name, Unit: m.unit, Better: "lower", IntervalSeconds: width.Seconds(), MinAbs: m.minAbs}
 	ov := newGrid(oldS.Ev, opts.Skip, width).values(func(a, b time.Time) (float64, bool) { return m.over(oldS.Ev, a, b) })
 	nv := newGrid(newS.Ev, opts.Skip, width).values(func(a, b time.Time) (float64, bool) { return m.over(newS.Ev, a, b) })
 	out.IntervalsOld, out.IntervalsNew = len(ov), len(nv)

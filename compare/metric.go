@@ -54,7 +54,7 @@ var metrics = []metric{
 		minAbs: 0.01,
 	},
 	{
-		name: "gc_assist_fraction", unit: "fraction", label: "  of it in assists", gc: true,
+		name: "gc_assist_fraction", unit: "fraction", label: "GC CPU in assists", gc: true,
 		summary: func(s diagnose.Summary, ev *evidence.Evidence) (float64, bool) {
 			return s.GCAssistFraction, ev.GCAssist.Len() >= 2 && ev.GCCPU.Increase() > 0
 		},

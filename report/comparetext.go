@@ -9,6 +9,7 @@ import (
 
 	"github.com/memdoctor/memdoctor/compare"
 	"github.com/memdoctor/memdoctor/internal/culprit"
+	"github.com/memdoctor/memdoctor/internal/sanitize"
 )
 
 // CompareText writes a comparison of two sessions: who they are, a benchstat-style table of
@@ -47,9 +48,9 @@ func CompareText(w io.Writer, r *compare.Result, opts TextOptions) error {
 }
 
 func sideLine(s compare.SideInfo) string {
-	parts := []string{s.Name}
+	parts := []string{sanitize.Text(s.Name)}
 	if s.Target != "" {
-		parts = append(parts, s.Target)
+		parts = append(parts, sanitize.Text(s.Target))
 	}
 	when := Duration(time.Duration(s.Seconds * float64(time.Second)))
 	if !s.Start.IsZero() {
@@ -58,7 +59,7 @@ func sideLine(s compare.SideInfo) string {
 	parts = append(parts, when)
 	for _, k := range []string{"GOGC", "GOMEMLIMIT"} {
 		if v, ok := s.Env[k]; ok {
-			parts = append(parts, k+"="+v)
+			parts = append(parts, k+"="+sanitize.Text(v))
 		}
 	}
 	return strings.Join(parts, " · ")
@@ -73,7 +74,7 @@ func (p *printer) compareTable(r *compare.Result) {
 	for _, m := range r.Metrics {
 		change, pv := "~", "-"
 		if m.PValue != nil {
-			pv = fmt.Sprintf("%.3f", *m.PValue)
+			pv = pValue(*m.PValue)
 		} else {
 			change = "?"
 		}
@@ -89,7 +90,7 @@ func (p *printer) compareTable(r *compare.Result) {
 			}
 		}
 		n := fmt.Sprintf("%d+%d", m.IntervalsOld, m.IntervalsNew)
-		line := fmt.Sprintf(row, m.Label, value(m.Unit, m.Old), value(m.Unit, m.New), change, pv, n)
+		line := fmt.Sprintf(row, compare.Label(m.Name), value(m.Unit, m.Old), value(m.Unit, m.New), change, pv, n)
 		switch {
 		case m.Regression:
 			p.f("%s\n", p.paint(ansiRed, line))
@@ -99,7 +100,7 @@ func (p *printer) compareTable(r *compare.Result) {
 			p.f("%s\n", line)
 		}
 		if m.Note != "" {
-			foot = append(foot, strings.TrimSpace(m.Label)+": "+m.Note)
+			foot = append(foot, compare.Label(m.Name)+": "+m.Note)
 		}
 	}
 	for _, f := range foot {
@@ -166,4 +167,12 @@ func (p *printer) compareCulprits(c *compare.Culprits) {
 	for _, w := range c.Warnings {
 		p.f("%s\n", indentWrapFirst(w, "  warning: ", "    ", 92))
 	}
+}
+
+// pValue writes a p-value to three decimals, and a very small one as such.
+func pValue(p float64) string {
+	if p < 0.001 {
+		return "<0.001"
+	}
+	return fmt.Sprintf("%.3f", p)
 }

@@ -7,13 +7,13 @@ import (
 	"html/template"
 	"io"
 	"math"
-	"strings"
 	"time"
 
 	"github.com/memdoctor/memdoctor/compare"
 	"github.com/memdoctor/memdoctor/diagnose"
 	"github.com/memdoctor/memdoctor/evidence"
 	"github.com/memdoctor/memdoctor/internal/culprit"
+	"github.com/memdoctor/memdoctor/internal/sanitize"
 )
 
 // CompareInput is what the comparison page shows: the comparison, and each session's evidence
@@ -80,7 +80,7 @@ func CompareHTML(w io.Writer, in CompareInput, opts HTMLOptions) error {
 		return fmt.Errorf("html comparison: %w", err)
 	}
 	v := compareView{
-		Title: "memdoctor compare: " + r.Old.Name + " → " + r.New.Name,
+		Title: "memdoctor compare: " + sanitize.Text(r.Old.Name) + " → " + sanitize.Text(r.New.Name),
 		How:   compareHow(r), Charts: data.Charts, Notes: r.Notes, Version: opts.Version,
 		Data: template.JS(js), Style: template.CSS(assetStyle), UPlotStyle: template.CSS(assetUPlotCSS),
 		UPlot: template.JS(assetUPlotJS), Common: template.JS(assetCommonJS), App: template.JS(assetAppJS),
@@ -123,10 +123,10 @@ func compareRows(r *compare.Result) ([]compareRow, []string) {
 	var rows []compareRow
 	var notes []string
 	for _, m := range r.Metrics {
-		row := compareRow{Label: strings.TrimSpace(m.Label), Old: value(m.Unit, m.Old), New: value(m.Unit, m.New),
+		row := compareRow{Label: compare.Label(m.Name), Old: value(m.Unit, m.Old), New: value(m.Unit, m.New),
 			Change: "~", P: "–", N: fmt.Sprintf("%d+%d", m.IntervalsOld, m.IntervalsNew)}
 		if m.PValue != nil {
-			row.P = fmt.Sprintf("%.3f", *m.PValue)
+			row.P = pValue(*m.PValue)
 		} else {
 			row.Change = "?"
 		}

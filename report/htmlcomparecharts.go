@@ -22,7 +22,7 @@ func compareCharts(in CompareInput, buckets int) []Chart {
 }
 
 // overlay makes one chart of the named series of two charts of the same kind: OLD's in grey
-// (dashed where NEW's is solid), NEW's in their own colours, on the union of their times.
+// and dashed, NEW's in their own colours, on the union of their times.
 func overlay(id, title, caption string, old, cur Chart, names ...string) Chart {
 	c := Chart{ID: id, Title: title, Caption: caption, Unit: cur.Unit, Unit2: cur.Unit2, Points: old.Points + cur.Points}
 	if c.Unit == "" {
@@ -34,20 +34,25 @@ func overlay(id, title, caption string, old, cur Chart, names ...string) Chart {
 	}
 	var ps []picked
 	for k, ch := range []Chart{old, cur} {
-		for _, name := range names {
+		if ch.Empty != "" {
+			continue
+		}
+		for j, name := range names {
 			i := slices.IndexFunc(ch.Series, func(s Series) bool { return s.Name == name })
-			if i < 0 || ch.Empty != "" {
+			if i < 0 {
 				continue
 			}
 			s := ch.Series[i]
 			s.Area = false
+			// OLD is grey and NEW in colour; the first series of each is drawn plain
+			// (OLD dashed), the second dotted, whatever their report's dashes.
 			if k == 0 {
-				s.Name, s.Color = "OLD "+s.Name, 8
-				if s.Dash == nil {
-					s.Dash = []int{6, 3}
-				}
+				s.Name, s.Color, s.Dash = "OLD "+s.Name, 8, [][]int{{6, 3}, {2, 3}}[min(j, 1)]
 			} else {
-				s.Name = "NEW " + s.Name
+				s.Name, s.Dash = "NEW "+s.Name, [][]int{nil, {8, 4}}[min(j, 1)]
+				if s.Color == 9 { // the report's RSS is drawn in the text colour
+					s.Color = 0
+				}
 			}
 			ps = append(ps, picked{s, ch.X.v})
 		}
