@@ -19,7 +19,7 @@ type Culprits struct {
 	OldTotal    int64  `json:"old_total"`
 	NewTotal    int64  `json:"new_total"`
 	// Grew and Shrank are the functions that grew and shrank most, largest first (by more
-	// than 1% of the larger heap: less is sampling noise).
+	// than 1% of the larger heap and two of the profiler's samples: less is sampling noise).
 	Grew     []culprit.Delta `json:"grew"`
 	Shrank   []culprit.Delta `json:"shrank"`
 	Warnings []string        `json:"warnings,omitempty"`
@@ -54,8 +54,9 @@ func diffCulprits(oldS, newS Side, top int, notes []string) (*Culprits, []string
 		OldTotal: d.OldTotal, NewTotal: d.NewTotal, Grew: []culprit.Delta{}, Shrank: []culprit.Delta{},
 		Warnings: d.Warnings,
 	}
-	// A function that moved by less than 1% of the larger heap is sampling noise.
-	floor := max(d.OldTotal, d.NewTotal) / 100
+	// A function that moved by less than 1% of the larger heap, or by less than two samples
+	// of the heap profiler (one per 512 KiB allocated, by default), is sampling noise.
+	floor := max(max(d.OldTotal, d.NewTotal)/100, 2*max(op.Period, np.Period))
 	for _, x := range d.ByFunction {
 		if x.Delta > floor && len(c.Grew) < top {
 			c.Grew = append(c.Grew, x)

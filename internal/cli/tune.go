@@ -119,8 +119,10 @@ func runTune(ctx context.Context, e *env, args []string) error {
 			}
 		}
 	}
-	fmt.Fprintf(e.stderr, "sessions saved in %s (memdoctor compare %s %s)\n", dir,
-		filepath.Join(dir, "baseline"), filepath.Join(dir, chosenName(res)))
+	if res != nil && res.Baseline.Session != "" {
+		fmt.Fprintf(e.stderr, "sessions saved in %s (memdoctor compare %s %s)\n", dir,
+			filepath.Join(dir, "baseline"), filepath.Join(dir, chosenName(res)))
+	}
 	if err != nil {
 		return fmt.Errorf("tune: %w", err)
 	}
