@@ -10,6 +10,10 @@ import (
 	"github.com/memdoctor/memdoctor/evidence"
 )
 
+// maxIntervals bounds the intervals a session is cut into: 20,000 intervals of 5 s cover 28
+// hours; a longer session gets longer intervals.
+const maxIntervals = 20000
+
 // Schema identifies the comparison JSON format.
 const Schema = "memdoctor/compare/v1"
 
@@ -161,6 +165,11 @@ func Compare(oldS, newS Side, opts Options) *Result {
 			width = gcWidth
 		}
 		width = max(width, readingsWidth(m, oldS.Ev, newS.Ev))
+		// Bound the work and memory on any session, however long (or corrupt its times):
+		// past maxIntervals, intervals widen.
+		if w := max(oldS.Ev.Window(), newS.Ev.Window()) / maxIntervals; w > width {
+			width = w.Round(time.Second) + time.Second
+		}
 		r.Metrics = append(r.Metrics, compareMetric(m, oldS, newS, width, opts))
 	}
 	r.Findings = compareFindings(oldS.D, newS.D)

@@ -194,3 +194,17 @@ func checkGolden(t *testing.T, name string, r *Result) {
 		t.Errorf("%s changed (go test ./compare -update if on purpose):\n%s", path, got)
 	}
 }
+
+// TestLongSessionBounded: a session of a year (or one whose times are corrupt) is cut into at
+// most maxIntervals intervals.
+func TestLongSessionBounded(t *testing.T) {
+	a := side("a", fixed)
+	b := side("b", fixed)
+	b.Ev.End = b.Ev.Start.Add(365 * 24 * time.Hour)
+	r := Compare(a, b, Options{})
+	for _, m := range r.Metrics {
+		if n := float64(365*24*3600) / m.IntervalSeconds; n > maxIntervals {
+			t.Errorf("%s: intervals of %vs: %.0f of them in a year", m.Name, m.IntervalSeconds, n)
+		}
+	}
+}
