@@ -65,6 +65,12 @@ func choose(base Candidate, cs []Candidate, opts Options) (*Candidate, string) {
 		return nil, why + ". Keep the current settings, or cut the allocation rate."
 	}
 	c := *best
+	return &c, explain(base, c, byCPU, rejected, opts)
+}
+
+// explain says why c was chosen, what the model predicted for it, and what was not kept.
+func explain(base, c Candidate, byCPU bool, rejected []string, opts Options) string {
+	line := (1 - opts.Margin) * float64(opts.Budget)
 	var b strings.Builder
 	if byCPU {
 		fmt.Fprintf(&b, "%s cut the GC's CPU from %s to %s of the process's CPU", envString(c.Env), units.Percent(base.GCCPUFraction), units.Percent(c.GCCPUFraction))
@@ -87,7 +93,7 @@ func choose(base Candidate, cs []Candidate, opts Options) (*Candidate, string) {
 	if len(rejected) > 0 {
 		fmt.Fprintf(&b, " Not kept: %s.", strings.Join(rejected, "; "))
 	}
-	return &c, b.String()
+	return b.String()
 }
 
 // envString writes settings as a shell would take them: "GOGC=off GOMEMLIMIT=800MiB".

@@ -102,21 +102,8 @@ func runTune(ctx context.Context, e *env, args []string) error {
 	res, err := tune.Experiment(stops.ctx, r, tune.Options{Budget: budget.bytes, Margin: *margin / 100})
 	release()
 	if res != nil {
-		text := e.stdout
-		if *jsonOut == "-" {
-			text = e.stderr
-		}
-		if terr := report.TuneText(text, res, report.TextOptions{Color: e.color && *jsonOut != "-"}); terr != nil {
-			return terr
-		}
-		if *jsonOut != "" {
-			if jerr := writeOutput(e, "json", *jsonOut, func(w io.Writer) error {
-				enc := json.NewEncoder(w)
-				enc.SetIndent("", "  ")
-				return enc.Encode(res)
-			}); jerr != nil && err == nil {
-				err = jerr
-			}
+		if oerr := emitTune(e, res, *jsonOut); oerr != nil && err == nil {
+			err = oerr
 		}
 	}
 	if res != nil && res.Baseline.Session != "" {
@@ -127,6 +114,25 @@ func runTune(ctx context.Context, e *env, args []string) error {
 		return fmt.Errorf("tune: %w", err)
 	}
 	return nil
+}
+
+// emitTune prints the experiment and writes its JSON where asked.
+func emitTune(e *env, res *tune.Result, jsonOut string) error {
+	text := e.stdout
+	if jsonOut == "-" {
+		text = e.stderr
+	}
+	if err := report.TuneText(text, res, report.TextOptions{Color: e.color && jsonOut != "-"}); err != nil {
+		return err
+	}
+	if jsonOut == "" {
+		return nil
+	}
+	return writeOutput(e, "json", jsonOut, func(w io.Writer) error {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(res)
+	})
 }
 
 // snapshotEvery takes about four rounds of profiles per run, at most every 10s.
