@@ -92,7 +92,7 @@ func runTune(ctx context.Context, e *env, args []string) error {
 	}
 	flags := map[string]string{"tune": "true"}
 	fs.Visit(func(fl *flag.Flag) { flags[fl.Name] = fl.Value.String() })
-	r := &tuneRunner{e: e, dir: dir, budget: budget.bytes, cfg: recorder.Config{
+	r := &tuneRunner{e: e, dir: dir, budget: budget.bytes, record: recorder.Run, cfg: recorder.Config{
 		Mode: "run", Command: cmdArgs, Duration: *duration, Interval: snapshotEvery(*duration), Sample: time.Second,
 		MemoryBudget: budget.bytes, Grace: *grace, Load: *load, Version: version(), Flags: flags,
 		Logger: e.log, Stdout: e.stdout, Stderr: e.stderr, LeakCheckEvery: -1,
@@ -156,6 +156,7 @@ type tuneRunner struct {
 	dir    string
 	budget uint64
 	cfg    recorder.Config
+	record func(context.Context, recorder.Config) (recorder.Result, error) // recorder.Run
 }
 
 func (r *tuneRunner) Run(ctx context.Context, name string, env map[string]string) (tune.Run, error) {
@@ -170,7 +171,7 @@ func (r *tuneRunner) Run(ctx context.Context, name string, env map[string]string
 		cfg.Env = append(cfg.Env, k+"="+env[k])
 	}
 	r.e.log.Info(fmt.Sprintf("tune: run %s for %s", name, cfg.Duration), "env", cfg.Env)
-	res, err := recorder.Run(ctx, cfg)
+	res, err := r.record(ctx, cfg)
 	if err != nil {
 		return tune.Run{}, err
 	}
