@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/memdoctor/memdoctor/internal/culprit"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")
@@ -205,6 +207,29 @@ func TestLongSessionBounded(t *testing.T) {
 	for _, m := range r.Metrics {
 		if n := float64(365*24*3600) / m.IntervalSeconds; n > maxIntervals {
 			t.Errorf("%s: intervals of %vs: %.0f of them in a year", m.Name, m.IntervalSeconds, n)
+		}
+	}
+}
+
+// TestSamplingNoise: a function's change counts only beyond what the heap profiler's sampling
+// (one sample per 512 KiB) explains.
+func TestSamplingNoise(t *testing.T) {
+	const period = 512 << 10
+	d := &culprit.DiffResult{OldTotal: 100 << 20, NewTotal: 40 << 20}
+	for _, tc := range []struct {
+		old, new int64
+		noise    bool
+	}{
+		{25 << 20, 26 << 20, true},  // 50 and 52 samples: sd about 10 samples (5 MiB)
+		{25 << 20, 45 << 20, false}, // 20 MiB: four sd
+		{0, 2 << 20, true},          // 4 samples: 3 sd is 6 samples
+		{0, 8 << 20, false},         // 16 samples from none: 3 sd is 12
+		{95 << 20, 0, false},        // the leak's buffers
+		{900 << 10, 0, true},        // under 1% of the heap
+	} {
+		x := culprit.Delta{Old: tc.old, New: tc.new, Delta: tc.new - tc.old}
+		if got := samplingNoise(x, d, period); got != tc.noise {
+			t.Errorf("%d -> %d bytes: noise %v, want %v", tc.old, tc.new, got, tc.noise)
 		}
 	}
 }

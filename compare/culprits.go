@@ -2,6 +2,7 @@ package compare
 
 import (
 	"fmt"
+	"math"
 	"path/filepath"
 	"slices"
 
@@ -18,8 +19,8 @@ type Culprits struct {
 	NewSnapshot string `json:"new_snapshot"`
 	OldTotal    int64  `json:"old_total"`
 	NewTotal    int64  `json:"new_total"`
-	// Grew and Shrank are the functions that grew and shrank most, largest first (by more
-	// than 1% of the larger heap and two of the profiler's samples: less is sampling noise).
+	// Grew and Shrank are the functions that grew and shrank most, largest first, beyond what
+	// the heap profiler's sampling explains.
 	Grew     []culprit.Delta `json:"grew"`
 	Shrank   []culprit.Delta `json:"shrank"`
 	Warnings []string        `json:"warnings,omitempty"`
@@ -54,20 +55,37 @@ func diffCulprits(oldS, newS Side, top int, notes []string) (*Culprits, []string
 		OldTotal: d.OldTotal, NewTotal: d.NewTotal, Grew: []culprit.Delta{}, Shrank: []culprit.Delta{},
 		Warnings: d.Warnings,
 	}
-	// A function that moved by less than 1% of the larger heap, or by less than two samples
-	// of the heap profiler (one per 512 KiB allocated, by default), is sampling noise.
-	floor := max(max(d.OldTotal, d.NewTotal)/100, 2*max(op.Period, np.Period))
+	period := float64(max(op.Period, np.Period))
 	for _, x := range d.ByFunction {
-		if x.Delta > floor && len(c.Grew) < top {
+		if x.Delta > 0 && len(c.Grew) < top && !samplingNoise(x, d, period) {
 			c.Grew = append(c.Grew, x)
 		}
 	}
 	for _, x := range slices.Backward(d.ByFunction) {
-		if x.Delta < -floor && len(c.Shrank) < top {
+		if x.Delta < 0 && len(c.Shrank) < top && !samplingNoise(x, d, period) {
 			c.Shrank = append(c.Shrank, x)
 		}
 	}
 	return c, notes
+}
+
+// samplingNoise reports a function's change that the heap profiler's sampling explains: less
+// than 1% of the larger heap, or less than three standard deviations of the difference of two
+// Poisson counts of samples (the profiler takes about one sample per period bytes, so a site
+// of b bytes holds about b/period samples, give or take their square root).
+func samplingNoise(x culprit.Delta, d *culprit.DiffResult, period float64) bool {
+	delta := math.Abs(float64(x.Delta))
+	if delta < float64(max(d.OldTotal, d.NewTotal))/100 {
+		return true
+	}
+	return period > 0 && delta < 3*math.Sqrt(period*float64(abs(x.Old)+abs(x.New)))
+}
+
+func abs(v int64) int64 {
+	if v < 0 {
+		return -v
+	}
+	return v
 }
 
 func lastHeap(ev *evidence.Evidence) (evidence.Snapshot, bool) {

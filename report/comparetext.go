@@ -157,7 +157,7 @@ func findingChangeParts(c compare.FindingChange) (sev, title string) {
 func (p *printer) compareCulprits(c *compare.Culprits) {
 	p.f("\nHeap in use at each session's end, by function (%s %s -> %s)\n", c.Type, Bytes(uint64(max(c.OldTotal, 0))), Bytes(uint64(max(c.NewTotal, 0))))
 	if len(c.Grew)+len(c.Shrank) == 0 {
-		p.f("  no function changed\n")
+		p.f("  no function changed beyond the heap profiler's sampling noise\n")
 	}
 	for _, ds := range [][]culprit.Delta{c.Shrank, c.Grew} {
 		for _, d := range ds {

@@ -32,7 +32,7 @@ type compareView struct {
 	Rows        []compareRow
 	RowNotes    []string
 	Findings    []findingChangeView
-	Culprits    []culpritDeltaView
+	CulpritRows []culpritDeltaView
 	CulpritsHow string
 	Charts      []Chart
 	Notes       []string
@@ -93,7 +93,7 @@ func CompareHTML(w io.Writer, in CompareInput, opts HTMLOptions) error {
 			c.Type, Bytes(uint64(max(c.OldTotal, 0))), Bytes(uint64(max(c.NewTotal, 0))))
 		for _, ds := range [][]culprit.Delta{c.Shrank, c.Grew} {
 			for _, d := range ds {
-				v.Culprits = append(v.Culprits, culpritDeltaView{SignedBytes(d.Delta), d.Site.Function})
+				v.CulpritRows = append(v.CulpritRows, culpritDeltaView{SignedBytes(d.Delta), d.Site.Function})
 			}
 		}
 	}
