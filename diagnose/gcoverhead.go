@@ -82,7 +82,7 @@ func gcOverhead(in *input) outcome {
 	if sum.GCPerSecond >= gcMinRate && sum.GCCPUFraction >= gcWarnCPU || sum.GCAssistFraction >= 0.25 && sum.GCPerSecond >= gcMinRate {
 		f.Severity = Warning
 	}
-	rec, fits := m.recommend(sum, ev.Budget)
+	rec, fits := m.recommend(sum.GCPerSecond, ev.Budget, gcBudgetUse)
 	if !fits {
 		f.Severity = Info
 		f.Title = fmt.Sprintf("the GC runs %.1f times per second because memory is tight", sum.GCPerSecond)
@@ -123,7 +123,7 @@ func gcRateOnly(in *input) outcome {
 		},
 		Start: ev.Start, End: ev.End,
 	}
-	if rec, fits := m.recommend(sum, ev.Budget); fits {
+	if rec, fits := m.recommend(sum.GCPerSecond, ev.Budget, gcBudgetUse); fits {
 		m.explain(&f, sum, rec, ev.Budget)
 	}
 	f.Title = fmt.Sprintf("the GC runs %.1f times per second on a %s live heap; its CPU cost was not measured", sum.GCPerSecond, bytesStr(m.now.live))
@@ -147,6 +147,7 @@ type gcModel struct {
 	outside   float64 // resident memory outside Go (non-Go, files)
 	rateNow   float64 // GC cycles per second the model predicts for the current settings
 	calibrate float64 // measured over modelled, within [0.5, 2]
+	rssPeak   float64 // the peak RSS measured
 }
 
 func gcModelOf(ev *evidence.Evidence, sum Summary) (gcModel, bool) {
@@ -165,7 +166,7 @@ func gcModelOf(ev *evidence.Evidence, sum Summary) (gcModel, bool) {
 	}
 	m := gcModel{
 		now:   pacer{live: live, scan: p.ScanBytes, gogc: gogc, limit: p.GOMemLimit, nonHeap: p.NonHeap},
-		alloc: alloc, outside: p.Outside, calibrate: 1,
+		alloc: alloc, outside: p.Outside, calibrate: 1, rssPeak: float64(sum.RSSPeakBytes),
 	}
 	m.rateNow = m.now.gcRate(alloc)
 	if m.rateNow > 0 && !math.IsInf(m.rateNow, 0) {
@@ -175,19 +176,19 @@ func gcModelOf(ev *evidence.Evidence, sum Summary) (gcModel, bool) {
 }
 
 // recommend picks settings with enough room above the live heap for the target GC rate,
-// capped by a memory limit that keeps RSS within the budget. fits is false when the budget
-// leaves no such room.
-func (m gcModel) recommend(sum Summary, budget uint64) (rec pacer, fits bool) {
+// capped by a memory limit that keeps RSS within share of the budget. fits is false when the
+// budget leaves no such room.
+func (m gcModel) recommend(gcPerSecond float64, budget uint64, share float64) (rec pacer, fits bool) {
 	live, nonHeap := m.now.live, m.now.nonHeap
-	room := m.alloc / math.Min(gcTargetRate, gcTargetShare*sum.GCPerSecond)
+	room := m.alloc / math.Min(gcTargetRate, gcTargetShare*gcPerSecond)
 	if budget == 0 {
 		// No budget: do not let the advice multiply memory use; grow at most to four times
 		// today's peak resident memory (or 64 MiB).
-		room = math.Min(room, math.Max(4*float64(sum.RSSPeakBytes), 64<<20)-live-nonHeap-m.outside)
+		room = math.Min(room, math.Max(4*m.rssPeak, 64<<20)-live-nonHeap-m.outside)
 	}
 	rec = pacer{live: live, scan: m.now.scan, nonHeap: nonHeap, gogc: math.Min(m.now.gogcFor(room), gcMaxGOGC)}
 	if budget > 0 {
-		rec.limit = math.Floor((gcBudgetUse*float64(budget)-m.outside)/(1<<20)) * (1 << 20)
+		rec.limit = math.Floor((share*float64(budget)-m.outside)/(1<<20)) * (1 << 20)
 		if rec.limit < 1.5*(live+nonHeap) {
 			return rec, false
 		}

@@ -18,6 +18,10 @@
 //		diagnose a saved session again, offline
 //	memdoctor fleet --prometheus URL [flags]
 //		triage every Go service Prometheus scrapes: leaks, GC pressure, ranked worst first
+//	memdoctor compare [flags] OLD NEW
+//		prove a fix: compare two sessions metric by metric, with a significance test, their findings and their heaps
+//	memdoctor tune [flags] -- COMMAND [ARGS...]
+//		find GOGC and GOMEMLIMIT by experiment: run a program under the settings the GC model proposes for a budget, measure each, keep the best
 //	memdoctor report [flags] SESSION_DIR
 //		write a session's report: text, or one self-contained HTML page with charts
 //	memdoctor serve [flags] SESSION_DIR
@@ -35,7 +39,8 @@
 //
 // Run "memdoctor COMMAND -h" for a command's flags and examples.
 //
-// Exit status: 0 done, 1 failure, 2 usage error, 3 a finding reached --fail-on.
+// Exit status: 0 done, 1 failure, 2 usage error, 3 a finding reached --fail-on (or compare
+// found a regression with --fail-on-regression).
 //
 // Environment: NO_COLOR turns colour off; MEMDOCTOR_LOG=debug|info|warn|error sets the log
 // level (logs go to stderr, as plain sentences); MEMDOCTOR_LOG_FORMAT=text|json writes them as
@@ -247,6 +252,97 @@
 //	memdoctor fleet --prometheus https://thanos.example.com --selector 'job=~"api|web",env="prod"' --window 6h --json fleet.json
 //	memdoctor fleet --prometheus https://mimir.example.com/prometheus --header 'X-Scope-OrgID: team-a' --bearer-token-file /run/secrets/token
 //	memdoctor fleet --prometheus http://prometheus:9090 --end 2026-11-20T03:00:00Z --window 2h --fail-on warning
+//
+// # memdoctor compare
+//
+// usage: memdoctor compare [flags] OLD NEW
+//
+// Compare reads two sessions, OLD (before a change) and NEW (after), and says what changed:
+// GC cycles per second, GC CPU and its share of mark assists, the allocation rate, the live-heap
+// floor, the peak RSS (the kernel's high-water mark) and the goroutines, each with OLD's and NEW's
+// figures (the same as each session's report), the change, and whether it is significant; the
+// findings resolved, new and persisting; and the heap in use at each session's end, diffed by
+// function of the program's own code.
+//
+// Significance is judged as benchstat judges benchmarks: each session is cut into equal
+// intervals (--interval, longer where a quantity is read less often, and for the GC's figures
+// long enough for 4 GC cycles) and the values of the intervals are compared with a two-sided
+// Mann-Whitney U test, exact up to 50 intervals. A change is significant when p < --alpha and
+// the medians differ by at least --min-change and by at least the metric's resolution
+// (1 MiB, 5 goroutines, 1 point of CPU, ...): two runs of one program differ by a few percent by
+// chance, and the test would call that real. When the sessions are too short for any result to
+// reach --alpha (4 intervals a side at least), the table says "too little data" and how much is
+// needed, rather than "no change". The two sessions may differ in length; intervals in which the
+// process restarted are left out. Sessions recorded by run start with the program's start-up:
+// --skip leaves it out.
+//
+// Flags:
+//
+//	-alpha LEVEL
+//	  	the significance LEVEL of the test (default 0.05)
+//	-fail-on-regression
+//	  	exit with status 3 when a metric is significantly worse in NEW, or NEW has a finding at warning or above that OLD had not
+//	-html FILE
+//	  	also write the comparison as one self-contained HTML page to FILE: both sessions' charts on one time axis, the table, the findings that changed
+//	-interval LENGTH
+//	  	the shortest LENGTH of the intervals each session is cut into (default 5s)
+//	-json FILE
+//	  	also write the comparison as JSON to FILE (- for stdout; the text then goes to stderr)
+//	-min-change PERCENT
+//	  	the smallest change, in PERCENT of OLD's median, that counts as one (0 = any) (default 10)
+//	-skip DURATION
+//	  	leave out the first DURATION of each session (start-up, warm-up)
+//
+// Examples:
+//
+//	memdoctor compare memdoctor-sessions/server-before memdoctor-sessions/server-after
+//	memdoctor compare --skip 30s --html compare.html ./before ./after
+//	memdoctor compare --fail-on-regression --json compare.json ./baseline ./candidate
+//
+// # memdoctor tune
+//
+// usage: memdoctor tune [flags] -- COMMAND [ARGS...]
+//
+// Tune runs COMMAND as memdoctor run does, first as it is (the baseline), for --duration. It
+// calibrates memdoctor's model of the GC pacer on that run (the live heap, the allocation rate,
+// the runtime's other memory) and asks it for the settings that fit the memory budget: GOMEMLIMIT
+// with GOGC=off, GOMEMLIMIT with the GOGC the gc-overhead advice gives, and GOGC alone, each
+// sized for a predicted peak RSS of 80% of the budget (settings the model says cut no GC work are
+// not run). It runs COMMAND under each for --duration and measures GC cycles per second, GC CPU
+// and its share of mark assists, and the peak RSS (the kernel's high-water mark). It keeps the
+// setting with the least GC CPU whose measured peak stays within the budget less --margin (GC
+// CPU within a tenth, or half a point, of the least is a tie, which the lower peak RSS wins),
+// and shows, for every setting, the model's prediction against the measurement and the error.
+//
+// Every run is a session of its own under --out (baseline, then one per setting), so memdoctor
+// compare can read any two. With --load, a load generator runs beside each run: it starts once
+// the program serves (its pprof endpoint found, or 3s after the Go program appeared), with the
+// program's PID and pprof URL in MEMDOCTOR_TARGET_PID and MEMDOCTOR_TARGET_PPROF, and is stopped
+// before the program. The experiment says what it cannot promise about production: another load,
+// another GOMAXPROCS, other neighbours, a live heap that grows for longer than a run.
+//
+// Flags:
+//
+//	-duration duration
+//	  	how long each run lasts (default 30s)
+//	-grace duration
+//	  	after SIGINT, wait this long for the program to exit before SIGKILL (default 10s)
+//	-json FILE
+//	  	also write the experiment as JSON to FILE (- for stdout; the text then goes to stderr)
+//	-load COMMAND
+//	  	a shell COMMAND that drives load at the program during each run (see above)
+//	-margin PERCENT
+//	  	the safety margin, in PERCENT of the budget, that a setting's measured peak RSS must stay below (default 10)
+//	-memory-budget value
+//	  	the memory the service may use, e.g. 2GiB, 512Mi, 1G or 800MB; M and G are 10^6 and 10^9 bytes as Kubernetes writes them, Mi and MiB 2^20 (default: memdoctor's cgroup limit, which the program inherits)
+//	-out DIR
+//	  	the DIR that holds one session per run (default ./memdoctor-sessions/tune-<name>-<UTC time>)
+//
+// Examples:
+//
+//	memdoctor tune --memory-budget 1GiB --duration 1m -- ./gateway
+//	memdoctor tune --memory-budget 2GiB --load 'hey -z 60s http://localhost:8080/' -- ./server
+//	memdoctor tune --memory-budget 1GiB --duration 20s --json tune.json -- memdoctor lab run gateway-gc
 //
 // # memdoctor report
 //
