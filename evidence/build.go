@@ -33,6 +33,9 @@ func (ev *Evidence) SetMainModule(mod string) {
 func (ev *Evidence) AddGCCycle(t time.Time, c gctrace.Cycle) {
 	ev.GCLines++
 	if b := ev.build; b != nil && !t.IsZero() && b.in(t) {
+		if b.sessionStart.IsZero() {
+			b.sessionStart = ev.Target.Started // the counters are zero when the program starts
+		}
 		b.gcCycle(t, c)
 	}
 }

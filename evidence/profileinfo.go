@@ -205,11 +205,12 @@ func infoOf(sum *pprofio.Summary, f pprofio.Format) *ProfileInfo {
 				in.Heap.AllocObjects = v
 			}
 		}
-		// net/http/pprof's ?seconds=N sets the window it covers; an ordinary profile's
-		// duration is the time it took to write (well under a second).
+		// net/http/pprof's ?seconds=N sets the window it covers, and so do profile stores
+		// that merge profiles; an ordinary profile's duration is the time it took to write
+		// (well under a second).
 		if d := time.Duration(sum.DurationNanos); d >= time.Second {
 			in.Window = d
-			in.What = fmt.Sprintf("delta heap profile (%s)", d)
+			in.What = fmt.Sprintf("heap profile covering %s (a delta or merged profile)", d.Round(time.Second))
 		}
 	case session.KindGoroutine, KindGoroutineLeak:
 		in.Goroutines = sum.Totals[0]

@@ -64,6 +64,7 @@ func (st *store) getLocked(path string) (*profile.Profile, error) {
 		return p, nil
 	}
 	if err, ok := st.failed[path]; ok {
+		st.fail(path, err) // named once, when a rule first asks for it
 		return nil, err
 	}
 	p, err := st.parse(path)
@@ -144,19 +145,34 @@ func (b *sessionBuild) profileFallbacks() {
 	needLive := countOf(b.live) < len(ev.Heaps)
 	needAlloc := countOf(b.allocB) < len(ev.Heaps)
 	if needLive || needAlloc {
+		prev, repeats := int64(-1), 0
 		for _, s := range ev.Heaps {
 			in, ok := info(s)
 			if !ok || in.Window > 0 {
 				continue
 			}
 			t := in.Heap
+			// A heap profile's inuse figures are those of the last completed GC: a profile
+			// that repeats its predecessor's exactly saw no GC in between, and is the same
+			// reading again, not a new one (counting it would draw a plateau where the heap
+			// grew: between GCs that grow further and further apart, the last third of a
+			// leaking series would read flat).
 			if needLive && in.HasInuse && t.InuseSpace > 0 {
-				b.live.add(SourceHeapProfile, 0, s.T, float64(t.InuseSpace))
+				if t.InuseSpace != prev {
+					b.live.add(SourceHeapProfile, 0, s.T, float64(t.InuseSpace))
+				} else {
+					repeats++
+				}
+				prev = t.InuseSpace
 			}
 			if needAlloc && in.HasAlloc && t.AllocSpace > 0 {
 				b.allocB.addCounter(SourceHeapProfile, s.T, float64(t.AllocSpace))
 				b.allocO.addCounter(SourceHeapProfile, s.T, float64(t.AllocObjects))
 			}
+		}
+		if repeats > 0 && b.live[SourceHeapProfile] != nil && countOf(b.live) == b.live[SourceHeapProfile].count() {
+			ev.Notes = append(ev.Notes, fmt.Sprintf("%d heap profile(s) repeat their predecessor's in-use heap exactly (no GC completed in between): "+
+				"each counts as one reading of the live heap, at the time it was first seen", repeats))
 		}
 	}
 	if countOf(b.goroutines) < len(ev.GoroutineSnaps) {
