@@ -38,6 +38,13 @@ func goroutineLeak(in *input) outcome {
 		g = judgeGrowth(floor(settled(ev, s.Points)), gleakLimits, 1)
 	}
 	if proof == nil && !g.judged {
+		if snap, one := singleSnapshot(ev.GoroutineSnaps); one && s.Len() <= 1 {
+			if f, ok := in.pileUp(snap); ok {
+				return found(f)
+			}
+			return cannot(KindGoroutineLeak, gleakLimits.minSpan, "one goroutine profile is a snapshot: no blocked site of the program holds %s of its goroutines "+
+				"and %d or more (its sites are listed); whether they pile up needs two or more profiles taken minutes apart", pct(pileUpShare), pileUpCount)
+		}
 		return cannot(KindGoroutineLeak, g.watchMore, "%d goroutine count(s) over %s: a trend needs %s or more",
 			s.Len(), humanDuration(s.Span().Seconds()), humanDuration(gleakLimits.minSpan.Seconds()))
 	}
