@@ -1,6 +1,7 @@
 package report
 
 import (
+	"path/filepath"
 	"time"
 
 	"github.com/memdoctor/memdoctor/diagnose"
@@ -51,7 +52,7 @@ func newBuilder(s *session.Session, ev *evidence.Evidence, d *diagnose.Diagnosis
 	return &builder{
 		s: s, d: d, ev: ev, opts: opts, t0: ev.Start,
 		clock: newClock(opts.Location, ev.Start, ev.End),
-		snaps: newSnapshots(s),
+		snaps: newSnapshots(s, ev),
 	}
 }
 
@@ -85,6 +86,14 @@ func (b *builder) build() (*PageData, []cardView) {
 	return data, cards
 }
 
+// snapshotName is a snapshot's file name as the page shows it.
+func snapshotName(s *session.Session, r session.ProfileRef) string {
+	if s == nil {
+		return filepath.Base(r.Path)
+	}
+	return session.ProfileFileName(r.Kind, r.Time, r.Label)
+}
+
 // snapshotList is every snapshot on the served page (for its pprof links and picker); a
 // static page keeps only those the findings use and those captured around an event, which
 // are marked on the timeline.
@@ -102,7 +111,7 @@ func (b *builder) snapshotList(marks []FindingMark) []Snapshot {
 		}
 		out = append(out, Snapshot{
 			ID: i, Kind: r.Kind, T: roundTo(r.Time.Sub(b.t0).Seconds(), 3), Label: r.Label,
-			Name: session.ProfileFileName(r.Kind, r.Time, r.Label),
+			Name: snapshotName(b.s, r),
 		})
 	}
 	return out
