@@ -8,7 +8,7 @@
 #
 # Series: heapleak (13 heap profiles 5 s apart, a cache growing about 8 -> 197 MiB),
 # goroutines (13 goroutine profiles 5 s apart, 20 goroutines a second blocking for ever, and a
-# debug=1 and a debug=2 dump at the end), healthy (13 heap profiles 5 s apart, garbage only),
+# debug=1 and a gzipped debug=2 dump at the end), healthy (13 heap profiles 5 s apart, garbage only),
 # slow90s (5 heap profiles 90 s apart, a 1 MiB/min leak, with its timestamped gctrace log and a
 # goroutine profile: an input too short to prove a slow leak).
 set -euo pipefail
@@ -50,8 +50,8 @@ for s in ${@:-heapleak goroutines healthy slow90s}; do
 	goroutines)
 		start -mode goroutine -leak 20
 		series goroutines 5 13 goroutine 'g-%03d.prof'
-		curl -fsS "${URL}goroutine?debug=1" -o goroutines/../goroutine-debug1.txt
-		curl -fsS "${URL}goroutine?debug=2" -o goroutines/../goroutine-debug2.txt
+		curl -fsS "${URL}goroutine?debug=1" -o goroutine-debug1.txt
+		curl -fsS "${URL}goroutine?debug=2" | gzip -9 > goroutine-debug2.txt.gz
 		stop ;;
 	healthy)
 		start -mode healthy
