@@ -1,8 +1,10 @@
 package cli
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/memdoctor/memdoctor/evidence"
 	"github.com/memdoctor/memdoctor/session"
@@ -31,6 +33,10 @@ func loadEvidence(e *env, paths []string, opts loadOptions) (*evidence.Evidence,
 		if opts.module != "" {
 			ev.SetMainModule(opts.module)
 		}
+		if n := ignoredProfiles(s); n > 0 {
+			ev.Notes = append(ev.Notes, fmt.Sprintf("%s holds %d file(s) not named as memdoctor names its snapshots: they are not part of the session; "+
+				"to read them by their content, analyse the folder: memdoctor analyze %s", filepath.Join(s.Dir, session.ProfilesDir), n, filepath.Join(s.Dir, session.ProfilesDir)))
+		}
 		return ev, s, nil
 	}
 	ev, err := pprofdir.Load(paths, pprofdir.Options{MemoryBudgetBytes: opts.budget, MainModule: opts.module, Logger: e.log})
@@ -38,6 +44,18 @@ func loadEvidence(e *env, paths []string, opts loadOptions) (*evidence.Evidence,
 		return nil, nil, err
 	}
 	return ev, nil, nil
+}
+
+// ignoredProfiles counts the files of a session's profiles/ that the session reader ignored
+// for their names (a hand-made session).
+func ignoredProfiles(s *session.Session) int {
+	n := 0
+	for _, w := range s.Warnings {
+		if strings.HasPrefix(w, session.ProfilesDir+": ignored ") {
+			n++
+		}
+	}
+	return n
 }
 
 // isSessionDir reports a memdoctor session directory (its manifest, or its samples when a
