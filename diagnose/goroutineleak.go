@@ -42,7 +42,7 @@ func goroutineLeak(in *input) outcome {
 			if f, ok := in.pileUp(snap); ok {
 				return found(f)
 			}
-			return cannot(KindGoroutineLeak, gleakLimits.minSpan, "one goroutine profile is a snapshot: no blocked site of the program holds %s of its goroutines "+
+			return cannot(KindGoroutineLeak, 0, "one goroutine profile is a snapshot: no blocked site of the program holds %s of its goroutines "+
 				"and %d or more (its sites are listed); whether they pile up needs two or more profiles taken minutes apart", pct(pileUpShare), pileUpCount)
 		}
 		return cannot(KindGoroutineLeak, g.watchMore, "%d goroutine count(s) over %s: a trend needs %s or more",

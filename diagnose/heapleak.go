@@ -24,7 +24,7 @@ func heapLeak(in *input) outcome {
 	pts := floor(settled(ev, s.Points))
 	g := judgeGrowth(pts, leakLimits, s.Res.Quantum)
 	if _, one := singleSnapshot(ev.Heaps); one && s.Len() == 1 && s.Src == evidence.SourceHeapProfile {
-		return cannot(KindHeapLeak, leakLimits.minSpan, "one heap profile is a snapshot: it shows what the heap held then (its top retainers are listed), "+
+		return cannot(KindHeapLeak, 0, "one heap profile is a snapshot: it shows what the heap held then (its top retainers are listed), "+
 			"not whether it grows; give two or more heap profiles taken minutes apart")
 	}
 	if !g.judged {

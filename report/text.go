@@ -123,6 +123,8 @@ func (p *printer) header(d *diagnose.Diagnosis) {
 			Bytes(s.RSSPeakBytes), when, Bytes(s.RSSSampledPeakBytes), Bytes(s.RSSLatestBytes)))
 	case s.RSSPeakBytes > 0:
 		line = append(line, fmt.Sprintf("RSS peak %s (p99 %s, end %s)", Bytes(s.RSSPeakBytes), Bytes(s.RSSP99Bytes), Bytes(s.RSSLatestBytes)))
+	case d.Source == "profiles":
+		line = append(line, "RSS unknown (profiles do not record it)")
 	default:
 		line = append(line, "RSS unknown (not on this machine)")
 	}
@@ -330,7 +332,12 @@ func (p *printer) notJudged(d *diagnose.Diagnosis) {
 	for _, n := range d.NotJudged {
 		line := string(n.Kind) + ": " + n.Reason
 		if n.WatchMoreSeconds > 0 {
-			line += fmt.Sprintf(" (watch about %s more)", Duration(time.Duration(n.WatchMoreSeconds*float64(time.Second))))
+			more := Duration(time.Duration(n.WatchMoreSeconds * float64(time.Second)))
+			if d.Source == "profiles" {
+				line += fmt.Sprintf(" (about %s more of data)", more)
+			} else {
+				line += fmt.Sprintf(" (watch about %s more)", more)
+			}
 		}
 		p.f("%s\n", indentWrapFirst(line, "  - ", "    ", 92))
 	}

@@ -43,7 +43,7 @@ func TestAnalyzeSingleProfiles(t *testing.T) {
 		filepath.Join(recorded, "heapleak", "heap_13.pb.gz"),
 		filepath.Join(recorded, "goroutines", "g-013.prof"),
 		filepath.Join(recorded, "goroutine-debug1.txt"),
-		filepath.Join(recorded, "goroutine-debug2.txt"),
+		filepath.Join(recorded, "goroutine-debug2.txt.gz"),
 	}
 	for _, src := range files {
 		name := filepath.Base(src)

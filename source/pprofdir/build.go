@@ -75,7 +75,7 @@ func (l *loader) addProfiles() {
 	}
 	if differ > 0 {
 		ev.Notes = append(ev.Notes, fmt.Sprintf("%d profile(s) are placed at the time they carry (TimeNanos); their files' modification times differ from it by up to %s (copied or touched since)",
-			differ, maxDiff.Round(time.Second)))
+			differ, roughly(maxDiff)))
 	}
 	if deltas > 0 {
 		ev.Notes = append(ev.Notes, fmt.Sprintf("%d heap profile(s) are delta profiles (?seconds=N): they hold what changed in a window, not the heap, and are not used for its trend", deltas))
@@ -284,6 +284,14 @@ func (l *loader) gaps(budget uint64) {
 	if budget == 0 {
 		ev.Gap(evidence.GapBudget, "no --memory-budget: profiles carry no memory limit")
 	}
+}
+
+// roughly says a duration to the unit that matters: "3 days", "5h12m", "42s".
+func roughly(d time.Duration) string {
+	if d >= 48*time.Hour {
+		return fmt.Sprintf("%d days", int(d.Hours()/24))
+	}
+	return d.Round(time.Second).String()
 }
 
 func absDur(d time.Duration) time.Duration {

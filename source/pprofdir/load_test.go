@@ -56,7 +56,7 @@ func TestLoadRecordedHeapLeak(t *testing.T) {
 // content, and what is skipped is counted in notes.
 func TestLoadMixedFolder(t *testing.T) {
 	dir := t.TempDir()
-	copyFile(t, "testdata/goroutine-debug2.txt", filepath.Join(dir, "dumps", "a"))
+	copyFile(t, "testdata/goroutine-debug2.txt.gz", filepath.Join(dir, "dumps", "a"))
 	copyFile(t, "testdata/goroutine-debug1.txt", filepath.Join(dir, "dumps", "b"))
 	copyFile(t, filepath.Join(realProfiles, "node_exporter_cpu_10s.pb.gz"), filepath.Join(dir, "cpu.pb.gz"))
 	copyFile(t, filepath.Join(realProfiles, "gobench_legacy_text.heap"), filepath.Join(dir, "x", "legacy"))

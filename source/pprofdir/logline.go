@@ -40,7 +40,7 @@ func splitLogLine(line []byte) logLine {
 // space after it from the start of line.
 func cutTime(line []byte) (time.Time, []byte, bool) {
 	// 2006-01-02T15:04:05Z is the shortest form; the date's shape is checked before parsing.
-	if len(line) < 20 || line[4] != '-' || line[7] != '-' || line[10] != 'T' && line[10] != ' ' || !isDigits(line[:4]) {
+	if len(line) < 20 || line[4] != '-' || line[7] != '-' || line[10] != 'T' || !isDigits(line[:4]) {
 		return time.Time{}, nil, false
 	}
 	sp := bytes.IndexByte(line[11:], ' ')
@@ -48,9 +48,6 @@ func cutTime(line []byte) (time.Time, []byte, bool) {
 		return time.Time{}, nil, false
 	}
 	stamp := line[:11+sp]
-	if stamp[10] == ' ' {
-		return time.Time{}, nil, false // "2006-01-02 15:04:05": a space-separated date is not RFC 3339 here
-	}
 	t, err := time.Parse(time.RFC3339Nano, string(stamp))
 	if err != nil {
 		return time.Time{}, nil, false
