@@ -108,7 +108,7 @@ func TestLogRestartTimed(t *testing.T) {
 	restart := start.Add(10 * time.Minute)
 	lines := []string{
 		start.Add(time.Second).Format(time.RFC3339Nano) + " " + cycleLine(1, 0.998, 5),
-		start.Add(5 * time.Second).Format(time.RFC3339Nano) + " " + cycleLine(2, 4.998, 5),
+		start.Add(5*time.Second).Format(time.RFC3339Nano) + " " + cycleLine(2, 4.998, 5),
 		`{"log":"` + cycleLine(1, 1.998, 5) + `\n","stream":"stderr","time":"` + restart.Add(2*time.Second).Format(time.RFC3339Nano) + `"}`,
 		`{"log":"` + cycleLine(2, 3.998, 5) + `\n","stream":"stderr","time":"` + restart.Add(4*time.Second).Format(time.RFC3339Nano) + `"}`,
 	}
