@@ -166,7 +166,7 @@ func windowLine(d *diagnose.Diagnosis) string {
 		if d.Window.Seconds == 0 {
 			return "one instant, from profiles"
 		}
-		return span + ", from profiles and logs"
+		return span + ", from profiles"
 	}
 	return span + ", " + sessionStatus(d.Target.Status)
 }
