@@ -38,6 +38,7 @@ type builder struct {
 	ev    *evidence.Evidence
 	opts  HTMLOptions
 	t0    time.Time
+	end   time.Time // the charts' end: the window's, widened around a single instant
 	clock clock
 	snaps *snapshots
 }
@@ -49,8 +50,12 @@ func newBuilder(s *session.Session, ev *evidence.Evidence, d *diagnose.Diagnosis
 	if opts.Buckets <= 0 {
 		opts.Buckets = defaultBuckets
 	}
+	t0, end := ev.Start, ev.End
+	if end.Sub(t0) < time.Second { // one instant (a single profile): a minute around it
+		t0, end = t0.Add(-30*time.Second), end.Add(30*time.Second)
+	}
 	return &builder{
-		s: s, d: d, ev: ev, opts: opts, t0: ev.Start,
+		s: s, d: d, ev: ev, opts: opts, t0: t0, end: end,
 		clock: newClock(opts.Location, ev.Start, ev.End),
 		snaps: newSnapshots(s, ev),
 	}
@@ -69,7 +74,7 @@ func (b *builder) build() (*PageData, []cardView) {
 	data := &PageData{
 		Version: 1,
 		T0:      float64(b.t0.UnixMilli()) / 1000,
-		End:     roundTo(in.End.Sub(b.t0).Seconds(), 3),
+		End:     roundTo(b.end.Sub(b.t0).Seconds(), 3),
 		Zone:    zone(b.opts.Location, b.opts.ZoneName, in.Start, in.End, b.t0),
 		Serve:   b.opts.Serve,
 	}

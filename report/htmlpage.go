@@ -129,9 +129,12 @@ func targetName(d *diagnose.Diagnosis) string {
 func headline(d *diagnose.Diagnosis) []figure {
 	s := d.Summary
 	var out []figure
-	if s.RSSPeakBytes > 0 {
+	switch {
+	case s.RSSPeakBytes > 0:
 		out = append(out, figure{"RSS peak", Bytes(s.RSSPeakBytes), fmt.Sprintf("p99 %s · at the end %s", Bytes(s.RSSP99Bytes), Bytes(s.RSSLatestBytes))})
-	} else {
+	case d.Source == "profiles":
+		out = append(out, figure{"RSS", "unknown", "profiles do not record it"})
+	default:
 		out = append(out, figure{"RSS", "unknown", "not on this machine"})
 	}
 	if s.HeapLivePeakBytes > 0 {

@@ -156,6 +156,10 @@ func (p *printer) header(d *diagnose.Diagnosis) {
 	if s.MemoryBudgetBytes > 0 {
 		budget = fmt.Sprintf("memory budget %s (%s)", Bytes(s.MemoryBudgetBytes), s.MemoryBudgetSource)
 	}
+	if d.Source == "profiles" { // no samples: say what the inputs were
+		p.f("  %s · %d heap and %d goroutine profiles\n\n", budget, s.HeapProfiles, s.GoroutineProfiles)
+		return
+	}
 	p.f("  %s · %d samples, %d heap and %d goroutine profiles\n\n", budget, s.Samples, s.HeapProfiles, s.GoroutineProfiles)
 }
 

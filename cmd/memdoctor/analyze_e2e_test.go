@@ -146,14 +146,27 @@ func TestAnalyzeHealthySeries(t *testing.T) {
 func TestAnalyzeGoroutinePileUp(t *testing.T) {
 	d := analyzeJSON(t, filepath.Join(recorded, "goroutines"))
 	f := finding(d, diagnose.KindGoroutineLeak)
-	if f == nil || f.Confidence != diagnose.Confirmed || len(f.Culprits) == 0 || f.Culprits[0].Function != "main.query.func1" {
+	if f == nil || f.Confidence != diagnose.Confirmed || len(f.Culprits) == 0 || f.Culprits[0].Function != "main.backend" {
 		t.Fatalf("goroutine leak: %+v", d.Findings)
 	}
 	for _, one := range []string{filepath.Join(recorded, "goroutines", "g-013.prof"), filepath.Join(recorded, "goroutine-debug2.txt.gz")} {
 		d = analyzeJSON(t, one)
 		f = finding(d, diagnose.KindGoroutineLeak)
-		if f == nil || !f.Snapshot || f.Confidence != diagnose.Suspected || f.Culprits[0].Function != "main.query.func1" {
+		if f == nil || !f.Snapshot || f.Confidence != diagnose.Suspected || f.Culprits[0].Function != "main.backend" {
 			t.Errorf("%s: %+v", one, d.Findings)
+		}
+	}
+}
+
+// TestAnalyzeLeakProfile: one goroutineleak profile of the same pile-up, from the program built
+// with Go 1.27, proves the leak by itself: a confirmed finding, not a snapshot suspicion; next
+// to a goroutine profile, too.
+func TestAnalyzeLeakProfile(t *testing.T) {
+	for _, args := range [][]string{{filepath.Join(recorded, "leakprofile", "leaked.pb.gz")}, {filepath.Join(recorded, "leakprofile")}} {
+		d := analyzeJSON(t, args...)
+		f := finding(d, diagnose.KindGoroutineLeak)
+		if f == nil || f.Confidence != diagnose.Confirmed || f.Snapshot || f.Evidence["leaked_goroutines_count"] < 100 || f.Culprits[0].Function != "main.backend" {
+			t.Errorf("%v: %+v", args, d.Findings)
 		}
 	}
 }

@@ -508,15 +508,15 @@ func TestDiffGoroutines(t *testing.T) {
 	if err := json.Unmarshal([]byte(res.stdout), &d); err != nil {
 		t.Fatalf("%v\n%s", err, res.stdout)
 	}
-	if d.Kind != "goroutine" || len(d.Grew) == 0 || d.Grew[0].Site.Function != "main.query.func1" || d.Grew[0].Delta < 1000 {
+	if d.Kind != "goroutine" || len(d.Grew) == 0 || d.Grew[0].Site.Function != "main.backend" || d.Grew[0].Delta < 1000 {
 		t.Errorf("diff: %+v", d)
 	}
 	back := memdoctor(t, ctx, "diff", g13, filepath.Join(recorded, "goroutines", "g-002.prof"))
-	if !strings.Contains(back.stdout, "Shrank, by site") || !regexp.MustCompile(`-1\d{3} .* main\.query\.func1`).MatchString(back.stdout) {
+	if !strings.Contains(back.stdout, "Shrank, by site") || !regexp.MustCompile(`-10\d\d .* main\.backend`).MatchString(back.stdout) {
 		t.Errorf("reversed:\n%s", back.stdout)
 	}
 	dump := memdoctor(t, ctx, "diff", g1, filepath.Join(recorded, "goroutine-debug2.txt.gz"))
-	if dump.code != 0 || !regexp.MustCompile(`\+1205 .* chan send +main\.query\.func1`).MatchString(dump.stdout) {
+	if dump.code != 0 || !regexp.MustCompile(`\+11\d\d .* chan send +main\.backend`).MatchString(dump.stdout) {
 		t.Errorf("proto against a debug=2 dump: exit %d\n%s%s", dump.code, dump.stdout, dump.stderr)
 	}
 	for _, args := range [][]string{{"--type", "alloc_space", g1, g13}, {g1, filepath.Join(recorded, "heapleak", "heap_1.pb.gz")}} {

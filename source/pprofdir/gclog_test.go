@@ -120,3 +120,39 @@ func TestLogRestartTimed(t *testing.T) {
 		t.Errorf("cycles %v", at)
 	}
 }
+
+// FuzzGCLog: whatever a log holds, reading it never panics; within a run, cycles come in
+// time order, and only runs placed in time are emitted.
+func FuzzGCLog(f *testing.F) {
+	f.Add([]byte(cycleLine(1, 1, 5) + "\n" + cycleLine(2, 2, 6) + "\n"))
+	f.Add([]byte("2026-11-22T10:00:01Z " + cycleLine(1, 1, 5) + "\nGC forced\n2026-11-22T10:00:09Z " + cycleLine(1, 0.5, 5) + "\n"))
+	f.Add([]byte(`{"log":"` + cycleLine(3, 9.5, 7) + `\n","time":"2026-11-22T10:00:10Z"}` + "\n" + cycleLine(4, 1e9, 1)))
+	dir := f.TempDir()
+	f.Fuzz(func(t *testing.T, data []byte) {
+		tmp, err := os.CreateTemp(dir, "log")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer os.Remove(tmp.Name())
+		tmp.Write(data)
+		tmp.Close()
+		lg, err := scanLog(tmp.Name(), "log", false, start)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var prev time.Time
+		var prevRun *gcRun
+		err = lg.emit(func(tm time.Time, c gctrace.Cycle, r *gcRun, first bool) {
+			if r.dropped {
+				t.Errorf("a dropped run's cycle was emitted")
+			}
+			if r == prevRun && tm.Before(prev) {
+				t.Errorf("cycle %d at %v, before the previous at %v", c.N, tm, prev)
+			}
+			prev, prevRun = tm, r
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	})
+}

@@ -10,7 +10,9 @@
 # goroutines (13 goroutine profiles 5 s apart, 20 goroutines a second blocking for ever, and a
 # debug=1 and a gzipped debug=2 dump at the end), healthy (13 heap profiles 5 s apart, garbage only),
 # slow90s (5 heap profiles 90 s apart, a 1 MiB/min leak, with its timestamped gctrace log and a
-# goroutine profile: an input too short to prove a slow leak).
+# goroutine profile: an input too short to prove a slow leak), leakprofile (the goroutine
+# pile-up built with Go 1.27: its goroutineleak profile, which proves the leak, and a goroutine
+# profile, 10 s in; the toolchain is fetched with GOTOOLCHAIN=go1.27.0).
 set -euo pipefail
 cd "$(dirname "$0")"
 BIN=$(mktemp -d)
@@ -18,11 +20,11 @@ PID=""
 trap '[ -n "$PID" ] && kill "$PID" 2>/dev/null; rm -rf "$BIN"' EXIT
 go build -o "$BIN/leaky" ./leaky
 
-# start MODE ARGS...: runs leaky, sets URL and PID; stderr (gctrace) goes to $BIN/gctrace.log
+# start ARGS...: runs leaky ($LEAKY, default the go build above), sets URL and PID; stderr (gctrace) goes to $BIN/gctrace.log
 # with a time before each line.
 start() {
 	mkfifo "$BIN/out"
-	GODEBUG=gctrace=1 "$BIN/leaky" "$@" > "$BIN/out" 2> >(while IFS= read -r l; do
+	GODEBUG=gctrace=1 "${LEAKY:-$BIN/leaky}" "$@" > "$BIN/out" 2> >(while IFS= read -r l; do
 		printf '%s %s\n' "$(date -u +%Y-%m-%dT%H:%M:%S.%NZ)" "$l"; done > "$BIN/gctrace.log") &
 	PID=$!
 	URL=$(head -1 "$BIN/out" | grep -o 'http://[^ ]*')
@@ -40,7 +42,7 @@ series() {
 	done
 }
 
-for s in ${@:-heapleak goroutines healthy slow90s}; do
+for s in ${@:-heapleak goroutines healthy slow90s leakprofile}; do
 	echo "== $s"
 	case $s in
 	heapleak)
@@ -63,6 +65,14 @@ for s in ${@:-heapleak goroutines healthy slow90s}; do
 		curl -fsS "${URL}goroutine" -o slow90s/goroutines.pb.gz
 		stop
 		cp "$BIN/gctrace.log" slow90s/app.log ;;
+	leakprofile)
+		GOTOOLCHAIN=go1.27.0 go build -o "$BIN/leaky127" ./leaky
+		LEAKY="$BIN/leaky127" start -mode goroutine -leak 20
+		rm -rf leakprofile && mkdir leakprofile
+		sleep 10
+		curl -fsS "${URL}goroutineleak" -o leakprofile/leaked.pb.gz
+		curl -fsS "${URL}goroutine" -o leakprofile/all.pb.gz
+		stop ;;
 	esac
 	du -sh "$s" 2>/dev/null || true
 done
