@@ -1,6 +1,7 @@
 package diagnose
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"regexp"
@@ -23,11 +24,15 @@ type SnapshotView struct {
 	// Heap: the bytes held (inuse_space, as of the last GC) and allocated since the program
 	// started (alloc_space), and the sites of the program's own code that hold and allocate
 	// the most, with the known allocation patterns they go through.
-	InuseBytes int64             `json:"inuse_bytes,omitempty"`
-	AllocBytes int64             `json:"alloc_bytes,omitempty"`
-	Retainers  []Culprit         `json:"retainers,omitempty"`
-	Allocators []Culprit         `json:"allocators,omitempty"`
-	Patterns   []SnapshotPattern `json:"patterns,omitempty"`
+	InuseBytes int64 `json:"inuse_bytes,omitempty"`
+	AllocBytes int64 `json:"alloc_bytes,omitempty"`
+	// InuseObjects and AllocObjects are the totals of a profile that kept only object counts
+	// (its sites then carry counts, not bytes).
+	InuseObjects int64             `json:"inuse_objects,omitempty"`
+	AllocObjects int64             `json:"alloc_objects,omitempty"`
+	Retainers    []Culprit         `json:"retainers,omitempty"`
+	Allocators   []Culprit         `json:"allocators,omitempty"`
+	Patterns     []SnapshotPattern `json:"patterns,omitempty"`
 	// Goroutines: how many, and the sites where they wait, most first.
 	Goroutines int             `json:"goroutines,omitempty"`
 	Groups     []GoroutineSite `json:"groups,omitempty"`
@@ -97,34 +102,52 @@ func (in *input) snapshotViews() []SnapshotView {
 	return out
 }
 
-// heapView lists a heap profile's top retainers and allocators in the program's own code.
+// heapView lists a heap profile's top retainers and allocators in the program's own code: by
+// bytes, else (a profile that kept only object counts) by objects.
 func (in *input) heapView(s evidence.Snapshot) (SnapshotView, error) {
 	ev := in.ev
 	v := SnapshotView{Kind: s.Kind, Time: s.T, Profile: s.Path}
 	if info, err := ev.ReadProfileInfo(s.Path); err == nil && info.Window > 0 {
 		v.WindowSeconds = info.Window.Seconds()
 	}
-	var errs []error
-	for _, typ := range []string{"inuse_space", "alloc_space"} {
-		tab, err := ev.HeapSites(s, typ)
-		if err != nil {
-			errs = append(errs, err)
-			continue
+	var firstErr error
+	read := func(types ...string) (*evidence.SiteTable, bool) {
+		for _, typ := range types {
+			tab, err := ev.HeapSites(s, typ)
+			if err == nil {
+				return tab, true
+			}
+			firstErr = cmp.Or(firstErr, err)
 		}
-		cs := topSites(tab)
-		if typ == "inuse_space" {
-			v.InuseBytes, v.Retainers = tab.Total, cs
+		return nil, false
+	}
+	held, okHeld := read("inuse_space", "inuse_objects")
+	if okHeld {
+		v.Retainers = topSites(held)
+		if held.Unit == "bytes" {
+			v.InuseBytes = held.Total
 		} else {
-			v.AllocBytes, v.Allocators = tab.Total, cs
+			v.InuseObjects = held.Total
 		}
 	}
-	if len(errs) == 2 {
-		return v, errs[0]
+	allocated, okAlloc := read("alloc_space", "alloc_objects")
+	if okAlloc {
+		v.Allocators = topSites(allocated)
+		if allocated.Unit == "bytes" {
+			v.AllocBytes = allocated.Total
+		} else {
+			v.AllocObjects = allocated.Total
+		}
 	}
-	pats := in.sitePatterns(s, v.Allocators)
-	for _, c := range v.Allocators {
-		for _, p := range pats[c.Function] {
-			v.Patterns = append(v.Patterns, SnapshotPattern{Name: p.name, Function: c.Function, Share: c.Share, Advice: p.advice})
+	if !okHeld && !okAlloc {
+		return v, firstErr
+	}
+	if okAlloc && allocated.Unit == "bytes" {
+		pats := in.sitePatterns(s, v.Allocators)
+		for _, c := range v.Allocators {
+			for _, p := range pats[c.Function] {
+				v.Patterns = append(v.Patterns, SnapshotPattern{Name: p.name, Function: c.Function, Share: c.Share, Advice: p.advice})
+			}
 		}
 	}
 	return v, nil

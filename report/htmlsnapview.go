@@ -34,8 +34,8 @@ func snapshotViews(d *diagnose.Diagnosis) []snapshotHTML {
 		case "heap":
 			h.Title = "Heap snapshot: " + heapWhat(v, when)
 			held, allocated := heapHeadings(v)
-			h.Tables = append(h.Tables, heapTable(held+": "+Bytes(uint64(max(v.InuseBytes, 0))), v.Retainers),
-				heapTable(allocated+": "+Bytes(uint64(max(v.AllocBytes, 0))), v.Allocators))
+			h.Tables = append(h.Tables, heapTable(held+": "+snapTotal(v.InuseBytes, v.InuseObjects), v.Retainers),
+				heapTable(allocated+": "+snapTotal(v.AllocBytes, v.AllocObjects), v.Allocators))
 			for _, p := range v.Patterns {
 				h.Patterns = append(h.Patterns, fmt.Sprintf("%s (%s, %s of the bytes): %s", p.Function, p.Name, Percent(p.Share), p.Advice))
 			}
@@ -62,7 +62,7 @@ func snapshotViews(d *diagnose.Diagnosis) []snapshotHTML {
 func heapTable(caption string, cs []diagnose.Culprit) siteTable {
 	t := siteTable{Caption: caption}
 	for _, c := range cs {
-		r := siteRow{Amount: Bytes(uint64(max(c.Bytes, 0))), Share: Percent(c.Share), Function: c.Function}
+		r := siteRow{Amount: amount(c), Share: Percent(c.Share), Function: c.Function}
 		if c.File != "" {
 			r.Where = fmt.Sprintf("%s:%d", shortFile(c.File), c.Line)
 		}

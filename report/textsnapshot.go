@@ -16,8 +16,8 @@ func (p *printer) snapshots(d *diagnose.Diagnosis) {
 			held, allocated := heapHeadings(v)
 			p.f("%s %s\n", p.paint(ansiBold, "Heap snapshot"), p.paint(ansiDim, "("+heapWhat(v, when)+")"))
 			p.f("  %s\n", p.paint(ansiDim, v.Profile))
-			p.sites(held, v.InuseBytes, v.Retainers)
-			p.sites(allocated, v.AllocBytes, v.Allocators)
+			p.sites(held, snapTotal(v.InuseBytes, v.InuseObjects), v.Retainers)
+			p.sites(allocated, snapTotal(v.AllocBytes, v.AllocObjects), v.Allocators)
 			for _, pat := range v.Patterns {
 				p.f("%s\n", indentWrapFirst(fmt.Sprintf("%s (%s, %s of the bytes): %s", pat.Function, pat.Name, Percent(pat.Share), pat.Advice), "  pattern: ", "           ", 92))
 			}
@@ -42,14 +42,34 @@ func (p *printer) snapshots(d *diagnose.Diagnosis) {
 	}
 }
 
+// snapTotal says a heap snapshot's total: bytes, else objects.
+func snapTotal(bytes, objects int64) string {
+	if bytes == 0 && objects != 0 {
+		return fmt.Sprintf("%d objects", objects)
+	}
+	return Bytes(uint64(max(bytes, 0)))
+}
+
+// amount says a culprit's bytes, or its count of objects.
+func amount(c diagnose.Culprit) string {
+	if c.Bytes == 0 && c.Count != 0 {
+		return fmt.Sprint(c.Count)
+	}
+	return Bytes(uint64(max(c.Bytes, 0)))
+}
+
 // sites prints a heap snapshot's top sites for one sample type.
-func (p *printer) sites(what string, total int64, cs []diagnose.Culprit) {
-	p.f("  %s: %s\n", what, Bytes(uint64(max(total, 0))))
+func (p *printer) sites(what string, total string, cs []diagnose.Culprit) {
+	if len(cs) == 0 && total == "0 B" {
+		p.f("  %s: not in this profile\n", what)
+		return
+	}
+	p.f("  %s: %s\n", what, total)
 	if len(cs) == 0 {
 		p.f("    no site of the program's own code\n")
 	}
 	for _, c := range cs {
-		line := fmt.Sprintf("%10s %5s  %s", Bytes(uint64(max(c.Bytes, 0))), Percent(c.Share), c.Function)
+		line := fmt.Sprintf("%10s %5s  %s", amount(c), Percent(c.Share), c.Function)
 		if c.File != "" {
 			line += fmt.Sprintf("  %s:%d", shortFile(c.File), c.Line)
 		}
@@ -60,7 +80,7 @@ func (p *printer) sites(what string, total int64, cs []diagnose.Culprit) {
 // heapWhat says what a heap snapshot is: one profile at an instant, or a delta profile's window.
 func heapWhat(v diagnose.SnapshotView, when string) string {
 	if v.WindowSeconds > 0 {
-		return fmt.Sprintf("one delta heap profile ending %s: what changed over %s, not a trend", when, Duration(time.Duration(v.WindowSeconds*float64(time.Second))))
+		return fmt.Sprintf("one heap profile covering %s, ending %s (a delta or merged profile): what its window saw, not a trend", Duration(time.Duration(v.WindowSeconds*float64(time.Second))), when)
 	}
 	return fmt.Sprintf("one heap profile, %s: what it held then, not a trend", when)
 }
@@ -68,7 +88,7 @@ func heapWhat(v diagnose.SnapshotView, when string) string {
 // heapHeadings name a heap snapshot's two lists.
 func heapHeadings(v diagnose.SnapshotView) (held, allocated string) {
 	if v.WindowSeconds > 0 {
-		return "held, change over the window (inuse_space)", "allocated during the window (alloc_space)"
+		return "held, over the window (inuse)", "allocated during the window (alloc)"
 	}
-	return "held (inuse_space, as of the last GC)", "allocated since the program started (alloc_space)"
+	return "held (inuse, as of the last GC)", "allocated since the program started (alloc)"
 }

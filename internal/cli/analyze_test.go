@@ -34,6 +34,12 @@ func TestAnalyzeSingleProfiles(t *testing.T) {
 	files := []string{
 		filepath.Join(realProfiles, "node_exporter_heap_4types.pb.gz"),
 		filepath.Join(realProfiles, "prometheus_heap_4types.pb.gz"),
+		filepath.Join(realProfiles, "loki_heap_4types.pb.gz"),
+		filepath.Join(realProfiles, "pyroscope_server_heap_4types.pb.gz"),
+		filepath.Join(realProfiles, "operator_heap_4types.pb.gz"),
+		filepath.Join(realProfiles, "parca_heap_delta_30s.pb.gz"),
+		filepath.Join(realProfiles, "mimir_inuse_space_merged_truncated.pb.gz"),
+		filepath.Join(realProfiles, "loki_alloc_objects_merged_big.pb.gz"),
 		filepath.Join(realProfiles, "allocs_small_req5.pb"),
 		filepath.Join(realProfiles, "gobench_legacy_text.heap"),
 		filepath.Join(realProfiles, "k8s_controller_heap_delta.pb.gz"),
@@ -44,6 +50,7 @@ func TestAnalyzeSingleProfiles(t *testing.T) {
 		filepath.Join(recorded, "goroutines", "g-013.prof"),
 		filepath.Join(recorded, "goroutine-debug1.txt"),
 		filepath.Join(recorded, "goroutine-debug2.txt.gz"),
+		filepath.Join(recorded, "leakprofile", "leaked.pb.gz"),
 	}
 	for _, src := range files {
 		name := filepath.Base(src)
@@ -72,14 +79,21 @@ func TestAnalyzeSingleProfiles(t *testing.T) {
 			if got != string(want) {
 				t.Errorf("text report differs from %s (go test ./internal/cli -run TestAnalyzeSingleProfiles -update):\n%s", golden, got)
 			}
-			if !strings.Contains(got, "snapshot") || strings.Contains(got, "no memory problem found") {
+			if !strings.Contains(got, "snapshot") && name != "leaked.pb.gz" || strings.Contains(got, "no memory problem found") {
 				t.Errorf("a single profile is not said as a snapshot:\n%s", got)
 			}
 			d := analyzeJSON(t, path)
-			if len(d.Snapshots) != 1 || d.Source != "profiles" {
+			leakProfile := name == "leaked.pb.gz" // a goroutineleak profile proves, it is no snapshot
+			if len(d.Snapshots) != 1 && !leakProfile || d.Source != "profiles" {
 				t.Errorf("snapshots %+v, source %q", d.Snapshots, d.Source)
 			}
 			for _, f := range d.Findings {
+				if leakProfile {
+					if f.Kind != diagnose.KindGoroutineLeak || f.Confidence != diagnose.Confirmed || f.Snapshot {
+						t.Errorf("a goroutineleak profile's proof: %+v", f)
+					}
+					continue
+				}
 				if !f.Snapshot || f.Confidence != diagnose.Suspected {
 					t.Errorf("a finding from one profile is not a suspected snapshot: %+v", f)
 				}

@@ -261,7 +261,11 @@ func (l *loader) gaps(budget uint64) {
 		_, placed := lg.cycles()
 		cycles += placed
 	}
+	const windows = "the heap profiles among the inputs are delta or merged profiles: they cover windows, not the heap at an instant"
 	if len(ev.PeriodicHeaps()) == 0 && cycles == 0 {
+		if len(ev.Heaps) > 0 {
+			ev.Gap(evidence.GapLive, windows)
+		}
 		ev.Gap(evidence.GapLive, "no heap profile and no gctrace log among the inputs")
 	}
 	if len(ev.GoroutineSnaps) == 0 {
@@ -277,6 +281,9 @@ func (l *loader) gaps(budget uint64) {
 	}
 	switch len(ev.PeriodicHeaps()) {
 	case 0:
+		if len(ev.Heaps) > 0 {
+			ev.Gap(evidence.GapHeapSnaps, windows)
+		}
 		ev.Gap(evidence.GapHeapSnaps, "no heap profile among the inputs")
 	case 1:
 		ev.Gap(evidence.GapHeapSnaps, "one heap profile: a snapshot of what the heap held then, not a trend (give two or more, taken minutes apart)")
