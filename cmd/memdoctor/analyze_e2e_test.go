@@ -78,6 +78,10 @@ func TestAnalyzeRecordedHeapLeak(t *testing.T) {
 	if d.Source != "profiles" || d.Summary.HeapProfiles != 13 || d.Healthy() {
 		t.Errorf("source %q, %d heap profiles", d.Source, d.Summary.HeapProfiles)
 	}
+	// The rise that has not come back at the end is the leak, not a spike in progress.
+	if f := finding(d, diagnose.KindTransientSpike); f != nil {
+		t.Errorf("the leak is also called a spike: %s", f.Title)
+	}
 }
 
 // TestAnalyzeHandMadeSession: the same profiles in a session directory, named as memdoctor
