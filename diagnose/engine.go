@@ -72,6 +72,7 @@ func Diagnose(ev *evidence.Evidence, opts Options) *Diagnosis {
 		Schema:    Schema,
 		Generated: now().UTC(),
 		Session:   ev.Session,
+		Source:    ev.Mode,
 		Target: Target{
 			PID: t.PID, Name: t.Name, Command: t.Command, GoVersion: t.GoVersion, MainModule: t.MainModule,
 			PprofURL: t.PprofURL, AgentURL: t.AgentURL, Local: t.Local, Status: t.Status,
@@ -95,6 +96,7 @@ func Diagnose(ev *evidence.Evidence, opts Options) *Diagnosis {
 			d.NotJudged = append(d.NotJudged, *o.notJudged)
 		}
 	}
+	d.Snapshots = in.snapshotViews()
 	reconcile(in, d)
 	slices.SortStableFunc(d.Findings, func(a, b Finding) int {
 		return cmp.Or(cmp.Compare(b.Severity.Rank(), a.Severity.Rank()), cmp.Compare(confRank(b.Confidence), confRank(a.Confidence)))

@@ -21,6 +21,10 @@ func heapLeak(in *input) outcome {
 	if s.Empty() {
 		return cannot(KindHeapLeak, 0, "the live heap was never measured: %s", ev.Gaps[evidence.GapLive])
 	}
+	if _, one := singleSnapshot(ev.Heaps); one && s.Len() == 1 && s.Src == evidence.SourceHeapProfile {
+		return cannot(KindHeapLeak, 0, "one heap profile is a snapshot: it shows what the heap held then (its top retainers are listed), "+
+			"not whether it grows; give two or more heap profiles taken minutes apart")
+	}
 	pts := settled(ev, s.Points)
 	if s.Src != evidence.SourceGCTrace { // gctrace reads each cycle once; samplers repeat it
 		pts = observed(pts)
@@ -51,7 +55,7 @@ func heapLeak(in *input) outcome {
 	if g.conf == "" {
 		return outcome{}
 	}
-	perMin := g.grew() / g.span.Seconds() * 60
+	perMin := g.perMinute()
 	f := Finding{
 		Kind:             KindHeapLeak,
 		Severity:         Warning,

@@ -36,6 +36,9 @@ const (
 func allocationHotspot(in *input) outcome {
 	ev, sum := in.ev, in.sum
 	refs := ev.PeriodicHeaps()
+	if snap, one := singleSnapshot(ev.Heaps); one && len(refs) <= 1 {
+		return in.snapshotHotspot(snap)
+	}
 	if len(refs) < 2 {
 		return cannot(KindAllocationHotspot, 0, "%s", ev.Gaps[evidence.GapHeapSnaps])
 	}

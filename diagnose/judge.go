@@ -60,18 +60,33 @@ type growth struct {
 	n           int
 	span, step  time.Duration
 	first, last float64 // observed: medians of the first and of the last few readings
-	slope       float64 // Theil-Sen, per second
-	tau, p      float64
-	lateRatio   float64 // the last third's slope over the whole window's
-	lateShare   float64 // the share of the observed growth made in the window's second half
-	snr         float64 // the growth over the readings' scatter around the trend
-	threshold   float64 // the growth that matters
-	conf        Confidence
+	// firstT and lastT are the middle times of those few readings: the growth took place
+	// between them.
+	firstT, lastT time.Time
+	slope         float64 // Theil-Sen, per second
+	tau, p        float64
+	lateRatio     float64 // the last third's slope over the whole window's
+	lateShare     float64 // the share of the observed growth made in the window's second half
+	snr           float64 // the growth over the readings' scatter around the trend
+	threshold     float64 // the growth that matters
+	conf          Confidence
 	// watchMore is, when the series could not be judged or the growth is only suspected, how
 	// much longer to watch.
 	watchMore time.Duration
 	// judged is false when the series was too short to say anything.
 	judged bool
+}
+
+// perMinute is the observed growth per minute: from the first readings to the last.
+func (g growth) perMinute() float64 {
+	d := g.lastT.Sub(g.firstT).Seconds()
+	if d <= 0 {
+		d = g.span.Seconds()
+	}
+	if d <= 0 {
+		return 0
+	}
+	return g.grew() / d * 60
 }
 
 // grew is the observed growth: never negative.
@@ -95,11 +110,12 @@ func judgeGrowth(pts []evidence.Point, lim limits, quantum float64) growth {
 	g.judged = true
 	tr := trend(pts)
 	g.slope, g.tau, g.p = tr.Slope, tr.Tau, tr.P
-	// The ends are medians of a few readings (a third of a short series, a sixth of a long
+	// The ends are medians of a few readings (a quarter of a short series, a sixth of a long
 	// one, at most 5), so that one odd reading at either end does not set the growth.
-	k := min(max(g.n/6, min(3, g.n/3), 1), 5)
+	k := min(max(g.n/6, min(3, g.n/4), 1), 5)
 	g.first = median(values(pts[:k]))
 	g.last = median(values(pts[g.n-k:]))
+	g.firstT, g.lastT = pts[(k-1)/2].T, pts[g.n-k+(k-1)/2].T
 	g.threshold = math.Max(lim.minAbs, math.Max(lim.minRel*math.Max(g.first, 0), 3*quantum))
 	if g.slope <= 0 || g.tau < suspectTau {
 		return g
@@ -114,7 +130,10 @@ func judgeGrowth(pts []evidence.Point, lim limits, quantum float64) growth {
 	rising := g.lateRatio >= lateRising && g.lateShare >= minLateShare
 	slowing := !rising && g.lateRatio >= lateSlowing && g.lateShare >= lateSlowingShare
 	consistent := g.n >= minConfirmPoints && g.tau >= confirmTau && g.p <= confirmP
-	strong := consistent && g.snr >= confirmSNR || g.n >= minConfirmPoints && g.tau >= confirmTau && g.p <= strongP && g.snr >= strongSNR
+	// A series that only ever rose (every pair in order) needs no margin over its scatter:
+	// readings taken at irregular times (a heap profile per GC, GCs further apart as the heap
+	// grows) bend a steady leak away from a straight line without making it any less sure.
+	strong := consistent && (g.snr >= confirmSNR || g.tau >= 1) || g.n >= minConfirmPoints && g.tau >= confirmTau && g.p <= strongP && g.snr >= strongSNR
 	switch {
 	case material && rising && strong:
 		g.conf = Confirmed

@@ -90,7 +90,7 @@ func observed(pts []evidence.Point) []evidence.Point {
 // siteLeakFinding is the heap-leak finding of a growing site whose growth the live heap's
 // total did not show.
 func siteLeakFinding(ev *evidence.Evidence, c Culprit, g growth, pts []evidence.Point) Finding {
-	perMin := g.grew() / g.span.Seconds() * 60
+	perMin := g.perMinute()
 	f := Finding{
 		Kind:             KindHeapLeak,
 		Severity:         Warning,

@@ -94,6 +94,7 @@ type Evidence struct {
 	Notes []string
 
 	profiles    *store
+	build       *sessionBuild // what AddGCCycle and Finish add to evidence built with New
 	assistsOnce sync.Once
 	assists     *Assists
 }

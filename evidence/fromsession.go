@@ -88,6 +88,16 @@ type multi struct{ by *[len(sourceNames)]*builder }
 
 func newMulti() multi { return multi{by: new([len(sourceNames)]*builder)} }
 
+// any reports whether any source gave a reading.
+func (m multi) any() bool {
+	for _, b := range m.by {
+		if b != nil {
+			return true
+		}
+	}
+	return false
+}
+
 // get is the builder of src, nil when none; every source has a slot.
 func (m multi) get(src Source) *builder {
 	if int(src) >= len(m.by) {
@@ -139,6 +149,7 @@ type sessionBuild struct {
 	nonGo, nonGoShare, retained, retainedShare, released              multi
 	schedRun, schedWait                                               multi
 	scans                                                             []float64
+	gc                                                                gcSums
 
 	first, last   time.Time // the earliest and latest reading
 	gcProcs       int
@@ -176,59 +187,16 @@ func (b *sessionBuild) saw(t time.Time) {
 
 const mib = 1 << 20
 
-// readGC maps gctrace cycles: the live heap, the heap at each GC's start, the goal, and the
-// counters of cycles, forced cycles and GC CPU.
+// readGC maps the session's gctrace cycles (see gcCycle).
 func (b *sessionBuild) readGC(s *session.Session) error {
-	var n, nForced int
-	var cpu, assist float64
-	var prev time.Time
-	var availAcc float64
 	skipped, err := s.EachGC(func(e session.GCEvent) error {
 		b.ev.GCLines++
 		if e.Time.IsZero() {
 			b.untimedGC++
 			return nil
 		}
-		if !b.in(e.Time) {
-			return nil
-		}
-		b.saw(e.Time)
-		if n == 0 {
-			// Counting starts from zero before the first cycle (at the session's start when it
-			// is earlier): the first cycle counts.
-			zero := e.Time.Add(-time.Nanosecond)
-			if !b.sessionStart.IsZero() && b.sessionStart.Before(zero) {
-				zero = b.sessionStart
-			}
-			for _, m := range []multi{b.cycles, b.forced, b.gcCPU, b.assist, b.avail} {
-				m.addCounter(SourceGCTrace, zero, 0)
-			}
-			prev = zero
-		}
-		n++
-		if e.Forced || e.LeakCheck {
-			nForced++
-		}
-		cpu += e.GCCPU().Seconds()
-		assist += e.CPUAssist.Seconds()
-		t := e.Time
-		b.live.add(SourceGCTrace, mib, t, float64(e.HeapLive))
-		b.atGC.add(SourceGCTrace, mib, t, float64(max(e.HeapStart, e.HeapEnd)))
-		b.goal.add(SourceGCTrace, mib, t, float64(e.Goal))
-		b.cycles.addCounter(SourceGCTrace, t, float64(n))
-		b.forced.addCounter(SourceGCTrace, t, float64(nForced))
-		b.gcCPU.addCounter(SourceGCTrace, t, cpu)
-		b.assist.addCounter(SourceGCTrace, t, assist)
-		if e.Procs > 0 {
-			if !prev.IsZero() && t.After(prev) {
-				availAcc += t.Sub(prev).Seconds() * float64(e.Procs)
-			}
-			b.avail.addCounter(SourceGCTrace, t, availAcc)
-			b.gcProcs = e.Procs
-		}
-		prev = t
-		if e.HasStacksGlobals {
-			b.scans = append(b.scans, float64(e.Stacks+e.Globals))
+		if b.in(e.Time) {
+			b.gcCycle(e.Time, e.Cycle)
 		}
 		return nil
 	})
@@ -238,7 +206,7 @@ func (b *sessionBuild) readGC(s *session.Session) error {
 	if skipped > 0 {
 		b.ev.Notes = append(b.ev.Notes, fmt.Sprintf("%s: skipped %d unparsable gc line(s)", session.GCTraceFile, skipped))
 	}
-	if b.untimedGC > 0 && n == 0 {
+	if b.untimedGC > 0 && b.gc.n == 0 {
 		b.ev.Notes = append(b.ev.Notes, fmt.Sprintf("gctrace has %d cycles but no time base: they are not placed in time", b.untimedGC))
 	}
 	return nil
@@ -442,6 +410,52 @@ func (b *sessionBuild) finish() {
 	}
 	for i := range ev.Splits {
 		ev.fillLive(&ev.Splits[i])
+	}
+}
+
+// finishNew completes evidence built with New: the series that gctrace cycles and profiles
+// give join those its source set directly, and for each quantity the source with the most
+// readings wins, as in finish.
+func (b *sessionBuild) finishNew() {
+	ev := b.ev
+	if b.gc.n == 0 && len(ev.Heaps)+len(ev.GoroutineSnaps)+len(ev.LeakSnaps) == 0 {
+		return // nothing but what the source set directly
+	}
+	qs := []struct {
+		dst     *Series
+		m       multi
+		counter bool
+	}{
+		{&ev.Live, b.live, false}, {&ev.HeapAtGC, b.atGC, false}, {&ev.HeapGoal, b.goal, false},
+		{&ev.Goroutines, b.goroutines, false}, {&ev.Leaked, b.leak, false},
+		{&ev.GCCycles, b.cycles, true}, {&ev.GCForced, b.forced, true}, {&ev.GCCPU, b.gcCPU, true},
+		{&ev.GCAssist, b.assist, true}, {&ev.AvailableCPU, b.avail, true},
+		{&ev.AllocBytes, b.allocB, true}, {&ev.AllocObjects, b.allocO, true},
+	}
+	for _, q := range qs { // what the source set directly competes with what follows
+		for _, p := range q.dst.Points {
+			if q.counter {
+				q.m.addCounter(q.dst.Src, p.T, p.V)
+			} else {
+				q.m.add(q.dst.Src, q.dst.Res.Quantum, p.T, p.V)
+			}
+		}
+	}
+	b.profileFallbacks()
+	for _, q := range qs {
+		if q.m.any() {
+			*q.dst = q.m.best()
+		}
+	}
+	p := &ev.Pacer
+	if p.ScanBytes == 0 {
+		p.ScanBytes = median(b.scans)
+	}
+	if p.GOMAXPROCS == 0 {
+		p.GOMAXPROCS = b.gcProcs
+	}
+	if p.GOGC == 0 && b.gc.n > 0 {
+		p.GOGC = gogcFromEnv(ev.Target.GOGC) // as for a session: unset means 100
 	}
 }
 

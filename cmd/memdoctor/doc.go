@@ -14,8 +14,8 @@
 //		run a Go program, record a session while it runs, and diagnose it
 //	memdoctor watch [flags] URL | PID
 //		attach to a running service (net/http/pprof or the memdoctor agent), record a session, diagnose it
-//	memdoctor analyze [flags] SESSION_DIR
-//		diagnose a saved session again, offline
+//	memdoctor analyze [flags] PATH...
+//		diagnose a saved session, a folder of profiles, profiles or gctrace logs, offline
 //	memdoctor fleet --prometheus URL [flags]
 //		triage every Go service Prometheus scrapes: leaks, GC pressure, ranked worst first
 //	memdoctor compare [flags] OLD NEW
@@ -27,7 +27,7 @@
 //	memdoctor serve [flags] SESSION_DIR
 //		serve a session's report locally, with pprof's web UI for any snapshot or the diff of two
 //	memdoctor diff [flags] OLD NEW | SESSION_DIR
-//		show what grew between two heap profiles, by function and by line, in the program's own code
+//		show what grew and what shrank between two heap or goroutine profiles, in the program's own code
 //	memdoctor demo [flags]
 //		watch a built-in example service for about a minute and diagnose it
 //	memdoctor lab list | run [flags] NAME
@@ -169,11 +169,32 @@
 //
 // # memdoctor analyze
 //
-// usage: memdoctor analyze [flags] SESSION_DIR
+// usage: memdoctor analyze [flags] PATH...
 //
-// Analyze reads a session directory (from run, watch, demo, or one a killed collector left) and
-// diagnoses it again: with a newer memdoctor, or another --memory-budget. It rewrites the
-// session's diagnosis.json.
+// Analyze diagnoses what was already collected, with the same rules and the same reports as a
+// session. Each PATH is one of:
+//
+//	a memdoctor session directory (from run, watch, demo, or one a killed collector left): it is
+//	  diagnosed again, with a newer memdoctor or another --memory-budget, and its diagnosis.json
+//	  is rewritten. A session is analysed on its own.
+//	a folder of profiles, read with its subfolders: heap, allocs, goroutine and goroutineleak
+//	  profiles, mixed and named anyhow (the kind comes from each profile's content), as pprof
+//	  protobuf (gzipped or not), legacy heap text (heap?debug=1) or goroutine text (debug=1,
+//	  debug=2). Files that are neither profiles nor gctrace logs, profiles that cannot be read
+//	  and profiles not about memory (CPU, mutex, block) are skipped, and a note counts them.
+//	a profile file, or several.
+//	a gctrace log: GODEBUG=gctrace=1 lines as the program wrote them or as a container log keeps
+//	  them (docker logs --timestamps, kubectl logs --timestamps, the kubelet's CRI files,
+//	  Docker's json-file driver), for the GC timeline: cycles, heap at each GC, goal, GC CPU,
+//	  forced cycles. Without times on its lines, its last run is placed by assuming the last
+//	  line was written when the file was last modified (a note says so).
+//
+// Each profile is placed at the time it carries, else at its file's modification time. Several
+// profiles of one kind are judged as a trend, like a session's snapshots (a leak needs at least
+// three taken over 15 s or more, and says how much longer to watch when it is not yet proved);
+// a kind with one profile gets a snapshot diagnosis: what it holds at that instant, by the
+// program's own code (top retainers and allocators, known allocation patterns, goroutines by
+// site with a suspected pile-up when one blocked site dominates), never called a trend.
 //
 // Flags:
 //
@@ -184,13 +205,18 @@
 //	-json FILE
 //	  	also write the diagnosis as JSON to FILE (- for stdout; the text report then goes to stderr)
 //	-memory-budget value
-//	  	the memory the service may use, e.g. 2GiB, 512Mi, 1G or 800MB; M and G are 10^6 and 10^9 bytes as Kubernetes writes them, Mi and MiB 2^20 (default: the session's)
+//	  	the memory the service may use, e.g. 2GiB, 512Mi, 1G or 800MB; M and G are 10^6 and 10^9 bytes as Kubernetes writes them, Mi and MiB 2^20 (default: the session's, else unknown)
+//	-module PATH
+//	  	the program's main module PATH (e.g. github.com/acme/svc): its frames are "own code" (default: the session's, else inferred from the profiles)
 //
 // Examples:
 //
 //	memdoctor analyze memdoctor-sessions/server-20261122T101500Z
+//	memdoctor analyze ./profiles/
+//	memdoctor analyze heap.pb.gz
+//	memdoctor analyze --module github.com/acme/svc heap-*.pb.gz goroutine.txt app.log
 //	memdoctor analyze --memory-budget 1GiB --json - ./session > diagnosis.json
-//	memdoctor analyze --html report.html ./session
+//	memdoctor analyze --html report.html ./profiles/
 //
 // # memdoctor fleet
 //
@@ -257,7 +283,8 @@
 //
 // usage: memdoctor compare [flags] OLD NEW
 //
-// Compare reads two sessions, OLD (before a change) and NEW (after), and says what changed:
+// Compare reads two sessions, OLD (before a change) and NEW (after), and says what changed
+// (either may also be anything analyze reads: a folder of profiles, profiles, gctrace logs):
 // GC cycles per second, GC CPU and its share of mark assists, the allocation rate, the live-heap
 // floor, the peak RSS (the kernel's high-water mark) and the goroutines, each with OLD's and NEW's
 // figures (the same as each session's report), the change, and whether it is significant; the
@@ -414,29 +441,35 @@
 //
 // usage: memdoctor diff [flags] OLD NEW | SESSION_DIR
 //
-// Diff compares two heap profiles and shows what grew between them, by function and by line,
-// each attributed to the program's own code: the innermost frame outside the Go runtime and the
+// Diff compares two profiles of the same kind and shows what grew between them and what shrank,
+// attributed to the program's own code: the innermost frame outside the Go runtime and the
 // standard library, with the full stack alongside. OLD and NEW are profile files (anything go
-// tool pprof opens) or session snapshots: SESSION_DIR@N is the session's N-th periodic heap
-// snapshot (negative N counts from the end). A lone SESSION_DIR compares its first and last
-// snapshots. With --type alloc_space the difference is what was allocated between the two
-// snapshots ("what got allocated just before the heap grew"); with inuse_space it is what is
-// still held.
+// tool pprof opens, and goroutine text dumps: ?debug=1 and ?debug=2) or session snapshots:
+// SESSION_DIR@N is the session's N-th periodic heap snapshot (negative N counts from the end). A
+// lone SESSION_DIR compares its first and last snapshots. The kind comes from the profiles'
+// content.
+//
+// Heap profiles are compared by function and by line. With --type alloc_space the difference is
+// what was allocated between the two snapshots ("what got allocated just before the heap grew");
+// with inuse_space it is what is still held. Goroutine profiles are compared by site: the wait
+// state (debug=2 dumps record it) and the program's own frame where the goroutines wait, so that
+// a pile-up shows as one site that grows.
 //
 // Flags:
 //
 //	-json FILE
 //	  	also write the diff as JSON to FILE (- for stdout; the text then goes to stderr)
 //	-module PATH
-//	  	the program's main module PATH (e.g. github.com/acme/svc): its frames are "own code" before third-party ones (default: from the session, else unknown)
+//	  	the program's main module PATH (e.g. github.com/acme/svc): its frames are "own code" before third-party ones (default: from the session, else inferred from the profiles)
 //	-top int
-//	  	show this many functions and lines (default 10)
+//	  	show this many functions, lines or sites (default 10)
 //	-type TYPE
-//	  	sample TYPE to compare: inuse_space, alloc_space, inuse_objects or alloc_objects (default "inuse_space")
+//	  	sample TYPE of heap profiles to compare: inuse_space, alloc_space, inuse_objects or alloc_objects (default "inuse_space")
 //
 // Examples:
 //
 //	memdoctor diff old.pb.gz new.pb.gz
+//	memdoctor diff goroutine-1.pb.gz goroutine-2.pb.gz
 //	memdoctor diff --type alloc_space memdoctor-sessions/server-20261122T101500Z@3 memdoctor-sessions/server-20261122T101500Z@4
 //	memdoctor diff --json - ./session
 //	memdoctor diff --module github.com/acme/svc before.pb.gz after.pb.gz

@@ -16,7 +16,8 @@ var compareCmd = &command{
 	name:    "compare",
 	args:    "[flags] OLD NEW",
 	summary: "prove a fix: compare two sessions metric by metric, with a significance test, their findings and their heaps",
-	help: `Compare reads two sessions, OLD (before a change) and NEW (after), and says what changed:
+	help: `Compare reads two sessions, OLD (before a change) and NEW (after), and says what changed
+(either may also be anything analyze reads: a folder of profiles, profiles, gctrace logs):
 GC cycles per second, GC CPU and its share of mark assists, the allocation rate, the live-heap
 floor, the peak RSS (the kernel's high-water mark) and the goroutines, each with OLD's and NEW's
 figures (the same as each session's report), the change, and whether it is significant; the
@@ -58,7 +59,7 @@ func runCompare(ctx context.Context, e *env, args []string) error {
 	}
 	switch {
 	case len(pos) != 2:
-		return usagef("compare: want OLD and NEW, two session directories (see memdoctor compare -h)")
+		return usagef("compare: want OLD and NEW: two sessions, folders of profiles or profiles (see memdoctor compare -h)")
 	case *interval < 100*time.Millisecond:
 		return usagef("--interval %s: must be at least 100ms", *interval)
 	case *skip < 0:
@@ -71,7 +72,7 @@ func runCompare(ctx context.Context, e *env, args []string) error {
 	var sides [2]compare.Side
 	for i, arg := range pos {
 		which := [2]string{"OLD", "NEW"}[i]
-		d, ev, err := loadInput(arg, 0)
+		d, ev, err := loadInput(e, arg, 0)
 		if err != nil {
 			return fmt.Errorf("compare %s %s: %w", which, arg, err)
 		}

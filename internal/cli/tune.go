@@ -181,7 +181,7 @@ func (r *tuneRunner) Run(ctx context.Context, name string, env map[string]string
 		}
 		return tune.Run{}, errors.New(res.Detail + " before the run's end: it is not comparable with the others")
 	}
-	d, ev, err := loadInput(res.Dir, r.budget)
+	d, ev, err := loadInput(r.e, res.Dir, r.budget)
 	if err != nil {
 		return tune.Run{}, err
 	}

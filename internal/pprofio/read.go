@@ -66,6 +66,11 @@ func (l Limits) ReadFileData(path string) ([]byte, error) {
 	return l.readFileData(path, path)
 }
 
+// ReadFileDataAs is ReadFileData with errors naming the profile name.
+func (l Limits) ReadFileDataAs(name, path string) ([]byte, error) {
+	return l.readFileData(name, path)
+}
+
 func (l Limits) readFileData(name, path string) ([]byte, error) {
 	f, err := os.Open(path)
 	if err != nil {
