@@ -117,6 +117,13 @@ func gcCPU(ev *evidence.Evidence, a, b time.Time) (float64, bool) {
 	if !ok {
 		return 0, false
 	}
+	// The runtime counts GC CPU in wall-clock time: the share of it the process's threads
+	// spent waiting for a CPU (a busy machine) was not CPU, as in the summary.
+	if run, ok := rate(ev, &ev.SchedRun, a, b); ok && run > 0 {
+		if wait, ok := rate(ev, &ev.SchedWait, a, b); ok && wait >= 0 {
+			gc *= run / (run + wait)
+		}
+	}
 	base := &ev.AvailableCPU
 	if ev.ProcessCPU.Rate() > 0 {
 		base = &ev.ProcessCPU

@@ -25,19 +25,23 @@ func heapLeak(in *input) outcome {
 		return cannot(KindHeapLeak, 0, "one heap profile is a snapshot: it shows what the heap held then (its top retainers are listed), "+
 			"not whether it grows; give two or more heap profiles taken minutes apart")
 	}
-	pts := settled(ev, s.Points)
+	obs := settled(ev, s.Points)
 	if s.Src != evidence.SourceGCTrace { // gctrace reads each cycle once; samplers repeat it
-		pts = observed(pts)
+		obs = observed(obs)
 	}
-	pts = floor(pts)
+	pts := floor(obs)
 	g := judgeGrowth(pts, leakLimits, s.Res.Quantum)
+	unseen := g.capUnseen(ev, obs)
 	if g.conf != Confirmed && s.Src != evidence.SourceGCTrace {
 		// Sparse or noisy live readings: the GC's goal, read with every sample, follows the
 		// live heap too.
-		if gpts, ok := goalLive(ev); ok {
-			gpts = floor(observed(settled(ev, gpts)))
-			if gg := judgeGrowth(gpts, leakLimits, 0); better(gg, g) {
-				s, what, pts, g = &ev.HeapGoal, "live heap as the GC's goal follows it (goal = live x (1 + GOGC/100))", gpts, gg
+		if gobs, ok := goalLive(ev); ok {
+			gobs = observed(settled(ev, gobs))
+			gpts := floor(gobs)
+			gg := judgeGrowth(gpts, leakLimits, 0)
+			gunseen := gg.capUnseen(ev, gobs)
+			if better(gg, g) {
+				s, what, pts, g, unseen = &ev.HeapGoal, "live heap as the GC's goal follows it (goal = live x (1 + GOGC/100))", gpts, gg, gunseen
 			}
 		}
 	}
@@ -81,6 +85,9 @@ func heapLeak(in *input) outcome {
 	}
 	if g.conf == Suspected {
 		f.Title = fmt.Sprintf("the live heap may be leaking: its floor rose %s -> %s", sizeStr(g.first, s.Res.Quantum), bytesStr(g.last))
+		if unseen > 0 {
+			f.Detail += fmt.Sprintf(" No GC measured the live heap in the last %s of the window: whether it still grows, or has levelled off (a cache warming up does), is not known.", humanDuration(unseen.Seconds()))
+		}
 		f.Detail += fmt.Sprintf(" Not yet proved: watch about %s more to confirm or dismiss it.", humanDuration(g.watchMore.Seconds()))
 	}
 	timeToBudget(ev, &f, perMin/60)

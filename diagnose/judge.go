@@ -158,6 +158,30 @@ func judgeGrowth(pts []evidence.Point, lim limits, quantum float64) growth {
 	return g
 }
 
+// capUnseen lowers a confirmed growth to a suspicion when its quantity was last measured long
+// before the window's end: more than a quarter of the window, and more than twice the usual
+// gap between its readings. The live heap is measured by a GC: when none ran for a while,
+// whether it still grows is not known, and a warm-up that levelled off looks like a leak
+// whose last readings are missing. It returns how long the end went unseen (0 when it did
+// not lower the verdict).
+func (g *growth) capUnseen(ev *evidence.Evidence, obs []evidence.Point) time.Duration {
+	if g.conf != Confirmed || len(obs) < 3 || ev.End.IsZero() {
+		return 0
+	}
+	gaps := make([]float64, len(obs)-1)
+	for i := range gaps {
+		gaps[i] = obs[i+1].T.Sub(obs[i].T).Seconds()
+	}
+	tail := ev.End.Sub(obs[len(obs)-1].T)
+	usual := time.Duration(median(gaps) * float64(time.Second))
+	if tail <= max(ev.Window()/4, 2*usual) {
+		return 0
+	}
+	g.conf = Suspected
+	g.watchMore = max(g.watchMore, tail)
+	return tail
+}
+
 // untilStrong estimates how much longer the growth must be watched, at its present
 // consistency and reading rate, for Mann-Kendall to reach confirmP with enough readings.
 func (g growth) untilStrong() time.Duration {

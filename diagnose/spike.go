@@ -23,14 +23,14 @@ const spikeMinExplained = 0.25
 // floor, and names what was allocated between the heap snapshots around each burst.
 func transientSpike(in *input) outcome {
 	ev := in.ev
-	s, _ := liveSeries(ev)
-	if s.Len() < 4 {
-		return cannot(KindTransientSpike, 0, "the live heap was read %d time(s): %s", s.Len(), orGap(ev.Gaps[evidence.GapLive], "too few readings to see a burst"))
+	sd := spikeSeriesOf(ev)
+	if len(sd.pts) < 4 {
+		return cannot(KindTransientSpike, 0, "the live heap was read %d time(s): %s", len(sd.pts), orGap(ev.Gaps[evidence.GapLive], "too few readings to see a burst"))
 	}
 	spikes := in.spikes
 	if len(spikes) == 0 {
-		if step := s.Res.Step; step >= 5*time.Second && s.Src != evidence.SourceGCTrace {
-			return cannot(KindTransientSpike, 0, "the live heap was read every %s (%s): bursts shorter than that cannot be seen; run the program under memdoctor run (gctrace) or embed the agent", humanDuration(step.Seconds()), s.Src)
+		if sd.step >= 5*time.Second {
+			return cannot(KindTransientSpike, 0, "the live heap was read every %s (%s): bursts shorter than that cannot be seen; run the program under memdoctor run (gctrace) or embed the agent", humanDuration(sd.step.Seconds()), sd.what)
 		}
 		return outcome{}
 	}

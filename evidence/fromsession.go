@@ -124,19 +124,32 @@ func (m multi) addCounter(src Source, t time.Time, v float64) {
 	b.add(t, v)
 }
 
-// priority breaks ties between sources with as many readings: finer and truer first.
+// priority orders the sources of a quantity: finer and truer first.
 var priority = []Source{SourceRuntimeMetrics, SourceGCTrace, SourcePprofIndex, SourceProc, SourceMemStats,
 	SourceHeapProfile, SourceGoroutineProfile, SourceLeakProfile, SourcePrometheus, SourceCgroup, SourceUnknown}
 
+// best is the finest source with at least minBest readings (a series of per-cycle gctrace
+// figures beats MemStats read every second: MemStats' GC CPU counts idle-time marking, and
+// its readings repeat the last cycle's), else the source with the most readings.
 func (m multi) best() Series {
-	var pick *builder
+	var most *builder
 	for _, src := range priority {
-		if b := m.get(src); b != nil && (pick == nil || b.count() > pick.count()) {
-			pick = b
+		b := m.get(src)
+		if b == nil {
+			continue
+		}
+		if b.count() >= minBest {
+			return b.series()
+		}
+		if most == nil || b.count() > most.count() {
+			most = b
 		}
 	}
-	return pick.series()
+	return most.series()
 }
+
+// minBest is how many readings make a source a series.
+const minBest = 3
 
 // sessionBuild is the state of one pass over a session.
 type sessionBuild struct {

@@ -46,7 +46,7 @@ func leakUnderSpikes() Scenario {
 const (
 	deviceRingBytes  = 32 << 10
 	deviceHellos     = 80               // per second: 80 x 32 KiB = 2.5 MiB/s
-	sessionsLabCap   = 192 << 20        // lab safety valve: past it no session is kept
+	sessionsLabCap   = 576 << 20        // lab safety valve: past it no session is kept
 	readingsUpload   = 150_000_000      // bytes, uncompressed
 	readingsEvery    = 11 * time.Second // one upload per period
 	readingsLabLimit = 160_000_000      // the largest upload the handler accepts

@@ -34,7 +34,7 @@ func tcpReassembly() Scenario {
 // reassemblyLabCap is the lab's safety valve, not part of the story: past it
 // the leaky assembler stops buffering, so that a forgotten scenario cannot
 // eat the machine. At the scenario's rate it is reached after minutes.
-const reassemblyLabCap = 256 << 20
+const reassemblyLabCap = 768 << 20
 
 func runTCPReassembly(ctx context.Context, env Env) error {
 	a := newAssembler(10 * time.Minute)
