@@ -178,3 +178,43 @@ func TestHeldByGoroutines(t *testing.T) {
 		})
 	}
 }
+
+// A spike only heap profiles saw: a snapshot taken while a burst's buffer was live, between
+// snapshots at the floor. What the spike held is what grew in use from the floor to that
+// snapshot; the snapshots after it say nothing about it (its allocation is already behind
+// them), so the culprit must come from the one that saw it high.
+func TestSpikeCulpritFromTheSnapshotThatSawIt(t *testing.T) {
+	dir := t.TempDir()
+	t0 := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
+	ev := evidence.New("profiles", evidence.Target{}, evidence.Options{})
+	live := evidence.NewGauge(evidence.SourceHeapProfile, 0)
+	const mib = 1 << 20
+	for i := range 7 {
+		at := t0.Add(time.Duration(i) * 10 * time.Second)
+		burst := int64(0)
+		if i == 2 || i == 5 {
+			burst = 45 * mib // the profile was taken while an import's whole body was live
+		}
+		ev.AddSnapshot(heapSnapshot(t, dir, at, map[string]int64{
+			"example.com/svc/imports.(*service).handleImport": burst + 1,
+			"example.com/svc/rules.load":                      10 * mib,
+			"example.com/svc/conns.(*pool).get":               int64(i%3) * mib,
+		}))
+		live.Add(at, float64(11*mib+burst))
+	}
+	ev.Live = live.Series()
+	ev.Finish(evidence.Options{})
+	in := &input{ev: ev}
+	in.spikes = findSpikes(ev)
+	out := transientSpike(in)
+	if len(out.findings) != 1 {
+		t.Fatalf("want one transient-spike finding, got %+v (not judged %+v)", out.findings, out.notJudged)
+	}
+	f := out.findings[0]
+	if len(f.Culprits) == 0 || f.Culprits[0].Function != "example.com/svc/imports.(*service).handleImport" {
+		t.Fatalf("culprits %+v: want the import's handler first", f.Culprits)
+	}
+	if f.Culprits[0].Share < 0.9 {
+		t.Errorf("the handler's share is %.2f: the spike is all its buffer", f.Culprits[0].Share)
+	}
+}
