@@ -218,3 +218,33 @@ func TestSpikeCulpritFromTheSnapshotThatSawIt(t *testing.T) {
 		t.Errorf("the handler's share is %.2f: the spike is all its buffer", f.Culprits[0].Share)
 	}
 }
+
+// A live heap that does not grow: no finding, and the diagnosis says how slow a leak could be
+// and not show: the rule's effect (4 MiB, or 10% of a larger heap) over the window.
+func TestHeapLeakStatesItsDetectionLimit(t *testing.T) {
+	for _, tc := range []struct {
+		live float64 // MiB
+		want float64 // MiB per minute over the 60 s the readings span
+	}{
+		{20, 4},   // 4 MiB is more than 10% of 20 MiB
+		{200, 20}, // 10% of 200 MiB
+	} {
+		lives := make([]float64, 31)
+		for i := range lives {
+			lives[i] = tc.live + float64(i%3)*0.1
+		}
+		ev := gcEvidence(2*time.Second, lives...)
+		ev.Live.Src = evidence.SourceGCTrace
+		in := &input{ev: ev}
+		if out := heapLeak(in); len(out.findings) != 0 {
+			t.Fatalf("live %v MiB, flat: findings %+v", tc.live, out.findings)
+		}
+		if len(in.limits) != 1 || in.limits[0].Kind != KindHeapLeak {
+			t.Fatalf("live %v MiB: limits %+v, want heap-leak's", tc.live, in.limits)
+		}
+		// The floor's lows span a little less than the readings: up to a quarter more per minute.
+		if got := in.limits[0].PerMinute / (1 << 20); got < 0.99*tc.want || got > 1.25*tc.want {
+			t.Errorf("live %v MiB: limit %.2f MiB/min, want %.0f to %.0f", tc.live, got, tc.want, 1.25*tc.want)
+		}
+	}
+}
