@@ -203,3 +203,29 @@ func goroutineProfile(t *testing.T, n int) []byte {
 	}
 	return b.Bytes()
 }
+
+// TestGoMemLimitFromEnv: without a runtime reading of the limit (MemStats has none), the
+// pacer model takes GOMEMLIMIT from the target's environment, read as the runtime reads it;
+// a value the runtime refuses is noted, not guessed.
+func TestGoMemLimitFromEnv(t *testing.T) {
+	t0 := time.Date(2026, 11, 24, 10, 0, 0, 0, time.UTC)
+	for _, c := range []struct {
+		env  string
+		want float64
+		note bool
+	}{
+		{"", 0, false}, {"off", 0, false}, {"1536MiB", 1536 * mb, false}, {"2147483648", 2048 * mb, false},
+		{"1536Mi", 0, true}, {"2G", 0, true},
+	} {
+		m := session.Manifest{Mode: "run", Start: t0, Target: session.Target{GOMEMLIMIT: c.env}}
+		ev := newSession(t, m, func(w *session.Writer) {
+			for i := range 3 {
+				w.AppendSample(memstats(t0.Add(time.Duration(i)*time.Second), 10*mb, 20*mb))
+			}
+		})
+		noted := strings.Contains(strings.Join(ev.Notes, "\n"), "GOMEMLIMIT=")
+		if ev.Pacer.GOMemLimit != c.want || noted != c.note {
+			t.Errorf("GOMEMLIMIT=%q: pacer limit %v, noted %v (%q); want %v, %v", c.env, ev.Pacer.GOMemLimit, noted, ev.Notes, c.want, c.note)
+		}
+	}
+}
