@@ -130,7 +130,7 @@ func loadProfileArg(arg string) (*profile.Profile, string, string, error) {
 	if st, err := os.Stat(arg); err == nil && st.IsDir() {
 		return nil, "", "", usagef("%s is a directory: give SESSION_DIR@N, or one SESSION_DIR alone", arg)
 	}
-	p, err := pprofio.Default.ReadFileAs("profile "+arg, arg)
+	p, err := pprofio.Default.ReadArgAs("profile "+arg, arg) // a pipe too: diff <(curl ...)
 	if errors.Is(err, pprofio.ErrNotProfile) {
 		return nil, "", "", fmt.Errorf("%w: give a heap profile such as one saved from /debug/pprof/heap", err)
 	}
