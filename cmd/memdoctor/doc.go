@@ -56,7 +56,9 @@
 // SIGHUP) it stops the program (SIGINT to its process group, then SIGKILL after --grace),
 // closes the session and prints the diagnosis. A second Ctrl-C kills the program's process
 // group at once and exits without the diagnosis; the session is closed either way. If the
-// program exits by itself, the session ends there.
+// program exits by itself, the session ends there. Should memdoctor itself be killed (SIGKILL,
+// the OOM killer), the kernel kills the program it started; not the processes that program
+// started in turn (the server "go run" builds): run a built binary to be sure.
 //
 // Flags:
 //
