@@ -76,6 +76,7 @@ func FromSession(s *session.Session, opts Options) (*Evidence, error) {
 			at.SetLimits(b.pair.cgroup, ev.Budget)
 		}
 	}
+	ev.fromAttempts(m.Attempts)
 	ev.explainGaps()
 	return ev, nil
 }

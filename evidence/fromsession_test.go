@@ -229,3 +229,48 @@ func TestGoMemLimitFromEnv(t *testing.T) {
 		}
 	}
 }
+
+// TestNeverCollected: a session whose heap and goroutine profiles all failed (the profiles
+// were a login page), written by a collector killed before it could note it: the evidence's
+// notes say what could not be collected, and the quantities those reads would have measured
+// carry the reason, for the rules that cannot judge. Data that did come (MemStats) is not
+// said missing.
+func TestNeverCollected(t *testing.T) {
+	t0 := time.Date(2026, 11, 24, 10, 0, 0, 0, time.UTC)
+	m := session.Manifest{Mode: "watch", Start: t0, Target: session.Target{PprofURL: "http://127.0.0.1:6060"},
+		Attempts: map[string]session.Attempt{
+			session.AttemptHeap:      {Tries: 7, LastError: "not a pprof profile: the body is an HTML page"},
+			session.AttemptGoroutine: {Tries: 7},
+			session.AttemptMemStats:  {Tries: 7, OK: 7},
+			session.AttemptProc:      {Tries: 60, OK: 1},
+		}}
+	ev := newSession(t, m, func(w *session.Writer) {
+		for i := range 7 {
+			w.AppendSample(memstats(t0.Add(time.Duration(i)*10*time.Second), 10*mb, 20*mb))
+		}
+	})
+	notes := strings.Join(ev.Notes, "\n")
+	for _, want := range []string{
+		"heap profiles: 0 of 7 fetches succeeded (the last error: not a pprof profile: the body is an HTML page)",
+		"goroutine profiles: 0 of 7 fetches succeeded",
+	} {
+		if !strings.Contains(notes, want) {
+			t.Errorf("notes lack %q:\n%s", want, notes)
+		}
+	}
+	if strings.Contains(notes, "MemStats") || strings.Contains(notes, "/proc readings") {
+		t.Errorf("notes say missing what came (MemStats) or came once (/proc):\n%s", notes)
+	}
+	if g := ev.Gaps[GapHeapSnaps]; !strings.HasPrefix(g, "heap profiles: 0 of 7 fetches succeeded") {
+		t.Errorf("heap profiles gap %q", g)
+	}
+	if g := ev.Gaps[GapGoroutines]; !strings.HasPrefix(g, "goroutine profiles: 0 of 7") {
+		t.Errorf("goroutines gap %q", g)
+	}
+	// A note the recorder already wrote is not repeated.
+	m.Notes = []string{"heap profiles: 0 of 7 fetches succeeded (the server answered an HTML page: a login page?)"}
+	ev = newSession(t, m, func(w *session.Writer) {})
+	if c := strings.Count(strings.Join(ev.Notes, "\n"), "heap profiles:"); c != 1 {
+		t.Errorf("%d notes on heap profiles, want 1: %q", c, ev.Notes)
+	}
+}
