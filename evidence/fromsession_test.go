@@ -274,3 +274,29 @@ func TestNeverCollected(t *testing.T) {
 		t.Errorf("%d notes on heap profiles, want 1: %q", c, ev.Notes)
 	}
 }
+
+// TestProfileCacheLRU: the store keeps the two most recently used parsed profiles, so that a
+// rule comparing the first snapshot with each of the others parses the first once.
+func TestProfileCacheLRU(t *testing.T) {
+	t0 := time.Date(2026, 11, 24, 10, 0, 0, 0, time.UTC)
+	ev := newSession(t, session.Manifest{Mode: "watch", Start: t0}, func(w *session.Writer) {
+		for i := range 4 {
+			w.WriteProfile(session.KindHeap, t0.Add(time.Duration(i)*10*time.Second), "", goroutineProfile(t, i+1))
+		}
+	})
+	if len(ev.Heaps) != 4 {
+		t.Fatalf("%d heaps", len(ev.Heaps))
+	}
+	first, err := ev.Profile(ev.Heaps[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range ev.Heaps[1:] {
+		if _, err := ev.Profile(s); err != nil {
+			t.Fatal(err)
+		}
+		if p, _ := ev.Profile(ev.Heaps[0]); p != first {
+			t.Fatalf("the first profile was parsed again after %s", filepath.Base(s.Path))
+		}
+	}
+}

@@ -3,6 +3,7 @@ package evidence
 import (
 	"fmt"
 	"path/filepath"
+	"slices"
 	"sync"
 
 	"github.com/google/pprof/profile"
@@ -29,8 +30,11 @@ type store struct {
 
 type tableKey struct{ path, typ string }
 
-// maxParsed is how many parsed profiles the store keeps: rules compare neighbours.
-const maxParsed = 4
+// maxParsed is how many parsed profiles the store keeps, the least recently used going
+// first: rules compare pairs. Each can take up to pprofio.Default.Memory (128 MiB) to parse:
+// keeping four took analyze to 412 MiB on four profiles at that limit, two to 317 MiB
+// (bench/hostile).
+const maxParsed = 2
 
 // maxTables bounds the per-profile site tables kept (small: sites, not samples).
 const maxTables = 256
@@ -58,6 +62,9 @@ func (ev *Evidence) Profile(s Snapshot) (*profile.Profile, error) {
 
 func (st *store) getLocked(path string) (*profile.Profile, error) {
 	if p, ok := st.byPath[path]; ok {
+		if i := slices.Index(st.order, path); i >= 0 { // most recently used last
+			st.order = append(slices.Delete(st.order, i, i+1), path)
+		}
 		return p, nil
 	}
 	if err, ok := st.failed[path]; ok {
