@@ -91,9 +91,12 @@ func run(bin string, capBytes int64, only string, validMiB float64) error {
 		cases = append(cases,
 			tcase{"analyze, session of " + in, "four heap snapshots: " + ins[in].what, mdRun("analyze", sess)},
 			tcase{"report --html, session of " + in, "four heap snapshots: " + ins[in].what, mdRun("report", "--html", p("report-"+in+".html"), sess)},
-			tcase{"serve + 4 pprof requests, session of " + in, "four heap snapshots: " + ins[in].what, func() (result, error) { return serve(bin, capBytes, sess) }},
+			tcase{"serve + 4 pprof requests, session of " + in, "four heap snapshots: " + ins[in].what, func() (result, error) { return serve(bin, capBytes, sess, fourViews) }},
 		)
 	}
+	sess := p("session-real-loki.pb.gz")
+	cases = append(cases, tcase{"serve + 16 pprof requests (8 views twice), session of real-loki.pb.gz", "four heap snapshots: " + ins["real-loki.pb.gz"].what,
+		func() (result, error) { return serve(bin, capBytes, sess, append(eightViews, eightViews...)) }})
 	goroutine, _ := os.ReadFile("internal/pprofio/testdata/real/node_exporter_goroutine.pb.gz")
 	for _, w := range []struct{ name, what string }{
 		{"bomb-1g.pb.gz", "pprof heap endpoint serving the 1 GiB bomb"},
@@ -211,9 +214,16 @@ func memdoctor(bin string, capBytes int64, args ...string) (result, error) {
 	return r, finish(&r, cmd, err, peak)
 }
 
-// serve starts memdoctor serve on sess, asks for snapshot 0 three times and the diff of 0
-// and 1 once, then stops it with SIGINT.
-func serve(bin string, capBytes int64, sess string) (result, error) {
+// The pprof views serve is asked for: snapshot 0 three times and the diff of 0 and 1; or
+// the eight views of four snapshots a cache of eight holds (each snapshot, four diffs).
+var (
+	fourViews  = []string{"/pprof/snap/0/", "/pprof/snap/0/", "/pprof/snap/0/", "/pprof/diff/0/1/"}
+	eightViews = []string{"/pprof/snap/0/", "/pprof/snap/1/", "/pprof/snap/2/", "/pprof/snap/3/", "/pprof/diff/0/1/", "/pprof/diff/1/2/", "/pprof/diff/2/3/", "/pprof/diff/0/3/"}
+)
+
+// serve starts memdoctor serve on sess, asks for the views at paths in turn, then stops it
+// with SIGINT.
+func serve(bin string, capBytes int64, sess string, paths []string) (result, error) {
 	peak := peakFile()
 	defer os.Remove(peak)
 	cmd := command(bin, capBytes, peak, "serve", "--addr", "127.0.0.1:0", sess)
@@ -231,7 +241,7 @@ func serve(bin string, capBytes int64, sess string) (result, error) {
 	url = strings.TrimSuffix(strings.TrimSpace(url), "/")
 	var log []string
 	if url != "" {
-		for _, path := range []string{"/pprof/snap/0/", "/pprof/snap/0/", "/pprof/snap/0/", "/pprof/diff/0/1/"} {
+		for _, path := range paths {
 			t := time.Now()
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 			req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url+path, nil)
