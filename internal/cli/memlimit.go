@@ -10,11 +10,12 @@ import "runtime/debug"
 // MiB without. Live memory above it is never refused: the GC's CPU limiter caps the cost.
 const SoftMemoryLimit = 256 << 20
 
-// LimitMemory sets SoftMemoryLimit as the process's soft memory limit unless the user set
-// GOMEMLIMIT (read through getenv), which the runtime has applied already. It returns the
-// limit in force.
-func LimitMemory(getenv func(string) string) int64 {
-	if getenv("GOMEMLIMIT") != "" {
+// LimitMemory sets SoftMemoryLimit as the process's soft memory limit for the command line
+// args (os.Args[1:]), unless the user set GOMEMLIMIT (read through getenv), which the runtime
+// has applied already, or the command is "lab": a lab scenario runs in this process, and
+// must keep the memory behaviour of the service it stands for. It returns the limit in force.
+func LimitMemory(getenv func(string) string, args []string) int64 {
+	if getenv("GOMEMLIMIT") != "" || len(args) > 0 && args[0] == labCmd.name {
 		return debug.SetMemoryLimit(-1)
 	}
 	debug.SetMemoryLimit(SoftMemoryLimit)
