@@ -275,18 +275,16 @@ func TestNeverCollected(t *testing.T) {
 	}
 }
 
-// TestProfileCacheLRU: the store keeps the two most recently used parsed profiles, so that a
-// rule comparing the first snapshot with each of the others parses the first once.
+// TestProfileCacheLRU: the store keeps the most recently used parsed profiles, so that a
+// rule comparing the first snapshot with each of the others parses the first once; and it
+// keeps no more than its byte budget of them (the one just read aside).
 func TestProfileCacheLRU(t *testing.T) {
 	t0 := time.Date(2026, 11, 24, 10, 0, 0, 0, time.UTC)
 	ev := newSession(t, session.Manifest{Mode: "watch", Start: t0}, func(w *session.Writer) {
-		for i := range 4 {
+		for i := range 2 * maxParsed {
 			w.WriteProfile(session.KindHeap, t0.Add(time.Duration(i)*10*time.Second), "", goroutineProfile(t, i+1))
 		}
 	})
-	if len(ev.Heaps) != 4 {
-		t.Fatalf("%d heaps", len(ev.Heaps))
-	}
 	first, err := ev.Profile(ev.Heaps[0])
 	if err != nil {
 		t.Fatal(err)
@@ -298,5 +296,14 @@ func TestProfileCacheLRU(t *testing.T) {
 		if p, _ := ev.Profile(ev.Heaps[0]); p != first {
 			t.Fatalf("the first profile was parsed again after %s", filepath.Base(s.Path))
 		}
+	}
+	st := ev.profiles
+	if len(st.order) != maxParsed || st.held > st.maxBytes {
+		t.Errorf("%d kept, %d bytes; want %d within %d", len(st.order), st.held, maxParsed, st.maxBytes)
+	}
+	st.maxBytes = st.cost[st.order[0]] + 1 // room for one profile
+	ev.Profile(ev.Heaps[1])
+	if len(st.order) != 1 || st.held > st.cost[st.order[0]] {
+		t.Errorf("%d kept (%d bytes) under a budget of one", len(st.order), st.held)
 	}
 }
