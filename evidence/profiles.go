@@ -25,10 +25,10 @@ type store struct {
 	cost     map[string]int64 // by path: the estimate of each kept profile
 	held     int64            // their sum
 	maxBytes int64            // maxParsedBytes
-	failed map[string]error
-	tables map[tableKey]*culprit.Table
-	groups map[string][]GoroutineGroup
-	notes  []string
+	failed   map[string]error
+	tables   map[tableKey]*culprit.Table
+	groups   map[string][]GoroutineGroup
+	notes    []string
 }
 
 type tableKey struct{ path, typ string }
