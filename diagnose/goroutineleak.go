@@ -113,9 +113,8 @@ func (in *input) leakProof() *leakProof {
 		return nil
 	}
 	p := &leakProof{first: s.First().V, leaked: last.V, at: last.T, readings: s.Len()}
-	for i := len(ev.LeakSnaps) - 1; i >= 0; i-- {
-		p.snap, p.hasSnap = ev.LeakSnaps[i], true
-		break
+	if n := len(ev.LeakSnaps); n > 0 {
+		p.snap, p.hasSnap = ev.LeakSnaps[n-1], true
 	}
 	return p
 }

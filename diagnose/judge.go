@@ -268,11 +268,6 @@ func floor(pts []evidence.Point) []evidence.Point {
 	return out
 }
 
-// window returns the points of s inside [start, end].
-func window(s *evidence.Series, start, end time.Time) []evidence.Point {
-	return s.Between(start, end)
-}
-
 // values returns the values of points.
 func values(pts []evidence.Point) []float64 {
 	vs := make([]float64, len(pts))

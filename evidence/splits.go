@@ -3,7 +3,6 @@ package evidence
 import (
 	"slices"
 	"sort"
-	"time"
 
 	"github.com/memdoctor/memdoctor/breakdown"
 )
@@ -101,6 +100,3 @@ func (k *splitKeeper) splits() []breakdown.At {
 	slices.SortStableFunc(out, func(a, b breakdown.At) int { return a.Time.Compare(b.Time) })
 	return out
 }
-
-// splitsStep is the width of the kept splits' time slices (0 when every split is kept).
-func (k *splitKeeper) step() time.Duration { return time.Duration(k.width) }

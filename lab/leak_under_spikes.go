@@ -87,7 +87,6 @@ type deviceSession struct {
 	id     string
 	opened time.Time
 	recent []byte // a ring of the device's recent readings
-	next   int
 }
 
 func newDeviceSessions() *deviceSessions {

@@ -51,14 +51,6 @@ func TestMemoryChartDrawsTheEvidence(t *testing.T) {
 	}
 }
 
-func rowBytes(b breakdown.At) []uint64 {
-	var out []uint64
-	for _, r := range b.Rows() {
-		out = append(out, r.Bytes)
-	}
-	return out
-}
-
 func TestGCChartFromTrace(t *testing.T) {
 	tmp := t.TempDir()
 	sp := synthSpec{start: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), duration: 10 * time.Minute, sample: time.Second, gcEvery: 2 * time.Second}

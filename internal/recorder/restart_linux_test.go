@@ -95,7 +95,7 @@ func TestWatchFollowsRestart(t *testing.T) {
 	time.Sleep(1500 * time.Millisecond) // the watch notices the process is gone
 	second := startServer(t, addr)
 	started := time.Now()
-	s := waitSession(t, cfg.Out, "samples of the second server", func(s *session.Session) bool {
+	waitSession(t, cfg.Out, "samples of the second server", func(s *session.Session) bool {
 		return procSamplesOf(t, s, second.Process.Pid) >= 3
 	})
 	cancel()
