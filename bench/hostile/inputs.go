@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"syscall"
 	"time"
 
 	"github.com/google/pprof/profile"
@@ -151,4 +152,42 @@ func makeSession(dir, prof string) error {
 		}
 	}
 	return w.Close(session.StatusComplete, "")
+}
+
+// makeTrapSession writes a session of a real profile whose other files are traps: its
+// metrics.jsonl is a link to /dev/zero (endless), its gctrace.log and its trace named pipes
+// no one writes (opening one for reading waits forever), a second and a third heap snapshot
+// a link to /dev/zero and a named pipe.
+func makeTrapSession(dir, prof string) error {
+	if err := makeSession(dir, prof); err != nil {
+		return err
+	}
+	t0 := time.Now().UTC().Add(-time.Hour)
+	traces := filepath.Join(dir, session.TracesDir)
+	if err := os.MkdirAll(traces, 0o755); err != nil {
+		return err
+	}
+	profiles := filepath.Join(dir, session.ProfilesDir)
+	for _, trap := range []struct {
+		path string
+		fifo bool
+	}{
+		{filepath.Join(dir, session.MetricsFile), false},
+		{filepath.Join(dir, session.GCTraceFile), true},
+		{filepath.Join(traces, "trace-20261124T100000.000Z-heap-jump.trace"), true},
+		{filepath.Join(profiles, session.ProfileFileName(session.KindHeap, t0, "")), false},
+		{filepath.Join(profiles, session.ProfileFileName(session.KindHeap, t0.Add(time.Second), "")), true},
+	} {
+		os.Remove(trap.path)
+		var err error
+		if trap.fifo {
+			err = syscall.Mkfifo(trap.path, 0o600)
+		} else {
+			err = os.Symlink("/dev/zero", trap.path)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }

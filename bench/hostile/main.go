@@ -25,6 +25,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -94,6 +95,16 @@ func run(bin string, capBytes int64, only string, validMiB float64) error {
 			tcase{"serve + 4 pprof requests, session of " + in, "four heap snapshots: " + ins[in].what, func() (result, error) { return serve(bin, capBytes, sess, fourViews) }},
 		)
 	}
+	trap := p("session-traps")
+	if err := makeTrapSession(trap, p("real-loki.pb.gz")); err != nil {
+		return err
+	}
+	const trapWhat = "a session of the Loki profile whose metrics.jsonl and a snapshot are links to /dev/zero, whose gctrace.log, a snapshot and a trace are named pipes"
+	cases = append(cases,
+		tcase{"analyze, session of traps", trapWhat, mdRun("analyze", trap)},
+		tcase{"report --html, session of traps", trapWhat, mdRun("report", "--html", p("report-traps.html"), trap)},
+		tcase{"serve + 4 pprof requests, session of traps", trapWhat, func() (result, error) { return serve(bin, capBytes, trap, fourViews) }},
+	)
 	sess := p("session-real-loki.pb.gz")
 	cases = append(cases, tcase{"serve + 16 pprof requests (8 views twice), session of real-loki.pb.gz", "four heap snapshots: " + ins["real-loki.pb.gz"].what,
 		func() (result, error) { return serve(bin, capBytes, sess, append(eightViews, eightViews...)) }})
@@ -135,7 +146,11 @@ func run(bin string, capBytes int64, only string, validMiB float64) error {
 			return fmt.Errorf("%s: %w", c.name, err)
 		}
 		msg := message(r)
-		fmt.Printf("| %s | %s | %d | %.0f MiB | %.1fs | %s |\n", c.name, c.input, r.exit, float64(r.peakKiB)/1024, r.wall.Seconds(), msg)
+		peak := fmt.Sprintf("%.0f MiB", float64(r.peakKiB)/1024)
+		if r.peakKiB < 0 {
+			peak = "? (killed)"
+		}
+		fmt.Printf("| %s | %s | %d | %s | %.1fs | %s |\n", c.name, c.input, r.exit, peak, r.wall.Seconds(), msg)
 	}
 	return nil
 }
@@ -147,7 +162,8 @@ func message(r result) string {
 		l = strings.TrimSpace(l)
 		low := strings.ToLower(l)
 		if strings.Contains(low, "refuse") || strings.Contains(low, "memdoctor:") || strings.Contains(low, "out of memory") ||
-			strings.Contains(low, "too large") || strings.Contains(low, "decompress") || strings.Contains(low, "not a pprof") || strings.HasPrefix(l, "GET ") {
+			strings.Contains(low, "too large") || strings.Contains(low, "decompress") || strings.Contains(low, "not a pprof") || strings.HasPrefix(l, "GET ") ||
+			strings.HasPrefix(l, "hung:") || strings.Contains(low, "not a regular file") {
 			lines = append(lines, l)
 		}
 	}
@@ -191,7 +207,11 @@ func finish(r *result, cmd *exec.Cmd, err error, peak string) error {
 		return err
 	}
 	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
-	_, err = fmt.Sscan(lines[len(lines)-1], &r.peakKiB) // after "Command exited with non-zero status N"
+	_, err = fmt.Sscan(lines[len(lines)-1], &r.peakKiB)  // after "Command exited with non-zero status N"
+	if err != nil && strings.Contains(r.extra, "hung") { // GNU time was killed with it
+		r.peakKiB = -1
+		return nil
+	}
 	return err
 }
 
@@ -209,9 +229,33 @@ func memdoctor(bin string, capBytes int64, args ...string) (result, error) {
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	start := time.Now()
-	err := cmd.Run()
-	r := result{wall: time.Since(start), stdout: stdout.String(), stderr: stderr.String()}
+	if err := cmd.Start(); err != nil {
+		return result{}, err
+	}
+	hung := watchdog(cmd)
+	err := cmd.Wait()
+	r := result{wall: time.Since(start), stdout: stdout.String(), stderr: stderr.String(), extra: hung()}
 	return r, finish(&r, cmd, err, peak)
+}
+
+// caseTimeout is how long one case may run before it is killed as hung.
+const caseTimeout = 2 * time.Minute
+
+// watchdog kills cmd's process group with SIGKILL if it runs past caseTimeout. The function
+// it returns stops the watch, and says whether it fired.
+func watchdog(cmd *exec.Cmd) func() string {
+	var fired atomic.Bool
+	t := time.AfterFunc(caseTimeout, func() {
+		fired.Store(true)
+		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	})
+	return func() string {
+		t.Stop()
+		if fired.Load() {
+			return fmt.Sprintf("hung: killed after %v", caseTimeout)
+		}
+		return ""
+	}
 }
 
 // The pprof views serve is asked for: snapshot 0 three times and the diff of 0 and 1; or
@@ -237,6 +281,7 @@ func serve(bin string, capBytes int64, sess string, paths []string) (result, err
 	if err := cmd.Start(); err != nil {
 		return result{}, err
 	}
+	hung := watchdog(cmd)
 	url, _ := bufio.NewReader(out).ReadString('\n')
 	url = strings.TrimSuffix(strings.TrimSpace(url), "/")
 	var log []string
@@ -263,6 +308,6 @@ func serve(bin string, capBytes int64, sess string, paths []string) (result, err
 	}
 	stop(cmd)
 	err = cmd.Wait()
-	r := result{wall: time.Since(start), stderr: stderr.String(), extra: strings.Join(log, "\n")}
+	r := result{wall: time.Since(start), stderr: stderr.String(), extra: strings.Join(append(log, hung()), "\n")}
 	return r, finish(&r, cmd, err, peak)
 }
