@@ -155,22 +155,29 @@ func run(bin string, capBytes int64, only string, validMiB float64) error {
 	return nil
 }
 
-// message picks the line that says what happened to the hostile input.
+// message picks the lines that say what happened to the hostile input: refusals, limits,
+// failures, files skipped, serve's answers; else memdoctor's last line.
 func message(r result) string {
 	var lines []string
-	for _, l := range strings.Split(r.stderr+"\n"+r.extra, "\n") {
-		l = strings.TrimSpace(l)
+	last := ""
+	for _, l := range strings.Split(r.stdout+"\n"+r.stderr+"\n"+r.extra, "\n") {
+		l = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(l), "- "))
 		low := strings.ToLower(l)
-		if strings.Contains(low, "refuse") || strings.Contains(low, "memdoctor:") || strings.Contains(low, "out of memory") ||
-			strings.Contains(low, "too large") || strings.Contains(low, "decompress") || strings.Contains(low, "not a pprof") || strings.HasPrefix(l, "GET ") ||
-			strings.HasPrefix(l, "hung:") || strings.Contains(low, "not a regular file") {
+		if strings.Contains(low, "refuse") || strings.Contains(low, "out of memory") || strings.Contains(low, "too large") ||
+			strings.Contains(low, "decompress") || strings.Contains(low, "not a pprof") || strings.HasPrefix(l, "GET ") ||
+			strings.HasPrefix(l, "hung:") || strings.Contains(low, "skipped (not a regular file") {
 			lines = append(lines, l)
+		} else if strings.HasPrefix(l, "memdoctor:") {
+			last = l
 		}
 	}
 	if len(lines) == 0 {
-		return "(no error)"
+		lines = append(lines, last)
 	}
 	m := strings.Join(lines, " / ")
+	if m == "" {
+		return "(no error)"
+	}
 	if len(m) > 300 {
 		m = m[:300] + "..."
 	}
