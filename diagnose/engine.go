@@ -72,6 +72,7 @@ func Diagnose(ev *evidence.Evidence, opts Options) *Diagnosis {
 		Schema:    Schema,
 		Generated: now().UTC(),
 		Session:   ev.Session,
+		Source:    ev.Mode,
 		Target: Target{
 			PID: t.PID, Name: t.Name, Command: t.Command, GoVersion: t.GoVersion, MainModule: t.MainModule,
 			PprofURL: t.PprofURL, AgentURL: t.AgentURL, Local: t.Local, Status: t.Status,
@@ -95,11 +96,16 @@ func Diagnose(ev *evidence.Evidence, opts Options) *Diagnosis {
 			d.NotJudged = append(d.NotJudged, *o.notJudged)
 		}
 	}
+	d.Snapshots = in.snapshotViews()
 	reconcile(in, d)
 	slices.SortStableFunc(d.Findings, func(a, b Finding) int {
 		return cmp.Or(cmp.Compare(b.Severity.Rank(), a.Severity.Rank()), cmp.Compare(confRank(b.Confidence), confRank(a.Confidence)))
 	})
 	d.Notes = append(d.Notes, ev.Notes...)
+	if c := in.sum.CPUContention; c >= 0.1 {
+		d.Notes = append(d.Notes, fmt.Sprintf("the machine was busy: the process's threads waited for a CPU %s of the time they could run; "+
+			"the GC's CPU, which the Go runtime counts in wall-clock time, is corrected by that much", pct(c)))
+	}
 	if ev.PeakSkew > 0 {
 		d.Notes = append(d.Notes, fmt.Sprintf("at the RSS peak the nearest Go reading is %s away: memory is not split there (too far apart to pair)", humanDuration(ev.PeakSkew.Seconds())))
 	}

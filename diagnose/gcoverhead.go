@@ -22,9 +22,9 @@ const (
 	gcTargetShare = 0.1 // ... or this share of the current rate, whichever is lower
 	gcBudgetUse   = 0.9 // the advice keeps RSS under this share of the budget
 	gcMaxGOGC     = 10000
-	// gcMinCores: below this much CPU (cores) the GC costs nothing worth tuning. It is kept
-	// low: the GC's share of the process's CPU is what does not depend on the load or the
-	// machine's speed.
+	// gcMinCores: below this much CPU (cores), a GC that also runs less than gcMinRate times a
+	// second costs nothing worth tuning (see gcIdle). It is kept low: the GC's share of the
+	// process's CPU is what does not depend on the load or the machine's speed.
 	gcMinCores = 0.01
 )
 
@@ -39,12 +39,12 @@ func gcOverhead(in *input) outcome {
 	}
 	if !gcCPUKnown(ev) {
 		if sum.GCPerSecond >= gcMinRate {
-			return cannot(KindGCOverhead, 0, "the GC runs %.1f times per second but its CPU cost is unknown: %s", sum.GCPerSecond, ev.Gaps[evidence.GapGCCPU])
+			return gcRateOnly(in)
 		}
 		return outcome{}
 	}
 	cores := gcCores(ev)
-	if cores < gcMinCores || !(sum.GCPerSecond >= gcMinRate && sum.GCCPUFraction >= gcMinCPU || sum.GCCPUFraction >= gcAloneCPU) {
+	if gcIdle(ev, sum) || !(sum.GCPerSecond >= gcMinRate && sum.GCCPUFraction >= gcMinCPU || sum.GCCPUFraction >= gcAloneCPU) {
 		return outcome{}
 	}
 	m, ok := gcModelOf(ev, sum)
@@ -75,10 +75,14 @@ func gcOverhead(in *input) outcome {
 		f.Confidence = Suspected
 		f.WatchMoreSeconds = math.Max(gcMinSpan.Seconds()-ev.GCCycles.Span().Seconds(), float64(gcMinCycles-int(min(n, gcMinCycles)))/math.Max(sum.GCPerSecond, 0.1))
 	}
-	if sum.GCCPUFraction >= gcWarnCPU || sum.GCAssistFraction >= 0.25 && sum.GCPerSecond >= gcMinRate {
+	// A warning needs a GC that touches the service: frequent cycles, or mark assists that
+	// stall its goroutines. A large share of a light process's CPU at a calm rate (the GC
+	// marking a big heap for a service that does little else) costs little and hurts no
+	// request: it is said, as information.
+	if sum.GCPerSecond >= gcMinRate && sum.GCCPUFraction >= gcWarnCPU || sum.GCAssistFraction >= 0.25 && sum.GCPerSecond >= gcMinRate {
 		f.Severity = Warning
 	}
-	rec, fits := m.recommend(sum, ev.Budget)
+	rec, fits := m.recommend(sum.GCPerSecond, ev.Budget, gcBudgetUse)
 	if !fits {
 		f.Severity = Info
 		f.Title = fmt.Sprintf("the GC runs %.1f times per second because memory is tight", sum.GCPerSecond)
@@ -88,6 +92,44 @@ func gcOverhead(in *input) outcome {
 		return found(f)
 	}
 	m.explain(&f, sum, rec, ev.Budget)
+	return found(f)
+}
+
+// gcIdle reports a GC with nothing worth tuning: it runs less than gcMinRate times a second
+// and uses less than gcMinCores. Either alone is a busy service's GC: absolute CPU depends on
+// the load and the machine's speed, and a light load with frequent cycles scales with traffic.
+func gcIdle(ev *evidence.Evidence, sum Summary) bool {
+	return gcCores(ev) < gcMinCores && sum.GCPerSecond < gcMinRate
+}
+
+// gcRateOnly judges a frequent GC whose CPU cost was not measured (Prometheus's default Go
+// metrics, for one): a suspicion at most, with the pacer model's advice when the live heap
+// and the allocation rate are known, and what would measure the cost.
+func gcRateOnly(in *input) outcome {
+	ev, sum := in.ev, in.sum
+	why := ev.Gaps[evidence.GapGCCPU]
+	m, ok := gcModelOf(ev, sum)
+	if !ok {
+		return cannot(KindGCOverhead, 0, "the GC runs %.1f times per second but its CPU cost is unknown: %s", sum.GCPerSecond, why)
+	}
+	f := Finding{
+		Kind: KindGCOverhead, Severity: Info, Confidence: Suspected,
+		Evidence: map[string]float64{
+			"gc_per_second":           sum.GCPerSecond,
+			"alloc_bytes_per_second":  m.alloc,
+			"live_heap_bytes":         m.now.live,
+			"gogc_current":            m.now.gogc,
+			"model_gc_per_second_now": m.rateNow,
+		},
+		Start: ev.Start, End: ev.End,
+	}
+	if rec, fits := m.recommend(sum.GCPerSecond, ev.Budget, gcBudgetUse); fits {
+		m.explain(&f, sum, rec, ev.Budget)
+	}
+	f.Title = fmt.Sprintf("the GC runs %.1f times per second on a %s live heap; its CPU cost was not measured", sum.GCPerSecond, bytesStr(m.now.live))
+	f.Detail = fmt.Sprintf("The GC's CPU time is not in this data (%s), so how much the cycles cost cannot be told: "+
+		"at this rate they often take a tenth of the CPU or more, with mark assists slowing requests. ", why) + f.Detail
+	f.Advice = append([]string{"Measure the GC's CPU before tuning: memdoctor watch (gctrace through run, or the agent) or the opt-in runtime/metrics GC CPU classes confirm or clear this."}, f.Advice...)
 	return found(f)
 }
 
@@ -105,6 +147,7 @@ type gcModel struct {
 	outside   float64 // resident memory outside Go (non-Go, files)
 	rateNow   float64 // GC cycles per second the model predicts for the current settings
 	calibrate float64 // measured over modelled, within [0.5, 2]
+	rssPeak   float64 // the peak RSS measured
 }
 
 func gcModelOf(ev *evidence.Evidence, sum Summary) (gcModel, bool) {
@@ -123,7 +166,7 @@ func gcModelOf(ev *evidence.Evidence, sum Summary) (gcModel, bool) {
 	}
 	m := gcModel{
 		now:   pacer{live: live, scan: p.ScanBytes, gogc: gogc, limit: p.GOMemLimit, nonHeap: p.NonHeap},
-		alloc: alloc, outside: p.Outside, calibrate: 1,
+		alloc: alloc, outside: p.Outside, calibrate: 1, rssPeak: float64(sum.RSSPeakBytes),
 	}
 	m.rateNow = m.now.gcRate(alloc)
 	if m.rateNow > 0 && !math.IsInf(m.rateNow, 0) {
@@ -133,19 +176,19 @@ func gcModelOf(ev *evidence.Evidence, sum Summary) (gcModel, bool) {
 }
 
 // recommend picks settings with enough room above the live heap for the target GC rate,
-// capped by a memory limit that keeps RSS within the budget. fits is false when the budget
-// leaves no such room.
-func (m gcModel) recommend(sum Summary, budget uint64) (rec pacer, fits bool) {
+// capped by a memory limit that keeps RSS within share of the budget. fits is false when the
+// budget leaves no such room.
+func (m gcModel) recommend(gcPerSecond float64, budget uint64, share float64) (rec pacer, fits bool) {
 	live, nonHeap := m.now.live, m.now.nonHeap
-	room := m.alloc / math.Min(gcTargetRate, gcTargetShare*sum.GCPerSecond)
+	room := m.alloc / math.Min(gcTargetRate, gcTargetShare*gcPerSecond)
 	if budget == 0 {
 		// No budget: do not let the advice multiply memory use; grow at most to four times
 		// today's peak resident memory (or 64 MiB).
-		room = math.Min(room, math.Max(4*float64(sum.RSSPeakBytes), 64<<20)-live-nonHeap-m.outside)
+		room = math.Min(room, math.Max(4*m.rssPeak, 64<<20)-live-nonHeap-m.outside)
 	}
 	rec = pacer{live: live, scan: m.now.scan, nonHeap: nonHeap, gogc: math.Min(m.now.gogcFor(room), gcMaxGOGC)}
 	if budget > 0 {
-		rec.limit = math.Floor((gcBudgetUse*float64(budget)-m.outside)/(1<<20)) * (1 << 20)
+		rec.limit = math.Floor((share*float64(budget)-m.outside)/(1<<20)) * (1 << 20)
 		if rec.limit < 1.5*(live+nonHeap) {
 			return rec, false
 		}

@@ -38,6 +38,13 @@ func goroutineLeak(in *input) outcome {
 		g = judgeGrowth(floor(settled(ev, s.Points)), gleakLimits, 1)
 	}
 	if proof == nil && !g.judged {
+		if snap, one := singleSnapshot(ev.GoroutineSnaps); one && s.Len() <= 1 {
+			if f, ok := in.pileUp(snap); ok {
+				return found(f)
+			}
+			return cannot(KindGoroutineLeak, 0, "one goroutine profile is a snapshot: no blocked site of the program holds %s of its goroutines "+
+				"and %d or more (its sites are listed); whether they pile up needs two or more profiles taken minutes apart", pct(pileUpShare), pileUpCount)
+		}
 		return cannot(KindGoroutineLeak, g.watchMore, "%d goroutine count(s) over %s: a trend needs %s or more",
 			s.Len(), humanDuration(s.Span().Seconds()), humanDuration(gleakLimits.minSpan.Seconds()))
 	}
@@ -47,7 +54,7 @@ func goroutineLeak(in *input) outcome {
 	f := Finding{Kind: KindGoroutineLeak, Severity: Warning, Confidence: g.conf, WatchMoreSeconds: g.watchMore.Seconds(), Evidence: map[string]float64{}}
 	perMin := 0.0
 	if g.conf != "" {
-		perMin = g.grew() / g.span.Seconds() * 60
+		perMin = g.perMinute()
 		f.Title = fmt.Sprintf("goroutines pile up: %+.0f per minute, %.0f -> %.0f", perMin, g.first, g.last)
 		f.Detail = fmt.Sprintf("The number of goroutines rose from %.0f to %.0f over %s, judged on its lows (%s; Kendall's tau %.2f, "+
 			"Mann-Kendall p=%.2g over %d readings), and is %s at the end. Goroutines that never return keep their stacks and everything they reference.",

@@ -21,8 +21,37 @@ func heapLeak(in *input) outcome {
 	if s.Empty() {
 		return cannot(KindHeapLeak, 0, "the live heap was never measured: %s", ev.Gaps[evidence.GapLive])
 	}
-	pts := floor(settled(ev, s.Points))
+	if _, one := singleSnapshot(ev.Heaps); one && s.Len() == 1 && s.Src == evidence.SourceHeapProfile {
+		return cannot(KindHeapLeak, 0, "one heap profile is a snapshot: it shows what the heap held then (its top retainers are listed), "+
+			"not whether it grows; give two or more heap profiles taken minutes apart")
+	}
+	obs := settled(ev, s.Points)
+	if s.Src != evidence.SourceGCTrace { // gctrace reads each cycle once; samplers repeat it
+		obs = observed(obs)
+	}
+	pts := floor(obs)
 	g := judgeGrowth(pts, leakLimits, s.Res.Quantum)
+	unseen := g.capUnseen(ev, obs)
+	if g.conf != Confirmed && s.Src != evidence.SourceGCTrace {
+		// Sparse or noisy live readings: the GC's goal, read with every sample, follows the
+		// live heap too.
+		if gobs, ok := goalLive(ev); ok {
+			gobs = observed(settled(ev, gobs))
+			gpts := floor(gobs)
+			gg := judgeGrowth(gpts, leakLimits, 0)
+			gunseen := gg.capUnseen(ev, gobs)
+			if better(gg, g) {
+				s, what, pts, g, unseen = &ev.HeapGoal, "live heap as the GC's goal follows it (goal = live x (1 + GOGC/100))", gpts, gg, gunseen
+			}
+		}
+	}
+	if g.conf != Confirmed {
+		if c, sg, spts, ok := siteLeak(ev); ok && better(sg, g) {
+			f := siteLeakFinding(ev, c, sg, spts)
+			in.leakCulprits(&f)
+			return found(f)
+		}
+	}
 	if !g.judged {
 		return cannot(KindHeapLeak, g.watchMore, "%d reading(s) of the live heap over %s: a trend needs %s or more",
 			s.Len(), humanDuration(s.Span().Seconds()), humanDuration(leakLimits.minSpan.Seconds()))
@@ -30,7 +59,7 @@ func heapLeak(in *input) outcome {
 	if g.conf == "" {
 		return outcome{}
 	}
-	perMin := g.grew() / g.span.Seconds() * 60
+	perMin := g.perMinute()
 	f := Finding{
 		Kind:             KindHeapLeak,
 		Severity:         Warning,
@@ -56,6 +85,9 @@ func heapLeak(in *input) outcome {
 	}
 	if g.conf == Suspected {
 		f.Title = fmt.Sprintf("the live heap may be leaking: its floor rose %s -> %s", sizeStr(g.first, s.Res.Quantum), bytesStr(g.last))
+		if unseen > 0 {
+			f.Detail += fmt.Sprintf(" No GC measured the live heap in the last %s of the window: whether it still grows, or has levelled off (a cache warming up does), is not known.", humanDuration(unseen.Seconds()))
+		}
 		f.Detail += fmt.Sprintf(" Not yet proved: watch about %s more to confirm or dismiss it.", humanDuration(g.watchMore.Seconds()))
 	}
 	timeToBudget(ev, &f, perMin/60)
@@ -64,6 +96,31 @@ func heapLeak(in *input) outcome {
 		"Bound what grows: a size or entry cap with eviction, a TTL shorter than what the growth can afford, or one global budget shared by all keys instead of an unbounded buffer per key.",
 		"Check that entries are deleted from maps when their connection, request or session ends, and that goroutines holding references exit.")
 	return found(f)
+}
+
+// goalLive is the live heap as the GC's goal shows it: each cycle sets goal = live + (live +
+// stacks + globals) x GOGC/100, so goal / (1 + GOGC/100) follows the live heap (a little
+// high by the scanned stacks and globals). GOGC is the target's when known, else the default
+// of 100 (the trend, not the level, is what is judged). Goals a memory limit may have set are
+// left out: they follow the limit, not the live heap; so is everything with GOGC off.
+func goalLive(ev *evidence.Evidence) ([]evidence.Point, bool) {
+	gogc := ev.Pacer.GOGC
+	if gogc == 0 {
+		gogc = 100
+	}
+	if gogc < 0 || ev.HeapGoal.Len() < 3 {
+		return nil, false
+	}
+	f := 1 + gogc/100
+	limit := ev.Pacer.GOMemLimit - ev.Pacer.NonHeap
+	out := make([]evidence.Point, 0, ev.HeapGoal.Len())
+	for _, p := range ev.HeapGoal.Points {
+		if ev.Pacer.GOMemLimit > 0 && p.V >= 0.9*limit {
+			continue
+		}
+		out = append(out, evidence.Point{T: p.T, V: p.V / f, Src: p.Src})
+	}
+	return out, len(out) >= 3
 }
 
 // liveSeries is the live heap, else (MemStats, Prometheus) the heap in use, whose floor right
@@ -133,27 +190,8 @@ func (in *input) leakCulprits(f *Finding) {
 // across the snapshots (not a site that merely swings).
 func growingSites(ev *evidence.Evidence, diff *evidence.SiteDiff, refs []evidence.Snapshot) []Culprit {
 	const maxCandidates, maxSnaps = 10, 8
-	var cands []evidence.SiteDelta
-	for _, d := range diff.ByFunction {
-		if d.Delta <= 0 || len(cands) == maxCandidates {
-			break
-		}
-		cands = append(cands, d)
-	}
-	series := make(map[string][]evidence.Point, len(cands))
-	for _, ref := range spread(refs, maxSnaps) {
-		tab, err := ev.HeapSites(ref, "inuse_space")
-		if err != nil {
-			continue // named in the notes
-		}
-		byFn := make(map[string]int64, len(tab.ByFunction))
-		for _, e := range tab.ByFunction {
-			byFn[e.Site.Function] = e.Value
-		}
-		for _, c := range cands {
-			series[c.Site.Function] = append(series[c.Site.Function], evidence.Point{T: ref.T, V: float64(byFn[c.Site.Function])})
-		}
-	}
+	cands := topGrowing(diff, maxCandidates)
+	series, _ := siteSeries(ev, settledSnaps(ev, refs), cands, maxSnaps) // a start-up's loading is not growth
 	var out []Culprit
 	for _, c := range cands {
 		if s := series[c.Site.Function]; len(s) >= 4 {
@@ -164,6 +202,40 @@ func growingSites(ev *evidence.Evidence, diff *evidence.SiteDiff, refs []evidenc
 		out = append(out, culpritFromDelta(c, diff.Unit, float64(c.Delta)/float64(max(diff.Growth, 1))))
 	}
 	return keepCulprits(out, 5)
+}
+
+// topGrowing is the n sites whose value grew most.
+func topGrowing(diff *evidence.SiteDiff, n int) []evidence.SiteDelta {
+	var cands []evidence.SiteDelta
+	for _, d := range diff.ByFunction {
+		if d.Delta <= 0 || len(cands) == n {
+			break
+		}
+		cands = append(cands, d)
+	}
+	return cands
+}
+
+// siteSeries reads each candidate site's inuse_space across at most maxSnaps snapshots
+// spread over refs, and the heap profiles' totals.
+func siteSeries(ev *evidence.Evidence, refs []evidence.Snapshot, cands []evidence.SiteDelta, maxSnaps int) (map[string][]evidence.Point, []evidence.Point) {
+	series := make(map[string][]evidence.Point, len(cands))
+	var totals []evidence.Point
+	for _, ref := range spread(refs, maxSnaps) {
+		tab, err := ev.HeapSites(ref, "inuse_space")
+		if err != nil {
+			continue // named in the notes
+		}
+		totals = append(totals, evidence.Point{T: ref.T, V: float64(tab.Total)})
+		byFn := make(map[string]int64, len(tab.ByFunction))
+		for _, e := range tab.ByFunction {
+			byFn[e.Site.Function] = e.Value
+		}
+		for _, c := range cands {
+			series[c.Site.Function] = append(series[c.Site.Function], evidence.Point{T: ref.T, V: float64(byFn[c.Site.Function])})
+		}
+	}
+	return series, totals
 }
 
 // spread picks at most n snapshots evenly, always keeping the first and the last.

@@ -36,6 +36,9 @@ const (
 func allocationHotspot(in *input) outcome {
 	ev, sum := in.ev, in.sum
 	refs := ev.PeriodicHeaps()
+	if snap, one := singleSnapshot(ev.Heaps); one && len(refs) <= 1 {
+		return in.snapshotHotspot(snap)
+	}
 	if len(refs) < 2 {
 		return cannot(KindAllocationHotspot, 0, "%s", ev.Gaps[evidence.GapHeapSnaps])
 	}
@@ -55,13 +58,16 @@ func allocationHotspot(in *input) outcome {
 	rate := float64(space.Growth) / dt
 	gcCPU := sum.GCCPUFraction
 	cs := hotspotCulprits(space)
-	if len(cs) == 0 || cs[0].Share < hotMinShare || gcCores(ev) < gcMinCores {
+	if len(cs) == 0 || cs[0].Share < hotMinShare {
 		return outcome{}
 	}
 	top := cs[0]
 	// The assists' share of GC CPU is paid again as latency by the allocating goroutines.
 	cost := top.Share * gcCPU * (1 + sum.GCAssistFraction)
-	if cost < hotInfoCost {
+	// Below hotInfoCost the GC work is not worth a word, but a known anti-pattern among the
+	// top sites still is (as information): it costs CPU a heap profile does not show.
+	cheap := cost < hotInfoCost || gcIdle(ev, sum)
+	if cheap && !anyKnown(in.sitePatterns(new, cs), cs) {
 		return outcome{}
 	}
 	f := Finding{
@@ -98,8 +104,11 @@ func allocationHotspot(in *input) outcome {
 		}}
 	}
 	known := len(pats[top.Function]) > 0
-	if top.Share >= hotWarnShare && (cost >= hotWarnCost || known && cost >= hotKnownCost) {
+	if !cheap && top.Share >= hotWarnShare && (cost >= hotWarnCost || known && cost >= hotKnownCost) {
 		f.Severity = Warning
+	}
+	if cheap {
+		f.Detail += " The GC work it causes is small here; the pattern is worth fixing for the CPU it costs besides."
 	}
 	name := "allocates the most"
 	if known {
@@ -112,6 +121,17 @@ func allocationHotspot(in *input) outcome {
 	f.Advice = hotspotAdvice(cs, pats)
 	f.Advice = append(f.Advice, "Dig into the lines: "+fmt.Sprintf("go tool pprof -sample_index=alloc_space -list '%s' %s", regexp.QuoteMeta(top.Function), new.Path))
 	return found(f)
+}
+
+// anyKnown reports whether a culprit with at least the minimum share goes through a known
+// anti-pattern.
+func anyKnown(pats map[string][]pattern, cs []Culprit) bool {
+	for _, c := range cs {
+		if c.Share >= hotMinShare && len(pats[c.Function]) > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // hotspotCulprits are the sites that allocate the most, down to a third of the minimum share.

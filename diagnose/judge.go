@@ -35,6 +35,9 @@ const (
 	// whole window's, that counts as still rising, and below which a growth has levelled off.
 	lateRising  = 0.5
 	lateSlowing = 0.15
+	// lateSlowingShare: a growth still slowing made at least this share of itself in the
+	// window's second half; below it, it has stopped (a plateau whose wiggle reads as a slope).
+	lateSlowingShare = 0.05
 	// projectHorizon: a consistent growth still below the effect size is suspected when it
 	// would reach it within this (or within the window's length, if longer), and has already
 	// come at least projectMinShare of the way.
@@ -57,18 +60,33 @@ type growth struct {
 	n           int
 	span, step  time.Duration
 	first, last float64 // observed: medians of the first and of the last few readings
-	slope       float64 // Theil-Sen, per second
-	tau, p      float64
-	lateRatio   float64 // the last third's slope over the whole window's
-	lateShare   float64 // the share of the observed growth made in the window's second half
-	snr         float64 // the growth over the readings' scatter around the trend
-	threshold   float64 // the growth that matters
-	conf        Confidence
+	// firstT and lastT are the middle times of those few readings: the growth took place
+	// between them.
+	firstT, lastT time.Time
+	slope         float64 // Theil-Sen, per second
+	tau, p        float64
+	lateRatio     float64 // the last third's slope over the whole window's
+	lateShare     float64 // the share of the observed growth made in the window's second half
+	snr           float64 // the growth over the readings' scatter around the trend
+	threshold     float64 // the growth that matters
+	conf          Confidence
 	// watchMore is, when the series could not be judged or the growth is only suspected, how
 	// much longer to watch.
 	watchMore time.Duration
 	// judged is false when the series was too short to say anything.
 	judged bool
+}
+
+// perMinute is the observed growth per minute: from the first readings to the last.
+func (g growth) perMinute() float64 {
+	d := g.lastT.Sub(g.firstT).Seconds()
+	if d <= 0 {
+		d = g.span.Seconds()
+	}
+	if d <= 0 {
+		return 0
+	}
+	return g.grew() / d * 60
 }
 
 // grew is the observed growth: never negative.
@@ -92,9 +110,12 @@ func judgeGrowth(pts []evidence.Point, lim limits, quantum float64) growth {
 	g.judged = true
 	tr := trend(pts)
 	g.slope, g.tau, g.p = tr.Slope, tr.Tau, tr.P
-	k := min(max(g.n/6, 1), 5)
+	// The ends are medians of a few readings (a quarter of a short series, a sixth of a long
+	// one, at most 5), so that one odd reading at either end does not set the growth.
+	k := min(max(g.n/6, min(3, g.n/4), 1), 5)
 	g.first = median(values(pts[:k]))
 	g.last = median(values(pts[g.n-k:]))
+	g.firstT, g.lastT = pts[(k-1)/2].T, pts[g.n-k+(k-1)/2].T
 	g.threshold = math.Max(lim.minAbs, math.Max(lim.minRel*math.Max(g.first, 0), 3*quantum))
 	if g.slope <= 0 || g.tau < suspectTau {
 		return g
@@ -107,9 +128,12 @@ func judgeGrowth(pts []evidence.Point, lim limits, quantum float64) growth {
 	// a fair share of the observed growth (a warm-up whose jump came first has levelled off,
 	// even when its slope, robust to that jump, reads the small creep after it).
 	rising := g.lateRatio >= lateRising && g.lateShare >= minLateShare
-	slowing := !rising && g.lateRatio >= lateSlowing
+	slowing := !rising && g.lateRatio >= lateSlowing && g.lateShare >= lateSlowingShare
 	consistent := g.n >= minConfirmPoints && g.tau >= confirmTau && g.p <= confirmP
-	strong := consistent && g.snr >= confirmSNR || g.n >= minConfirmPoints && g.tau >= confirmTau && g.p <= strongP && g.snr >= strongSNR
+	// A series that only ever rose (every pair in order) needs no margin over its scatter:
+	// readings taken at irregular times (a heap profile per GC, GCs further apart as the heap
+	// grows) bend a steady leak away from a straight line without making it any less sure.
+	strong := consistent && (g.snr >= confirmSNR || g.tau >= 1) || g.n >= minConfirmPoints && g.tau >= confirmTau && g.p <= strongP && g.snr >= strongSNR
 	switch {
 	case material && rising && strong:
 		g.conf = Confirmed
@@ -132,6 +156,30 @@ func judgeGrowth(pts []evidence.Point, lim limits, quantum float64) growth {
 		}
 	}
 	return g
+}
+
+// capUnseen lowers a confirmed growth to a suspicion when its quantity was last measured long
+// before the window's end: more than a quarter of the window, and more than twice the usual
+// gap between its readings. The live heap is measured by a GC: when none ran for a while,
+// whether it still grows is not known, and a warm-up that levelled off looks like a leak
+// whose last readings are missing. It returns how long the end went unseen (0 when it did
+// not lower the verdict).
+func (g *growth) capUnseen(ev *evidence.Evidence, obs []evidence.Point) time.Duration {
+	if g.conf != Confirmed || len(obs) < 3 || ev.End.IsZero() {
+		return 0
+	}
+	gaps := make([]float64, len(obs)-1)
+	for i := range gaps {
+		gaps[i] = obs[i+1].T.Sub(obs[i].T).Seconds()
+	}
+	tail := ev.End.Sub(obs[len(obs)-1].T)
+	usual := time.Duration(median(gaps) * float64(time.Second))
+	if tail <= max(ev.Window()/4, 2*usual) {
+		return 0
+	}
+	g.conf = Suspected
+	g.watchMore = max(g.watchMore, tail)
+	return tail
 }
 
 // untilStrong estimates how much longer the growth must be watched, at its present
@@ -169,15 +217,31 @@ func lateShare(pts []evidence.Point, first, last float64) float64 {
 	return (last - m) / (last - first)
 }
 
-// lateRatio is the Theil-Sen slope of the last third of the window (at least the last three
-// readings) over the whole window's slope.
+// lateRatio is the slope of the window's last third over the whole window's: the slope
+// between the medians of the middle and the last thirds (by time), each placed at its median
+// time, so that one outlier among the last readings (a burst live at a GC) cannot turn a rise
+// into a fall. With no reading in one of the thirds, the Theil-Sen slope of the last three.
 func lateRatio(pts []evidence.Point, slope float64) float64 {
-	from := pts[0].T.Add(pts[len(pts)-1].T.Sub(pts[0].T) * 2 / 3)
-	i := len(pts) - 3
-	for i > 0 && !pts[i-1].T.Before(from) {
-		i--
+	t0, span := pts[0].T, pts[len(pts)-1].T.Sub(pts[0].T)
+	mid, late := t0.Add(span/3), t0.Add(span*2/3)
+	var middle, last []evidence.Point
+	for _, p := range pts {
+		switch {
+		case !p.T.Before(late):
+			last = append(last, p)
+		case !p.T.Before(mid):
+			middle = append(middle, p)
+		}
 	}
-	return trend(pts[i:]).Slope / slope
+	if len(middle) == 0 || len(last) == 0 {
+		return trend(pts[max(len(pts)-3, 0):]).Slope / slope
+	}
+	at := func(g []evidence.Point) float64 { return g[len(g)/2].T.Sub(t0).Seconds() }
+	dt := at(last) - at(middle)
+	if dt <= 0 {
+		return trend(pts[max(len(pts)-3, 0):]).Slope / slope
+	}
+	return (median(values(last)) - median(values(middle))) / dt / slope
 }
 
 // scatter is the spread of the readings around the fitted trend (1.4826 x the median

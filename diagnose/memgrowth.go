@@ -37,7 +37,7 @@ func memoryGrowth(in *input) outcome {
 	if g.conf == "" {
 		return outcome{}
 	}
-	perMin := g.grew() / g.span.Seconds() * 60
+	perMin := g.perMinute()
 	f := Finding{
 		Kind:             KindMemoryGrowth,
 		Severity:         Warning,
@@ -84,7 +84,7 @@ func memoryGrowth(in *input) outcome {
 	if g.conf == Suspected {
 		f.Detail += fmt.Sprintf(" Not yet proved: watch about %s more to confirm or dismiss it.", humanDuration(g.watchMore.Seconds()))
 	}
-	timeToBudget(ev, &f, g.grew()/g.span.Seconds()/2)
+	timeToBudget(ev, &f, g.perMinute()/60/2)
 	return found(f)
 }
 

@@ -66,7 +66,7 @@ func nonGoMemory(in *input) outcome {
 		f.Confidence, f.WatchMoreSeconds = Suspected, 5*ev.NonGo.Res.Step.Seconds()
 	}
 	if g := judgeGrowth(floor(ng), limits{minAbs: nonGoMinBytes, minRel: 0.2, minSpan: 10 * time.Second}, 0); g.conf == Confirmed {
-		f.Evidence["non_go_growth_bytes_per_minute"] = g.grew() / g.span.Seconds() * 60
+		f.Evidence["non_go_growth_bytes_per_minute"] = g.perMinute()
 		f.Detail += fmt.Sprintf(" It grows steadily, %s -> %s: a leak outside Go.", bytesStr(g.first), bytesStr(g.last))
 	}
 	return found(f)

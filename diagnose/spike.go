@@ -23,14 +23,14 @@ const spikeMinExplained = 0.25
 // floor, and names what was allocated between the heap snapshots around each burst.
 func transientSpike(in *input) outcome {
 	ev := in.ev
-	s, _ := liveSeries(ev)
-	if s.Len() < 4 {
-		return cannot(KindTransientSpike, 0, "the live heap was read %d time(s): %s", s.Len(), orGap(ev.Gaps[evidence.GapLive], "too few readings to see a burst"))
+	sd := spikeSeriesOf(ev)
+	if len(sd.pts) < 4 {
+		return cannot(KindTransientSpike, 0, "the live heap was read %d time(s): %s", len(sd.pts), orGap(ev.Gaps[evidence.GapLive], "too few readings to see a burst"))
 	}
 	spikes := in.spikes
 	if len(spikes) == 0 {
-		if step := s.Res.Step; step >= 5*time.Second && s.Src != evidence.SourceGCTrace {
-			return cannot(KindTransientSpike, 0, "the live heap was read every %s (%s): bursts shorter than that cannot be seen; run the program under memdoctor run (gctrace) or embed the agent", humanDuration(step.Seconds()), s.Src)
+		if sd.step >= 5*time.Second {
+			return cannot(KindTransientSpike, 0, "the live heap was read every %s (%s): bursts shorter than that cannot be seen; run the program under memdoctor run (gctrace) or embed the agent", humanDuration(sd.step.Seconds()), sd.what)
 		}
 		return outcome{}
 	}
@@ -91,11 +91,14 @@ func transientSpike(in *input) outcome {
 		f.Severity = Critical
 		f.Detail += fmt.Sprintf(" The spike's heap alone reaches %s of the memory budget.", pct(peakHeap/float64(ev.Budget)))
 	}
-	culprits, pair, explained := in.spikeCulprits(spikes)
+	culprits, pair, explained, shown := in.spikeCulprits(spikes)
 	f.Culprits = culprits
 	if pair != nil {
 		f.Evidence["allocation_to_height_ratio"] = explained
-		if explained < spikeMinExplained {
+		if explained < spikeMinExplained && !shown {
+			f.Detail += " The heap profiles after the spikes may not show their allocation yet: a heap profile is up to two GC cycles old."
+		}
+		if explained < spikeMinExplained && shown {
 			// What was allocated around the spikes is a small part of their height: no burst
 			// of allocation to blame; the bumps are the ordinary swing of a busy heap.
 			f.Severity = Info
@@ -131,12 +134,15 @@ func orGap(gap, fallback string) string {
 // spikeCulprits diffs alloc_space between the snapshots just before and just after each
 // spike, less what the program allocates anyway in that time (the per-site rate between
 // two quiet snapshots), and sums it over the spikes. It returns the pair of the largest
-// spike it could explain, and the excess allocation as a share of the spikes' heights.
-func (in *input) spikeCulprits(spikes []Spike) ([]Culprit, []evidence.Snapshot, float64) {
+// spike it could explain, the excess allocation as a share of the spikes' heights, and
+// whether every pair's later snapshot is known to show the spike's allocation (two GC
+// cycles after it).
+func (in *input) spikeCulprits(spikes []Spike) ([]Culprit, []evidence.Snapshot, float64, bool) {
 	heaps := in.ev.Heaps
 	if len(heaps) < 2 {
-		return nil, nil, 0
+		return nil, nil, 0, false
 	}
+	shown := true
 	background := in.backgroundAllocRate(heaps, spikes)
 	excess := map[string]*Culprit{}
 	var total float64
@@ -148,10 +154,12 @@ func (in *input) spikeCulprits(spikes []Spike) ([]Culprit, []evidence.Snapshot, 
 		if i == maxSpikesExplained {
 			break
 		}
-		before, after, ok := bracket(heaps, s)
+		pub := published(in.ev, s.End)
+		before, after, ok := bracket(heaps, s, pub)
 		if !ok {
 			continue
 		}
+		shown = shown && (strings.HasPrefix(after.Label, "after-") || !pub.IsZero() && !after.T.Before(pub))
 		d, err := in.ev.HeapDiff(before, after, "alloc_space")
 		if err != nil {
 			in.notef("transient-spike: %v", err)
@@ -187,13 +195,14 @@ func (in *input) spikeCulprits(spikes []Spike) ([]Culprit, []evidence.Snapshot, 
 		}
 		return out[i].Function < out[j].Function
 	})
-	return keepCulprits(out, 5), bestPair, total / math.Max(heights, 1)
+	return keepCulprits(out, 5), bestPair, total / math.Max(heights, 1), shown
 }
 
 // bracket picks the snapshots around a spike: a pair the agent captured for it (labelled
 // before-*/after-*) when there is one, else the last snapshot before the spike began and
-// the first one after it ended.
-func bracket(heaps []evidence.Snapshot, s Spike) (before, after evidence.Snapshot, ok bool) {
+// the first one after it ended and after shown (when known), the time the heap profile
+// shows the spike's allocations.
+func bracket(heaps []evidence.Snapshot, s Spike, shown time.Time) (before, after evidence.Snapshot, ok bool) {
 	const slack = 2 * time.Second
 	var lb, la *evidence.Snapshot
 	for i := range heaps {
@@ -217,17 +226,38 @@ func bracket(heaps []evidence.Snapshot, s Spike) (before, after evidence.Snapsho
 		if !h.T.After(s.Start) {
 			b = h
 		}
-		if a == nil && !h.T.Before(s.End) {
+		if a == nil && !h.T.Before(s.End) && !h.T.Before(shown) {
 			a = h
 		}
 		if s.InProgress && h.T.After(s.Start) {
 			a = h // no snapshot after a spike in progress: the last one during it
 		}
 	}
+	if a == nil && !shown.IsZero() { // none late enough: the first after the spike, at least
+		return bracket(heaps, s, time.Time{})
+	}
 	if b == nil || a == nil {
 		return before, after, false
 	}
 	return *b, *a, true
+}
+
+// published is when the heap profile shows allocations made at t: it is "up to two garbage
+// collection cycles old" (runtime/pprof), so they are in it once two cycles completed after
+// them. Zero when the GC cycles were not followed, or two did not complete.
+func published(ev *evidence.Evidence, t time.Time) time.Time {
+	pts := ev.GCCycles.Points
+	i := sort.Search(len(pts), func(i int) bool { return pts[i].T.After(t) })
+	if i == 0 {
+		return time.Time{}
+	}
+	base := pts[i-1].V
+	for ; i < len(pts); i++ {
+		if pts[i].V >= base+2 {
+			return pts[i].T
+		}
+	}
+	return time.Time{}
 }
 
 // backgroundAllocRate is each site's allocation rate (bytes/s) between the two consecutive

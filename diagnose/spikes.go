@@ -49,16 +49,13 @@ const (
 // down, or still be up when the window ends (in progress). A rise that stays up while the
 // window goes on is not transient: that is the leak rule's business.
 func findSpikes(ev *evidence.Evidence) []Spike {
-	s := &ev.Live
-	if s.Empty() {
-		s = &ev.HeapInUse
-	}
-	pts := s.Points
+	sd := spikeSeriesOf(ev)
+	pts, garbage := sd.pts, sd.garbage
 	n := len(pts)
 	if n < 4 {
 		return nil
 	}
-	step := s.Span() / time.Duration(n-1)
+	step := sd.step
 	lookback := max(spikeLookback, 3*step)
 	quietGap := max(2*time.Second, 5*step/2)
 	global := percentile(values(pts), 10)
@@ -67,7 +64,7 @@ func findSpikes(ev *evidence.Evidence) []Spike {
 		base[i] = localFloor(pts, i, lookback, global)
 	}
 	high := func(i int) bool {
-		return pts[i].V > base[i]+math.Max(spikeMinHeight, spikeMinRatio*base[i])
+		return pts[i].V > base[i]*(1+garbage)+math.Max(spikeMinHeight, spikeMinRatio*base[i])
 	}
 	// lowAfter[i] is the lowest live heap from reading i on: "does it come back?" in O(1).
 	lowAfter := make([]float64, n+1)
@@ -112,6 +109,59 @@ func findSpikes(ev *evidence.Evidence) []Spike {
 		spikes = append(spikes, sp)
 	}
 	return spikes
+}
+
+// spikeSeries is the series spikes are looked for in, and what it is.
+type spikeSeries struct {
+	pts     []evidence.Point
+	garbage float64 // the GC cycle's garbage a reading may hold, as a share of the live heap
+	what    string
+	step    time.Duration // between readings
+}
+
+// spikeSeriesOf picks the finest reading of the live heap: gctrace's or runtime/metrics'
+// when there is one; else whichever of the heap profiles and the GC's goal (read with each
+// MemStats sample, goal = live x (1 + GOGC/100)) has more distinct readings; else the heap
+// in use, whose GC sawtooth is allowed for.
+func spikeSeriesOf(ev *evidence.Evidence) spikeSeries {
+	mk := func(pts []evidence.Point, garbage float64, what string) spikeSeries {
+		sd := spikeSeries{pts: pts, garbage: garbage, what: what}
+		if n := len(pts); n >= 2 {
+			sd.step = pts[n-1].T.Sub(pts[0].T) / time.Duration(n-1)
+		}
+		return sd
+	}
+	live := ev.Live
+	switch {
+	case !live.Empty() && (live.Src == evidence.SourceGCTrace || live.Src == evidence.SourceRuntimeMetrics):
+		return mk(live.Points, 0, live.Src.String())
+	case !live.Empty():
+		if goal, ok := goalLive(ev); ok && len(observed(goal)) > len(observed(live.Points)) {
+			return mk(goal, 0, "the GC's goal")
+		}
+		return mk(live.Points, 0, live.Src.String())
+	}
+	if goal, ok := goalLive(ev); ok {
+		return mk(goal, 0, "the GC's goal")
+	}
+	// Heap in use holds the garbage of the GC cycle too: between two cycles it climbs from the
+	// live heap to the goal, live x (1 + GOGC/100). That sawtooth is not a spike: a reading is
+	// high only beyond it.
+	return mk(ev.HeapInUse.Points, gcHeadroom(ev), ev.HeapInUse.Src.String()+" heap in use")
+}
+
+// gcHeadroom is the garbage the GC lets grow between cycles, as a share of the live heap:
+// GOGC/100 (100 when unknown; GOGC=off leaves the heap to the memory limit, so any sawtooth
+// height is possible: 4 is a generous bound that still sees a burst).
+func gcHeadroom(ev *evidence.Evidence) float64 {
+	switch g := ev.Pacer.GOGC; {
+	case g < 0:
+		return 4
+	case g == 0:
+		return 1
+	default:
+		return g / 100
+	}
 }
 
 // localFloor is the lowest reading in the lookback before reading i, never below the

@@ -67,3 +67,36 @@ func TestFindSpikes(t *testing.T) {
 		})
 	}
 }
+
+// inUseEvidence is evidence with only heap in use (live plus garbage), read every step, as a
+// source without the live heap has it (values in MiB).
+func inUseEvidence(step time.Duration, gogc float64, inUse ...float64) *evidence.Evidence {
+	t0 := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
+	ev := &evidence.Evidence{Start: t0, Pacer: evidence.Pacer{GOGC: gogc}}
+	for i, v := range inUse {
+		ev.HeapInUse.Points = append(ev.HeapInUse.Points, evidence.Point{T: t0.Add(time.Duration(i) * step), V: v * (1 << 20)})
+	}
+	ev.End = t0.Add(time.Duration(len(inUse)) * step)
+	return ev
+}
+
+// Heap in use climbs from the live heap to the goal between cycles: that sawtooth is no
+// spike, at the GOGC the service runs with; a burst far above the goal is.
+func TestFindSpikesOnHeapInUse(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		ev    *evidence.Evidence
+		count int
+	}{
+		{"sawtooth at GOGC=100", inUseEvidence(time.Second, 100, 40, 55, 70, 79, 41, 56, 72, 80, 40, 58, 71, 80, 42, 60, 78), 0},
+		{"sawtooth at GOGC=300", inUseEvidence(time.Second, 300, 20, 45, 70, 79, 21, 50, 72, 80, 20, 58, 71, 80), 0},
+		{"sawtooth, GOGC unknown", inUseEvidence(time.Second, 0, 40, 55, 70, 79, 41, 56, 72, 80, 40, 58, 71, 80), 0},
+		{"a burst over the sawtooth", inUseEvidence(time.Second, 100, 40, 55, 70, 79, 41, 56, 260, 80, 40, 58, 71, 80, 42), 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := findSpikes(tc.ev); len(got) != tc.count {
+				t.Errorf("%d spikes, want %d: %+v", len(got), tc.count, got)
+			}
+		})
+	}
+}

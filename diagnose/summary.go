@@ -69,7 +69,8 @@ func gcSummary(ev *evidence.Evidence, s *Summary) {
 	if d := cycles.Span().Seconds(); d > 0 {
 		s.GCPerSecond = math.Max(0, cycles.Increase()-ev.GCForced.Increase()) / d
 	}
-	gcRate := ev.GCCPU.Rate() // CPU seconds per second
+	s.CPUContention = ev.Contention()
+	gcRate := gcCores(ev) // CPU seconds per second
 	if avail := ev.AvailableCPU.Rate(); avail > 0 && ev.GCCPU.Len() >= 2 {
 		s.GCCPUOfAvailableFraction = math.Min(gcRate/avail, 1)
 	}
@@ -88,7 +89,9 @@ func gcCores(ev *evidence.Evidence) float64 {
 	if ev.GCCPU.Len() < 2 {
 		return 0
 	}
-	return ev.GCCPU.Rate()
+	// The runtime counts wall-clock time on a P: the share of it the threads spent waiting for
+	// a CPU was not CPU.
+	return ev.GCCPU.Rate() * (1 - ev.Contention())
 }
 
 // gcCPUKnown reports whether the GC's CPU cost was measured.

@@ -81,6 +81,13 @@ func trend(pts []evidence.Point) Trend {
 	if variance <= 0 {
 		return tr
 	}
+	if ties := variance != float64(n*(n-1)*(2*n+5))/18; !ties && n <= exactMKMax {
+		// Few readings: the normal approximation overstates p (5 readings that only rise have
+		// p = 1/120, not 0.014); the exact distribution of S over all orderings is cheap.
+		tr.Z = (s - math.Copysign(1, s)) / math.Sqrt(variance)
+		tr.P = exactMKP(n, s)
+		return tr
+	}
 	switch {
 	case s > 0:
 		tr.Z = (s - 1) / math.Sqrt(variance)
@@ -89,6 +96,39 @@ func trend(pts []evidence.Point) Trend {
 	}
 	tr.P = 0.5 * math.Erfc(tr.Z/math.Sqrt2)
 	return tr
+}
+
+// exactMKMax is the most readings whose Mann-Kendall p-value is computed exactly.
+const exactMKMax = 10
+
+// exactMKP is the exact one-sided p-value P(S >= s) of Mann-Kendall's statistic for n
+// readings without ties: S = pairs - 2 x inversions, and the number of orderings of n values
+// with k inversions follows the Mahonian recurrence.
+func exactMKP(n int, s float64) float64 {
+	pairs := n * (n - 1) / 2
+	counts := make([]float64, pairs+1) // orderings of the first m values by inversions
+	counts[0] = 1
+	total := 1.0
+	for m := 2; m <= n; m++ {
+		next := make([]float64, pairs+1)
+		for k, c := range counts {
+			if c == 0 {
+				continue
+			}
+			for j := 0; j < m && k+j <= pairs; j++ { // the m-th value adds j inversions
+				next[k+j] += c
+			}
+		}
+		counts = next
+		total *= float64(m)
+	}
+	// S >= s  <=>  inversions <= (pairs - s) / 2.
+	maxInv := int(math.Floor((float64(pairs) - s) / 2))
+	var hit float64
+	for k := 0; k <= maxInv && k <= pairs; k++ {
+		hit += counts[k]
+	}
+	return hit / total
 }
 
 // reduce returns at most max points: the median value of equal-time buckets, placed at

@@ -80,11 +80,17 @@ type Diagnosis struct {
 	Schema    string    `json:"schema"`
 	Generated time.Time `json:"generated"`
 	Session   string    `json:"session,omitempty"`
+	// Source says what collected the evidence: "run", "watch", "demo", "agent" (sessions),
+	// "profiles" (folders of profiles and gctrace logs) or "prometheus".
+	Source    string    `json:"source,omitempty"`
 	Target    Target    `json:"target"`
 	Window    Window    `json:"window"`
 	Summary   Summary   `json:"summary"`
 	Breakdown Breakdown `json:"breakdown"`
 	Findings  []Finding `json:"findings"`
+	// Snapshots describe the kinds of profile the evidence holds only one of: what that
+	// profile shows at its instant, by the program's own code (never a trend).
+	Snapshots []SnapshotView `json:"snapshots,omitempty"`
 	// NotJudged lists the kinds of problem the data could not have shown, and why: "no
 	// memory problem found" is said only when it is empty.
 	NotJudged []NotJudged `json:"not_judged,omitempty"`
@@ -151,7 +157,12 @@ type Summary struct {
 	// GCCPUOfAvailableFraction is GC CPU over GOMAXPROCS x wall time, like gctrace's "%".
 	GCCPUOfAvailableFraction float64 `json:"gc_cpu_of_available_fraction"`
 	// GCAssistFraction is the share of GC CPU spent in mark assists (0 when unknown).
-	GCAssistFraction    float64 `json:"gc_assist_fraction,omitempty"`
+	GCAssistFraction float64 `json:"gc_assist_fraction,omitempty"`
+	// CPUContention is the share of the time the process's threads were runnable that they
+	// waited for a CPU (/proc schedstat; 0 when unknown). GC CPU, which the Go runtime
+	// measures in wall-clock time, is corrected by it: a busy machine does not make the GC
+	// look more expensive.
+	CPUContention       float64 `json:"cpu_contention,omitempty"`
 	AllocBytesPerSecond float64 `json:"alloc_bytes_per_second,omitempty"`
 	GoroutinesPeak      int     `json:"goroutines_peak"`
 	GoroutinesLatest    int     `json:"goroutines_latest,omitempty"`
@@ -190,6 +201,10 @@ type Finding struct {
 	// Profiles names the stored snapshots the finding compares (old, new), so a reader can
 	// dig further with go tool pprof -diff_base.
 	Profiles []string `json:"profiles,omitempty"`
+	// Snapshot is true when the finding rests on a single profile: what it held at one
+	// instant, not a trend. Such a finding is always suspected; a second profile taken
+	// minutes later confirms or dismisses it.
+	Snapshot bool `json:"snapshot,omitempty"`
 }
 
 // Culprit is a piece of the program's own code that a finding blames.

@@ -1,12 +1,43 @@
 package evidence
 
-import "time"
+import (
+	"slices"
+	"time"
+
+	"github.com/memdoctor/memdoctor/gctrace"
+)
 
 // New returns an empty Evidence for a source other than a session (a folder of profiles, a
-// Prometheus range): fill its series with Builders and its snapshots with AddSnapshot, then
-// call Finish.
+// Prometheus range): fill its series with Builders, its snapshots with AddSnapshot and its
+// GC cycles with AddGCCycle, then call Finish.
 func New(mode string, target Target, opts Options) *Evidence {
-	return &Evidence{Mode: mode, Target: target, profiles: newStore(opts.MaxProfileBytes, target.MainModule)}
+	ev := &Evidence{Mode: mode, Target: target, profiles: newStore(opts.MaxProfileBytes, target.MainModule)}
+	ev.build = newSessionBuild(ev, opts)
+	return ev
+}
+
+// SetMainModule sets the target's main module, the one profiles are attributed to, before
+// any profile is read by site.
+func (ev *Evidence) SetMainModule(mod string) {
+	ev.Target.MainModule = mod
+	ev.profiles.mu.Lock()
+	ev.profiles.opts.MainModule = mod
+	clear(ev.profiles.tables)
+	clear(ev.profiles.groups)
+	ev.profiles.mu.Unlock()
+}
+
+// AddGCCycle adds one GODEBUG=gctrace=1 cycle, written at t, as a session's gctrace.log
+// cycles are: the live heap, the heap at the GC and its goal, and the counters of cycles,
+// forced cycles, GC CPU and mark assists. Cycles come in time order.
+func (ev *Evidence) AddGCCycle(t time.Time, c gctrace.Cycle) {
+	ev.GCLines++
+	if b := ev.build; b != nil && !t.IsZero() && b.in(t) {
+		if b.sessionStart.IsZero() {
+			b.sessionStart = ev.Target.Started // the counters are zero when the program starts
+		}
+		b.gcCycle(t, c)
+	}
 }
 
 // Builder accumulates readings of one quantity from one source into a bounded Series, as
@@ -44,9 +75,17 @@ func (ev *Evidence) AddSnapshot(s Snapshot) {
 	}
 }
 
-// Finish completes evidence built with New: the window (from the readings and snapshots
-// when not set), the memory budget, and the reasons for what is missing (Gaps).
+// Finish completes evidence built with New: the series of GC cycles and what the profiles
+// show (each quantity from its source with the most readings, as for a session), the
+// window (from the readings and snapshots when not set), the memory budget, and the
+// reasons for what is missing (Gaps).
 func (ev *Evidence) Finish(opts Options) {
+	for _, snaps := range []*[]Snapshot{&ev.Heaps, &ev.GoroutineSnaps, &ev.LeakSnaps} {
+		slices.SortStableFunc(*snaps, func(a, b Snapshot) int { return a.T.Compare(b.T) })
+	}
+	if b := ev.build; b != nil {
+		b.finishNew()
+	}
 	first, last := ev.Start, ev.End
 	see := func(t time.Time) {
 		if t.IsZero() {
@@ -91,5 +130,5 @@ func (ev *Evidence) allSeries() []*Series {
 		&ev.CgroupUsage, &ev.Live, &ev.HeapInUse, &ev.HeapAtGC, &ev.HeapGoal, &ev.HeapFree, &ev.RuntimeResident,
 		&ev.Stacks, &ev.Goroutines, &ev.Leaked, &ev.GCCycles, &ev.GCForced, &ev.GCCPU, &ev.GCAssist,
 		&ev.AvailableCPU, &ev.AllocBytes, &ev.AllocObjects, &ev.NonGo, &ev.NonGoShare, &ev.Retained,
-		&ev.RetainedShare, &ev.ReleasedResident}
+		&ev.RetainedShare, &ev.ReleasedResident, &ev.SchedRun, &ev.SchedWait}
 }

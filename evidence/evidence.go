@@ -54,6 +54,10 @@ type Evidence struct {
 	// AvailableCPU is GOMAXPROCS x wall time, as CPU seconds: what gctrace's % divides by.
 	AvailableCPU             Series
 	AllocBytes, AllocObjects Series
+	// SchedRun and SchedWait count the seconds the process's threads ran on a CPU and waited,
+	// runnable, for one (/proc schedstat). The Go runtime's CPU figures count both (see
+	// Contention).
+	SchedRun, SchedWait Series
 
 	// Parts of resident memory, where a Go reading and a /proc reading were taken close
 	// enough in time to split it (within MaxSkew).
@@ -90,6 +94,7 @@ type Evidence struct {
 	Notes []string
 
 	profiles    *store
+	build       *sessionBuild // what AddGCCycle and Finish add to evidence built with New
 	assistsOnce sync.Once
 	assists     *Assists
 }
@@ -175,3 +180,16 @@ const kindGoroutineLeak = session.KindGoroutineLeak
 
 // KindGoroutineLeak is the snapshot kind of goroutineleak profiles.
 const KindGoroutineLeak = kindGoroutineLeak
+
+// Contention is the share of the time the process's threads were runnable that they spent
+// waiting for a CPU, over the window (0 when unknown or when they never waited). The Go
+// runtime's own CPU figures (gctrace's, runtime/metrics', MemStats' GC fraction) measure the
+// wall-clock time a goroutine holds a P, so on a busy machine they run high by 1/(1 -
+// Contention).
+func (ev *Evidence) Contention() float64 {
+	run, wait := ev.SchedRun.Increase(), ev.SchedWait.Increase()
+	if ev.SchedRun.Len() < 2 || run <= 0 || wait < 0 {
+		return 0
+	}
+	return wait / (run + wait)
+}

@@ -84,39 +84,74 @@ func FromSession(s *session.Session, opts Options) (*Evidence, error) {
 // multi keeps the readings of one quantity per source; the canonical series is the source
 // with the most readings (a series never mixes sources: their levels differ, as 1.26's
 // /sched/goroutines counts system goroutines that NumGoroutine does not).
-type multi map[Source]*builder
+// It is indexed by source (a map lookup per reading cost a tenth of reading a long session);
+// copies share the builders.
+type multi struct{ by *[len(sourceNames)]*builder }
+
+func newMulti() multi { return multi{by: new([len(sourceNames)]*builder)} }
+
+// any reports whether any source gave a reading.
+func (m multi) any() bool {
+	for _, b := range m.by {
+		if b != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// get is the builder of src, nil when none; every source has a slot.
+func (m multi) get(src Source) *builder {
+	if int(src) >= len(m.by) {
+		return nil
+	}
+	return m.by[src]
+}
 
 func (m multi) add(src Source, quantum float64, t time.Time, v float64) {
-	b, ok := m[src]
-	if !ok {
+	b := m.get(src)
+	if b == nil {
 		b = newBuilder(src, quantum)
-		m[src] = b
+		m.by[src] = b
 	}
 	b.add(t, v)
 }
 
 func (m multi) addCounter(src Source, t time.Time, v float64) {
-	b, ok := m[src]
-	if !ok {
+	b := m.get(src)
+	if b == nil {
 		b = newCounter(src)
-		m[src] = b
+		m.by[src] = b
 	}
 	b.add(t, v)
 }
 
-// priority breaks ties between sources with as many readings: finer and truer first.
+// priority orders the sources of a quantity: finer and truer first.
 var priority = []Source{SourceRuntimeMetrics, SourceGCTrace, SourcePprofIndex, SourceProc, SourceMemStats,
 	SourceHeapProfile, SourceGoroutineProfile, SourceLeakProfile, SourcePrometheus, SourceCgroup, SourceUnknown}
 
+// best is the finest source with at least minBest readings (a series of per-cycle gctrace
+// figures beats MemStats read every second: MemStats' GC CPU counts idle-time marking, and
+// its readings repeat the last cycle's), else the source with the most readings.
 func (m multi) best() Series {
-	var pick *builder
+	var most *builder
 	for _, src := range priority {
-		if b, ok := m[src]; ok && (pick == nil || b.count() > pick.count()) {
-			pick = b
+		b := m.get(src)
+		if b == nil {
+			continue
+		}
+		if b.count() >= minBest {
+			return b.series()
+		}
+		if most == nil || b.count() > most.count() {
+			most = b
 		}
 	}
-	return pick.series()
+	return most.series()
 }
+
+// minBest is how many readings make a source a series.
+const minBest = 3
 
 // sessionBuild is the state of one pass over a session.
 type sessionBuild struct {
@@ -127,7 +162,9 @@ type sessionBuild struct {
 	live, inUse, atGC, goal, free, resident, stacks, goroutines, leak multi
 	cycles, forced, gcCPU, assist, avail, allocB, allocO              multi
 	nonGo, nonGoShare, retained, retainedShare, released              multi
+	schedRun, schedWait                                               multi
 	scans                                                             []float64
+	gc                                                                gcSums
 
 	first, last   time.Time // the earliest and latest reading
 	gcProcs       int
@@ -142,8 +179,8 @@ func newSessionBuild(ev *Evidence, opts Options) *sessionBuild {
 	for _, p := range []*multi{&b.rss, &b.hwm, &b.anon, &b.file, &b.lazy, &b.tree, &b.cpu, &b.cgUsage,
 		&b.live, &b.inUse, &b.atGC, &b.goal, &b.free, &b.resident, &b.stacks, &b.goroutines, &b.leak,
 		&b.cycles, &b.forced, &b.gcCPU, &b.assist, &b.avail, &b.allocB, &b.allocO,
-		&b.nonGo, &b.nonGoShare, &b.retained, &b.retainedShare, &b.released} {
-		*p = multi{}
+		&b.nonGo, &b.nonGoShare, &b.retained, &b.retainedShare, &b.released, &b.schedRun, &b.schedWait} {
+		*p = newMulti()
 	}
 	b.pair.maxSkew = opts.MaxSkew
 	return b
@@ -165,59 +202,16 @@ func (b *sessionBuild) saw(t time.Time) {
 
 const mib = 1 << 20
 
-// readGC maps gctrace cycles: the live heap, the heap at each GC's start, the goal, and the
-// counters of cycles, forced cycles and GC CPU.
+// readGC maps the session's gctrace cycles (see gcCycle).
 func (b *sessionBuild) readGC(s *session.Session) error {
-	var n, nForced int
-	var cpu, assist float64
-	var prev time.Time
-	var availAcc float64
 	skipped, err := s.EachGC(func(e session.GCEvent) error {
 		b.ev.GCLines++
 		if e.Time.IsZero() {
 			b.untimedGC++
 			return nil
 		}
-		if !b.in(e.Time) {
-			return nil
-		}
-		b.saw(e.Time)
-		if n == 0 {
-			// Counting starts from zero before the first cycle (at the session's start when it
-			// is earlier): the first cycle counts.
-			zero := e.Time.Add(-time.Nanosecond)
-			if !b.sessionStart.IsZero() && b.sessionStart.Before(zero) {
-				zero = b.sessionStart
-			}
-			for _, m := range []multi{b.cycles, b.forced, b.gcCPU, b.assist, b.avail} {
-				m.addCounter(SourceGCTrace, zero, 0)
-			}
-			prev = zero
-		}
-		n++
-		if e.Forced || e.LeakCheck {
-			nForced++
-		}
-		cpu += e.GCCPU().Seconds()
-		assist += e.CPUAssist.Seconds()
-		t := e.Time
-		b.live.add(SourceGCTrace, mib, t, float64(e.HeapLive))
-		b.atGC.add(SourceGCTrace, mib, t, float64(max(e.HeapStart, e.HeapEnd)))
-		b.goal.add(SourceGCTrace, mib, t, float64(e.Goal))
-		b.cycles.addCounter(SourceGCTrace, t, float64(n))
-		b.forced.addCounter(SourceGCTrace, t, float64(nForced))
-		b.gcCPU.addCounter(SourceGCTrace, t, cpu)
-		b.assist.addCounter(SourceGCTrace, t, assist)
-		if e.Procs > 0 {
-			if !prev.IsZero() && t.After(prev) {
-				availAcc += t.Sub(prev).Seconds() * float64(e.Procs)
-			}
-			b.avail.addCounter(SourceGCTrace, t, availAcc)
-			b.gcProcs = e.Procs
-		}
-		prev = t
-		if e.HasStacksGlobals {
-			b.scans = append(b.scans, float64(e.Stacks+e.Globals))
+		if b.in(e.Time) {
+			b.gcCycle(e.Time, e.Cycle)
 		}
 		return nil
 	})
@@ -227,7 +221,7 @@ func (b *sessionBuild) readGC(s *session.Session) error {
 	if skipped > 0 {
 		b.ev.Notes = append(b.ev.Notes, fmt.Sprintf("%s: skipped %d unparsable gc line(s)", session.GCTraceFile, skipped))
 	}
-	if b.untimedGC > 0 && n == 0 {
+	if b.untimedGC > 0 && b.gc.n == 0 {
 		b.ev.Notes = append(b.ev.Notes, fmt.Sprintf("gctrace has %d cycles but no time base: they are not placed in time", b.untimedGC))
 	}
 	return nil
@@ -255,6 +249,10 @@ func (b *sessionBuild) readSamples(s *session.Session) error {
 		if g := smp.Go; g != nil {
 			b.goMem(t, g)
 		}
+		if sc := smp.Sched; sc != nil && sc.RunSeconds > 0 {
+			b.schedRun.addCounter(SourceProc, t, sc.RunSeconds)
+			b.schedWait.addCounter(SourceProc, t, sc.WaitSeconds)
+		}
 		if p := smp.Pprof; p != nil {
 			b.goroutines.add(SourcePprofIndex, 1, t, float64(p.Goroutines))
 			if p.GoroutineLeak >= 0 {
@@ -281,7 +279,7 @@ func (b *sessionBuild) proc(t time.Time, p *session.Proc) {
 	b.lazy.add(SourceProc, 0, t, float64(p.LazyFreeBytes))
 	if p.TreeRSSBytes > 0 {
 		b.tree.add(SourceProc, 0, t, float64(p.TreeRSSBytes))
-		if tr, ok := b.tree[SourceProc]; ok && len(tr.buckets) > 0 && float64(p.TreeRSSBytes) >= maxOf(tr) {
+		if tr := b.tree.get(SourceProc); tr != nil && len(tr.buckets) > 0 && float64(p.TreeRSSBytes) >= maxOf(tr) {
 			b.ev.TreeProcs = p.TreeProcs
 		}
 	}
@@ -405,6 +403,7 @@ func (b *sessionBuild) finish() {
 	ev.GCCycles, ev.GCForced = b.cycles.best(), b.forced.best()
 	ev.GCCPU, ev.GCAssist, ev.AvailableCPU = b.gcCPU.best(), b.assist.best(), b.avail.best()
 	ev.AllocBytes, ev.AllocObjects = b.allocB.best(), b.allocO.best()
+	ev.SchedRun, ev.SchedWait = b.schedRun.best(), b.schedWait.best()
 	b.pair.finish(b)
 	ev.NonGo, ev.NonGoShare, ev.Retained = b.nonGo.best(), b.nonGoShare.best(), b.retained.best()
 	ev.RetainedShare, ev.ReleasedResident = b.retainedShare.best(), b.released.best()
@@ -434,6 +433,52 @@ func (b *sessionBuild) finish() {
 	}
 	for i := range ev.Splits {
 		ev.fillLive(&ev.Splits[i])
+	}
+}
+
+// finishNew completes evidence built with New: the series that gctrace cycles and profiles
+// give join those its source set directly, and for each quantity the source with the most
+// readings wins, as in finish.
+func (b *sessionBuild) finishNew() {
+	ev := b.ev
+	if b.gc.n == 0 && len(ev.Heaps)+len(ev.GoroutineSnaps)+len(ev.LeakSnaps) == 0 {
+		return // nothing but what the source set directly
+	}
+	qs := []struct {
+		dst     *Series
+		m       multi
+		counter bool
+	}{
+		{&ev.Live, b.live, false}, {&ev.HeapAtGC, b.atGC, false}, {&ev.HeapGoal, b.goal, false},
+		{&ev.Goroutines, b.goroutines, false}, {&ev.Leaked, b.leak, false},
+		{&ev.GCCycles, b.cycles, true}, {&ev.GCForced, b.forced, true}, {&ev.GCCPU, b.gcCPU, true},
+		{&ev.GCAssist, b.assist, true}, {&ev.AvailableCPU, b.avail, true},
+		{&ev.AllocBytes, b.allocB, true}, {&ev.AllocObjects, b.allocO, true},
+	}
+	for _, q := range qs { // what the source set directly competes with what follows
+		for _, p := range q.dst.Points {
+			if q.counter {
+				q.m.addCounter(q.dst.Src, p.T, p.V)
+			} else {
+				q.m.add(q.dst.Src, q.dst.Res.Quantum, p.T, p.V)
+			}
+		}
+	}
+	b.profileFallbacks()
+	for _, q := range qs {
+		if q.m.any() {
+			*q.dst = q.m.best()
+		}
+	}
+	p := &ev.Pacer
+	if p.ScanBytes == 0 {
+		p.ScanBytes = median(b.scans)
+	}
+	if p.GOMAXPROCS == 0 {
+		p.GOMAXPROCS = b.gcProcs
+	}
+	if p.GOGC == 0 && b.gc.n > 0 {
+		p.GOGC = gogcFromEnv(ev.Target.GOGC) // as for a session: unset means 100
 	}
 }
 

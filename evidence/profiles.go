@@ -2,7 +2,6 @@ package evidence
 
 import (
 	"fmt"
-	"path/filepath"
 	"slices"
 	"sync"
 
@@ -28,6 +27,9 @@ type store struct {
 	failed   map[string]error
 	tables   map[tableKey]*culprit.Table
 	groups   map[string][]GoroutineGroup
+	infos    map[string]*ProfileInfo
+	noted    map[string]bool
+	dumps    map[string]bool // goroutine text dumps: their groups come from the text
 	notes    []string
 }
 
@@ -55,6 +57,7 @@ func newStore(maxBytes int64, mainModule string) *store {
 		limits: limits, opts: culprit.Options{MainModule: mainModule},
 		byPath: map[string]*profile.Profile{}, cost: map[string]int64{}, maxBytes: maxParsedBytes, failed: map[string]error{},
 		tables: map[tableKey]*culprit.Table{}, groups: map[string][]GoroutineGroup{},
+		infos: map[string]*ProfileInfo{}, noted: map[string]bool{}, dumps: map[string]bool{},
 	}
 }
 
@@ -75,12 +78,12 @@ func (st *store) getLocked(path string) (*profile.Profile, error) {
 		return p, nil
 	}
 	if err, ok := st.failed[path]; ok {
+		st.fail(path, err) // named once, when a rule first asks for it
 		return nil, err
 	}
-	p, cost, err := st.limits.ReadFileCost(filepath.Base(path), path)
+	p, cost, err := st.parseCost(path)
 	if err != nil {
-		st.failed[path] = err
-		st.notes = append(st.notes, fmt.Sprintf("skipped profile %v", err))
+		st.fail(path, err)
 		return nil, err
 	}
 	for len(st.order) > 0 && (len(st.order) >= maxParsed || st.held+cost > st.maxBytes) {
@@ -94,6 +97,15 @@ func (st *store) getLocked(path string) (*profile.Profile, error) {
 	st.byPath[path], st.cost[path] = p, cost
 	st.held += cost
 	return p, nil
+}
+
+// fail remembers that path cannot be read, and names it once in the notes.
+func (st *store) fail(path string, err error) {
+	st.failed[path] = err
+	if !st.noted[path] {
+		st.noted[path] = true
+		st.notes = append(st.notes, fmt.Sprintf("skipped profile %v", err))
+	}
 }
 
 func (st *store) note(s string) {
@@ -136,74 +148,61 @@ type HeapTotal struct {
 	InuseSpace, InuseObjects, AllocSpace, AllocObjects int64
 }
 
-// heapTotals sums a heap profile's sample types.
-func heapTotals(p *profile.Profile) HeapTotal {
-	var t HeapTotal
-	for i, st := range p.SampleType {
-		var sum int64
-		for _, s := range p.Sample {
-			if i < len(s.Value) {
-				sum += s.Value[i]
-			}
-		}
-		switch st.Type {
-		case "inuse_space":
-			t.InuseSpace = sum
-		case "inuse_objects":
-			t.InuseObjects = sum
-		case "alloc_space":
-			t.AllocSpace = sum
-		case "alloc_objects":
-			t.AllocObjects = sum
-		}
-	}
-	return t
-}
-
-// countTotal is the sum of a count profile's first sample type (goroutines).
-func countTotal(p *profile.Profile) float64 {
-	var n int64
-	for _, s := range p.Sample {
-		if len(s.Value) > 0 {
-			n += s.Value[0]
-		}
-	}
-	return float64(n)
-}
-
 // profileFallbacks reads what only profiles show when nothing finer did: the live heap and
 // the allocation counters from heap profiles, goroutine counts from goroutine profiles, and
-// the leaked goroutines from goroutineleak profiles (always: nothing else proves them).
+// the leaked goroutines from goroutineleak profiles (always: nothing else proves them). A
+// session and evidence built with New (a folder of profiles) both come through here. Each
+// profile's totals are read once (ProfileInfo), without parsing its stacks; a delta heap
+// profile (?seconds=N) holds a window's changes, not the heap, and gives neither.
 func (b *sessionBuild) profileFallbacks() {
 	ev := b.ev
+	info := func(s Snapshot) (*ProfileInfo, bool) {
+		in, err := ev.profiles.info(s.Path, true)
+		return in, err == nil
+	}
 	needLive := countOf(b.live) < len(ev.Heaps)
 	needAlloc := countOf(b.allocB) < len(ev.Heaps)
 	if needLive || needAlloc {
+		prev, repeats := int64(-1), 0
 		for _, s := range ev.Heaps {
-			p, err := ev.Profile(s)
-			if err != nil {
+			in, ok := info(s)
+			if !ok || in.Window > 0 {
 				continue
 			}
-			t := heapTotals(p)
-			if needLive && t.InuseSpace > 0 {
-				b.live.add(SourceHeapProfile, 0, s.T, float64(t.InuseSpace))
+			t := in.Heap
+			// A heap profile's inuse figures are those of the last completed GC: a profile
+			// that repeats its predecessor's exactly saw no GC in between, and is the same
+			// reading again, not a new one (counting it would draw a plateau where the heap
+			// grew: between GCs that grow further and further apart, the last third of a
+			// leaking series would read flat).
+			if needLive && in.HasInuse && t.InuseSpace > 0 {
+				if t.InuseSpace != prev {
+					b.live.add(SourceHeapProfile, 0, s.T, float64(t.InuseSpace))
+				} else {
+					repeats++
+				}
+				prev = t.InuseSpace
 			}
-			if needAlloc && t.AllocSpace > 0 {
+			if needAlloc && in.HasAlloc && t.AllocSpace > 0 {
 				b.allocB.addCounter(SourceHeapProfile, s.T, float64(t.AllocSpace))
 				b.allocO.addCounter(SourceHeapProfile, s.T, float64(t.AllocObjects))
 			}
 		}
+		if repeats > 0 && b.live.get(SourceHeapProfile) != nil && countOf(b.live) == b.live.get(SourceHeapProfile).count() {
+			ev.Notes = append(ev.Notes, fmt.Sprintf("%d heap profile(s) repeat their predecessor's in-use heap exactly (no GC completed in between): "+
+				"each counts as one reading of the live heap, at the time it was first seen", repeats))
+		}
 	}
 	if countOf(b.goroutines) < len(ev.GoroutineSnaps) {
 		for _, s := range ev.GoroutineSnaps {
-			if p, err := ev.Profile(s); err == nil {
-				b.goroutines.add(SourceGoroutineProfile, 1, s.T, countTotal(p))
+			if in, ok := info(s); ok {
+				b.goroutines.add(SourceGoroutineProfile, 1, s.T, float64(in.Goroutines))
 			}
 		}
 	}
 	for _, s := range ev.LeakSnaps {
-		if p, err := ev.Profile(s); err == nil {
-			b.leak.add(SourceLeakProfile, 1, s.T, countTotal(p))
+		if in, ok := info(s); ok {
+			b.leak.add(SourceLeakProfile, 1, s.T, float64(in.Goroutines))
 		}
 	}
 }
@@ -211,7 +210,10 @@ func (b *sessionBuild) profileFallbacks() {
 // countOf is the most readings any source of a quantity has.
 func countOf(m multi) int {
 	n := 0
-	for _, b := range m {
+	for _, b := range m.by {
+		if b == nil {
+			continue
+		}
 		n = max(n, b.count())
 	}
 	return n

@@ -238,8 +238,12 @@ func (b *builder) add(t time.Time, v float64) {
 // put merges a one-reading bucket into the slice it belongs to.
 func (b *builder) put(nb bucket) {
 	n := len(b.buckets)
+	if n > 0 && b.buckets[n-1].idx == nb.idx { // the common case: in order, same slice
+		b.buckets[n-1].merge(nb)
+		return
+	}
 	i := n
-	if n > 0 && b.buckets[n-1].idx >= nb.idx {
+	if n > 0 && b.buckets[n-1].idx > nb.idx {
 		i = sort.Search(n, func(i int) bool { return b.buckets[i].idx >= nb.idx })
 	}
 	if i < n && b.buckets[i].idx == nb.idx {

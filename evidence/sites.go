@@ -78,6 +78,15 @@ func (ev *Evidence) GoroutineSites(s Snapshot) ([]GoroutineGroup, error) {
 	if err != nil {
 		return nil, err
 	}
+	if g, ok := st.groups[s.Path]; ok { // a goroutine dump: parsing it kept its groups
+		return g, nil
+	}
+	if st.dumps[s.Path] { // a dump whose groups were dropped: its profile lost the wait states
+		if _, err := st.parse(s.Path); err != nil {
+			return nil, err
+		}
+		return st.groups[s.Path], nil
+	}
 	groups, err := culprit.GroupGoroutineProfile(p, st.opts)
 	if err != nil {
 		return nil, err

@@ -40,7 +40,7 @@ const (
 	quoteShedEvery     = 3  // the backend sheds one call in this many
 	quotePool          = 16 // the transport's MaxConnsPerHost
 	quoteClientTimeout = time.Second
-	quoteBlockedLabCap = 4000 // lab safety valve: past it handlePrice stops calling the backend
+	quoteBlockedLabCap = 8000 // lab safety valve: past it handlePrice stops calling the backend
 )
 
 func runHTTPClientLeak(ctx context.Context, env Env) error {

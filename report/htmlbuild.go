@@ -1,6 +1,7 @@
 package report
 
 import (
+	"path/filepath"
 	"time"
 
 	"github.com/memdoctor/memdoctor/diagnose"
@@ -37,6 +38,7 @@ type builder struct {
 	ev    *evidence.Evidence
 	opts  HTMLOptions
 	t0    time.Time
+	end   time.Time // the charts' end: the window's, widened around a single instant
 	clock clock
 	snaps *snapshots
 }
@@ -48,10 +50,14 @@ func newBuilder(s *session.Session, ev *evidence.Evidence, d *diagnose.Diagnosis
 	if opts.Buckets <= 0 {
 		opts.Buckets = defaultBuckets
 	}
+	t0, end := ev.Start, ev.End
+	if end.Sub(t0) < time.Second { // one instant (a single profile): a minute around it
+		t0, end = t0.Add(-30*time.Second), end.Add(30*time.Second)
+	}
 	return &builder{
-		s: s, d: d, ev: ev, opts: opts, t0: ev.Start,
+		s: s, d: d, ev: ev, opts: opts, t0: t0, end: end,
 		clock: newClock(opts.Location, ev.Start, ev.End),
-		snaps: newSnapshots(s),
+		snaps: newSnapshots(s, ev),
 	}
 }
 
@@ -68,7 +74,7 @@ func (b *builder) build() (*PageData, []cardView) {
 	data := &PageData{
 		Version: 1,
 		T0:      float64(b.t0.UnixMilli()) / 1000,
-		End:     roundTo(in.End.Sub(b.t0).Seconds(), 3),
+		End:     roundTo(b.end.Sub(b.t0).Seconds(), 3),
 		Zone:    zone(b.opts.Location, b.opts.ZoneName, in.Start, in.End, b.t0),
 		Serve:   b.opts.Serve,
 	}
@@ -83,6 +89,14 @@ func (b *builder) build() (*PageData, []cardView) {
 	data.Findings = marks
 	data.Snapshots = b.snapshotList(marks)
 	return data, cards
+}
+
+// snapshotName is a snapshot's file name as the page shows it.
+func snapshotName(s *session.Session, r session.ProfileRef) string {
+	if s == nil {
+		return filepath.Base(r.Path)
+	}
+	return session.ProfileFileName(r.Kind, r.Time, r.Label)
 }
 
 // snapshotList is every snapshot on the served page (for its pprof links and picker); a
@@ -102,7 +116,7 @@ func (b *builder) snapshotList(marks []FindingMark) []Snapshot {
 		}
 		out = append(out, Snapshot{
 			ID: i, Kind: r.Kind, T: roundTo(r.Time.Sub(b.t0).Seconds(), 3), Label: r.Label,
-			Name: session.ProfileFileName(r.Kind, r.Time, r.Label),
+			Name: snapshotName(b.s, r),
 		})
 	}
 	return out

@@ -2,9 +2,11 @@ package report
 
 import (
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/memdoctor/memdoctor/diagnose"
+	"github.com/memdoctor/memdoctor/evidence"
 	"github.com/memdoctor/memdoctor/session"
 )
 
@@ -29,8 +31,27 @@ type snapshots struct {
 	byPath map[string]int // the paths the session reader gave, under the directory as opened
 }
 
-func newSnapshots(s *session.Session) *snapshots {
-	c := &snapshots{dir: s.Dir, refs: SnapshotRefs(s), byName: make(map[string]int), byPath: make(map[string]int)}
+// evidenceRefs lists the evidence's heap and goroutine snapshots in time order: the
+// catalogue of evidence that comes from no session (a folder of profiles).
+func evidenceRefs(ev *evidence.Evidence) []session.ProfileRef {
+	var out []session.ProfileRef
+	for _, snaps := range [][]evidence.Snapshot{ev.Heaps, ev.GoroutineSnaps} {
+		for _, s := range snaps {
+			out = append(out, session.ProfileRef{Kind: s.Kind, Time: s.T, Label: s.Label, Path: s.Path})
+		}
+	}
+	slices.SortStableFunc(out, func(a, b session.ProfileRef) int { return a.Time.Compare(b.Time) })
+	return out
+}
+
+// newSnapshots catalogues the session's snapshots, or without a session the evidence's.
+func newSnapshots(s *session.Session, ev *evidence.Evidence) *snapshots {
+	c := &snapshots{byName: make(map[string]int), byPath: make(map[string]int)}
+	if s != nil {
+		c.dir, c.refs = s.Dir, SnapshotRefs(s)
+	} else {
+		c.refs = evidenceRefs(ev)
+	}
 	for i, r := range c.refs {
 		c.byName[filepath.Base(r.Path)] = i
 		c.byPath[filepath.Clean(r.Path)] = i

@@ -30,6 +30,7 @@ func Text(w io.Writer, d *diagnose.Diagnosis, opts TextOptions) error {
 	p := &printer{w: bw, color: opts.Color}
 	p.header(d)
 	p.breakdown(d)
+	p.snapshots(d)
 	p.findings(d, opts.MaxCulprits)
 	p.notJudged(d)
 	p.notes(d)
@@ -62,6 +63,15 @@ func (p *printer) paint(code, s string) clean {
 		return clean(s)
 	}
 	return clean(code + s + ansiReset)
+}
+
+// dim colours text that is clean already (wrapped lines: painting would escape their
+// newlines).
+func (p *printer) dim(c clean) clean {
+	if !p.color {
+		return c
+	}
+	return clean(ansiDim + string(c) + ansiReset)
 }
 
 // f prints like fmt.Fprintf, with every string argument but a clean one sanitized.
@@ -100,8 +110,7 @@ func (p *printer) header(d *diagnose.Diagnosis) {
 	if len(bits) > 0 {
 		id += " (" + strings.Join(bits, ", ") + ")"
 	}
-	p.f("%s  %s, %s\n", p.paint(ansiBold, "memdoctor: "+id),
-		Duration(time.Duration(d.Window.Seconds*float64(time.Second))), sessionStatus(t.Status))
+	p.f("%s  %s\n", p.paint(ansiBold, "memdoctor: "+id), windowLine(d))
 	s := d.Summary
 	var line []string
 	switch {
@@ -114,6 +123,8 @@ func (p *printer) header(d *diagnose.Diagnosis) {
 			Bytes(s.RSSPeakBytes), when, Bytes(s.RSSSampledPeakBytes), Bytes(s.RSSLatestBytes)))
 	case s.RSSPeakBytes > 0:
 		line = append(line, fmt.Sprintf("RSS peak %s (p99 %s, end %s)", Bytes(s.RSSPeakBytes), Bytes(s.RSSP99Bytes), Bytes(s.RSSLatestBytes)))
+	case d.Source == "profiles":
+		line = append(line, "RSS unknown (profiles do not record it)")
 	default:
 		line = append(line, "RSS unknown (not on this machine)")
 	}
@@ -145,7 +156,23 @@ func (p *printer) header(d *diagnose.Diagnosis) {
 	if s.MemoryBudgetBytes > 0 {
 		budget = fmt.Sprintf("memory budget %s (%s)", Bytes(s.MemoryBudgetBytes), s.MemoryBudgetSource)
 	}
+	if d.Source == "profiles" { // no samples: say what the inputs were
+		p.f("  %s · %d heap and %d goroutine profiles\n\n", budget, s.HeapProfiles, s.GoroutineProfiles)
+		return
+	}
 	p.f("  %s · %d samples, %d heap and %d goroutine profiles\n\n", budget, s.Samples, s.HeapProfiles, s.GoroutineProfiles)
+}
+
+// windowLine says how long the window is and what it comes from.
+func windowLine(d *diagnose.Diagnosis) string {
+	span := Duration(time.Duration(d.Window.Seconds * float64(time.Second)))
+	if d.Source == "profiles" {
+		if d.Window.Seconds == 0 {
+			return "one instant, from profiles"
+		}
+		return span + ", from profiles"
+	}
+	return span + ", " + sessionStatus(d.Target.Status)
 }
 
 func sessionStatus(s string) string {
@@ -205,14 +232,22 @@ func (p *printer) findings(d *diagnose.Diagnosis, maxCulprits int) {
 			conf = p.paint(ansiDim, " (suspected)")
 		}
 		p.f("  %s%s %s: %s\n", p.severity(f.Severity), conf, f.Kind, f.Title)
+		if f.Snapshot {
+			p.f("      %s\n", p.paint(ansiDim, "a snapshot, not a trend: a second profile taken minutes later confirms or dismisses it"))
+		}
 		if f.Confidence == diagnose.Suspected && f.WatchMoreSeconds > 0 {
-			p.f("      %s\n", p.paint(ansiDim, fmt.Sprintf("not yet confirmed: watch about %s more (memdoctor watch --until-confirmed)", Duration(time.Duration(f.WatchMoreSeconds*float64(time.Second))))))
+			more := Duration(time.Duration(f.WatchMoreSeconds * float64(time.Second)))
+			hint := fmt.Sprintf("not yet confirmed: watch about %s more (memdoctor watch --until-confirmed)", more)
+			if d.Source == "profiles" {
+				hint = fmt.Sprintf("not yet confirmed: profiles covering about %s more would confirm or dismiss it", more)
+			}
+			p.f("      %s\n", p.paint(ansiDim, hint))
 		}
 		if f.Detail != "" {
 			p.f("%s\n", indentWrap(f.Detail, "      ", 92))
 		}
 		if len(f.Evidence) > 0 {
-			p.f("%s\n", p.paint(ansiDim, string(indentWrapFirst(evidenceText(f.Evidence), "      evidence: ", "                ", 92))))
+			p.f("%s\n", p.dim(indentWrapFirst(evidenceText(f.Evidence), "      evidence: ", "                ", 92)))
 		}
 		for i, c := range f.Culprits {
 			if i == maxCulprits {
@@ -301,7 +336,12 @@ func (p *printer) notJudged(d *diagnose.Diagnosis) {
 	for _, n := range d.NotJudged {
 		line := string(n.Kind) + ": " + n.Reason
 		if n.WatchMoreSeconds > 0 {
-			line += fmt.Sprintf(" (watch about %s more)", Duration(time.Duration(n.WatchMoreSeconds*float64(time.Second))))
+			more := Duration(time.Duration(n.WatchMoreSeconds * float64(time.Second)))
+			if d.Source == "profiles" {
+				line += fmt.Sprintf(" (about %s more of data)", more)
+			} else {
+				line += fmt.Sprintf(" (watch about %s more)", more)
+			}
 		}
 		p.f("%s\n", indentWrapFirst(line, "  - ", "    ", 92))
 	}

@@ -25,6 +25,7 @@ type sampleDecoder struct {
 	cgroup Cgroup
 	gomem  GoMem
 	pprof  PprofCounts
+	sched  Sched
 }
 
 // errSyntax is returned for a line that is not a sample; the reader counts it as corrupt.
@@ -49,6 +50,8 @@ func (d *sampleDecoder) decode(line []byte) (*Sample, error) {
 			return d.part(func() { d.gomem = GoMem{}; d.smp.Go = &d.gomem }, d.goField)
 		case "pprof":
 			return d.part(func() { d.pprof = PprofCounts{}; d.smp.Pprof = &d.pprof }, d.pprofField)
+		case "sched":
+			return d.part(func() { d.sched = Sched{}; d.smp.Sched = &d.sched }, d.schedField)
 		}
 		return d.skip(0)
 	})
@@ -116,6 +119,19 @@ func (d *sampleDecoder) cgroupField(key []byte) error {
 		return d.uint(&c.FileBytes)
 	case "oom_kills":
 		return d.uint(&c.OOMKills)
+	}
+	return d.skip(0)
+}
+
+func (d *sampleDecoder) schedField(key []byte) error {
+	s := &d.sched
+	switch string(key) {
+	case "run_seconds":
+		return d.float(&s.RunSeconds)
+	case "wait_seconds":
+		return d.float(&s.WaitSeconds)
+	case "tasks":
+		return d.int(&s.Tasks)
 	}
 	return d.skip(0)
 }

@@ -54,6 +54,9 @@ func randomSample(r *rand.Rand) Sample {
 	if r.IntN(2) == 0 {
 		s.Pprof = &PprofCounts{Goroutines: i(), GoroutineLeak: i(), Threads: i(), HeapRecords: i()}
 	}
+	if r.IntN(2) == 0 {
+		s.Sched = &Sched{RunSeconds: f(), WaitSeconds: f(), Tasks: i()}
+	}
 	return s
 }
 

@@ -139,6 +139,19 @@ type Sample struct {
 	Cgroup *Cgroup      `json:"cgroup,omitempty"`
 	Go     *GoMem       `json:"go,omitempty"`
 	Pprof  *PprofCounts `json:"pprof,omitempty"`
+	Sched  *Sched       `json:"sched,omitempty"`
+}
+
+// Sched is how long the target's threads ran on a CPU and how long they waited, runnable,
+// for one, since they started (/proc/PID/task/*/schedstat, summed). Go's own CPU figures
+// (gctrace, runtime/metrics, MemStats' GC fraction) count wall-clock time while a goroutine
+// holds a P, waiting threads included: on a busy machine they run high, and
+// RunSeconds/(RunSeconds+WaitSeconds) over a window is the share of that time the threads
+// really ran.
+type Sched struct {
+	RunSeconds  float64 `json:"run_seconds"`
+	WaitSeconds float64 `json:"wait_seconds"`
+	Tasks       int     `json:"tasks"` // threads read (at most 1024)
 }
 
 // PprofCounts are the counts the pprof index page lists at one instant. Reading them costs

@@ -45,6 +45,7 @@ func run(stdout, stderr io.Writer, args []string) error {
 	parallel := fs.Int("parallel", 2, "scenarios recorded at once")
 	keep := fs.String("keep", "", "keep the sessions in this directory (default: a temporary one, removed)")
 	verbose := fs.Bool("v", false, "show every process's output")
+	rejudge := fs.String("rejudge", "", "judge the sessions a run with -keep left in this directory again, without recording")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -68,6 +69,12 @@ func run(stdout, stderr io.Writer, args []string) error {
 			pick = append(pick, sc)
 		}
 		scenarios = pick
+	}
+	if *rejudge != "" {
+		m := accuracy.JudgeMatrix(filepath.Join(*rejudge, "sessions"), scenarios, wins)
+		fmt.Fprintf(stdout, "Accuracy matrix: %d scenarios x %d vantage points x windows %s, judged again from %s.\n",
+			len(scenarios), len(accuracy.Vantages), *windows, *rejudge)
+		return report(stdout, m)
 	}
 	dir := *keep
 	if dir == "" {
@@ -95,6 +102,11 @@ func run(stdout, stderr io.Writer, args []string) error {
 	if bins.go127 == "" {
 		fmt.Fprintf(stdout, "Go 1.27 could not be built: scenarios that need its goroutineleak profile ran on Go 1.26.\n")
 	}
+	return report(stdout, m)
+}
+
+// report prints the matrix and every wrong verdict.
+func report(stdout io.Writer, m *accuracy.Matrix) error {
 	m.Markdown(stdout)
 	if f := m.Failures(); len(f) > 0 {
 		fmt.Fprintf(stdout, "\n%d wrong verdict(s):\n", len(f))

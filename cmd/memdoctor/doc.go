@@ -14,16 +14,20 @@
 //		run a Go program, record a session while it runs, and diagnose it
 //	memdoctor watch [flags] URL | PID
 //		attach to a running service (net/http/pprof or the memdoctor agent), record a session, diagnose it
-//	memdoctor analyze [flags] SESSION_DIR
-//		diagnose a saved session again, offline
+//	memdoctor analyze [flags] PATH...
+//		diagnose a saved session, a folder of profiles, profiles or gctrace logs, offline
 //	memdoctor fleet --prometheus URL [flags]
 //		triage every Go service Prometheus scrapes: leaks, GC pressure, ranked worst first
+//	memdoctor compare [flags] OLD NEW
+//		prove a fix: compare two sessions metric by metric, with a significance test, their findings and their heaps
+//	memdoctor tune [flags] -- COMMAND [ARGS...]
+//		find GOGC and GOMEMLIMIT by experiment: run a program under the settings the GC model proposes for a budget, measure each, keep the best
 //	memdoctor report [flags] SESSION_DIR
 //		write a session's report: text, or one self-contained HTML page with charts
 //	memdoctor serve [flags] SESSION_DIR
 //		serve a session's report locally, with pprof's web UI for any snapshot or the diff of two
 //	memdoctor diff [flags] OLD NEW | SESSION_DIR
-//		show what grew between two heap profiles, by function and by line, in the program's own code
+//		show what grew and what shrank between two heap or goroutine profiles, in the program's own code
 //	memdoctor demo [flags]
 //		watch a built-in example service for about a minute and diagnose it
 //	memdoctor lab list | run [flags] NAME
@@ -35,7 +39,8 @@
 //
 // Run "memdoctor COMMAND -h" for a command's flags and examples.
 //
-// Exit status: 0 done, 1 failure, 2 usage error, 3 a finding reached --fail-on.
+// Exit status: 0 done, 1 failure, 2 usage error, 3 a finding reached --fail-on (or compare
+// found a regression with --fail-on-regression).
 //
 // Environment: NO_COLOR turns colour off; MEMDOCTOR_LOG=debug|info|warn|error sets the log
 // level (logs go to stderr, as plain sentences); MEMDOCTOR_LOG_FORMAT=text|json writes them as
@@ -166,11 +171,32 @@
 //
 // # memdoctor analyze
 //
-// usage: memdoctor analyze [flags] SESSION_DIR
+// usage: memdoctor analyze [flags] PATH...
 //
-// Analyze reads a session directory (from run, watch, demo, or one a killed collector left) and
-// diagnoses it again: with a newer memdoctor, or another --memory-budget. It rewrites the
-// session's diagnosis.json.
+// Analyze diagnoses what was already collected, with the same rules and the same reports as a
+// session. Each PATH is one of:
+//
+//	a memdoctor session directory (from run, watch, demo, or one a killed collector left): it is
+//	  diagnosed again, with a newer memdoctor or another --memory-budget, and its diagnosis.json
+//	  is rewritten. A session is analysed on its own.
+//	a folder of profiles, read with its subfolders: heap, allocs, goroutine and goroutineleak
+//	  profiles, mixed and named anyhow (the kind comes from each profile's content), as pprof
+//	  protobuf (gzipped or not), legacy heap text (heap?debug=1) or goroutine text (debug=1,
+//	  debug=2). Files that are neither profiles nor gctrace logs, profiles that cannot be read
+//	  and profiles not about memory (CPU, mutex, block) are skipped, and a note counts them.
+//	a profile file, or several.
+//	a gctrace log: GODEBUG=gctrace=1 lines as the program wrote them or as a container log keeps
+//	  them (docker logs --timestamps, kubectl logs --timestamps, the kubelet's CRI files,
+//	  Docker's json-file driver), for the GC timeline: cycles, heap at each GC, goal, GC CPU,
+//	  forced cycles. Without times on its lines, its last run is placed by assuming the last
+//	  line was written when the file was last modified (a note says so).
+//
+// Each profile is placed at the time it carries, else at its file's modification time. Several
+// profiles of one kind are judged as a trend, like a session's snapshots (a leak needs at least
+// three taken over 15 s or more, and says how much longer to watch when it is not yet proved);
+// a kind with one profile gets a snapshot diagnosis: what it holds at that instant, by the
+// program's own code (top retainers and allocators, known allocation patterns, goroutines by
+// site with a suspected pile-up when one blocked site dominates), never called a trend.
 //
 // Flags:
 //
@@ -181,13 +207,18 @@
 //	-json FILE
 //	  	also write the diagnosis as JSON to FILE (- for stdout; the text report then goes to stderr)
 //	-memory-budget value
-//	  	the memory the service may use, e.g. 2GiB, 512Mi, 1G or 800MB; M and G are 10^6 and 10^9 bytes as Kubernetes writes them, Mi and MiB 2^20 (default: the session's)
+//	  	the memory the service may use, e.g. 2GiB, 512Mi, 1G or 800MB; M and G are 10^6 and 10^9 bytes as Kubernetes writes them, Mi and MiB 2^20 (default: the session's, else unknown)
+//	-module PATH
+//	  	the program's main module PATH (e.g. github.com/acme/svc): its frames are "own code" (default: the session's, else inferred from the profiles)
 //
 // Examples:
 //
 //	memdoctor analyze memdoctor-sessions/server-20261122T101500Z
+//	memdoctor analyze ./profiles/
+//	memdoctor analyze heap.pb.gz
+//	memdoctor analyze --module github.com/acme/svc heap-*.pb.gz goroutine.txt app.log
 //	memdoctor analyze --memory-budget 1GiB --json - ./session > diagnosis.json
-//	memdoctor analyze --html report.html ./session
+//	memdoctor analyze --html report.html ./profiles/
 //
 // # memdoctor fleet
 //
@@ -249,6 +280,98 @@
 //	memdoctor fleet --prometheus https://thanos.example.com --selector 'job=~"api|web",env="prod"' --window 6h --json fleet.json
 //	memdoctor fleet --prometheus https://mimir.example.com/prometheus --header 'X-Scope-OrgID: team-a' --bearer-token-file /run/secrets/token
 //	memdoctor fleet --prometheus http://prometheus:9090 --end 2026-11-20T03:00:00Z --window 2h --fail-on warning
+//
+// # memdoctor compare
+//
+// usage: memdoctor compare [flags] OLD NEW
+//
+// Compare reads two sessions, OLD (before a change) and NEW (after), and says what changed
+// (either may also be anything analyze reads: a folder of profiles, profiles, gctrace logs):
+// GC cycles per second, GC CPU and its share of mark assists, the allocation rate, the live-heap
+// floor, the peak RSS (the kernel's high-water mark) and the goroutines, each with OLD's and NEW's
+// figures (the same as each session's report), the change, and whether it is significant; the
+// findings resolved, new and persisting; and the heap in use at each session's end, diffed by
+// function of the program's own code.
+//
+// Significance is judged as benchstat judges benchmarks: each session is cut into equal
+// intervals (--interval, longer where a quantity is read less often, and for the GC's figures
+// long enough for 4 GC cycles) and the values of the intervals are compared with a two-sided
+// Mann-Whitney U test, exact up to 50 intervals. A change is significant when p < --alpha and
+// the medians differ by at least --min-change and by at least the metric's resolution
+// (1 MiB, 5 goroutines, 1 point of CPU, ...): two runs of one program differ by a few percent by
+// chance, and the test would call that real. When the sessions are too short for any result to
+// reach --alpha (4 intervals a side at least), the table says "too little data" and how much is
+// needed, rather than "no change". The two sessions may differ in length; intervals in which the
+// process restarted are left out. Sessions recorded by run start with the program's start-up:
+// --skip leaves it out.
+//
+// Flags:
+//
+//	-alpha LEVEL
+//	  	the significance LEVEL of the test (default 0.05)
+//	-fail-on-regression
+//	  	exit with status 3 when a metric is significantly worse in NEW, or NEW has a finding at warning or above that OLD had not
+//	-html FILE
+//	  	also write the comparison as one self-contained HTML page to FILE: both sessions' charts on one time axis, the table, the findings that changed
+//	-interval LENGTH
+//	  	the shortest LENGTH of the intervals each session is cut into (default 5s)
+//	-json FILE
+//	  	also write the comparison as JSON to FILE (- for stdout; the text then goes to stderr)
+//	-min-change PERCENT
+//	  	the smallest change, in PERCENT of OLD's median, that counts as one (0 = any) (default 10)
+//	-skip DURATION
+//	  	leave out the first DURATION of each session (start-up, warm-up)
+//
+// Examples:
+//
+//	memdoctor compare memdoctor-sessions/server-before memdoctor-sessions/server-after
+//	memdoctor compare --skip 30s --html compare.html ./before ./after
+//	memdoctor compare --fail-on-regression --json compare.json ./baseline ./candidate
+//
+// # memdoctor tune
+//
+// usage: memdoctor tune [flags] -- COMMAND [ARGS...]
+//
+// Tune runs COMMAND as memdoctor run does, first as it is (the baseline), for --duration. It
+// calibrates memdoctor's model of the GC pacer on that run (the live heap, the allocation rate,
+// the runtime's other memory) and asks it for the settings that fit the memory budget: GOMEMLIMIT
+// with GOGC=off, GOMEMLIMIT with the GOGC the gc-overhead advice gives, and GOGC alone, each
+// sized for a predicted peak RSS of 80% of the budget (settings the model says cut no GC work are
+// not run). It runs COMMAND under each for --duration and measures GC cycles per second, GC CPU
+// and its share of mark assists, and the peak RSS (the kernel's high-water mark). It keeps the
+// setting with the least GC CPU whose measured peak stays within the budget less --margin (GC
+// CPU within a tenth, or half a point, of the least is a tie, which the lower peak RSS wins),
+// and shows, for every setting, the model's prediction against the measurement and the error.
+//
+// Every run is a session of its own under --out (baseline, then one per setting), so memdoctor
+// compare can read any two. With --load, a load generator runs beside each run: it starts once
+// the program serves (its pprof endpoint found, or 3s after the Go program appeared), with the
+// program's PID and pprof URL in MEMDOCTOR_TARGET_PID and MEMDOCTOR_TARGET_PPROF, and is stopped
+// before the program. The experiment says what it cannot promise about production: another load,
+// another GOMAXPROCS, other neighbours, a live heap that grows for longer than a run.
+//
+// Flags:
+//
+//	-duration duration
+//	  	how long each run lasts (default 30s)
+//	-grace duration
+//	  	after SIGINT, wait this long for the program to exit before SIGKILL (default 10s)
+//	-json FILE
+//	  	also write the experiment as JSON to FILE (- for stdout; the text then goes to stderr)
+//	-load COMMAND
+//	  	a shell COMMAND that drives load at the program during each run (see above)
+//	-margin PERCENT
+//	  	the safety margin, in PERCENT of the budget, that a setting's measured peak RSS must stay below (default 10)
+//	-memory-budget value
+//	  	the memory the service may use, e.g. 2GiB, 512Mi, 1G or 800MB; M and G are 10^6 and 10^9 bytes as Kubernetes writes them, Mi and MiB 2^20 (default: memdoctor's cgroup limit, which the program inherits)
+//	-out DIR
+//	  	the DIR that holds one session per run (default ./memdoctor-sessions/tune-<name>-<UTC time>)
+//
+// Examples:
+//
+//	memdoctor tune --memory-budget 1GiB --duration 1m -- ./gateway
+//	memdoctor tune --memory-budget 2GiB --load 'hey -z 60s http://localhost:8080/' -- ./server
+//	memdoctor tune --memory-budget 1GiB --duration 20s --json tune.json -- memdoctor lab run gateway-gc
 //
 // # memdoctor report
 //
@@ -323,29 +446,35 @@
 //
 // usage: memdoctor diff [flags] OLD NEW | SESSION_DIR
 //
-// Diff compares two heap profiles and shows what grew between them, by function and by line,
-// each attributed to the program's own code: the innermost frame outside the Go runtime and the
+// Diff compares two profiles of the same kind and shows what grew between them and what shrank,
+// attributed to the program's own code: the innermost frame outside the Go runtime and the
 // standard library, with the full stack alongside. OLD and NEW are profile files (anything go
-// tool pprof opens) or session snapshots: SESSION_DIR@N is the session's N-th periodic heap
-// snapshot (negative N counts from the end). A lone SESSION_DIR compares its first and last
-// snapshots. With --type alloc_space the difference is what was allocated between the two
-// snapshots ("what got allocated just before the heap grew"); with inuse_space it is what is
-// still held.
+// tool pprof opens, and goroutine text dumps: ?debug=1 and ?debug=2) or session snapshots:
+// SESSION_DIR@N is the session's N-th periodic heap snapshot (negative N counts from the end). A
+// lone SESSION_DIR compares its first and last snapshots. The kind comes from the profiles'
+// content.
+//
+// Heap profiles are compared by function and by line. With --type alloc_space the difference is
+// what was allocated between the two snapshots ("what got allocated just before the heap grew");
+// with inuse_space it is what is still held. Goroutine profiles are compared by site: the wait
+// state (debug=2 dumps record it) and the program's own frame where the goroutines wait, so that
+// a pile-up shows as one site that grows.
 //
 // Flags:
 //
 //	-json FILE
 //	  	also write the diff as JSON to FILE (- for stdout; the text then goes to stderr)
 //	-module PATH
-//	  	the program's main module PATH (e.g. github.com/acme/svc): its frames are "own code" before third-party ones (default: from the session, else unknown)
+//	  	the program's main module PATH (e.g. github.com/acme/svc): its frames are "own code" before third-party ones (default: from the session, else inferred from the profiles)
 //	-top int
-//	  	show this many functions and lines (default 10)
+//	  	show this many functions, lines or sites (default 10)
 //	-type TYPE
-//	  	sample TYPE to compare: inuse_space, alloc_space, inuse_objects or alloc_objects (default "inuse_space")
+//	  	sample TYPE of heap profiles to compare: inuse_space, alloc_space, inuse_objects or alloc_objects (default "inuse_space")
 //
 // Examples:
 //
 //	memdoctor diff old.pb.gz new.pb.gz
+//	memdoctor diff goroutine-1.pb.gz goroutine-2.pb.gz
 //	memdoctor diff --type alloc_space memdoctor-sessions/server-20261122T101500Z@3 memdoctor-sessions/server-20261122T101500Z@4
 //	memdoctor diff --json - ./session
 //	memdoctor diff --module github.com/acme/svc before.pb.gz after.pb.gz

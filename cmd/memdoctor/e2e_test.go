@@ -436,8 +436,10 @@ func lastLine(s string) string {
 }
 
 // TestDiffRealProfiles diffs the first and last snapshots of a real series (parca, where
-// 90 MB of Badger arenas appear): the growth is attributed to the program's own code once
-// the main module is known.
+// 90 MB of Badger arenas appear): the growth is attributed to the program's own code, whose
+// module is inferred from the profiles' source paths or given with --module; a wrong module
+// leaves the innermost non-stdlib frame (Badger's) in front. Reversed, the same 90 MB shows
+// as what shrank.
 func TestDiffRealProfiles(t *testing.T) {
 	dir := "../../testdata/profiles/parca_heap_series"
 	files, _ := filepath.Glob(filepath.Join(dir, "*.pb.gz"))
@@ -446,16 +448,19 @@ func TestDiffRealProfiles(t *testing.T) {
 	}
 	ctx := context.Background()
 	first, last := files[0], files[len(files)-1]
-	plain := memdoctor(t, ctx, "diff", first, last)
+	inferred := memdoctor(t, ctx, "diff", first, last)
+	other := memdoctor(t, ctx, "diff", "--module", "example.com/other", first, last)
 	own := memdoctor(t, ctx, "diff", "--module", "github.com/parca-dev/parca", "--json", "-", first, last)
-	if plain.code != 0 || own.code != 0 {
-		t.Fatalf("exit %d, %d: %s %s", plain.code, own.code, plain.stderr, own.stderr)
+	back := memdoctor(t, ctx, "diff", last, first)
+	if inferred.code != 0 || other.code != 0 || own.code != 0 || back.code != 0 {
+		t.Fatalf("exit %d, %d, %d, %d: %s %s %s", inferred.code, other.code, own.code, back.code, inferred.stderr, other.stderr, own.stderr)
 	}
-	if !strings.Contains(plain.stdout, "By function") || !strings.Contains(plain.stdout, "github.com/dgraph-io/badger") {
-		t.Errorf("without the module, the innermost non-stdlib frame (Badger's) should lead:\n%s", plain.stdout)
+	if !strings.Contains(other.stdout, "By function") || !strings.Contains(other.stdout, "github.com/dgraph-io/badger") {
+		t.Errorf("with another module, the innermost non-stdlib frame (Badger's) should lead:\n%s", other.stdout)
 	}
 	var res struct {
 		Growth     int64 `json:"growth"`
+		Shrinkage  int64 `json:"shrinkage"`
 		ByFunction []struct {
 			Site struct {
 				Function string `json:"function"`
@@ -466,11 +471,59 @@ func TestDiffRealProfiles(t *testing.T) {
 	if err := json.Unmarshal([]byte(own.stdout), &res); err != nil {
 		t.Fatalf("diff --json -: %v\n%s", err, own.stdout)
 	}
-	if len(res.ByFunction) == 0 || res.ByFunction[0].Site.Function != "github.com/parca-dev/parca/pkg/metastore.NewBadgerMetastore" {
+	const parca = "github.com/parca-dev/parca/pkg/metastore.NewBadgerMetastore"
+	if len(res.ByFunction) == 0 || res.ByFunction[0].Site.Function != parca {
 		t.Errorf("with --module, the top growth should be parca's NewBadgerMetastore: %+v", res.ByFunction[:min(3, len(res.ByFunction))])
+	}
+	if !strings.Contains(inferred.stdout, parca) {
+		t.Errorf("with the module inferred, parca's own code should be named:\n%s", inferred.stdout)
 	}
 	if res.Growth < 80<<20 {
 		t.Errorf("growth %d bytes, the series grows by about 90 MB", res.Growth)
+	}
+	if !strings.Contains(back.stdout, "What shrank") || !strings.Contains(back.stdout, parca) || strings.Contains(back.stdout, "nothing shrank") {
+		t.Errorf("reversed, the arenas should show as what shrank:\n%s", back.stdout)
+	}
+}
+
+// TestDiffGoroutines diffs goroutine profiles of a recorded pile-up, proto against proto and
+// proto against a debug=2 dump: the growth is one site of the program's own code; reversed, it
+// is what shrank. --type is refused for goroutine profiles, and a heap profile against a
+// goroutine profile too.
+func TestDiffGoroutines(t *testing.T) {
+	ctx := context.Background()
+	g1, g13 := filepath.Join(recorded, "goroutines", "g-001.prof"), filepath.Join(recorded, "goroutines", "g-013.prof")
+	res := memdoctor(t, ctx, "diff", "--json", "-", g1, g13)
+	if res.code != 0 {
+		t.Fatalf("exit %d: %s", res.code, res.stderr)
+	}
+	var d struct {
+		Kind string `json:"kind"`
+		Grew []struct {
+			Site struct {
+				Function string `json:"function"`
+			} `json:"site"`
+			Delta int `json:"delta"`
+		} `json:"grew"`
+	}
+	if err := json.Unmarshal([]byte(res.stdout), &d); err != nil {
+		t.Fatalf("%v\n%s", err, res.stdout)
+	}
+	if d.Kind != "goroutine" || len(d.Grew) == 0 || d.Grew[0].Site.Function != "main.backend" || d.Grew[0].Delta < 1000 {
+		t.Errorf("diff: %+v", d)
+	}
+	back := memdoctor(t, ctx, "diff", g13, filepath.Join(recorded, "goroutines", "g-002.prof"))
+	if !strings.Contains(back.stdout, "Shrank, by site") || !regexp.MustCompile(`-10\d\d .* main\.backend`).MatchString(back.stdout) {
+		t.Errorf("reversed:\n%s", back.stdout)
+	}
+	dump := memdoctor(t, ctx, "diff", g1, filepath.Join(recorded, "goroutine-debug2.txt.gz"))
+	if dump.code != 0 || !regexp.MustCompile(`\+11\d\d .* chan send +main\.backend`).MatchString(dump.stdout) {
+		t.Errorf("proto against a debug=2 dump: exit %d\n%s%s", dump.code, dump.stdout, dump.stderr)
+	}
+	for _, args := range [][]string{{"--type", "alloc_space", g1, g13}, {g1, filepath.Join(recorded, "heapleak", "heap_1.pb.gz")}} {
+		if r := memdoctor(t, ctx, append([]string{"diff"}, args...)...); r.code != 2 {
+			t.Errorf("diff %v: exit %d, want a usage error: %s", args, r.code, r.stderr)
+		}
 	}
 }
 

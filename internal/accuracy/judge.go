@@ -26,6 +26,10 @@ type Verdict struct {
 	Ranks map[string]int
 	// Scores are this verdict's true positives, false negatives and false positives by kind.
 	TP, FN, FP []string
+	// NotJudged are the expected kinds the diagnosis said it could not judge from this
+	// vantage point (its data cannot show them), with the reason it gave: neither found nor
+	// missed, and never called healthy.
+	NotJudged map[string]string
 	// Err is set when the session could not be read.
 	Err error
 }
@@ -78,6 +82,12 @@ func check(v *Verdict, d *diagnose.Diagnosis, ex lab.Expect, window time.Duratio
 			v.TP = append(v.TP, k)
 		case f != nil && early:
 			v.TP = append(v.TP, k)
+		case notJudged(d, k) != "":
+			if v.NotJudged == nil {
+				v.NotJudged = map[string]string{}
+			}
+			v.NotJudged[k] = notJudged(d, k)
+			continue
 		case early:
 			v.FN = append(v.FN, k)
 			v.Problems = append(v.Problems, fmt.Sprintf("no %s, not even suspected (found: %s)", k, strings.Join(v.Found, ", ")))
@@ -107,6 +117,16 @@ func check(v *Verdict, d *diagnose.Diagnosis, ex lab.Expect, window time.Duratio
 			v.Problems = append(v.Problems, fmt.Sprintf("false %s (%s): %s", k, f.Severity, f.Title))
 		}
 	}
+}
+
+// notJudged is the reason the diagnosis gave for not judging kind k, "" when it judged it.
+func notJudged(d *diagnose.Diagnosis, k string) string {
+	for _, nj := range d.NotJudged {
+		if string(nj.Kind) == k {
+			return nj.Reason
+		}
+	}
+	return ""
 }
 
 // culpritOf is the culprit expected for kind k ("" = none).
@@ -161,7 +181,7 @@ func TimeToVerdict(dir string, sc lab.Scenario, step, max time.Duration) time.Du
 		ex := sc.Expect
 		ex.Absent, ex.Confirm = nil, 0 // the verdict: the expected kinds, confirmed, with their culprits
 		check(&v, d, ex, w)
-		if len(v.FN) == 0 && !culpritProblem(v) {
+		if len(v.FN) == 0 && len(v.NotJudged) == 0 && !culpritProblem(v) {
 			return w
 		}
 	}
@@ -190,13 +210,7 @@ func RecordAndJudge(ctx context.Context, cfg Config, sc lab.Scenario, windows []
 		}
 		return nil, ttv, errs
 	}
-	maxTTV := windows[len(windows)-1]
-	for _, w := range windows {
-		if w >= time.Minute {
-			maxTTV = w
-			break
-		}
-	}
+	maxTTV := ttvLimit(windows)
 	var out []Verdict
 	for _, v := range Vantages {
 		dir, ok := rec.Sessions[v]
@@ -210,4 +224,15 @@ func RecordAndJudge(ctx context.Context, cfg Config, sc lab.Scenario, windows []
 		ttv[v] = TimeToVerdict(dir, sc, 5*time.Second, maxTTV)
 	}
 	return out, ttv, errs
+}
+
+// ttvLimit is how far the time to verdict is looked for: the shortest window of 60 s or more
+// (the minute), else the longest.
+func ttvLimit(windows []time.Duration) time.Duration {
+	for _, w := range windows {
+		if w >= time.Minute {
+			return w
+		}
+	}
+	return windows[len(windows)-1]
 }

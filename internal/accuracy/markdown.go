@@ -51,11 +51,17 @@ func (m *Matrix) Markdown(w io.Writer) {
 			fmt.Fprintf(w, "| %s |\n", strings.Join(row, " | "))
 		}
 	}
-	fmt.Fprintf(w, "\n#### Precision and recall by finding kind (all windows, all vantage points)\n\n| kind | true positives | false negatives | false positives | precision | recall |\n|---|---|---|---|---|---|\n")
+	fmt.Fprintf(w, "\n#### Precision and recall by finding kind (all windows, all vantage points)\n\n| kind | true positives | false negatives | false positives | not judged | precision | recall |\n|---|---|---|---|---|---|---|\n")
 	t := Tally(m.Verdicts, 0)
 	for _, k := range kindsOf(t) {
 		s := t[k]
-		fmt.Fprintf(w, "| %s | %d | %d | %d | %s | %s |\n", k, s.TP, s.FN, s.FP, ratio(s.Precision()), ratio(s.Recall()))
+		fmt.Fprintf(w, "| %s | %d | %d | %d | %d | %s | %s |\n", k, s.TP, s.FN, s.FP, s.NotJudged, ratio(s.Precision()), ratio(s.Recall()))
+	}
+	if nj := m.notJudgedReasons(); len(nj) > 0 {
+		fmt.Fprintf(w, "\nNot judged (the data of that vantage point cannot show it, as the diagnosis said):\n")
+		for _, l := range nj {
+			fmt.Fprintf(w, "- %s\n", l)
+		}
 	}
 }
 
@@ -72,6 +78,18 @@ func (m *Matrix) cell(sc lab.Scenario, v Vantage, win time.Duration) string {
 		return "✗ " + shortProblem(x.Problems[0])
 	}
 	s := "✓"
+	if len(x.NotJudged) > 0 {
+		var kinds []string
+		for k := range x.NotJudged {
+			kinds = append(kinds, k)
+		}
+		slices.Sort(kinds)
+		s = "– not judged: " + strings.Join(kinds, ", ")
+		if len(x.TP) == 0 {
+			return s
+		}
+		s = "✓ " + s
+	}
 	if ttv := m.TimeToVerdict[sc.Name][v]; ttv > 0 && len(sc.Expect.Kinds) > 0 {
 		s += fmt.Sprintf(" (%s)", ttv)
 	}
@@ -112,6 +130,25 @@ func (m *Matrix) Failures() []string {
 	for _, v := range m.Verdicts {
 		if !v.OK() {
 			out = append(out, fmt.Sprintf("%s from %s at %s: %s", v.Scenario, v.Vantage, v.Window, strings.Join(v.Problems, "; ")))
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// notJudgedReasons lists, once per vantage point and kind, why an expected kind was not
+// judged.
+func (m *Matrix) notJudgedReasons() []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, v := range m.Verdicts {
+		for k, why := range v.NotJudged {
+			key := string(v.Vantage) + " " + k
+			if seen[key] {
+				continue
+			}
+			seen[key] = true
+			out = append(out, fmt.Sprintf("%s from %s: %s", k, v.Vantage, why))
 		}
 	}
 	slices.Sort(out)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"path/filepath"
 	"sync"
 	"time"
 
@@ -32,5 +33,29 @@ func RunMatrix(ctx context.Context, cfg Config, scenarios []lab.Scenario, window
 		})
 	}
 	wg.Wait()
+	return m
+}
+
+// JudgeMatrix judges sessions recorded earlier (RunMatrix's Config.Dir, one directory per
+// scenario and vantage point) without recording again: rules are pure functions of the
+// evidence, so a change to them is judged on the same sessions.
+func JudgeMatrix(dir string, scenarios []lab.Scenario, windows []time.Duration) *Matrix {
+	m := &Matrix{Scenarios: scenarios, Windows: windows,
+		TimeToVerdict: map[string]map[Vantage]time.Duration{}, Errors: map[string]map[Vantage]error{}}
+	maxTTV := ttvLimit(windows)
+	for _, sc := range scenarios {
+		m.TimeToVerdict[sc.Name], m.Errors[sc.Name] = map[Vantage]time.Duration{}, map[Vantage]error{}
+		for _, v := range Vantages {
+			vdir := filepath.Join(dir, sc.Name, string(v))
+			if !hasManifest(vdir) {
+				m.Errors[sc.Name][v] = fmt.Errorf("no session in %s", vdir)
+				continue
+			}
+			for _, w := range windows {
+				m.Add(Judge(vdir, sc, v, w))
+			}
+			m.TimeToVerdict[sc.Name][v] = TimeToVerdict(vdir, sc, 5*time.Second, maxTTV)
+		}
+	}
 	return m
 }

@@ -5,8 +5,9 @@ import (
 	"time"
 )
 
-// Score counts one finding kind's verdicts.
-type Score struct{ TP, FN, FP int }
+// Score counts one finding kind's verdicts; NotJudged counts the expected ones the diagnosis
+// said it could not judge (they count in neither precision nor recall).
+type Score struct{ TP, FN, FP, NotJudged int }
 
 // Precision is TP / (TP + FP); ok is false when nothing was reported.
 func (s Score) Precision() (p float64, ok bool) {
@@ -47,6 +48,9 @@ func Tally(vs []Verdict, w time.Duration) map[string]*Score {
 		}
 		for _, k := range v.FP {
 			get(k).FP++
+		}
+		for k := range v.NotJudged {
+			get(k).NotJudged++
 		}
 	}
 	return out

@@ -72,9 +72,10 @@ const (
 
 // field is one field of a protobuf message.
 type field struct {
-	num  uint64
-	typ  int
-	data []byte // the payload of a wireBytes field
+	num    uint64
+	typ    int
+	data   []byte // the payload of a wireBytes field
+	varint uint64 // the value of a wireVarint field
 }
 
 // nextField decodes the field at the start of b and returns the rest.
@@ -86,7 +87,7 @@ func nextField(b []byte) (field, []byte, error) {
 	f := field{num: key >> 3, typ: int(key & 7)}
 	switch f.typ {
 	case wireVarint:
-		_, b, err = varint(b)
+		f.varint, b, err = varint(b)
 	case wireFixed64:
 		if len(b) < 8 {
 			return field{}, nil, errNotProto

@@ -64,34 +64,21 @@ func (l Limits) ReadFileAs(name, path string) (*profile.Profile, error) {
 	return l.ParseData(name, data)
 }
 
-// ReadFileCost is ReadFileAs that also returns about what holding the parsed profile costs:
-// what parsing it was estimated to allocate (Estimate).
-func (l Limits) ReadFileCost(name, path string) (*profile.Profile, int64, error) {
-	data, err := l.readFileData(name, path, false)
-	if err != nil {
-		return nil, 0, err
-	}
-	p, err := l.ParseData(name, data)
-	if err != nil {
-		return nil, 0, err
-	}
-	return p, Estimate(data), nil
-}
-
-// ReadArgAs is ReadFileAs for a path the user named on the command line: a pipe is read
-// too (memdoctor diff <(curl -s .../heap) new.pb.gz), within l.
-func (l Limits) ReadArgAs(name, path string) (*profile.Profile, error) {
-	data, err := l.readFileData(name, path, true)
-	if err != nil {
-		return nil, err
-	}
-	return l.ParseData(name, data)
-}
-
 // ReadFileData reads the profile at path within l's size limits and returns its decoded
 // bytes: decompressed when it was gzipped, as they are otherwise.
 func (l Limits) ReadFileData(path string) ([]byte, error) {
 	return l.readFileData(path, path, false)
+}
+
+// ReadFileDataAs is ReadFileData with errors naming the profile name.
+func (l Limits) ReadFileDataAs(name, path string) ([]byte, error) {
+	return l.readFileData(name, path, false)
+}
+
+// ReadArgDataAs is ReadFileDataAs for a path the user named on the command line: a pipe is
+// read too (memdoctor diff <(curl -s .../heap) new.pb.gz), within l.
+func (l Limits) ReadArgDataAs(name, path string) ([]byte, error) {
+	return l.readFileData(name, path, true)
 }
 
 func (l Limits) readFileData(name, path string, pipes bool) ([]byte, error) {

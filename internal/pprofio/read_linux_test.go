@@ -27,7 +27,7 @@ func noHang(t *testing.T, what string, fn func()) {
 }
 
 // TestNotRegularFiles: a profile that is a link to /dev/zero, or a named pipe no one
-// writes, is refused at once by ReadFileAs (what reads a session's profiles); ReadArgAs
+// writes, is refused at once by ReadFileAs (what reads a session's profiles); ReadArgDataAs
 // (what reads a path the user typed) refuses the device but reads a pipe within the limits.
 func TestNotRegularFiles(t *testing.T) {
 	dir := t.TempDir()
@@ -46,7 +46,7 @@ func TestNotRegularFiles(t *testing.T) {
 		{"ReadFileAs /dev/zero", zero, "a character device (a symbolic link to /dev/zero)", func(n, p string) error { _, err := Default.ReadFileAs(n, p); return err }},
 		{"ReadFileAs fifo", fifo, "a named pipe", func(n, p string) error { _, err := Default.ReadFileAs(n, p); return err }},
 		{"ReadFileData fifo", fifo, "a named pipe", func(_, p string) error { _, err := Default.ReadFileData(p); return err }},
-		{"ReadArgAs /dev/zero", zero, "a character device", func(n, p string) error { _, err := Default.ReadArgAs(n, p); return err }},
+		{"ReadArgDataAs /dev/zero", zero, "a character device", func(n, p string) error { _, err := Default.ReadArgDataAs(n, p); return err }},
 	} {
 		noHang(t, c.name, func() { err = c.read("profile x", c.path) })
 		if !errors.Is(err, infile.ErrNotRegular) || !strings.Contains(err.Error(), c.want) || !strings.HasPrefix(err.Error(), "profile x: ") && !strings.HasPrefix(err.Error(), "open "+c.path) {
@@ -69,13 +69,18 @@ func TestNotRegularFiles(t *testing.T) {
 		pw.Close()
 	}()
 	var n int
-	noHang(t, "ReadArgAs on a pipe", func() {
-		p, rerr := Default.ReadArgAs("profile <(...)", fmt.Sprintf("/proc/self/fd/%d", pr.Fd()))
-		if err = rerr; p != nil {
+	noHang(t, "ReadArgDataAs on a pipe", func() {
+		data, rerr := Default.ReadArgDataAs("profile <(...)", fmt.Sprintf("/proc/self/fd/%d", pr.Fd()))
+		if rerr != nil {
+			err = rerr
+			return
+		}
+		p, perr := Default.ParseData("profile <(...)", data)
+		if err = perr; p != nil {
 			n = len(p.Sample)
 		}
 	})
 	if err != nil || n == 0 {
-		t.Errorf("ReadArgAs on a pipe: %d samples, %v", n, err)
+		t.Errorf("ReadArgDataAs on a pipe: %d samples, %v", n, err)
 	}
 }

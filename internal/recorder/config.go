@@ -24,6 +24,16 @@ type Config struct {
 	Stdout, Stderr     io.Writer     // run: where the program's own output goes
 	ShowGCTrace        bool          // run: also show the runtime trace lines
 	Grace              time.Duration // run: SIGINT, then SIGKILL after this; default 10s
+	// Env is set in the program's environment (run), as KEY=value, over memdoctor's own:
+	// tune runs the program under GOGC and GOMEMLIMIT settings this way.
+	Env []string
+	// Load is a shell command (sh -c) that drives load at the program (run): it starts once
+	// the target is ready (its pprof endpoint found, or LoadWait after the Go program was
+	// found when it serves none) and is stopped (SIGINT, then SIGKILL) before the program is.
+	Load string
+	// LoadWait is how long after the Go target is found the load starts when no pprof
+	// endpoint tells that it is serving; default 3s.
+	LoadWait time.Duration
 	// Abort, when closed, stops the recording at once: the program's process group (run) is
 	// killed with SIGKILL without waiting for Grace, no final snapshot is taken, and the
 	// session is closed. The context given to Run or Watch asks for the graceful stop.
@@ -111,6 +121,9 @@ func (c *Config) defaults() {
 	}
 	if c.GoroutineTextEvery <= 0 {
 		c.GoroutineTextEvery = 6
+	}
+	if c.LoadWait <= 0 {
+		c.LoadWait = 3 * time.Second
 	}
 	if c.RestartGrace <= 0 {
 		c.RestartGrace = 30 * time.Second

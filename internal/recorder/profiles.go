@@ -58,6 +58,9 @@ func (r *recorder) snapshot(ctx context.Context, c *scrape.Client, withText bool
 	if r.agent != nil {
 		return // the agent's runtime/metrics samples are exact: no MemStats (it stops the world)
 	}
+	r.mu.Lock()
+	r.memStats.last = time.Now()
+	r.mu.Unlock()
 	ms, err := c.MemStats(ctx)
 	tried(session.AttemptMemStats, err)
 	if err != nil {

@@ -44,6 +44,8 @@ type recorder struct {
 	gcBase time.Time
 	// lastGCCycles is the target's GC count at the last MemStats reading (a drop: a restart).
 	lastGCCycles uint64
+	// memStats paces the MemStats reads between snapshots.
+	memStats memStatsState
 
 	// tries counts the reads of each kind of data for the manifest's Attempts.
 	tries tally
@@ -198,6 +200,7 @@ func (r *recorder) sampleOnce() {
 	pid, _ := r.target()
 	now := time.Now()
 	counts := r.readIndex() // the pprof index's counts, which join this instant's /proc reading
+	r.sampleMemStats(now)
 	switch {
 	case pid != 0 && r.exited(pid):
 		r.markGone()
@@ -208,6 +211,12 @@ func (r *recorder) sampleOnce() {
 			r.markGone()
 		} else if err == nil {
 			r.checkRSS(st.VmRSS)
+			// The agent does not read the scheduler's statistics: how busy the machine is.
+			if sch := readSched(r.cfg.FS, pid); sch != nil {
+				if err := r.w.AppendSample(session.Sample{Time: now.UTC(), Sched: sch}); err != nil {
+					r.writeFailed(err)
+				}
+			}
 		}
 	case pid != 0:
 		smp, cgErr, err := sampleProc(r.cfg.FS, pid, now)

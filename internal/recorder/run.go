@@ -80,6 +80,9 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	loops.Go(func() { r.sampleLoop(loopCtx, disc.step) })
 	loops.Go(func() { r.profileLoop(loopCtx) })
 	loops.Go(func() { r.leakLoop(loopCtx) })
+	if cfg.Load != "" {
+		loops.Go(func() { r.loadLoop(loopCtx) })
+	}
 
 	res, rootExited, runErr := r.awaitEnd(ctx, p, notGo)
 	if res.Status == session.StatusComplete || res.Status == session.StatusInterrupted {
@@ -140,6 +143,11 @@ type program struct {
 func startProgram(cfg Config, r *recorder) (*program, error) {
 	cmd := exec.Command(cfg.Command[0], cfg.Command[1:]...)
 	env := os.Environ()
+	for _, kv := range cfg.Env {
+		if k, v, ok := strings.Cut(kv, "="); ok {
+			env = setEnv(env, k, v)
+		}
+	}
 	cmd.Env = setEnv(env, "GODEBUG", WithGCTrace(getEnv(env, "GODEBUG")))
 	cmd.Stdin = os.Stdin
 	cmd.Stdout = cfg.Stdout

@@ -20,6 +20,7 @@ func sampleProc(fs procfs.FS, pid int, now time.Time) (smp session.Sample, cgErr
 	if cgErr = sample.Cgroup(fs, pid, &cg); cgErr == nil {
 		smp.Cgroup = &cg
 	}
+	smp.Sched = readSched(fs, pid)
 	return smp, cgErr, nil
 }
 
@@ -38,4 +39,14 @@ func addTree(fs procfs.FS, root int, smp *session.Sample) {
 		}
 	}
 	smp.Proc.TreeRSSBytes, smp.Proc.TreeProcs = total, n
+}
+
+// readSched reads how long the target's threads ran and waited for a CPU; nil when the kernel
+// keeps no such statistics.
+func readSched(fs procfs.FS, pid int) *session.Sched {
+	var s session.Sched
+	if sample.Sched(fs, pid, &s) != nil {
+		return nil
+	}
+	return &s
 }

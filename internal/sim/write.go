@@ -25,10 +25,11 @@ const (
 type obsKind int
 
 const (
-	obsTick    obsKind = iota // measure the truth only
-	obsProc                   // a /proc sample
-	obsAgent                  // an agent sample: runtime/metrics and /proc
-	obsProfile                // heap and goroutine profiles, and the MemStats block under pprof
+	obsTick     obsKind = iota // measure the truth only
+	obsProc                    // a /proc sample
+	obsMemStats                // the MemStats block read between snapshots (pprof)
+	obsAgent                   // an agent sample: runtime/metrics and /proc
+	obsProfile                 // heap and goroutine profiles, and the MemStats block under pprof
 )
 
 type obs struct {
@@ -158,6 +159,8 @@ func (g *generator) schedule() []obs {
 	case Run, WatchPprof:
 		for t := g.ws + 0.1; t <= g.we; t++ {
 			out = append(out, obs{t, obsProc})
+			// The recorder reads MemStats with each sample when the target answers fast.
+			out = append(out, obs{t + 0.05, obsMemStats})
 		}
 		for t := g.ws + 0.2; t <= g.we; t += interval {
 			out = append(out, obs{t, obsProfile})
@@ -200,6 +203,8 @@ func (g *generator) record(w *session.Writer) error {
 			err = w.AppendSample(session.Sample{Time: g.wall(o.t), Proc: g.proc()})
 		case obsAgent:
 			err = w.AppendSample(session.Sample{Time: g.wall(o.t), Proc: g.proc(), Go: g.runtimeMetrics()})
+		case obsMemStats:
+			err = w.AppendSample(session.Sample{Time: g.wall(o.t), Go: g.memStats()})
 		case obsProfile:
 			err = g.profiles(w, o.t)
 		}
