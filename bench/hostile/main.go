@@ -9,7 +9,7 @@
 // status, the peak RSS, the wall time and memdoctor's message. It needs Linux, prlimit and
 // /usr/bin/time; run it from the repository's root.
 //
-//	go run ./bench/hostile [-memdoctor BIN] [-cap BYTES] [-only SUBSTRING]
+//	go run ./bench/hostile [-memdoctor BIN] [-cap BYTES] [-only SUBSTRING] [-keep DIR]
 package main
 
 import (
@@ -35,8 +35,9 @@ func main() {
 	capBytes := flag.Int64("cap", 8<<30, "address-space limit for each memdoctor run, in bytes (0: none)")
 	only := flag.String("only", "", "run only the cases whose name contains this")
 	validMiB := flag.Float64("valid-mib", 0, "raw size of the valid profile in MiB (default: the largest the limits accept)")
+	keep := flag.String("keep", "", "make the inputs and sessions in this `DIR` and keep them (default: a temporary one, removed)")
 	flag.Parse()
-	if err := run(*bin, *capBytes, *only, *validMiB); err != nil {
+	if err := run(*bin, *capBytes, *only, *validMiB, *keep); err != nil {
 		fmt.Fprintln(os.Stderr, "hostile:", err)
 		os.Exit(1)
 	}
@@ -52,12 +53,18 @@ type result struct {
 	extra   string
 }
 
-func run(bin string, capBytes int64, only string, validMiB float64) error {
-	dir, err := os.MkdirTemp("", "hostile")
-	if err != nil {
+func run(bin string, capBytes int64, only string, validMiB float64, keep string) error {
+	dir := keep
+	if dir == "" {
+		d, err := os.MkdirTemp("", "hostile")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(d)
+		dir = d
+	} else if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	defer os.RemoveAll(dir)
 	if bin == "" {
 		bin = filepath.Join(dir, "memdoctor")
 		if out, err := exec.Command("go", "build", "-o", bin, "./cmd/memdoctor").CombinedOutput(); err != nil {
