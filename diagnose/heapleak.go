@@ -57,6 +57,13 @@ func heapLeak(in *input) outcome {
 			s.Len(), humanDuration(s.Span().Seconds()), humanDuration(leakLimits.minSpan.Seconds()))
 	}
 	if g.conf == "" {
+		// Say how slow a leak could be and still not show: below the effect that matters
+		// over this window, growth is not told from a warm-up or the GC's noise.
+		if g.span > 0 {
+			in.limits = append(in.limits, DetectionLimit{Kind: KindHeapLeak, PerMinute: g.threshold / g.span.Seconds() * 60, Unit: "bytes"})
+			in.notef("heap-leak: the live heap did not grow for good over %s; a leak slower than about %s/min would not show yet in a window this long",
+				humanDuration(g.span.Seconds()), bytesStr(g.threshold/g.span.Seconds()*60))
+		}
 		return outcome{}
 	}
 	perMin := g.perMinute()

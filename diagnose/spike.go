@@ -154,21 +154,28 @@ func (in *input) spikeCulprits(spikes []Spike) ([]Culprit, []evidence.Snapshot, 
 		if i == maxSpikesExplained {
 			break
 		}
-		pub := published(in.ev, s.End)
-		before, after, ok := bracket(heaps, s, pub)
-		if !ok {
-			continue
-		}
-		shown = shown && (strings.HasPrefix(after.Label, "after-") || !pub.IsZero() && !after.T.Before(pub))
-		d, err := in.ev.HeapDiff(before, after, "alloc_space")
-		if err != nil {
-			in.notef("transient-spike: %v", err)
-			continue
+		before, after, d, held := in.heldInSpike(heaps, s)
+		if !held {
+			pub := published(in.ev, s.End)
+			var ok bool
+			before, after, ok = bracket(heaps, s, pub)
+			if !ok {
+				continue
+			}
+			shown = shown && (strings.HasPrefix(after.Label, "after-") || !pub.IsZero() && !after.T.Before(pub))
+			var err error
+			if d, err = in.ev.HeapDiff(before, after, "alloc_space"); err != nil {
+				in.notef("transient-spike: %v", err)
+				continue
+			}
 		}
 		dt := after.T.Sub(before.T).Seconds()
 		heights += s.Height()
 		for _, row := range d.ByFunction {
-			x := float64(row.Delta) - background[row.Site.Function]*dt
+			x := float64(row.Delta)
+			if !held {
+				x -= background[row.Site.Function] * dt
+			}
 			if x <= 0 {
 				continue
 			}
@@ -196,6 +203,51 @@ func (in *input) spikeCulprits(spikes []Spike) ([]Culprit, []evidence.Snapshot, 
 		return out[i].Function < out[j].Function
 	})
 	return keepCulprits(out, 5), bestPair, total / math.Max(heights, 1), shown
+}
+
+// heldInSpike looks for a periodic heap snapshot taken while the spike was up and the last
+// one before it began: what grew in use between them is what the spike held, the most
+// direct proof there is, and no background to subtract. It is used when that growth explains
+// at least spikeMinExplained of the spike's height (a heap profile is up to two GC cycles
+// old, so one taken early in a spike may not show it yet).
+func (in *input) heldInSpike(heaps []evidence.Snapshot, s Spike) (before, during evidence.Snapshot, d *evidence.SiteDiff, ok bool) {
+	var b *evidence.Snapshot
+	tried := 0
+	for i := range heaps {
+		h := &heaps[i]
+		if !h.Periodic() {
+			continue
+		}
+		if !h.T.After(s.From) {
+			b = h
+			continue
+		}
+		if b == nil || h.T.Before(s.Start) || h.T.After(s.End) || tried == 3 {
+			continue
+		}
+		tried++
+		diff, err := in.ev.HeapDiff(*b, *h, "inuse_space")
+		if err != nil {
+			continue
+		}
+		var grew float64
+		for _, row := range diff.ByFunction {
+			grew += math.Max(float64(row.Delta), 0)
+		}
+		if grew >= spikeMinExplained*s.Height() && (d == nil || grew > positive(d)) {
+			before, during, d, ok = *b, *h, diff, true
+		}
+	}
+	return before, during, d, ok
+}
+
+// positive is the sum of a diff's growing rows.
+func positive(d *evidence.SiteDiff) float64 {
+	var sum float64
+	for _, row := range d.ByFunction {
+		sum += math.Max(float64(row.Delta), 0)
+	}
+	return sum
 }
 
 // bracket picks the snapshots around a spike: a pair the agent captured for it (labelled

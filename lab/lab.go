@@ -44,6 +44,11 @@ type Expect struct {
 	// suspected finding is the right verdict (a slow leak). 0 = from the
 	// first window judged.
 	Confirm time.Duration
+	// Visible is the window from which Kinds must be found at all: before it the effect is
+	// below what a window that short can show (the diagnosis says the slowest leak it would
+	// see), and not finding it is no miss; a false warning still is. 0 = from the first
+	// window judged.
+	Visible time.Duration
 	// Go127 marks a scenario whose evidence includes what only Go 1.27
 	// serves (the goroutineleak profile): the accuracy matrix runs it from a
 	// binary built with GOTOOLCHAIN=go1.27.0.

@@ -56,7 +56,7 @@ func CheckTraceName(name string) error {
 		bad = !alnum && (i == 0 || c != '.' && c != '-' && c != '_')
 	}
 	if bad {
-		return fmt.Errorf("trace file name %q: want up to %d of [A-Za-z0-9._-] ending in .trace, starting with a letter or digit, with no \"..\" in it", clip(name), MaxTraceNameLen)
+		return fmt.Errorf("trace file name %q: want up to %d of [A-Za-z0-9._-] ending in .trace, starting with a letter or digit, without a double dot", clip(name), MaxTraceNameLen)
 	}
 	return nil
 }

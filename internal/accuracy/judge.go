@@ -74,10 +74,17 @@ func diagnoseWindow(dir string, window time.Duration) (*diagnose.Diagnosis, erro
 
 // check fills the problems and the scores of a verdict.
 func check(v *Verdict, d *diagnose.Diagnosis, ex lab.Expect, window time.Duration) {
-	early := ex.Confirm > 0 && window < ex.Confirm // before this, a suspicion is right
+	early := ex.Confirm > 0 && window < ex.Confirm  // before this, a suspicion is right
+	hidden := ex.Visible > 0 && window < ex.Visible // before this, not seeing it is right
 	for _, k := range ex.Kinds {
 		f := strongest(d, diagnose.Kind(k))
 		switch {
+		case f == nil && hidden:
+			if v.NotJudged == nil {
+				v.NotJudged = map[string]string{}
+			}
+			v.NotJudged[k] = fmt.Sprintf("below what a %s window shows (the scenario's effect needs %s)", window, ex.Visible)
+			continue
 		case f != nil && f.Severity.Rank() >= diagnose.Warning.Rank():
 			v.TP = append(v.TP, k)
 		case f != nil && early:
@@ -97,7 +104,9 @@ func check(v *Verdict, d *diagnose.Diagnosis, ex lab.Expect, window time.Duratio
 			v.Problems = append(v.Problems, fmt.Sprintf("no %s at warning (found: %s)", k, strings.Join(v.Found, ", ")))
 			continue
 		}
-		if fn := culpritOf(ex, k); fn != "" {
+		// Before Confirm a suspicion is right, and it names a culprit when the profiles already
+		// show one: a slow leak's site may not be sampled yet.
+		if fn := culpritOf(ex, k); fn != "" && !(early && f.Confidence == diagnose.Suspected && len(f.Culprits) == 0) {
 			r := rank(f, fn)
 			v.Ranks[k] = r
 			if r == 0 || r > 3 {

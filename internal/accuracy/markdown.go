@@ -85,6 +85,9 @@ func (m *Matrix) cell(sc lab.Scenario, v Vantage, win time.Duration) string {
 		}
 		slices.Sort(kinds)
 		s = "– not judged: " + strings.Join(kinds, ", ")
+		if strings.HasPrefix(x.NotJudged[kinds[0]], "below what") {
+			s = "– too slow to show yet: " + strings.Join(kinds, ", ")
+		}
 		if len(x.TP) == 0 {
 			return s
 		}
