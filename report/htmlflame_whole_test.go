@@ -1,6 +1,7 @@
 package report
 
 import (
+	"fmt"
 	"reflect"
 	"slices"
 	"strings"
@@ -140,6 +141,15 @@ func TestFlameDiffWhole(t *testing.T) {
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("deep stacks: flameDiff gives %d nodes (%d dropped), the whole tree %d (%d dropped)", len(got.Nodes), got.Dropped, len(want.Nodes), want.Dropped)
 	}
+	// Many stacks under one deep shared prefix, each too narrow to draw on its own.
+	o, n = deepShared(2000)
+	want, _ = flameDiffWhole(o, n, "alloc_space", culprit.Options{})
+	if got, err = flameDiff(o, n, "alloc_space", culprit.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if want.Dropped != 2000 || !reflect.DeepEqual(got, want) {
+		t.Errorf("deep shared prefix: flameDiff gives %d nodes (%d dropped), the whole tree %d (%d dropped, want 2000)", len(got.Nodes), got.Dropped, len(want.Nodes), want.Dropped)
+	}
 }
 
 // BenchmarkFlameDiff measures one flame diff of the Loki profile (run with -benchmem).
@@ -153,6 +163,40 @@ func BenchmarkFlameDiff(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
 				if _, err := c.diff(old, new, new.SampleType[0].Type, culprit.Options{}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// deepShared is n stacks that share their first maxFlameDepth-1 frames from the root and end
+// in a leaf of their own (the last frame the tree holds): the shape in which a tree built level by level would hold every
+// stack once per level.
+func deepShared(n int) (old, new *profile.Profile) {
+	shared := make([]any, 0, maxFlameDepth)
+	for i := range maxFlameDepth - 1 {
+		shared = append(shared, fmt.Sprintf("main.f%d:1", maxFlameDepth-1-i))
+	}
+	samples := make([][]any, n)
+	for i := range samples {
+		samples[i] = append([]any{[]int64{int64(1 + i%5)}, fmt.Sprintf("main.leaf%d:1", i)}, shared...)
+	}
+	old = synthProfile([]string{"alloc_space/bytes"}, [][]any{{[]int64{1}, "main.f1:1"}})
+	return old, synthProfile([]string{"alloc_space/bytes"}, samples)
+}
+
+// BenchmarkFlameDiffDeep measures a flame diff of 20,000 stacks sharing 127 frames.
+func BenchmarkFlameDiffDeep(b *testing.B) {
+	old, new := deepShared(20000)
+	for _, c := range []struct {
+		name string
+		diff func(old, new *profile.Profile, typ string, opts culprit.Options) (*Flame, error)
+	}{{"top-down", flameDiff}, {"whole-tree", flameDiffWhole}} {
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := c.diff(old, new, "alloc_space", culprit.Options{}); err != nil {
 					b.Fatal(err)
 				}
 			}
