@@ -53,8 +53,9 @@ func heapLeak(in *input) outcome {
 		}
 	}
 	if !g.judged {
-		return cannot(KindHeapLeak, g.watchMore, "%d reading(s) of the live heap over %s: a trend needs %s or more",
-			s.Len(), humanDuration(s.Span().Seconds()), humanDuration(leakLimits.minSpan.Seconds()))
+		// Count what the trend could use: readings that repeat one GC cycle's figure are one.
+		return cannot(KindHeapLeak, g.watchMore, "%d distinct reading(s) of the live heap over %s (of %d taken): a trend needs 3 over %s or more",
+			g.n, humanDuration(g.span.Seconds()), s.Len(), humanDuration(leakLimits.minSpan.Seconds()))
 	}
 	if g.conf == "" {
 		// Say how slow a leak could be and still not show: below the effect that matters
