@@ -40,6 +40,11 @@ func heapLeak(in *input) outcome {
 			gpts := floor(gobs)
 			gg := judgeGrowth(gpts, leakLimits, 0)
 			gunseen := gg.capUnseen(ev, gobs)
+			if gg.conf == Confirmed && g.judged && g.conf == "" && g.n >= minConfirmPoints {
+				// The live heap's own readings, enough of them, saw no growth: the goal's
+				// lows, lifted by bursts the GC ran inside, are not proof against them.
+				gg.conf, gg.watchMore = Suspected, max(gg.watchMore, gg.span/3)
+			}
 			if better(gg, g) {
 				s, what, pts, g, unseen = &ev.HeapGoal, "live heap as the GC's goal follows it (goal = live x (1 + GOGC/100))", gpts, gg, gunseen
 			}

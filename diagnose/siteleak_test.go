@@ -248,3 +248,29 @@ func TestHeapLeakStatesItsDetectionLimit(t *testing.T) {
 		}
 	}
 }
+
+// The live heap's own readings (heap profiles, eight of them) stay flat while the GC's goal,
+// read with each MemStats sample, has lows that climb (cycles that ran inside bursts): the two
+// measures of one quantity disagree, and the goal alone does not confirm a leak.
+func TestGoalDoesNotOverruleFlatLiveReadings(t *testing.T) {
+	t0 := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
+	ev := &evidence.Evidence{Start: t0, Pacer: evidence.Pacer{GOGC: 100}}
+	const mib = 1 << 20
+	for i := range 9 {
+		at := t0.Add(time.Duration(i) * 20 * time.Second)
+		ev.Live.Points = append(ev.Live.Points, evidence.Point{T: at, V: float64(12*mib + i%2*mib), Src: evidence.SourceHeapProfile})
+	}
+	ev.Live.Src = evidence.SourceHeapProfile
+	for i := range 60 {
+		at := t0.Add(time.Duration(i) * 3 * time.Second)
+		ev.HeapGoal.Points = append(ev.HeapGoal.Points, evidence.Point{T: at, V: float64(24*mib + i*mib/2), Src: evidence.SourceMemStats})
+	}
+	ev.HeapGoal.Src = evidence.SourceMemStats
+	ev.End = t0.Add(180 * time.Second)
+	out := heapLeak(&input{ev: ev})
+	for _, f := range out.findings {
+		if f.Confidence == Confirmed {
+			t.Errorf("a confirmed %s from the goal alone: %s", f.Kind, f.Title)
+		}
+	}
+}
