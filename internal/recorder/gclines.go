@@ -13,6 +13,15 @@ import (
 // maxPending bounds the gctrace lines kept while it is not yet known whose they are.
 const maxPending = 4096
 
+// maxCycleGap and streamSlack: a line whose cycle number skips ahead of a stream's last (a
+// line lost or garbled on the way, as a busy machine's pipe can split one) still continues
+// that stream when it skips at most maxCycleGap cycles and implies a start within streamSlack
+// of the stream's.
+const (
+	maxCycleGap = 64
+	streamSlack = 5 * time.Second
+)
+
 // maxStreams bounds the gctrace streams (one per Go process of the tree) the tracker follows.
 const maxStreams = 16
 
@@ -85,12 +94,26 @@ func (t *gcTracker) add(tl traceLine) {
 func (t *gcTracker) streamFor(tl traceLine) *stream {
 	implied := tl.recv.Add(-tl.cycle.At)
 	var best *stream
+	bestGap := 0
 	if tl.cycle.N > 1 {
+		// The stream this line continues: of those it can follow (its cycle just after their
+		// last, or a few later if they started with it), the one whose start is nearest to
+		// the start the line implies; the fewest skipped cycles break ties.
 		for _, s := range t.streams {
-			if s.lastN == tl.cycle.N-1 && (best == nil || absDur(s.start.Sub(implied)) < absDur(best.start.Sub(implied))) {
-				best = s
+			gap, d := tl.cycle.N-s.lastN, absDur(s.start.Sub(implied))
+			if gap < 1 || gap > maxCycleGap || gap > 1 && d > streamSlack {
+				continue
 			}
+			if best != nil {
+				if bd := absDur(best.start.Sub(implied)); d > bd || d == bd && gap >= bestGap {
+					continue
+				}
+			}
+			best, bestGap = s, gap
 		}
+	}
+	if best != nil && best == t.target && bestGap > 1 {
+		t.lost += bestGap - 1
 	}
 	if best == nil {
 		best = &stream{start: implied}
