@@ -13,11 +13,13 @@ import (
 
 // result is what one case did and how memdoctor's verdict compares with the truth.
 type result struct {
-	Program  string   `json:"program"`
-	Version  string   `json:"version"`
-	Role     string   `json:"role"`
-	Expect   string   `json:"expect"`
-	Culprits []string `json:"expected_culprits,omitempty"`
+	Program string `json:"program"`
+	Version string `json:"version"`
+	Role    string `json:"role"`
+	Expect  string `json:"expect"` // the expected kinds as the table shows them
+	// ExpectKinds are the finding kinds that would be right, none for a fixed version.
+	ExpectKinds []string `json:"expect_kinds"`
+	Culprits    []string `json:"expected_culprits,omitempty"`
 	// Skipped says why the case did not run (build, fetch or start failure); nothing else is
 	// set then.
 	Skipped      string    `json:"skipped,omitempty"`
@@ -41,7 +43,7 @@ type result struct {
 
 // runCase builds, starts, loads and watches one case; it never leaves a process behind.
 func runCase(ctx context.Context, o options, b *builder, memdoctor string, c testCase, rep int) result {
-	r := result{Program: c.prog.name, Version: c.ver.version, Role: c.ver.role, Expect: c.ver.expect.String(), Culprits: c.ver.culprits}
+	r := result{Program: c.prog.name, Version: c.ver.version, Role: c.ver.role, Expect: c.ver.expect.String(), ExpectKinds: c.ver.expect, Culprits: c.ver.culprits}
 	start := time.Now()
 	defer func() { r.Seconds = time.Since(start).Seconds() }()
 	bin, secs, err := b.binary(ctx, c.prog, c.ver)

@@ -78,7 +78,7 @@ func judge(r *result, d *diagnosis, v version) {
 		}
 		r.Found = append(r.Found, ff)
 	}
-	if v.expect == "" {
+	if len(v.expect) == 0 {
 		r.Verdict = true
 		for _, f := range d.Findings {
 			if severe(f.Severity) {
@@ -90,7 +90,7 @@ func judge(r *result, d *diagnosis, v version) {
 	}
 	r.Verdict, r.CulpritRank = false, 0
 	for _, f := range d.Findings {
-		if f.Kind != string(v.expect) || !severe(f.Severity) {
+		if !v.expect.has(f.Kind) || !severe(f.Severity) {
 			continue
 		}
 		r.Verdict = true
@@ -150,7 +150,7 @@ func printTable(w io.Writer, results []result) {
 // culprit of the most severe finding.
 func topCulprit(r result) string {
 	for _, f := range r.Found {
-		if f.Kind == r.Expect && f.TopCulprit != "" {
+		if kinds(r.ExpectKinds).has(f.Kind) && f.TopCulprit != "" {
 			return shortFunc(f.TopCulprit)
 		}
 	}

@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"strings"
@@ -35,6 +36,7 @@ type options struct {
 	buildOnly bool
 	list      bool
 	repeat    int
+	rejudge   string
 }
 
 func main() {
@@ -60,6 +62,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.BoolVar(&o.buildOnly, "build-only", false, "build (or find in the cache) every selected binary, run nothing")
 	fs.BoolVar(&o.list, "list", false, "list the programs and versions, run nothing")
 	fs.IntVar(&o.repeat, "repeat", 1, "run every case `N` times")
+	fs.StringVar(&o.rejudge, "rejudge", "", "run nothing: diagnose the sessions of an earlier run in `DIR` afresh (memdoctor report) and judge them again")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: go run ./bench/realprogs [flags] [PROGRAM[@VERSION]...]")
 		fs.PrintDefaults()
@@ -77,6 +80,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if o.list {
 		printList(stdout, cases)
 		return nil
+	}
+	if o.rejudge != "" {
+		return rejudge(ctx, o, stdout)
 	}
 	b := &builder{cache: o.cache, log: stderr}
 	if o.buildOnly {
@@ -136,12 +142,83 @@ func runCases(ctx context.Context, o options, b *builder, cases []testCase, stdo
 	}
 	printTable(stdout, results)
 	fmt.Fprintf(stdout, "\nsessions: %s\n", o.sessions)
+	if err := writeJSON(filepath.Join(o.sessions, resultsFile), results); err != nil {
+		return err
+	}
 	if o.jsonOut != "" {
 		if err := writeJSON(o.jsonOut, results); err != nil {
 			return err
 		}
 	}
 	return ctx.Err()
+}
+
+// expectation is what the catalogue expects of r's program and version today (expectations
+// get refined), or what r recorded when the catalogue no longer has them.
+func expectation(r result) version {
+	for _, p := range catalogue() {
+		for _, v := range p.versions {
+			if p.name == r.Program && v.version == r.Version {
+				return v
+			}
+		}
+	}
+	return version{version: r.Version, role: r.Role, expect: r.ExpectKinds, culprits: r.Culprits}
+}
+
+// resultsFile is where a run leaves its results in its sessions directory, for -rejudge.
+const resultsFile = "results.json"
+
+// rejudge diagnoses every session of an earlier run afresh with the memdoctor at hand and
+// judges the new diagnoses against the same expectations and ground truth: a quick way to try
+// new rules on real programs without running them again.
+func rejudge(ctx context.Context, o options, stdout io.Writer) error {
+	b, err := os.ReadFile(filepath.Join(o.rejudge, resultsFile))
+	if err != nil {
+		return fmt.Errorf("-rejudge %s: %w (a sessions directory of an earlier run holds one)", o.rejudge, err)
+	}
+	var results []result
+	if err := json.Unmarshal(b, &results); err != nil {
+		return fmt.Errorf("-rejudge %s: %w", o.rejudge, err)
+	}
+	md := o.memdoctor
+	if md == "" {
+		tmp, err := os.MkdirTemp("", "realprogs-memdoctor")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(tmp)
+		if md, err = buildMemdoctor(ctx, tmp); err != nil {
+			return err
+		}
+	}
+	for i := range results {
+		r := &results[i]
+		if r.Skipped != "" {
+			continue
+		}
+		// The run's directory may have moved: find the case by its name under o.rejudge.
+		dir := filepath.Join(o.rejudge, filepath.Base(r.Dir))
+		out := filepath.Join(dir, "rejudged.json")
+		cmd := exec.CommandContext(ctx, md, "report", "--json", out, filepath.Join(dir, "session"))
+		cmd.Env = append(os.Environ(), "NO_COLOR=1")
+		if msg, err := cmd.CombinedOutput(); err != nil {
+			r.WatchError = fmt.Sprintf("memdoctor report: %v: %s", err, lastLines(string(msg), 3))
+			r.Found, r.Summary = nil, summary{}
+			continue
+		}
+		d, err := readDiagnosis(out)
+		if err != nil {
+			r.WatchError = err.Error()
+			continue
+		}
+		r.WatchError = ""
+		v := expectation(*r)
+		r.Expect, r.ExpectKinds, r.Culprits = v.expect.String(), v.expect, v.culprits
+		judge(r, d, v)
+	}
+	printTable(stdout, results)
+	return nil
 }
 
 func writeJSON(path string, results []result) error {
