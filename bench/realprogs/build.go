@@ -47,6 +47,8 @@ func (b *builder) binary(ctx context.Context, p *program, v version) (string, fl
 		err = b.fromSource(ctx, p, v, tmp, out)
 	}
 	if err != nil {
+		os.RemoveAll(tmp)
+		os.Remove(dir) // only when empty: an unfetchable version leaves nothing behind
 		return "", 0, fmt.Errorf("build %s@%s: %w", p.pkg, v.version, err)
 	}
 	// Rename last, so that an interrupted build never leaves a binary the cache trusts.

@@ -104,6 +104,10 @@ func runCase(ctx context.Context, o options, b *builder, memdoctor string, c tes
 	werr := watch(ctx, o, memdoctor, l.pprof, r.Dir)
 	stopLoad()
 	wg.Wait()
+	if ctx.Err() != nil {
+		r.Skipped = fmt.Sprintf("interrupted after %.0fs (session kept in %s)", time.Since(start).Seconds(), r.Dir)
+		return r
+	}
 	select {
 	case <-ctx.Done():
 	case <-time.After(time.Second): // let in-flight requests finish: what stays has leaked
@@ -141,6 +145,8 @@ func watch(ctx context.Context, o options, memdoctor, url, dir string) error {
 	defer out.Close()
 	cmd.Stdout, cmd.Stderr = out, out
 	cmd.Env = append(os.Environ(), "NO_COLOR=1")
+	// Interrupted, memdoctor ends its session cleanly on SIGINT, as after Ctrl-C.
+	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
 	cmd.WaitDelay = 10 * time.Second
 	if err := cmd.Run(); err != nil {
 		return fmt.Errorf("memdoctor %v: %w (see %s)", args, err, out.Name())
