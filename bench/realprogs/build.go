@@ -66,6 +66,9 @@ func cacheKey(p *program, v version) string {
 	if p.toolchain != "" {
 		key += "-" + p.toolchain
 	}
+	if !p.install {
+		key += "-src" // built from a copy of the module's source, with -trimpath
+	}
 	return key
 }
 
@@ -122,7 +125,8 @@ func (b *builder) fromSource(ctx context.Context, p *program, v version, tmp, ou
 		}
 	}
 	rel := "." + strings.TrimPrefix(p.pkg, p.module)
-	build := exec.CommandContext(ctx, "go", "build", "-o", out, rel)
+	// -trimpath: stacks name module paths, not the temporary copy the binary was built from.
+	build := exec.CommandContext(ctx, "go", "build", "-trimpath", "-o", out, rel)
 	build.Dir = src
 	build.Env = goEnv(p, "GOFLAGS=-mod=mod -buildvcs=false")
 	return runQuiet(build)

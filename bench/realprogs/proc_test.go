@@ -111,12 +111,16 @@ func TestCopyTree(t *testing.T) {
 }
 
 func TestCacheKey(t *testing.T) {
-	p := &program{pkg: "github.com/caddyserver/caddy/v2/cmd/caddy", toolchain: "go1.19.13"}
+	p := &program{pkg: "github.com/caddyserver/caddy/v2/cmd/caddy", toolchain: "go1.19.13", install: true}
 	if got := cacheKey(p, version{version: "v2.6.3"}); got != "github.com_caddyserver_caddy_v2_cmd_caddy@v2.6.3-go1.19.13" {
 		t.Errorf("cacheKey = %s", got)
 	}
 	p.toolchain = ""
 	if got := cacheKey(p, version{version: "v2.6.3"}); got != "github.com_caddyserver_caddy_v2_cmd_caddy@v2.6.3" {
+		t.Errorf("cacheKey = %s", got)
+	}
+	p.install = false
+	if got := cacheKey(p, version{version: "v2.6.3"}); got != "github.com_caddyserver_caddy_v2_cmd_caddy@v2.6.3-src" {
 		t.Errorf("cacheKey = %s", got)
 	}
 }
