@@ -18,7 +18,8 @@ import (
 // warning or above. It needs the Go module proxy and about 15 minutes (the first time, 15
 // more to build the programs), so it runs only when MEMDOCTOR_REALPROGS is set: to 1 for every
 // program, or to a list of PROGRAM[@VERSION] (go run ./bench/realprogs -list names them).
-// Programs that cannot be built or fetched are skipped.
+// Programs that cannot be built or fetched are skipped. The sessions are kept in
+// $MEMDOCTOR_REALPROGS_SESSIONS when it is set.
 func TestRealPrograms(t *testing.T) {
 	sel := os.Getenv("MEMDOCTOR_REALPROGS")
 	if sel == "" {
@@ -26,7 +27,11 @@ func TestRealPrograms(t *testing.T) {
 			"(or MEMDOCTOR_REALPROGS='coredns-axfr nats-queue-unsub'; needs the Go module proxy)")
 	}
 	out := filepath.Join(t.TempDir(), "results.json")
-	args := []string{"run", "../../bench/realprogs", "-memdoctor", memdoctorBin, "-json", out, "-sessions", filepath.Join(t.TempDir(), "sessions")}
+	sessions := os.Getenv("MEMDOCTOR_REALPROGS_SESSIONS")
+	if sessions == "" {
+		sessions = filepath.Join(t.TempDir(), "sessions")
+	}
+	args := []string{"run", "../../bench/realprogs", "-memdoctor", memdoctorBin, "-json", out, "-sessions", sessions}
 	if sel != "1" {
 		args = append(args, strings.Fields(sel)...)
 	}
@@ -59,7 +64,11 @@ func TestRealPrograms(t *testing.T) {
 		}
 		ran++
 		if !r.Right {
-			t.Errorf("%s@%s (%s): expected %s, found %v, expected culprit at rank %d", r.Program, r.Version, r.Role, r.Expect, r.Found, r.CulpritRank)
+			found := []string{}
+			for _, f := range r.Found {
+				found = append(found, f.Kind+"/"+f.Severity)
+			}
+			t.Errorf("%s@%s (%s): expected %s, found [%s], expected culprit at rank %d", r.Program, r.Version, r.Role, r.Expect, strings.Join(found, " "), r.CulpritRank)
 		}
 	}
 	if ran == 0 {
