@@ -93,7 +93,7 @@ func runCase(ctx context.Context, o options, b *builder, memdoctor string, c tes
 	}
 
 	pid := p.cmd.Process.Pid
-	r.Before = probe(ctx, l.pprof, pid)
+	r.Before = probe(ctx, l.pprof, pid, false)
 	loadCtx, stopLoad := context.WithCancel(ctx)
 	var wg sync.WaitGroup
 	wg.Add(1)
@@ -112,7 +112,7 @@ func runCase(ctx context.Context, o options, b *builder, memdoctor string, c tes
 	case <-ctx.Done():
 	case <-time.After(time.Second): // let in-flight requests finish: what stays has leaked
 	}
-	r.After = probe(ctx, l.pprof, pid)
+	r.After = probe(ctx, l.pprof, pid, true)
 	if werr != nil {
 		r.WatchError = werr.Error()
 	}

@@ -138,9 +138,13 @@ func printTable(w io.Writer, results []result) {
 			res = "right"
 			right++
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d->%d\t%s->%s\t%s (%s)\t%s\n",
+		gs := fmt.Sprintf("%d->%d", r.Before.Goroutines, r.After.Goroutines)
+		if r.After.LeakServed {
+			gs += fmt.Sprintf(" (%d proven)", r.After.ProvenLeaked)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s->%s\t%s (%s)\t%s\n",
 			r.Program, r.Version, r.Role, r.Expect, foundString(r.Found), topCulprit(r), culpritCell(r),
-			r.Before.Goroutines, r.After.Goroutines, mib(r.Before.HeapAlloc), mib(r.After.HeapAlloc), mib(r.After.RSS), mib(r.After.HWM), res)
+			gs, mib(r.Before.HeapAlloc), mib(r.After.HeapAlloc), mib(r.After.RSS), mib(r.After.HWM), res)
 	}
 	tw.Flush()
 	fmt.Fprintf(w, "\n%d of %d judged cases right\n", right, judged)

@@ -115,7 +115,7 @@ func TestPrintTable(t *testing.T) {
 		{Program: "coredns-axfr", Version: "v1.12.3", Role: before, Expect: "goroutine-leak", ExpectKinds: []string{"goroutine-leak"}, Culprits: []string{"x"},
 			Found:   []finding{{Kind: "goroutine-leak", Severity: "warning", TopCulprit: "github.com/coredns/coredns/plugin/file.(*Zone).Transfer.func1.1"}},
 			Verdict: true, CulpritRank: 1, Right: true, Summary: summary{Samples: 60},
-			Before: reading{Goroutines: 29, HeapAlloc: 3 << 20}, After: reading{Goroutines: 1815, HeapAlloc: 40 << 20, RSS: 80 << 20, HWM: 90 << 20}},
+			Before: reading{Goroutines: 29, HeapAlloc: 3 << 20}, After: reading{Goroutines: 1815, HeapAlloc: 40 << 20, RSS: 80 << 20, HWM: 90 << 20, LeakServed: true, ProvenLeaked: 1790}},
 		{Program: "coredns-axfr", Version: "v1.14.3", Role: after, Expect: "none",
 			Found: []finding{{Kind: "allocation-hotspot", Severity: "warning"}}, Summary: summary{Samples: 60}},
 		{Program: "caddy-chunked", Version: "v2.6.3", Role: before, Expect: "transient-spike", Skipped: "build: 403 Forbidden"},
@@ -125,7 +125,7 @@ func TestPrintTable(t *testing.T) {
 	out := b.String()
 	for _, want := range []string{
 		"file.(*Zone).Transfer.func1.1", // import path dropped up to the package name
-		"#1", "29->1815", "3M->40M", "80M (90M)", "right", "wrong",
+		"#1", "29->1815 (1790 proven)", "3M->40M", "80M (90M)", "right", "wrong",
 		"skipped: build: 403 Forbidden",
 		"1 of 2 judged cases right",
 	} {

@@ -19,11 +19,17 @@ type reading struct {
 	HeapAlloc  uint64 `json:"heap_alloc_bytes"` // MemStats.HeapAlloc from /debug/pprof/heap?debug=1
 	RSS        uint64 `json:"rss_bytes"`        // VmRSS
 	HWM        uint64 `json:"hwm_bytes"`        // VmHWM, the RSS high-water mark
+	// LeakServed says the program serves /debug/pprof/goroutineleak (Go 1.27, or 1.26 with
+	// GOEXPERIMENT=goroutineleakprofile); ProvenLeaked is its count: goroutines the GC proved
+	// blocked forever. Read after the load only: the profile runs a GC cycle of its own.
+	LeakServed   bool `json:"goroutineleak_served,omitempty"`
+	ProvenLeaked int  `json:"goroutineleak,omitempty"`
 }
 
 // probe reads the goroutine count and heap size from the program's pprof endpoints and its RSS
-// from /proc. Fields it cannot read stay zero.
-func probe(ctx context.Context, pprofBase string, pid int) reading {
+// from /proc, and with leaks the goroutineleak profile's count. Fields it cannot read stay
+// zero.
+func probe(ctx context.Context, pprofBase string, pid int, leaks bool) reading {
 	var r reading
 	client := &http.Client{Timeout: 10 * time.Second}
 	if line, err := firstLineWith(ctx, client, pprofBase+"goroutine?debug=1", "goroutine profile: total "); err == nil {
@@ -31,6 +37,12 @@ func probe(ctx context.Context, pprofBase string, pid int) reading {
 	}
 	if line, err := firstLineWith(ctx, client, pprofBase+"heap?debug=1", "# HeapAlloc = "); err == nil {
 		r.HeapAlloc, _ = strconv.ParseUint(strings.TrimPrefix(line, "# HeapAlloc = "), 10, 64)
+	}
+	if leaks {
+		if line, err := firstLineWith(ctx, client, pprofBase+"goroutineleak?debug=1", "goroutineleak profile: total "); err == nil {
+			r.LeakServed = true
+			r.ProvenLeaked, _ = strconv.Atoi(strings.TrimPrefix(line, "goroutineleak profile: total "))
+		}
 	}
 	r.RSS, r.HWM = procMemory(pid)
 	return r

@@ -117,6 +117,24 @@ func catalogue() []*program {
 			setup: setupCoreDNS,
 		},
 		{
+			// The same bug built with Go 1.27, which serves /debug/pprof/goroutineleak: the GC
+			// proves these producers leaked (nothing else can reach their channel), from one
+			// snapshot.
+			name:      "coredns-axfr-go1.27",
+			module:    "github.com/coredns/coredns",
+			pkg:       "github.com/coredns/coredns",
+			install:   true,
+			toolchain: "go1.27.0",
+			bug:       "coredns-axfr's leak, in a binary built with Go 1.27: the goroutineleak profile lists the leaked producers",
+			trigger:   "as coredns-axfr",
+			links:     []string{"https://github.com/coredns/coredns/issues/6548", "https://go.dev/doc/go1.27"},
+			versions: []version{
+				{"v1.12.3", before, kinds{"goroutine-leak"}, []string{"plugin/file.(*Zone).Transfer"}},
+				{"v1.14.3", after, nil, nil},
+			},
+			setup: setupCoreDNS,
+		},
+		{
 			name:    "nats-queue-unsub",
 			module:  "github.com/nats-io/nats-server/v2",
 			pkg:     "github.com/nats-io/nats-server/v2",
@@ -186,6 +204,25 @@ func catalogue() []*program {
 				{"v0.32.1", before, kinds{"goroutine-leak"}, []string{"dispatch.(*aggrGroup).run"}},
 				// v0.32.2 has the fix but is not served by the module proxy (403); v0.32.3 adds only
 				// a silence fix to it.
+				{"v0.32.3", after, nil, nil},
+			},
+			setup: setupAlertmanager,
+		},
+		{
+			// The same bug built with Go 1.27: a leak the goroutineleak profile does not list
+			// (the leaked groups stay reachable through their context), so a diagnosis must
+			// find it the other way.
+			name:      "alertmanager-swap-go1.27",
+			module:    "github.com/prometheus/alertmanager",
+			pkg:       "github.com/prometheus/alertmanager/cmd/alertmanager",
+			install:   false,
+			prepare:   stubAlertmanagerUI,
+			toolchain: "go1.27.0",
+			bug:       "alertmanager-swap's leak, in a binary built with Go 1.27: the goroutineleak profile stays empty",
+			trigger:   "as alertmanager-swap",
+			links:     []string{"https://github.com/prometheus/alertmanager/pull/5241", "https://go.dev/doc/go1.27"},
+			versions: []version{
+				{"v0.32.1", before, kinds{"goroutine-leak"}, []string{"dispatch.(*aggrGroup).run"}},
 				{"v0.32.3", after, nil, nil},
 			},
 			setup: setupAlertmanager,

@@ -15,7 +15,7 @@ import (
 // upstream programs with known, fixed memory bugs, each before and after its fix, under
 // memdoctor watch for 60 s with the load that triggers the bug. A buggy version must get the
 // bug's finding at warning or above with the culprit in the top three; a fixed one nothing at
-// warning or above. It needs the Go module proxy and about 15 minutes (the first time, 15
+// warning or above. It needs the Go module proxy and about 16 minutes (the first time, 20
 // more to build the programs), so it runs only when MEMDOCTOR_REALPROGS is set: to 1 for every
 // program, or to a list of PROGRAM[@VERSION] (go run ./bench/realprogs -list names them).
 // Programs that cannot be built or fetched are skipped. The sessions are kept in
