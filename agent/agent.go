@@ -28,6 +28,7 @@ type Agent struct {
 	hook      *gcHook
 	mr        *metricsReader
 	gr        *gcReader
+	leaks     *leakChecker // nil when off or the runtime has no goroutineleak profile
 	memLimit  memLimit
 	budgetSrc string
 
@@ -41,16 +42,21 @@ type Agent struct {
 
 	stopc    chan struct{}
 	stopOnce sync.Once
-	done     chan struct{} // closed when every goroutine of the agent has returned
+	done     chan struct{} // closed when the agent's own goroutines have returned
 	wg       sync.WaitGroup
-	panics   sync.Map // where -> count, for the log
+	// notifyDone is closed when the goroutine that calls the pressure callback has returned;
+	// nil without a callback.
+	notifyDone chan struct{}
+	panics     sync.Map // where -> count, for the log
 }
 
 // Start starts the agent: it sets GOMEMLIMIT if asked to and starts the agent's goroutine,
 // which takes the first profile round and sample at once and runs until Stop is called or
 // ctx is done. It fails only on an invalid option.
-// Start never forces a GC, never calls runtime.ReadMemStats and never blocks the program:
-// the work runs on one goroutine of the agent's own (two with WithPressureFunc).
+// Start never calls runtime.ReadMemStats and never blocks the program: the work runs on one
+// goroutine of the agent's own (two with WithPressureFunc, and one more while a
+// goroutineleak profile is written). It forces no GC but the goroutineleak profile's, when
+// the runtime has that profile (see WithLeakCheckInterval).
 func Start(ctx context.Context, opts ...Option) (*Agent, error) {
 	cfg := defaultConfig()
 	for _, o := range opts {
@@ -62,6 +68,7 @@ func Start(ctx context.Context, opts ...Option) (*Agent, error) {
 	if cfg.logger == nil {
 		cfg.logger = slog.New(slog.DiscardHandler)
 	}
+	cfg.logger = safeLogger(cfg.logger)
 	a := &Agent{
 		cfg:   cfg,
 		log:   cfg.logger,
@@ -117,28 +124,57 @@ func Start(ctx context.Context, opts ...Option) (*Agent, error) {
 			a.log.Warn("memdoctor agent: no flight recorder", "err", err)
 		}
 	}
+	a.leaks = newLeakChecker(cfg)
 	a.info = a.staticInfo(budget)
 	a.hook = startGCHook()
 	a.wg.Add(1)
 	go a.loop(ctx)
 	if cfg.pressureFunc != nil {
-		a.wg.Add(1)
+		a.notifyDone = make(chan struct{})
 		go a.notifyLoop()
 	}
 	go func() { a.wg.Wait(); close(a.done) }()
 	return a, nil
 }
 
+// callbackWait is how long Stop waits for a running pressure callback when its context has
+// no deadline.
+const callbackWait = time.Second
+
 // Stop stops the agent and waits, until ctx is done, for its goroutines to return. It stops
 // the flight recorder, restores a GOMEMLIMIT the agent set, and keeps what was captured
 // readable (Handler still serves it). Calling it again is harmless.
+//
+// No pressure callback (WithPressureFunc) starts once Stop is called, but one may be running:
+// Stop waits for it until ctx's deadline, or for at most one second when ctx has no deadline
+// (context.Background()), so that a callback that never returns cannot hold Stop forever. A
+// callback still running then goes on by itself; its goroutine returns when it does. Stop
+// returns ctx's error when ctx ended first.
 func (a *Agent) Stop(ctx context.Context) error {
 	a.stopOnce.Do(func() { close(a.stopc) })
 	select {
 	case <-a.done:
-		return nil
 	case <-ctx.Done():
 		return fmt.Errorf("memdoctor agent: stop: %w", ctx.Err())
+	}
+	if a.notifyDone == nil {
+		return nil
+	}
+	wait := ctx
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		wait, cancel = context.WithTimeout(ctx, callbackWait)
+		defer cancel()
+	}
+	select {
+	case <-a.notifyDone:
+		return nil
+	case <-wait.Done():
+		if ctx.Err() != nil {
+			return fmt.Errorf("memdoctor agent: stop: the pressure callback is still running: %w", ctx.Err())
+		}
+		a.log.Warn("memdoctor agent: stopped without waiting any longer for the pressure callback, which has not returned", "waited", callbackWait)
+		return nil
 	}
 }
 
@@ -224,13 +260,15 @@ func (a *Agent) sampleOnce() {
 	goroutines := uint64(s.gomem.Goroutines)
 	a.checkAfter(now, TriggerRSS, rss, s.gomem.GCCycles, false)
 	a.checkAfter(now, TriggerGoroutines, goroutines, s.gomem.GCCycles, false)
+	grew := false
 	for _, f := range a.trig.onSample(procPoint{t: now, rss: rss, goroutines: s.gomem.Goroutines}) {
 		measure := rss
 		if f.trigger == TriggerGoroutines {
-			measure = goroutines
+			measure, grew = goroutines, true
 		}
 		a.fire(now, f, measure)
 	}
+	a.checkLeaks(now, s.gomem.Goroutines, grew)
 	_, hardFor := a.guard.update(now, used)
 	if hardFor >= a.cfg.exitHold && a.cfg.exitDir != "" && !a.exiting {
 		a.exiting = true
@@ -361,14 +399,21 @@ func (a *Agent) Pressure() <-chan Pressure { return a.guard.c }
 // CurrentPressure returns the latest pressure reading.
 func (a *Agent) CurrentPressure() Pressure { return a.guard.current() }
 
-// notifyLoop calls the pressure callback with each change, recovering its panics.
+// notifyLoop calls the pressure callback with each change, recovering its panics. It is not
+// one of the agent's own goroutines (Stop does not wait for it without bound): it runs user
+// code.
 func (a *Agent) notifyLoop() {
-	defer a.wg.Done()
+	defer close(a.notifyDone)
 	for {
 		select {
 		case <-a.stopc:
 			return
 		case p := <-a.guard.notify:
+			select {
+			case <-a.stopc: // both were ready: no callback starts once Stop is called
+				return
+			default:
+			}
 			a.safe("pressure callback", func() { a.cfg.pressureFunc(p) })
 		}
 	}

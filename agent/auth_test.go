@@ -38,14 +38,6 @@ func TestTokenMatches(t *testing.T) {
 	}
 }
 
-func TestCheckToken(t *testing.T) {
-	for tok, ok := range map[string]bool{testToken: true, "short": false, "has a space in it ok": false, "tab\tinside-0123456789": false, "ümlaut-0123456789abc": false} {
-		if err := checkToken(tok); (err == nil) != ok {
-			t.Errorf("checkToken(%q) = %v", tok, err)
-		}
-	}
-}
-
 func TestHandlerRequiresTheToken(t *testing.T) {
 	a, err := Start(context.Background(), WithToken(testToken), WithSampleInterval(100*time.Millisecond))
 	if err != nil {

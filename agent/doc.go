@@ -20,10 +20,16 @@
 // GC CPU with mark assists apart, pauses, goroutines, GOGC, GOMEMLIMIT, GOMAXPROCS) and
 // /proc/self (RSS, RssAnon/File/Shmem, LazyFree, CPU), and every 10s its memory cgroup,
 // into a ring allocated once at Start, outside the Go heap, that holds an hour (WithHistory).
-// It never calls runtime.ReadMemStats and never forces a GC.
+// It never calls runtime.ReadMemStats, and forces no GC but the goroutineleak profile's.
 //
 // Every 15s (WithProfileInterval) it takes a heap and a goroutine profile into a ring of the
-// last 8 rounds (WithProfileRounds). Triggers decide when to keep more:
+// last 8 rounds (WithProfileRounds). When the runtime has the goroutineleak profile (Go 1.27;
+// Go 1.26 built with GOEXPERIMENT=goroutineleakprofile), the agent takes one at Start, when
+// the goroutine count climbs (by the goroutine-growth margins below, since the last one) and
+// every 10 minutes (WithLeakCheckInterval), never two within a minute, and keeps the last 4:
+// each proves, from one snapshot, the goroutines blocked forever on something no running
+// goroutine can reach, and costs one forced GC cycle with leak detection. Triggers decide
+// when to keep more:
 //
 //   - heap-jump: at the end of a GC, the live heap or the heap goal is 50% and 16 MiB above
 //     the lowest of the last minute's GCs (WithHeapJump). The agent learns of each GC through
@@ -46,9 +52,11 @@
 //
 // Everything kept is bounded: samples by the ring, profiles by count and by bytes
 // (WithProfileBytes, 32 MiB), events by count (WithKeptEvents), traces by count and the
-// flight recorder's size. The agent recovers its own panics, never blocks the application
-// (pressure is delivered without waiting for the reader) and Stop releases every goroutine
-// it started.
+// flight recorder's size. The agent recovers its own panics and those of the code it is
+// given (a pressure callback, a log handler), never blocks the application (pressure is
+// delivered without waiting for the reader), and Stop releases every goroutine it started;
+// it waits for a pressure callback that does not return only as long as its context allows
+// (one second without a deadline; see Agent.Stop).
 //
 // # Memory limit and guard
 //
@@ -81,9 +89,10 @@
 //	                                   (RFC 3339, nanoseconds allowed; all held when absent),
 //	                                   oldest first, streamed
 //	/debug/memdoctor/profiles          JSON list of ProfileInfo: [{"name","kind","time",
-//	                                   "label","size"}]; kind is "heap" or "goroutine"; label
-//	                                   is "" for periodic snapshots, "before-<trigger>" and
-//	                                   "after-<trigger>" for the pairs kept around events
+//	                                   "label","size"}]; kind is "heap", "goroutine" or
+//	                                   "goroutineleak"; label is "" for periodic snapshots,
+//	                                   "before-<trigger>" and "after-<trigger>" for the
+//	                                   pairs kept around events
 //	/debug/memdoctor/profiles/NAME     the profile as runtime/pprof wrote it (gzipped proto)
 //	/debug/memdoctor/events            JSON list of Event: [{"id","time","trigger","detail",
 //	                                   "values":{...},"spike_start","before","after",
@@ -109,5 +118,5 @@
 //
 // Measured in bench/agent against no agent, grafana/pyroscope-go and mosn.io/holmes: see the
 // Performance section of the README. The package imports only the standard library and
-// memdoctor's session, breakdown and collect/procfs packages.
+// memdoctor's session, breakdown, collect/procfs and collect/leakcheck packages.
 package agent

@@ -78,7 +78,11 @@ func TestExitAction(t *testing.T) {
 		t.Errorf("the session reads with warnings: %q", s.Warnings)
 	}
 	goSamples, procSamples := 0, 0
-	for _, smp := range s.Samples {
+	samples, err := s.ReadSamples()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, smp := range samples {
 		if smp.Go != nil && smp.Go.Source == "runtime/metrics" && smp.Go.TotalBytes > 0 {
 			goSamples++
 		}

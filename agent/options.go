@@ -6,6 +6,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/memdoctor/memdoctor/agent/wire"
 	"github.com/memdoctor/memdoctor/collect/procfs"
 )
 
@@ -27,6 +28,7 @@ type config struct {
 	rssThresholdSet  bool
 	goroutineGrowth  int
 	goroutineRatio   float64
+	leakCheck        time.Duration
 	cooldown         time.Duration
 	flightRecorder   bool
 	flightMinAge     time.Duration
@@ -91,6 +93,7 @@ func defaultConfig() config {
 		heapJumpBytes:    DefaultHeapJumpBytes,
 		goroutineGrowth:  DefaultGoroutineGrowth,
 		goroutineRatio:   DefaultGoroutineRatio,
+		leakCheck:        DefaultLeakCheckInterval,
 		cooldown:         DefaultCooldown,
 		flightMinAge:     DefaultFlightMinAge,
 		flightMaxBytes:   DefaultFlightMaxBytes,
@@ -217,6 +220,33 @@ func WithGoroutineGrowth(n int, ratio float64) Option {
 	}
 }
 
+// WithLeakCheckInterval sets how often the agent takes a goroutineleak profile, when the
+// runtime has one (Go 1.27; Go 1.26 built with GOEXPERIMENT=goroutineleakprofile; older
+// runtimes have none and the agent takes none). The profile holds only the goroutines the GC
+// proved blocked forever on channels, mutexes or conditions that no running goroutine can
+// reach: a leak proven from one snapshot, with the code that leaked. The agent lists them
+// with kind "goroutineleak" (the last 4 are kept).
+//
+// Each one costs the service a full GC cycle with leak detection (forced, so it shows in
+// /gc/cycles/forced), whose marking cost grows with the number of goroutines, worse than
+// linearly in the worst case; the Go blog suggests every few hours in production. The
+// default, 10 minutes, is conservative still: one extra cycle per 10 minutes is less than
+// the runtime forces by itself in a quiet program (one when none has run for 2 minutes),
+// and a leak is proven within minutes, not hours. Besides the interval, the agent takes one
+// at Start and one when the goroutine
+// count has climbed since the last one by the goroutine-growth trigger's margins
+// (WithGoroutineGrowth: 1000 goroutines and 50% by default), or when that trigger fires;
+// never two within a minute. 0 turns the profile off; otherwise at least one minute.
+func WithLeakCheckInterval(d time.Duration) Option {
+	return func(c *config) {
+		if d != 0 && d < leakMinGap {
+			c.errorf("agent.WithLeakCheckInterval(%v): want 0 (off) or at least %v", d, leakMinGap)
+			return
+		}
+		c.leakCheck = d
+	}
+}
+
 // WithCooldown sets the least time between two firings of the same trigger. Default 5m;
 // at least 1s.
 func WithCooldown(d time.Duration) Option {
@@ -314,7 +344,8 @@ func WithPressureThresholds(high, critical float64) Option {
 
 // WithPressureFunc calls fn each time the pressure level changes. fn runs on a goroutine of
 // its own: a slow fn delays only later calls, which then carry the latest level. A panic in
-// fn is recovered and logged. Default none.
+// fn is recovered and logged. No call starts once Stop is called, and Stop waits for a call
+// in progress only as its context allows (see Agent.Stop). Default none.
 func WithPressureFunc(fn func(Pressure)) Option {
 	return func(c *config) { c.pressureFunc = fn }
 }
@@ -360,12 +391,14 @@ func WithExitStatus(code int) Option {
 	}
 }
 
-// WithToken makes Handler require "Authorization: Bearer <token>" on every request.
+// WithToken makes Handler require "Authorization: Bearer <token>" on every request. The
+// token must pass wire.CheckToken (at least 16 printable ASCII characters, no space), the
+// rule memdoctor serve applies too.
 // Default none: Handler then serves anyone who reaches it, like net/http/pprof, and
 // ListenAndServe refuses any address but loopback.
 func WithToken(token string) Option {
 	return func(c *config) {
-		if err := checkToken(token); err != nil {
+		if err := wire.CheckToken(token); err != nil {
 			c.errorf("agent.WithToken: %w", err)
 			return
 		}
@@ -373,7 +406,8 @@ func WithToken(token string) Option {
 	}
 }
 
-// WithLogger sets where the agent logs. Default: nowhere.
+// WithLogger sets where the agent logs. Default: nowhere. A panic in the logger's handler is
+// recovered and the record dropped: a broken logger cannot take the host down.
 func WithLogger(l *slog.Logger) Option {
 	return func(c *config) {
 		if l != nil {
@@ -385,9 +419,4 @@ func WithLogger(l *slog.Logger) Option {
 // withFS makes the agent read /proc and the cgroup below root as process pid (tests).
 func withFS(fs procfs.FS, pid int) Option {
 	return func(c *config) { c.fs, c.pid = fs, pid }
-}
-
-// withExitFunc replaces os.Exit (tests).
-func withExitFunc(fn func(int)) Option {
-	return func(c *config) { c.exitFunc = fn }
 }

@@ -34,12 +34,13 @@ type keptEvent struct {
 	recs []*profileRec
 }
 
-// profileStore holds the periodic profile ring and the events with their kept profiles,
-// bounded in count and bytes. Safe for concurrent use.
+// profileStore holds the periodic profile ring, the last goroutineleak profiles and the
+// events with their kept profiles, bounded in count and bytes. Safe for concurrent use.
 type profileStore struct {
 	mu        sync.Mutex
 	pool      bufPool
 	periodic  []*profileRec // time order
+	leaks     []*profileRec // goroutineleak profiles, time order, at most maxLeakProfiles
 	events    []*keptEvent  // time order
 	bytes     int64
 	maxBytes  int64
@@ -86,16 +87,40 @@ func (s *profileStore) addPeriodic(t time.Time, profs map[string][]byte) {
 	s.trimLocked()
 }
 
+// maxLeakProfiles is how many goroutineleak profiles the store keeps: they hold only the
+// leaked goroutines (a few KiB), and two of them show whether a leak grows.
+const maxLeakProfiles = 4
+
+// addLeak stores a goroutineleak profile taken at t.
+func (s *profileStore) addLeak(t time.Time, data []byte) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	b := s.newBlobLocked(data)
+	s.holdLocked(b)
+	s.leaks = append(s.leaks, &profileRec{ProfileInfo: info(session.KindGoroutineLeak, t, "", len(data)), b: b})
+	s.trimLocked()
+}
+
+func (s *profileStore) dropOldestLeakLocked() {
+	s.releaseLocked(s.leaks[0].b)
+	s.leaks[0] = nil
+	s.leaks = slices.Delete(s.leaks, 0, 1)
+}
+
 func info(kind string, t time.Time, label string, size int) ProfileInfo {
 	t = t.UTC()
 	return ProfileInfo{Name: session.ProfileFileName(kind, t, label), Kind: kind, Time: t, Label: label, Size: size}
 }
 
 // trimLocked drops periodic rounds beyond the ring's size, then profiles beyond the byte cap:
-// the oldest periodic ones first (the newest round stays), then the oldest events.
+// the oldest periodic ones first (the newest round stays), then the oldest goroutineleak
+// profiles (the newest stays), then the oldest events.
 func (s *profileStore) trimLocked() {
 	for s.rounds() > s.maxRounds {
 		s.dropOldestRoundLocked()
+	}
+	for len(s.leaks) > maxLeakProfiles {
+		s.dropOldestLeakLocked()
 	}
 	for len(s.events) > s.maxEvents {
 		s.dropOldestEventLocked()
@@ -104,6 +129,8 @@ func (s *profileStore) trimLocked() {
 		switch {
 		case s.rounds() > 1:
 			s.dropOldestRoundLocked()
+		case len(s.leaks) > 1:
+			s.dropOldestLeakLocked()
 		case len(s.events) > 0:
 			s.dropOldestEventLocked()
 		default:
@@ -240,7 +267,7 @@ func (s *profileStore) setTrace(ids []uint64, name string) {
 func (s *profileStore) list() []ProfileInfo {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	out := make([]ProfileInfo, 0, len(s.periodic)+4*len(s.events))
+	out := make([]ProfileInfo, 0, len(s.periodic)+len(s.leaks)+4*len(s.events))
 	seen := make(map[string]bool)
 	add := func(r *profileRec) {
 		if !seen[r.Name] {
@@ -249,6 +276,9 @@ func (s *profileStore) list() []ProfileInfo {
 		}
 	}
 	for _, r := range s.periodic {
+		add(r)
+	}
+	for _, r := range s.leaks {
 		add(r)
 	}
 	for _, ke := range s.events {
@@ -281,30 +311,6 @@ func (s *profileStore) eventCounts() map[string]int {
 	return out
 }
 
-// latestHeap returns the newest heap profile held (periodic or kept), for the exit action.
-func (s *profileStore) latestHeap() (ProfileInfo, bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	var best *profileRec
-	consider := func(r *profileRec) {
-		if r.Kind == session.KindHeap && (best == nil || r.Time.After(best.Time)) {
-			best = r
-		}
-	}
-	for _, r := range s.periodic {
-		consider(r)
-	}
-	for _, ke := range s.events {
-		for _, r := range ke.recs {
-			consider(r)
-		}
-	}
-	if best == nil {
-		return ProfileInfo{}, false
-	}
-	return best.ProfileInfo, true
-}
-
 // writeTo writes the named profile's bytes to w without holding the store's lock while
 // writing. found is false when no profile has that name.
 func (s *profileStore) writeTo(name string, w io.Writer) (found bool, err error) {
@@ -334,9 +340,11 @@ func (s *profileStore) bytesOf(name string) ([]byte, bool) {
 }
 
 func (s *profileStore) findLocked(name string) *blob {
-	for _, r := range s.periodic {
-		if r.Name == name {
-			return r.b
+	for _, recs := range [][]*profileRec{s.periodic, s.leaks} {
+		for _, r := range recs {
+			if r.Name == name {
+				return r.b
+			}
 		}
 	}
 	for _, ke := range s.events {

@@ -83,8 +83,10 @@ func TestSpikeCapture(t *testing.T) {
 	}
 	before := allocBytes(t, a, ev.Before, "spikeAlloc")
 	after := allocBytes(t, a, ev.After, "spikeAlloc")
-	if d := after - before; d < 95<<20 || d > 97<<20 {
-		t.Errorf("spikeAlloc allocated %.1f MiB between before and after; it allocated 96 MiB", float64(d)/(1<<20))
+	// A periodic snapshot may land in the spike's first 5 ms on a loaded machine, after one of
+	// its 24 allocations: the pair still brackets all the others.
+	if d := after - before; d < 91<<20 || d > 97<<20 {
+		t.Errorf("spikeAlloc allocated %.1f MiB between before and after; it allocated 96 MiB (4 MiB at a time)", float64(d)/(1<<20))
 	}
 	var tr bytes.Buffer
 	if found, err := a.flight.writeTo(ev.Trace, &tr); !found || err != nil || !bytes.HasPrefix(tr.Bytes(), []byte("go 1.")) {

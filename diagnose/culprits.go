@@ -2,39 +2,13 @@ package diagnose
 
 import (
 	"fmt"
-	"path/filepath"
 	"strings"
 
-	"github.com/memdoctor/memdoctor/internal/culprit"
-	"github.com/memdoctor/memdoctor/session"
+	"github.com/memdoctor/memdoctor/evidence"
 )
 
-// periodicHeaps returns the periodic heap snapshots inside the window.
-func (in *Input) periodicHeaps() []session.ProfileRef {
-	var out []session.ProfileRef
-	for _, ref := range in.Session.ProfilesOf(session.KindHeap, true) {
-		if !ref.Time.Before(in.Start) && !ref.Time.After(in.End) {
-			out = append(out, ref)
-		}
-	}
-	return out
-}
-
-// heapDiff compares two stored heap profiles for one sample type.
-func (in *Input) heapDiff(old, new session.ProfileRef, typ string) (*culprit.DiffResult, error) {
-	op, err := in.Profile(old)
-	if err != nil {
-		return nil, err
-	}
-	np, err := in.Profile(new)
-	if err != nil {
-		return nil, err
-	}
-	return culprit.Diff(op, np, typ, in.Culprit)
-}
-
 // culpritFromDelta turns a diff row into a finding's culprit.
-func culpritFromDelta(d culprit.Delta, unit string, share float64) Culprit {
+func culpritFromDelta(d evidence.SiteDelta, unit string, share float64) Culprit {
 	c := Culprit{
 		Function: d.Site.Function, File: d.Site.File, Line: d.Site.Line,
 		Share: share, Stack: d.Stack, Own: d.Site.Own,
@@ -48,20 +22,9 @@ func culpritFromDelta(d culprit.Delta, unit string, share float64) Culprit {
 }
 
 // pprofDiffCommand is the go tool pprof command that shows what a finding compares.
-func pprofDiffCommand(typ string, old, new session.ProfileRef) string {
+func pprofDiffCommand(typ string, old, new evidence.Snapshot) string {
 	return fmt.Sprintf("go tool pprof -sample_index=%s -diff_base %s %s", typ, old.Path, new.Path)
 }
-
-// profileNames returns the paths of profiles for Finding.Profiles.
-func profileNames(refs ...session.ProfileRef) []string {
-	out := make([]string, len(refs))
-	for i, r := range refs {
-		out[i] = r.Path
-	}
-	return out
-}
-
-func baseName(ref session.ProfileRef) string { return filepath.Base(ref.Path) }
 
 // minForeignShare is the share below which a culprit outside the program's own code (a
 // stack of runtime and standard library frames only, such as the pprof handler's own

@@ -5,6 +5,9 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"time"
+
+	"github.com/memdoctor/memdoctor/evidence"
 )
 
 func init() { register(KindGCOverhead, gcOverhead) }
@@ -19,26 +22,40 @@ const (
 	gcTargetShare = 0.1 // ... or this share of the current rate, whichever is lower
 	gcBudgetUse   = 0.9 // the advice keeps RSS under this share of the budget
 	gcMaxGOGC     = 10000
-	// gcMinCores: below this much CPU (cores) the GC costs nothing worth tuning.
-	gcMinCores = 0.03
+	// gcMinCores: below this much CPU (cores), a GC that also runs less than gcMinRate times a
+	// second costs nothing worth tuning (see gcIdle). It is kept low: the GC's share of the
+	// process's CPU is what does not depend on the load or the machine's speed.
+	gcMinCores = 0.01
 )
 
 // gcOverhead reports a GC that runs often and costs CPU while memory is available, models
-// the pacer, and recommends GOMEMLIMIT and GOGC with the predicted effect.
-func gcOverhead(in *Input) []Finding {
-	sum := in.Summary()
-	cores := in.gcCores()
-	if cores < gcMinCores || !(sum.GCPerSecond >= gcMinRate && sum.GCCPUFraction >= gcMinCPU || sum.GCCPUFraction >= gcAloneCPU) {
-		return nil
+// the pacer, and recommends GOMEMLIMIT and GOGC with the predicted effect. GC CPU is judged
+// against the process's own CPU time from every vantage point (gctrace, runtime/metrics, or
+// MemStats with the process's start time), else against GOMAXPROCS x wall time.
+func gcOverhead(in *input) outcome {
+	ev, sum := in.ev, in.sum
+	if ev.GCCycles.Len() < 2 {
+		return cannot(KindGCOverhead, 0, "GC cycles were not counted: %s", ev.Gaps[evidence.GapGC])
 	}
-	m, ok := in.gcModel(sum)
+	if !gcCPUKnown(ev) {
+		if sum.GCPerSecond >= gcMinRate {
+			return gcRateOnly(in)
+		}
+		return outcome{}
+	}
+	cores := gcCores(ev)
+	if gcIdle(ev, sum) || !(sum.GCPerSecond >= gcMinRate && sum.GCCPUFraction >= gcMinCPU || sum.GCCPUFraction >= gcAloneCPU) {
+		return outcome{}
+	}
+	m, ok := gcModelOf(ev, sum)
 	if !ok {
 		in.notef("gc-overhead: the GC runs %.1f/s but the live heap or the allocation rate is unknown: no advice", sum.GCPerSecond)
-		return nil
+		return outcome{}
 	}
 	f := Finding{
-		Kind:     KindGCOverhead,
-		Severity: Info,
+		Kind:       KindGCOverhead,
+		Severity:   Info,
+		Confidence: Confirmed,
 		Evidence: map[string]float64{
 			"gc_per_second":             sum.GCPerSecond,
 			"gc_cpu_fraction":           sum.GCCPUFraction,
@@ -51,23 +68,77 @@ func gcOverhead(in *Input) []Finding {
 			"model_gc_per_second_now":   m.rateNow,
 			"model_heap_goal_bytes_now": m.now.goal(),
 		},
-		Start: in.Start, End: in.End,
+		Start: ev.Start, End: ev.End,
 	}
-	if sum.GCCPUFraction >= gcWarnCPU || sum.GCAssistFraction >= 0.25 && sum.GCPerSecond >= gcMinRate {
+	// A GC rate needs cycles to be measured: few cycles over a short span are a hint.
+	if n := sum.GCCount; n < gcMinCycles || ev.GCCycles.Span() < gcMinSpan {
+		f.Confidence = Suspected
+		f.WatchMoreSeconds = math.Max(gcMinSpan.Seconds()-ev.GCCycles.Span().Seconds(), float64(gcMinCycles-int(min(n, gcMinCycles)))/math.Max(sum.GCPerSecond, 0.1))
+	}
+	// A warning needs a GC that touches the service: frequent cycles, or mark assists that
+	// stall its goroutines. A large share of a light process's CPU at a calm rate (the GC
+	// marking a big heap for a service that does little else) costs little and hurts no
+	// request: it is said, as information.
+	if sum.GCPerSecond >= gcMinRate && sum.GCCPUFraction >= gcWarnCPU || sum.GCAssistFraction >= 0.25 && sum.GCPerSecond >= gcMinRate {
 		f.Severity = Warning
 	}
-	rec, fits := m.recommend(sum, in.Budget)
+	rec, fits := m.recommend(sum.GCPerSecond, ev.Budget, gcBudgetUse)
 	if !fits {
 		f.Severity = Info
 		f.Title = fmt.Sprintf("the GC runs %.1f times per second because memory is tight", sum.GCPerSecond)
 		f.Detail = fmt.Sprintf("The GC uses %s of the CPU, but the live heap (%s) leaves little room under the memory budget (%s): "+
 			"raising GOGC would not fit. Cut the allocation rate (%s/s) instead: see the allocation hotspots.",
-			pct(sum.GCCPUFraction), bytesStr(m.now.live), bytesStr(float64(in.Budget)), bytesStr(m.alloc))
-		return []Finding{f}
+			pct(sum.GCCPUFraction), bytesStr(m.now.live), bytesStr(float64(ev.Budget)), bytesStr(m.alloc))
+		return found(f)
 	}
-	m.explain(&f, sum, rec, in.Budget)
-	return []Finding{f}
+	m.explain(&f, sum, rec, ev.Budget)
+	return found(f)
 }
+
+// gcIdle reports a GC with nothing worth tuning: it runs less than gcMinRate times a second
+// and uses less than gcMinCores. Either alone is a busy service's GC: absolute CPU depends on
+// the load and the machine's speed, and a light load with frequent cycles scales with traffic.
+func gcIdle(ev *evidence.Evidence, sum Summary) bool {
+	return gcCores(ev) < gcMinCores && sum.GCPerSecond < gcMinRate
+}
+
+// gcRateOnly judges a frequent GC whose CPU cost was not measured (Prometheus's default Go
+// metrics, for one): a suspicion at most, with the pacer model's advice when the live heap
+// and the allocation rate are known, and what would measure the cost.
+func gcRateOnly(in *input) outcome {
+	ev, sum := in.ev, in.sum
+	why := ev.Gaps[evidence.GapGCCPU]
+	m, ok := gcModelOf(ev, sum)
+	if !ok {
+		return cannot(KindGCOverhead, 0, "the GC runs %.1f times per second but its CPU cost is unknown: %s", sum.GCPerSecond, why)
+	}
+	f := Finding{
+		Kind: KindGCOverhead, Severity: Info, Confidence: Suspected,
+		Evidence: map[string]float64{
+			"gc_per_second":           sum.GCPerSecond,
+			"alloc_bytes_per_second":  m.alloc,
+			"live_heap_bytes":         m.now.live,
+			"gogc_current":            m.now.gogc,
+			"model_gc_per_second_now": m.rateNow,
+		},
+		Start: ev.Start, End: ev.End,
+	}
+	if rec, fits := m.recommend(sum.GCPerSecond, ev.Budget, gcBudgetUse); fits {
+		m.explain(&f, sum, rec, ev.Budget)
+	}
+	f.Title = fmt.Sprintf("the GC runs %.1f times per second on a %s live heap; its CPU cost was not measured", sum.GCPerSecond, bytesStr(m.now.live))
+	f.Detail = fmt.Sprintf("The GC's CPU time is not in this data (%s), so how much the cycles cost cannot be told: "+
+		"at this rate they often take a tenth of the CPU or more, with mark assists slowing requests. ", why) + f.Detail
+	f.Advice = append([]string{"Measure the GC's CPU before tuning: memdoctor watch (gctrace through run, or the agent) or the opt-in runtime/metrics GC CPU classes confirm or clear this."}, f.Advice...)
+	return found(f)
+}
+
+// gcMinCycles and gcMinSpan: a GC rate measured over fewer cycles, or a shorter span, is a
+// suspicion.
+const (
+	gcMinCycles = 10
+	gcMinSpan   = 10 * time.Second
+)
 
 // gcModel is the pacer as measured, calibrated against the measured GC rate.
 type gcModel struct {
@@ -76,21 +147,26 @@ type gcModel struct {
 	outside   float64 // resident memory outside Go (non-Go, files)
 	rateNow   float64 // GC cycles per second the model predicts for the current settings
 	calibrate float64 // measured over modelled, within [0.5, 2]
+	rssPeak   float64 // the peak RSS measured
 }
 
-func (in *Input) gcModel(sum Summary) (gcModel, bool) {
-	live := in.medianLive()
+func gcModelOf(ev *evidence.Evidence, sum Summary) (gcModel, bool) {
+	live := medianLive(ev)
 	alloc := sum.AllocBytesPerSecond
 	if alloc <= 0 {
-		alloc = in.gctraceAllocRate()
+		alloc = gctraceAllocRate(ev)
 	}
 	if live <= 0 || alloc <= 0 {
 		return gcModel{}, false
 	}
-	scan, nonHeap, outside := in.pacerInputs()
+	p := ev.Pacer
+	gogc := p.GOGC
+	if gogc == 0 {
+		gogc = 100
+	}
 	m := gcModel{
-		now:   pacer{live: live, scan: scan, gogc: in.currentGOGC(), limit: in.currentLimit(), nonHeap: nonHeap},
-		alloc: alloc, outside: outside, calibrate: 1,
+		now:   pacer{live: live, scan: p.ScanBytes, gogc: gogc, limit: p.GOMemLimit, nonHeap: p.NonHeap},
+		alloc: alloc, outside: p.Outside, calibrate: 1, rssPeak: float64(sum.RSSPeakBytes),
 	}
 	m.rateNow = m.now.gcRate(alloc)
 	if m.rateNow > 0 && !math.IsInf(m.rateNow, 0) {
@@ -100,19 +176,19 @@ func (in *Input) gcModel(sum Summary) (gcModel, bool) {
 }
 
 // recommend picks settings with enough room above the live heap for the target GC rate,
-// capped by a memory limit that keeps RSS within the budget. fits is false when the budget
-// leaves no such room.
-func (m gcModel) recommend(sum Summary, budget uint64) (rec pacer, fits bool) {
+// capped by a memory limit that keeps RSS within share of the budget. fits is false when the
+// budget leaves no such room.
+func (m gcModel) recommend(gcPerSecond float64, budget uint64, share float64) (rec pacer, fits bool) {
 	live, nonHeap := m.now.live, m.now.nonHeap
-	room := m.alloc / math.Min(gcTargetRate, gcTargetShare*sum.GCPerSecond)
+	room := m.alloc / math.Min(gcTargetRate, gcTargetShare*gcPerSecond)
 	if budget == 0 {
 		// No budget: do not let the advice multiply memory use; grow at most to four times
 		// today's peak resident memory (or 64 MiB).
-		room = math.Min(room, math.Max(4*float64(sum.RSSPeakBytes), 64<<20)-live-nonHeap-m.outside)
+		room = math.Min(room, math.Max(4*m.rssPeak, 64<<20)-live-nonHeap-m.outside)
 	}
 	rec = pacer{live: live, scan: m.now.scan, nonHeap: nonHeap, gogc: math.Min(m.now.gogcFor(room), gcMaxGOGC)}
 	if budget > 0 {
-		rec.limit = math.Floor((gcBudgetUse*float64(budget)-m.outside)/(1<<20)) * (1 << 20)
+		rec.limit = math.Floor((share*float64(budget)-m.outside)/(1<<20)) * (1 << 20)
 		if rec.limit < 1.5*(live+nonHeap) {
 			return rec, false
 		}
@@ -167,86 +243,30 @@ func (m gcModel) explain(f *Finding, sum Summary, rec pacer, budget uint64) {
 
 // medianLive is the live heap's median over the window. gctrace truncates to whole MiB, so a
 // live heap under 1 MiB reads 0 there: it counts as half a MiB.
-func (in *Input) medianLive() float64 {
-	live, src := in.LiveHeap()
-	m := median(values(between(live, in.Start, in.End)))
-	if m == 0 && src == "gctrace" && len(live) > 0 {
+func medianLive(ev *evidence.Evidence) float64 {
+	s, _ := liveSeries(ev)
+	m := median(s.Values())
+	if m == 0 && s.Src == evidence.SourceGCTrace && s.Len() > 0 {
 		m = 512 << 10
 	}
 	return m
 }
 
-// pacerInputs returns the stacks and globals the GC scans, the runtime's non-heap memory
-// (stacks, metadata) and the resident memory outside Go (non-Go, files).
-func (in *Input) pacerInputs() (scan, nonHeap, outside float64) {
-	var scans []float64
-	for _, ev := range in.GC {
-		if ev.HasStacksGlobals {
-			scans = append(scans, float64(ev.Stacks+ev.Globals))
-		}
-	}
-	for _, g := range in.Go {
-		if g.StackScanBytes+g.GlobalsScanBytes > 0 {
-			scans = append(scans, float64(g.StackScanBytes+g.GlobalsScanBytes))
-		}
-	}
-	scan = median(scans)
-	if len(in.Proc) > 0 {
-		b := in.BreakdownAt(in.Proc[len(in.Proc)-1].T, &in.Proc[len(in.Proc)-1].Proc)
-		nonHeap = float64(b.StacksBytes + b.RuntimeMetadataBytes)
-		outside = float64(b.NonGoBytes + b.FileBytes)
-	} else if len(in.Go) > 0 {
-		g := in.Go[len(in.Go)-1]
-		nonHeap = float64(g.HeapStacksBytes + g.OSStacksBytes + g.MetadataBytes + g.OtherBytes)
-	}
-	return scan, nonHeap, outside
-}
-
-// currentGOGC is the target's GOGC: from the agent, else its environment, else 100.
-func (in *Input) currentGOGC() float64 {
-	for i := len(in.Go) - 1; i >= 0; i-- {
-		if g := in.Go[i].GOGC; g != 0 {
-			return float64(g)
-		}
-	}
-	switch v := strings.TrimSpace(in.Session.Manifest.Target.GOGC); {
-	case v == "":
-		return 100
-	case strings.EqualFold(v, "off"):
-		return -1
-	default:
-		if n, err := strconv.Atoi(v); err == nil {
-			return float64(n)
-		}
-	}
-	return 100
-}
-
-// currentLimit is the target's GOMEMLIMIT in bytes (0 = none or unknown).
-func (in *Input) currentLimit() float64 {
-	for i := len(in.Go) - 1; i >= 0; i-- {
-		if l := in.Go[i].GOMemLimitBytes; l != 0 && l < math.MaxInt64 {
-			return float64(l)
-		}
-	}
-	return 0
-}
-
-// gctraceAllocRate estimates the allocation rate from gctrace: what the heap grew by
-// between one cycle's end (its live heap) and the next cycle's start.
-func (in *Input) gctraceAllocRate() float64 {
-	if len(in.GC) < 3 {
+// gctraceAllocRate estimates the allocation rate from gctrace: what the heap grew by between
+// one cycle's end (its live heap) and the next cycle's start.
+func gctraceAllocRate(ev *evidence.Evidence) float64 {
+	live, atGC := ev.Live.Points, ev.HeapAtGC.Points
+	if len(live) < 3 || len(live) != len(atGC) || ev.Live.Src != evidence.SourceGCTrace {
 		return 0
 	}
 	var total float64
-	for i := 1; i < len(in.GC); i++ {
-		total += math.Max(0, float64(in.GC[i].HeapStart)-float64(in.GC[i-1].HeapLive))
+	for i := 1; i < len(live); i++ {
+		total += math.Max(0, atGC[i].V-live[i-1].V)
 	}
-	span := in.GC[len(in.GC)-1].Time.Sub(in.GC[0].Time).Seconds()
-	if span <= 0 {
-		return 0
+	if span := live[len(live)-1].T.Sub(live[0].T).Seconds(); span > 0 {
+		return total / span
 	}
-	return total / span
+	return 0
 }
 
 func roundDown(v, step float64) float64 { return math.Floor(v/step) * step }

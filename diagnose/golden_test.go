@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/memdoctor/memdoctor/evidence"
 	"github.com/memdoctor/memdoctor/session"
 )
 
@@ -31,7 +32,7 @@ func TestGoldenSessions(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			d := Diagnose(s, Options{Now: func() time.Time { return time.Date(2026, 11, 22, 0, 0, 0, 0, time.UTC) }})
+			d := diagnoseSession(t, s, Options{Now: func() time.Time { return time.Date(2026, 11, 22, 0, 0, 0, 0, time.UTC) }})
 			got := render(d)
 			golden := filepath.Join("testdata", "golden", name+".txt")
 			if *update {
@@ -66,7 +67,10 @@ func render(d *Diagnosis) string {
 		fmt.Fprintln(&b)
 	}
 	for _, f := range d.Findings {
-		fmt.Fprintf(&b, "\n%s %s: %s\n", f.Severity, f.Kind, f.Title)
+		fmt.Fprintf(&b, "\n%s %s %s: %s\n", f.Severity, f.Confidence, f.Kind, f.Title)
+		if f.WatchMoreSeconds > 0 {
+			fmt.Fprintf(&b, "  watch more: %ss\n", sig(f.WatchMoreSeconds))
+		}
 		keys := make([]string, 0, len(f.Evidence))
 		for k := range f.Evidence {
 			keys = append(keys, k)
@@ -91,6 +95,9 @@ func render(d *Diagnosis) string {
 		}
 		fmt.Fprintf(&b, "  advice: %d item(s)\n", len(f.Advice))
 	}
+	for _, nj := range d.NotJudged {
+		fmt.Fprintf(&b, "\nnot judged %s: %s\n", nj.Kind, nj.Reason)
+	}
 	return b.String()
 }
 
@@ -100,4 +107,14 @@ func sig(v float64) string {
 		return fmt.Sprint(v)
 	}
 	return fmt.Sprintf("%.3g", v)
+}
+
+// diagnoseSession builds the evidence of s and diagnoses it, failing the test on error.
+func diagnoseSession(t testing.TB, s *session.Session, opts Options) *Diagnosis {
+	t.Helper()
+	d, _, err := DiagnoseSession(s, evidence.Options{}, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
 }

@@ -2,152 +2,205 @@ package diagnose
 
 import (
 	"fmt"
-	"math"
 	"time"
 
-	"github.com/memdoctor/memdoctor/internal/culprit"
-	"github.com/memdoctor/memdoctor/session"
+	"github.com/memdoctor/memdoctor/evidence"
 )
 
 func init() { register(KindHeapLeak, heapLeak) }
 
-// Thresholds of the heap-leak rule.
-const (
-	leakMinSpan   = 10 * time.Second // a trend needs time
-	leakMinPoints = 8
-	leakAlpha     = 0.001 // Mann-Kendall significance over the whole window
-	leakMinGrowth = 8 << 20
-	leakMinRatio  = 0.20 // growth relative to the starting live heap
-	// The growth must go on: in the window's second half the trend must still be significant
-	// and at least this share of the whole window's slope (a warm-up that plateaus is not a
-	// leak).
-	leakLateSlope = 0.3
-)
+// What growth of the live heap's floor matters.
+var leakLimits = limits{minAbs: 4 << 20, minRel: 0.10, minSpan: 15 * time.Second}
 
-// heapLeak reports a live heap (what the GC found reachable) that grows steadily. Resident
-// memory growing while the live heap is flat is not a heap leak, so RSS is never used here.
-func heapLeak(in *Input) []Finding {
-	live, src := in.LiveHeap()
-	pts := between(live, in.Start, in.End)
-	if len(pts) < leakMinPoints || pts[len(pts)-1].T.Sub(pts[0].T) < leakMinSpan {
-		return nil
+// heapLeak reports a live heap (what the GC found reachable) whose floor, the lows it returns
+// to between bursts, grows for good. Resident memory growing while the live heap is flat is
+// not a heap leak, so RSS is never used here.
+func heapLeak(in *input) outcome {
+	ev := in.ev
+	s, what := liveSeries(ev)
+	if s.Empty() {
+		return cannot(KindHeapLeak, 0, "the live heap was never measured: %s", ev.Gaps[evidence.GapLive])
 	}
-	tr := trend(pts)
-	if !tr.Increasing(leakAlpha) {
-		return nil
+	if _, one := singleSnapshot(ev.Heaps); one && s.Len() == 1 && s.Src == evidence.SourceHeapProfile {
+		return cannot(KindHeapLeak, 0, "one heap profile is a snapshot: it shows what the heap held then (its top retainers are listed), "+
+			"not whether it grows; give two or more heap profiles taken minutes apart")
 	}
-	mid := pts[0].T.Add(pts[len(pts)-1].T.Sub(pts[0].T) / 2)
-	late := trend(between(pts, mid, in.End))
-	// GCs grow rarer as the heap grows, so the second half may hold few cycles: with fewer
-	// than 6, ask only that they keep rising.
-	lateRising := late.Increasing(0.05) || late.N >= 3 && late.N < 6 && late.Z > 0
-	if !lateRising || late.Slope < leakLateSlope*tr.Slope {
-		return nil
+	obs := settled(ev, s.Points)
+	if s.Src != evidence.SourceGCTrace { // gctrace reads each cycle once; samplers repeat it
+		obs = observed(obs)
 	}
-	growth := tr.Last - tr.First
-	if growth < leakMinGrowth || growth < leakMinRatio*math.Max(tr.First, 1) {
-		return nil
+	pts := floor(obs)
+	g := judgeGrowth(pts, leakLimits, s.Res.Quantum)
+	unseen := g.capUnseen(ev, obs)
+	if g.conf != Confirmed && s.Src != evidence.SourceGCTrace {
+		// Sparse or noisy live readings: the GC's goal, read with every sample, follows the
+		// live heap too.
+		if gobs, ok := goalLive(ev); ok {
+			gobs = observed(settled(ev, gobs))
+			gpts := floor(gobs)
+			gg := judgeGrowth(gpts, leakLimits, 0)
+			gunseen := gg.capUnseen(ev, gobs)
+			if better(gg, g) {
+				s, what, pts, g, unseen = &ev.HeapGoal, "live heap as the GC's goal follows it (goal = live x (1 + GOGC/100))", gpts, gg, gunseen
+			}
+		}
 	}
-	perMin := tr.Slope * 60
+	if g.conf != Confirmed {
+		if c, sg, spts, ok := siteLeak(ev); ok && better(sg, g) {
+			f := siteLeakFinding(ev, c, sg, spts)
+			in.leakCulprits(&f)
+			return found(f)
+		}
+	}
+	if !g.judged {
+		return cannot(KindHeapLeak, g.watchMore, "%d reading(s) of the live heap over %s: a trend needs %s or more",
+			s.Len(), humanDuration(s.Span().Seconds()), humanDuration(leakLimits.minSpan.Seconds()))
+	}
+	if g.conf == "" {
+		// Say how slow a leak could be and still not show: below the effect that matters
+		// over this window, growth is not told from a warm-up or the GC's noise.
+		if g.span > 0 {
+			in.notef("heap-leak: the live heap did not grow for good over %s; a leak slower than about %s/min would not show yet in a window this long",
+				humanDuration(g.span.Seconds()), bytesStr(g.threshold/g.span.Seconds()*60))
+		}
+		return outcome{}
+	}
+	perMin := g.perMinute()
 	f := Finding{
-		Kind:     KindHeapLeak,
-		Severity: Warning,
-		Title:    fmt.Sprintf("the live heap grows %s/min and does not come back", bytesStr(perMin)),
-		Detail: fmt.Sprintf("The heap the GC found reachable (%s) went from %s to %s over %s: a steady rise "+
-			"(Mann-Kendall p=%.1g), still rising in the second half. Memory that stays reachable keeps "+
+		Kind:             KindHeapLeak,
+		Severity:         Warning,
+		Confidence:       g.conf,
+		WatchMoreSeconds: g.watchMore.Seconds(),
+		Title:            fmt.Sprintf("the live heap grows %s/min and does not come back: %s -> %s", bytesStr(perMin), sizeStr(g.first, s.Res.Quantum), bytesStr(g.last)),
+		Detail: fmt.Sprintf("The %s (%s) went from %s to %s over %s, judged on its lows between bursts: it rose consistently "+
+			"(Kendall's tau %.2f, Mann-Kendall p=%.2g over %d lows) and is %s at the end. Memory that stays reachable keeps "+
 			"growing: something adds to a map, slice, cache or buffer and never lets go.",
-			src, bytesStr(tr.First), bytesStr(tr.Last), tr.Span.Round(time.Second), tr.P),
+			what, s.Src, sizeStr(g.first, s.Res.Quantum), bytesStr(g.last), humanDuration(g.span.Seconds()), g.tau, g.p, g.n, risingWord(g)),
 		Evidence: map[string]float64{
-			"live_heap_start_bytes":        tr.First,
-			"live_heap_end_bytes":          tr.Last,
-			"growth_bytes_per_minute":      perMin,
-			"late_growth_bytes_per_minute": late.Slope * 60,
-			"window_seconds":               tr.Span.Seconds(),
-			"mann_kendall_z":               tr.Z,
-			"mann_kendall_p":               tr.P,
-			"live_heap_points_count":       float64(tr.N),
+			"live_heap_start_bytes":   g.first,
+			"live_heap_end_bytes":     g.last,
+			"growth_bytes":            g.grew(),
+			"growth_bytes_per_minute": perMin,
+			"window_seconds":          g.span.Seconds(),
+			"kendall_tau":             g.tau,
+			"mann_kendall_p":          g.p,
+			"late_slope_ratio":        g.lateRatio,
+			"floor_points_count":      float64(g.n),
 		},
 		Start: pts[0].T, End: pts[len(pts)-1].T,
 	}
-	// Time to the budget: resident memory grows with the live heap, roughly twice as fast
-	// with GOGC=100 (the goal follows the live heap); use RSS's own trend when there is one.
-	if in.Budget > 0 {
-		rssSlope := 2 * tr.Slope
-		cur := 2 * tr.Last
-		if rss := between(in.RSS(), in.Start, in.End); len(rss) >= leakMinPoints {
-			rt := trend(rss)
-			cur = rss[len(rss)-1].V
-			if rt.Slope > 0 {
-				rssSlope = rt.Slope
-			}
+	if g.conf == Suspected {
+		f.Title = fmt.Sprintf("the live heap may be leaking: its floor rose %s -> %s", sizeStr(g.first, s.Res.Quantum), bytesStr(g.last))
+		if unseen > 0 {
+			f.Detail += fmt.Sprintf(" No GC measured the live heap in the last %s of the window: whether it still grows, or has levelled off (a cache warming up does), is not known.", humanDuration(unseen.Seconds()))
 		}
-		left := float64(in.Budget) - cur
-		f.Evidence["memory_budget_bytes"] = float64(in.Budget)
-		if left > 0 && rssSlope > 0 {
-			secs := left / rssSlope
-			f.Evidence["time_to_budget_seconds"] = secs
-			f.Detail += fmt.Sprintf(" At this rate the process reaches its memory budget (%s) in about %s.",
-				bytesStr(float64(in.Budget)), humanDuration(secs))
-			if secs < 3600 {
-				f.Severity = Critical
-			}
-		}
+		f.Detail += fmt.Sprintf(" Not yet proved: watch about %s more to confirm or dismiss it.", humanDuration(g.watchMore.Seconds()))
 	}
-	refs := in.periodicHeaps()
-	if len(refs) >= 2 {
-		f.Culprits = in.growingSites(refs)
-		old, new := refs[0], refs[len(refs)-1]
-		f.Profiles = profileNames(old, new)
-		f.Advice = append(f.Advice, "See what the growing objects are and who holds them: "+pprofDiffCommand("inuse_space", old, new))
-	} else {
-		in.notef("heap-leak: no pair of heap profiles to name the growing allocation sites (is the pprof endpoint reachable?)")
-	}
+	timeToBudget(ev, &f, perMin/60)
+	in.leakCulprits(&f)
 	f.Advice = append(f.Advice,
 		"Bound what grows: a size or entry cap with eviction, a TTL shorter than what the growth can afford, or one global budget shared by all keys instead of an unbounded buffer per key.",
 		"Check that entries are deleted from maps when their connection, request or session ends, and that goroutines holding references exit.")
-	return []Finding{f}
+	return found(f)
 }
 
-// growingSites ranks allocation sites by how much their inuse_space grew across the
-// snapshots, keeping those whose growth is steady (not a site that merely allocates a lot or
-// swings).
-func (in *Input) growingSites(refs []session.ProfileRef) []Culprit {
-	diff, err := in.heapDiff(refs[0], refs[len(refs)-1], "inuse_space")
-	if err != nil {
-		in.notef("heap-leak: %v", err)
-		return nil
+// goalLive is the live heap as the GC's goal shows it: each cycle sets goal = live + (live +
+// stacks + globals) x GOGC/100, so goal / (1 + GOGC/100) follows the live heap (a little
+// high by the scanned stacks and globals). GOGC is the target's when known, else the default
+// of 100 (the trend, not the level, is what is judged). Goals a memory limit may have set are
+// left out: they follow the limit, not the live heap; so is everything with GOGC off.
+func goalLive(ev *evidence.Evidence) ([]evidence.Point, bool) {
+	gogc := ev.Pacer.GOGC
+	if gogc == 0 {
+		gogc = 100
 	}
-	// The value of each candidate at up to 8 snapshots spread over the window.
-	const maxCandidates, maxSnaps = 10, 8
-	var cands []culprit.Delta
-	for _, d := range diff.ByFunction {
-		if d.Delta <= 0 || len(cands) == maxCandidates {
-			break
-		}
-		cands = append(cands, d)
+	if gogc < 0 || ev.HeapGoal.Len() < 3 {
+		return nil, false
 	}
-	series := make(map[string][]Point, len(cands))
-	for _, ref := range spread(refs, maxSnaps) {
-		p, err := in.Profile(ref)
-		if err != nil {
-			continue // named in the notes by Profile
-		}
-		tab, err := culprit.Aggregate(p, "inuse_space", in.Culprit)
-		if err != nil {
+	f := 1 + gogc/100
+	limit := ev.Pacer.GOMemLimit - ev.Pacer.NonHeap
+	out := make([]evidence.Point, 0, ev.HeapGoal.Len())
+	for _, p := range ev.HeapGoal.Points {
+		if ev.Pacer.GOMemLimit > 0 && p.V >= 0.9*limit {
 			continue
 		}
-		byFn := make(map[string]int64, len(tab.ByFunction))
-		for _, e := range tab.ByFunction {
-			byFn[e.Site.Function] = e.Value
-		}
-		for _, c := range cands {
-			series[c.Site.Function] = append(series[c.Site.Function], Point{ref.Time, float64(byFn[c.Site.Function])})
+		out = append(out, evidence.Point{T: p.T, V: p.V / f, Src: p.Src})
+	}
+	return out, len(out) >= 3
+}
+
+// liveSeries is the live heap, else (MemStats, Prometheus) the heap in use, whose floor right
+// after each GC is the live heap.
+func liveSeries(ev *evidence.Evidence) (*evidence.Series, string) {
+	if !ev.Live.Empty() {
+		return &ev.Live, "heap the GC found reachable"
+	}
+	return &ev.HeapInUse, "heap in use, whose lows after each GC are the live heap"
+}
+
+func risingWord(g growth) string {
+	if g.lateRatio >= lateRising {
+		return "still rising"
+	}
+	return "rising more slowly"
+}
+
+// timeToBudget adds when resident memory would reach the budget at this rate (RSS grows
+// with the live heap, about twice as fast with GOGC=100 as the goal follows it; RSS's own
+// trend when it has one).
+func timeToBudget(ev *evidence.Evidence, f *Finding, liveSlope float64) {
+	if ev.Budget == 0 || liveSlope <= 0 {
+		return
+	}
+	slope, cur := 2*liveSlope, 2*f.Evidence["live_heap_end_bytes"]
+	if !ev.RSS.Empty() {
+		cur = ev.RSS.Last().V
+		if g := judgeGrowth(floor(ev.RSS.Points), limits{}, 0); g.judged && g.slope > 0 {
+			slope = g.slope
 		}
 	}
+	left := float64(ev.Budget) - cur
+	f.Evidence["memory_budget_bytes"] = float64(ev.Budget)
+	if left <= 0 {
+		return
+	}
+	secs := left / slope
+	f.Evidence["time_to_budget_seconds"] = secs
+	f.Detail += fmt.Sprintf(" At this rate the process reaches its memory budget (%s) in about %s.", bytesStr(float64(ev.Budget)), humanDuration(secs))
+	if secs < 3600 && f.Confidence == Confirmed {
+		f.Severity = Critical
+	}
+}
+
+// leakCulprits names the allocation sites whose retained memory (inuse_space) grew steadily
+// across the periodic heap snapshots.
+func (in *input) leakCulprits(f *Finding) {
+	ev := in.ev
+	refs := ev.PeriodicHeaps()
+	if len(refs) < 2 {
+		in.notef("heap-leak: no pair of heap profiles to name the growing allocation sites (%s)", ev.Gaps[evidence.GapHeapSnaps])
+		return
+	}
+	old, new := refs[0], refs[len(refs)-1]
+	diff, err := ev.HeapDiff(old, new, "inuse_space")
+	if err != nil {
+		in.notef("heap-leak: %v", err)
+		return
+	}
+	f.Culprits = growingSites(ev, diff, refs)
+	f.Profiles = []string{old.Path, new.Path}
+	f.Advice = append(f.Advice, "See what the growing objects are and who holds them: "+pprofDiffCommand("inuse_space", old, new))
+}
+
+// growingSites ranks sites by how much their inuse_space grew, keeping those that rose
+// across the snapshots (not a site that merely swings).
+func growingSites(ev *evidence.Evidence, diff *evidence.SiteDiff, refs []evidence.Snapshot) []Culprit {
+	const maxCandidates, maxSnaps = 10, 8
+	cands := topGrowing(diff, maxCandidates)
+	series, _ := siteSeries(ev, settledSnaps(ev, refs), cands, maxSnaps) // a start-up's loading is not growth
 	var out []Culprit
 	for _, c := range cands {
-		s := series[c.Site.Function]
-		if len(s) >= 4 {
+		if s := series[c.Site.Function]; len(s) >= 4 {
 			if tr := trend(s); tr.Z < 1 { // not rising across the snapshots: a swing, not growth
 				continue
 			}
@@ -157,12 +210,46 @@ func (in *Input) growingSites(refs []session.ProfileRef) []Culprit {
 	return keepCulprits(out, 5)
 }
 
-// spread picks at most n refs evenly, always keeping the first and the last.
-func spread(refs []session.ProfileRef, n int) []session.ProfileRef {
+// topGrowing is the n sites whose value grew most.
+func topGrowing(diff *evidence.SiteDiff, n int) []evidence.SiteDelta {
+	var cands []evidence.SiteDelta
+	for _, d := range diff.ByFunction {
+		if d.Delta <= 0 || len(cands) == n {
+			break
+		}
+		cands = append(cands, d)
+	}
+	return cands
+}
+
+// siteSeries reads each candidate site's inuse_space across at most maxSnaps snapshots
+// spread over refs, and the heap profiles' totals.
+func siteSeries(ev *evidence.Evidence, refs []evidence.Snapshot, cands []evidence.SiteDelta, maxSnaps int) (map[string][]evidence.Point, []evidence.Point) {
+	series := make(map[string][]evidence.Point, len(cands))
+	var totals []evidence.Point
+	for _, ref := range spread(refs, maxSnaps) {
+		tab, err := ev.HeapSites(ref, "inuse_space")
+		if err != nil {
+			continue // named in the notes
+		}
+		totals = append(totals, evidence.Point{T: ref.T, V: float64(tab.Total)})
+		byFn := make(map[string]int64, len(tab.ByFunction))
+		for _, e := range tab.ByFunction {
+			byFn[e.Site.Function] = e.Value
+		}
+		for _, c := range cands {
+			series[c.Site.Function] = append(series[c.Site.Function], evidence.Point{T: ref.T, V: float64(byFn[c.Site.Function])})
+		}
+	}
+	return series, totals
+}
+
+// spread picks at most n snapshots evenly, always keeping the first and the last.
+func spread(refs []evidence.Snapshot, n int) []evidence.Snapshot {
 	if len(refs) <= n {
 		return refs
 	}
-	out := make([]session.ProfileRef, 0, n)
+	out := make([]evidence.Snapshot, 0, n)
 	for i := range n {
 		out = append(out, refs[i*(len(refs)-1)/(n-1)])
 	}

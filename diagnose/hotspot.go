@@ -5,72 +5,92 @@ import (
 	"math"
 	"regexp"
 	"sort"
+	"time"
 
-	"github.com/memdoctor/memdoctor/internal/culprit"
-	"github.com/memdoctor/memdoctor/session"
+	"github.com/memdoctor/memdoctor/evidence"
 )
 
 func init() { register(KindAllocationHotspot, allocationHotspot) }
 
-// Thresholds of the allocation-hotspot rule: a hotspot is reported only when allocation
-// costs something (rate or GC CPU) and one site holds a real share of it.
+// Thresholds of the allocation-hotspot rule. A hotspot is judged on what it costs, not on
+// how much is allocated: a busy, healthy server allocates a lot. Its cost is its share of the
+// bytes allocated times the GC's share of the process's CPU (the GC's work is in proportion
+// to allocation), with mark assists, which stall the allocating goroutines, counted again.
 const (
 	hotMinSpanSeconds = 10
-	hotMinRate        = 32 << 20 // bytes/s: below this and a low GC CPU, allocation is cheap
-	hotMinGCCPU       = 0.05
 	hotMinShare       = 0.15
-	hotWarnGCCPU      = 0.10 // warning from this GC CPU on, with a dominant site
 	hotWarnShare      = 0.25
-	hotWarnRate       = 128 << 20
-	// hotKnownRate: a known anti-pattern that dominates allocation is worth fixing from this
-	// rate on (or from hotMinGCCPU).
-	hotKnownRate = 64 << 20
+	// hotInfoCost and hotWarnCost: the share of the process's CPU that the top site's
+	// allocations cost in GC work, from which it is reported, and warned about.
+	hotInfoCost = 0.02
+	hotWarnCost = 0.06
+	// hotKnownCost: the warning threshold for a known anti-pattern (a regexp compiled per
+	// call, reflection, whole documents decoded): it burns CPU beyond the GC's (compiling,
+	// reflecting, decoding), which a heap profile does not show, and its fix is known.
+	hotKnownCost = 0.03
 	smallObject  = 256 // bytes: below this average size, object count drives the GC cost
 )
 
 // allocationHotspot names the sites that dominate what the program allocates, matched
-// against known patterns with specific advice.
-func allocationHotspot(in *Input) []Finding {
-	refs := in.periodicHeaps()
+// against known patterns with specific advice, when the GC work they cause costs CPU.
+func allocationHotspot(in *input) outcome {
+	ev, sum := in.ev, in.sum
+	refs := ev.PeriodicHeaps()
+	if snap, one := singleSnapshot(ev.Heaps); one && len(refs) <= 1 {
+		return in.snapshotHotspot(snap)
+	}
 	if len(refs) < 2 {
-		return nil
+		return cannot(KindAllocationHotspot, 0, "%s", ev.Gaps[evidence.GapHeapSnaps])
 	}
 	old, new := refs[0], refs[len(refs)-1]
-	dt := new.Time.Sub(old.Time).Seconds()
+	dt := new.T.Sub(old.T).Seconds()
 	if dt < hotMinSpanSeconds {
-		return nil
+		return cannot(KindAllocationHotspot, time.Duration((hotMinSpanSeconds-dt)*float64(time.Second)), "the heap snapshots span %s: allocation is compared over %ds or more", humanDuration(dt), hotMinSpanSeconds)
 	}
-	space, err := in.heapDiff(old, new, "alloc_space")
+	if !gcCPUKnown(ev) {
+		return cannot(KindAllocationHotspot, 0, "what allocation costs is unknown: the GC's CPU time was not measured (%s)", ev.Gaps[evidence.GapGCCPU])
+	}
+	space, err := ev.HeapDiff(old, new, "alloc_space")
 	if err != nil {
 		in.notef("allocation-hotspot: %v", err)
-		return nil
+		return cannot(KindAllocationHotspot, 0, "the heap snapshots could not be compared: %v", err)
 	}
-	sum := in.Summary()
 	rate := float64(space.Growth) / dt
 	gcCPU := sum.GCCPUFraction
-	gcCosts := in.gcCores() >= gcMinCores // a share of almost no CPU is no cost
-	if rate < hotMinRate && !(gcCosts && gcCPU >= hotMinGCCPU) {
-		return nil
-	}
 	cs := hotspotCulprits(space)
 	if len(cs) == 0 || cs[0].Share < hotMinShare {
-		return nil
+		return outcome{}
 	}
 	top := cs[0]
+	// The assists' share of GC CPU is paid again as latency by the allocating goroutines.
+	cost := top.Share * gcCPU * (1 + sum.GCAssistFraction)
+	// Below hotInfoCost the GC work is not worth a word, but a known anti-pattern among the
+	// top sites still is (as information): it costs CPU a heap profile does not show.
+	cheap := cost < hotInfoCost || gcIdle(ev, sum)
+	if cheap && !anyKnown(in.sitePatterns(new, cs), cs) {
+		return outcome{}
+	}
 	f := Finding{
-		Kind:     KindAllocationHotspot,
-		Severity: Info,
+		Kind:       KindAllocationHotspot,
+		Severity:   Info,
+		Confidence: Confirmed,
 		Evidence: map[string]float64{
-			"alloc_bytes_per_second":    rate,
-			"gc_cpu_fraction":           gcCPU,
-			"gc_per_second":             sum.GCPerSecond,
-			"top_site_share":            top.Share,
-			"top_site_bytes_per_second": float64(top.Bytes) / dt,
-			"window_seconds":            dt,
+			"alloc_bytes_per_second":     rate,
+			"gc_cpu_fraction":            gcCPU,
+			"gc_per_second":              sum.GCPerSecond,
+			"gc_assist_fraction":         sum.GCAssistFraction,
+			"top_site_share":             top.Share,
+			"top_site_bytes_per_second":  float64(top.Bytes) / dt,
+			"top_site_cpu_cost_fraction": cost,
+			"window_seconds":             dt,
 		},
-		Start: old.Time, End: new.Time,
-		Profiles: profileNames(old, new),
+		Start: old.T, End: new.T,
+		Profiles: []string{old.Path, new.Path},
 		Culprits: cs,
+	}
+	if n := sum.GCCount; n < gcMinCycles || ev.GCCycles.Span() < gcMinSpan {
+		f.Confidence = Suspected
+		f.WatchMoreSeconds = math.Max(gcMinSpan.Seconds()-ev.GCCycles.Span().Seconds(), 10)
 	}
 	topObjects := in.objectEvidence(&f, old, new, dt)
 	// Patterns, weighted by the bytes each site allocates through them.
@@ -84,26 +104,38 @@ func allocationHotspot(in *Input) []Finding {
 		}}
 	}
 	known := len(pats[top.Function]) > 0
-	costly := gcCosts && gcCPU >= hotWarnGCCPU || rate >= hotWarnRate ||
-		known && (gcCosts && gcCPU >= hotMinGCCPU || rate >= hotKnownRate)
-	if costly && top.Share >= hotWarnShare {
+	if !cheap && top.Share >= hotWarnShare && (cost >= hotWarnCost || known && cost >= hotKnownCost) {
 		f.Severity = Warning
+	}
+	if cheap {
+		f.Detail += " The GC work it causes is small here; the pattern is worth fixing for the CPU it costs besides."
 	}
 	name := "allocates the most"
 	if known {
 		name = pats[top.Function][0].name
 	}
-	f.Title = fmt.Sprintf("%s: %s allocates %s of all bytes (%s/s)", name, top.Function, pct(top.Share), bytesStr(float64(top.Bytes)/dt))
-	f.Detail = fmt.Sprintf("Between the first and last heap snapshots the program allocated %s/s; the GC ran %.1f times per second and used %s of the CPU. "+
-		"Every allocated byte is work for the GC: cutting the top sites cuts GC frequency and its CPU in proportion.",
-		bytesStr(rate), sum.GCPerSecond, pct(gcCPU))
+	f.Title = fmt.Sprintf("%s: %s allocates %s of all bytes (%s/s), costing about %s of the CPU in GC work", name, top.Function, pct(top.Share), bytesStr(float64(top.Bytes)/dt), pct(cost))
+	f.Detail = fmt.Sprintf("Between the first and last heap snapshots the program allocated %s/s; the GC ran %.1f times per second and used %s of the process's CPU. "+
+		"The GC's work grows with what is allocated, so this site's %s of the bytes costs about %s of the CPU: cutting the top sites cuts GC frequency and its CPU in proportion.",
+		bytesStr(rate), sum.GCPerSecond, pct(gcCPU), pct(top.Share), pct(cost))
 	f.Advice = hotspotAdvice(cs, pats)
 	f.Advice = append(f.Advice, "Dig into the lines: "+fmt.Sprintf("go tool pprof -sample_index=alloc_space -list '%s' %s", regexp.QuoteMeta(top.Function), new.Path))
-	return []Finding{f}
+	return found(f)
+}
+
+// anyKnown reports whether a culprit with at least the minimum share goes through a known
+// anti-pattern.
+func anyKnown(pats map[string][]pattern, cs []Culprit) bool {
+	for _, c := range cs {
+		if c.Share >= hotMinShare && len(pats[c.Function]) > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // hotspotCulprits are the sites that allocate the most, down to a third of the minimum share.
-func hotspotCulprits(space *culprit.DiffResult) []Culprit {
+func hotspotCulprits(space *evidence.SiteDiff) []Culprit {
 	var cs []Culprit
 	for _, d := range space.ByFunction {
 		share := float64(d.Delta) / math.Max(float64(space.Growth), 1)
@@ -117,8 +149,8 @@ func hotspotCulprits(space *culprit.DiffResult) []Culprit {
 
 // objectEvidence adds the object counts to a hotspot finding and returns the number of
 // objects its top site allocated between the snapshots (0 when unknown).
-func (in *Input) objectEvidence(f *Finding, old, new session.ProfileRef, dt float64) int64 {
-	objects, err := in.heapDiff(old, new, "alloc_objects")
+func (in *input) objectEvidence(f *Finding, old, new evidence.Snapshot, dt float64) int64 {
+	objects, err := in.ev.HeapDiff(old, new, "alloc_objects")
 	if err != nil || objects.Growth <= 0 {
 		return 0
 	}
@@ -155,29 +187,19 @@ func hotspotAdvice(cs []Culprit, pats map[string][]pattern) []string {
 // sitePatterns returns, for each culprit function, the known patterns its allocating
 // stacks go through, heaviest first, keeping those with at least 10% of its bytes. It reads
 // the cumulative alloc_space of one snapshot: the mix of stacks, not its amount, matters.
-func (in *Input) sitePatterns(ref session.ProfileRef, cs []Culprit) map[string][]pattern {
+func (in *input) sitePatterns(snap evidence.Snapshot, cs []Culprit) map[string][]pattern {
 	out := map[string][]pattern{}
-	p, err := in.Profile(ref)
-	if err != nil {
-		return out
-	}
-	idx, err := culprit.SampleIndex(p, "alloc_space")
-	if err != nil {
-		return out
-	}
 	want := map[string]bool{}
 	for _, c := range cs {
 		want[c.Function] = true
 	}
 	weights := map[string][]float64{} // function -> weight per pattern
 	totals := map[string]float64{}
-	for _, s := range p.Sample {
-		site, stack := culprit.Attribute(s.Location, in.Culprit)
+	err := in.ev.EachStack(snap, "alloc_space", func(site evidence.Site, stack []string, v int64) {
 		if !want[site.Function] {
-			continue
+			return
 		}
-		v := float64(s.Value[idx])
-		totals[site.Function] += v
+		totals[site.Function] += float64(v)
 		w := weights[site.Function]
 		if w == nil {
 			w = make([]float64, len(patterns))
@@ -185,9 +207,12 @@ func (in *Input) sitePatterns(ref session.ProfileRef, cs []Culprit) map[string][
 		}
 		for i, pat := range patterns {
 			if pat.matches(stack) {
-				w[i] += v
+				w[i] += float64(v)
 			}
 		}
+	})
+	if err != nil {
+		return out
 	}
 	for fn, w := range weights {
 		var idxs []int

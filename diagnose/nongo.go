@@ -1,6 +1,11 @@
 package diagnose
 
-import "fmt"
+import (
+	"fmt"
+	"time"
+
+	"github.com/memdoctor/memdoctor/evidence"
+)
 
 func init() { register(KindNonGoMemory, nonGoMemory) }
 
@@ -13,48 +18,56 @@ const (
 // nonGoMemory reports resident anonymous memory that the Go runtime does not account for:
 // cgo/C allocations and syscall.Mmap regions. It is at least RssAnon - LazyFree - (what the
 // runtime may have resident), so it is a lower bound.
-func nonGoMemory(in *Input) []Finding {
-	bs := in.Breakdowns()
-	if len(bs) < 3 {
-		return nil
+func nonGoMemory(in *input) outcome {
+	ev := in.ev
+	if ev.Aligned == 0 {
+		return cannot(KindNonGoMemory, 0, "memory could not be split: %s", ev.Gaps[evidence.GapAligned])
 	}
-	var ng, share []float64
-	for _, b := range bs {
-		ng = append(ng, float64(b.NonGoBytes))
-		share = append(share, float64(b.NonGoBytes)/float64(max(b.RSSBytes, 1)))
+	if ev.NonGo.Empty() && ev.Gaps[evidence.GapNonGo] != "" {
+		return cannot(KindNonGoMemory, 0, "memory outside Go could not be measured: %s", ev.Gaps[evidence.GapNonGo])
 	}
-	med, medShare := median(ng), median(share)
+	ng, share := ev.NonGo.Points, ev.NonGoShare.Points
+	if len(ng) < 3 {
+		return cannot(KindNonGoMemory, 3*time.Second, "memory was split %d time(s): too few to judge", ev.Aligned)
+	}
+	med, medShare := median(values(ng)), median(values(share))
 	if med < nonGoMinBytes || medShare < nonGoMinShare {
-		return nil
+		return outcome{}
 	}
-	peak, _ := maxPoint(pointsOf(bs, func(i int) float64 { return ng[i] }))
-	last := bs[len(bs)-1]
+	peak, _ := maxPoint(ng)
+	last := ng[len(ng)-1]
 	f := Finding{
-		Kind:     KindNonGoMemory,
-		Severity: Warning,
-		Title:    fmt.Sprintf("%s of resident memory is outside the Go runtime (cgo, C, mmap)", bytesStr(med)),
+		Kind:       KindNonGoMemory,
+		Severity:   Warning,
+		Confidence: Confirmed,
+		Title:      fmt.Sprintf("%s of resident memory is outside the Go runtime (cgo, C, mmap)", bytesStr(med)),
 		Detail: fmt.Sprintf("About %s of RSS (median over %d readings, %s of it) is anonymous memory the Go runtime does not account for: "+
 			"C allocations through cgo or C libraries, syscall.Mmap regions, or memory another runtime manages. Go's profiles cannot see it "+
 			"and GOMEMLIMIT does not bound it. It is a lower bound: RssAnon less LazyFree less all the memory the runtime could have resident.",
-			bytesStr(med), len(bs), pct(medShare)),
+			bytesStr(med), len(ng), pct(medShare)),
 		Evidence: map[string]float64{
 			"non_go_median_bytes": med,
 			"non_go_peak_bytes":   peak.V,
-			"non_go_latest_bytes": float64(last.NonGoBytes),
+			"non_go_latest_bytes": last.V,
 			"non_go_share_of_rss": medShare,
-			"rss_latest_bytes":    float64(last.RSSBytes),
-			"readings_count":      float64(len(bs)),
+			"readings_count":      float64(len(ng)),
 		},
-		Start: bs[0].Time, End: last.Time,
+		Start: ng[0].T, End: last.T,
 		Advice: []string{
-			fmt.Sprintf("Find the mappings: pmap -x %d, or sort the Anonymous field of /proc/%[1]d/smaps by size; large anonymous regions that are not the Go heap arenas are the culprits.", in.Session.Manifest.Target.PID),
+			fmt.Sprintf("Find the mappings: pmap -x %d, or sort the Anonymous field of /proc/%[1]d/smaps by size; large anonymous regions that are not the Go heap arenas are the culprits.", ev.Target.PID),
 			"For cgo: check that every C.malloc/C.CString has its C.free, and bound the caches of C libraries; with glibc, MALLOC_ARENA_MAX=2 limits per-thread arenas.",
 			"For syscall.Mmap: munmap regions when done, and size off-heap caches with an explicit limit (GOMEMLIMIT does not see them: subtract them from it).",
 		},
 	}
-	if t := trend(pointsOf(bs, func(i int) float64 { return ng[i] })); t.Increasing(0.001) && t.Last-t.First >= nonGoMinBytes {
-		f.Evidence["non_go_growth_bytes_per_minute"] = t.Slope * 60
-		f.Detail += fmt.Sprintf(" It grows steadily, %s/min: a leak outside Go.", bytesStr(t.Slope*60))
+	if !ev.RSS.Empty() {
+		f.Evidence["rss_latest_bytes"] = ev.RSS.Last().V
 	}
-	return []Finding{f}
+	if len(ng) < 5 {
+		f.Confidence, f.WatchMoreSeconds = Suspected, 5*ev.NonGo.Res.Step.Seconds()
+	}
+	if g := judgeGrowth(floor(ng), limits{minAbs: nonGoMinBytes, minRel: 0.2, minSpan: 10 * time.Second}, 0); g.conf == Confirmed {
+		f.Evidence["non_go_growth_bytes_per_minute"] = g.perMinute()
+		f.Detail += fmt.Sprintf(" It grows steadily, %s -> %s: a leak outside Go.", bytesStr(g.first), bytesStr(g.last))
+	}
+	return found(f)
 }

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/memdoctor/memdoctor/breakdown"
+	"github.com/memdoctor/memdoctor/evidence"
 )
 
 func init() { register(KindOOMRisk, oomRisk) }
@@ -15,81 +15,82 @@ const (
 	oomCritical  = 0.95
 	oomHorizon   = 24 * time.Hour // a trend reaching the budget within this is a risk
 	oomWakeUp    = time.Hour      // ... within this, critical
-	oomTrendP    = 0.001
 	oomMinGrowth = 16 << 20
 )
 
 // oomRisk reports a process that will reach its memory budget or cgroup limit (by trend), or
-// whose peak is already within 10% of it, or whose cgroup saw OOM kills.
-func oomRisk(in *Input) []Finding {
-	if in.Budget == 0 {
-		return nil
+// whose peak (the kernel's high-water mark included) is already within 10% of it, or whose
+// cgroup saw OOM kills.
+func oomRisk(in *input) outcome {
+	ev := in.ev
+	if ev.Budget == 0 {
+		return cannot(KindOOMRisk, 0, "%s: pass --memory-budget", ev.Gaps[evidence.GapBudget])
 	}
-	rss := between(in.RSS(), in.Start, in.End)
-	if len(rss) < 3 {
-		return nil
+	if ev.RSS.Len() < 3 {
+		return cannot(KindOOMRisk, 0, "resident memory was read %d time(s): %s", ev.RSS.Len(), orGap(ev.Gaps[evidence.GapRSS], "too few"))
 	}
-	budget := float64(in.Budget)
-	peak, _ := maxPoint(rss)
-	var ooms uint64
-	for _, c := range in.Cgroup {
-		ooms = max(ooms, c.OOMKills)
-	}
+	budget := float64(ev.Budget)
+	peak := float64(in.sum.RSSPeakBytes)
 	f := Finding{
-		Kind: KindOOMRisk,
+		Kind:       KindOOMRisk,
+		Confidence: Confirmed,
 		Evidence: map[string]float64{
 			"memory_budget_bytes": budget,
-			"rss_peak_bytes":      peak.V,
-			"peak_of_budget":      peak.V / budget,
+			"rss_peak_bytes":      peak,
+			"peak_of_budget":      peak / budget,
 		},
-		Start: rss[0].T, End: rss[len(rss)-1].T,
+		Start: ev.RSS.First().T, End: ev.RSS.Last().T,
 	}
 	var reasons []string
-	switch {
-	case peak.V >= oomCritical*budget:
-		f.Severity = Critical
-		reasons = append(reasons, fmt.Sprintf("RSS peaked at %s, %s of the %s budget (%s)", bytesStr(peak.V), pct(peak.V/budget), bytesStr(budget), in.BudgetSource))
-	case peak.V >= oomNear*budget:
-		f.Severity = Warning
-		reasons = append(reasons, fmt.Sprintf("RSS peaked at %s, %s of the %s budget (%s)", bytesStr(peak.V), pct(peak.V/budget), bytesStr(budget), in.BudgetSource))
+	peakWhat := "RSS peaked"
+	if in.sum.RSSPeakSource == "high-water mark" {
+		peakWhat = "RSS's high-water mark reached"
 	}
-	if tr := trend(rss); tr.Increasing(oomTrendP) && tr.Last-tr.First >= oomMinGrowth {
-		if left := budget - tr.Last; left > 0 {
-			secs := left / tr.Slope
-			f.Evidence["growth_bytes_per_minute"] = tr.Slope * 60
+	switch {
+	case peak >= oomCritical*budget:
+		f.Severity = Critical
+		reasons = append(reasons, fmt.Sprintf("%s %s, %s of the %s budget (%s)", peakWhat, bytesStr(peak), pct(peak/budget), bytesStr(budget), ev.BudgetSource))
+	case peak >= oomNear*budget:
+		f.Severity = Warning
+		reasons = append(reasons, fmt.Sprintf("%s %s, %s of the %s budget (%s)", peakWhat, bytesStr(peak), pct(peak/budget), bytesStr(budget), ev.BudgetSource))
+	}
+	if g := judgeGrowth(floor(settled(ev, ev.RSS.Points)), limits{minAbs: oomMinGrowth, minRel: 0.05, minSpan: 20 * time.Second}, 0); g.conf != "" {
+		if left := budget - g.last; left > 0 {
+			secs := left / g.slope
+			f.Evidence["growth_bytes_per_minute"] = g.slope * 60
 			f.Evidence["time_to_budget_seconds"] = secs
 			if d := time.Duration(secs * float64(time.Second)); d < oomHorizon {
-				reasons = append(reasons, fmt.Sprintf("RSS grows %s/min and reaches the budget in about %s", bytesStr(tr.Slope*60), humanDuration(secs)))
-				if d < oomWakeUp {
+				reasons = append(reasons, fmt.Sprintf("RSS grows %s/min and reaches the budget in about %s", bytesStr(g.slope*60), humanDuration(secs)))
+				switch {
+				case g.conf == Suspected && f.Severity == "":
+					f.Severity, f.Confidence, f.WatchMoreSeconds = Info, Suspected, g.watchMore.Seconds()
+				case g.conf == Suspected:
+				case d < oomWakeUp:
 					f.Severity = Critical
-				} else if f.Severity == "" {
+				case f.Severity == "":
 					f.Severity = Warning
 				}
 			}
 		}
 	}
-	if ooms > 0 {
-		f.Severity = Critical
-		f.Evidence["cgroup_oom_kills_count"] = float64(ooms)
-		reasons = append(reasons, fmt.Sprintf("the kernel OOM-killed %d process(es) in this cgroup", ooms))
+	if ev.OOMKills > 0 {
+		f.Severity, f.Confidence = Critical, Confirmed
+		f.Evidence["cgroup_oom_kills_count"] = float64(ev.OOMKills)
+		reasons = append(reasons, fmt.Sprintf("the kernel OOM-killed %d process(es) in this cgroup", ev.OOMKills))
 	}
 	if f.Severity == "" {
-		return nil
+		return outcome{}
 	}
 	f.Title = "memory will run out: " + reasons[0]
 	f.Detail = fmt.Sprintf("%s. When RSS (with the page cache the cgroup counts) reaches the limit, the kernel OOM killer ends the process without warning.", joinSentences(reasons))
-	var b *breakdown.At
-	if bs := in.Breakdowns(); len(bs) > 0 {
-		b = bs[len(bs)-1]
-	}
 	f.Advice = append(f.Advice, "Find what grows or peaks first: see the heap-leak, transient-spike, runtime-retention and non-go-memory findings.")
-	if b != nil && b.NonGoBytes+b.FileBytes < uint64(0.5*budget) {
+	if b := lastAligned(ev); b != nil && b.NonGoBytes+b.FileBytes < uint64(0.5*budget) {
 		limit := 0.9*budget - float64(b.NonGoBytes+b.FileBytes)
 		f.AdviceEnv = map[string]string{"GOMEMLIMIT": mib(limit)}
 		f.Advice = append(f.Advice, fmt.Sprintf("Set GOMEMLIMIT=%s so the GC works harder before the limit instead of letting garbage push RSS over it (it cannot save a real leak).", mib(limit)))
 	}
 	f.Advice = append(f.Advice, "Shed load near the limit (the memdoctor agent's guard gives the application pressure levels for that), or give the process more memory.")
-	return []Finding{f}
+	return found(f)
 }
 
 func joinSentences(parts []string) string {

@@ -13,7 +13,8 @@ import (
 	"github.com/memdoctor/memdoctor/session"
 )
 
-const sharedProfiles = "../../shared/testdata/profiles"
+// sharedProfiles holds real profiles of other programs (see PROVENANCE.tsv there).
+const sharedProfiles = "../testdata/profiles"
 
 // sessionOfProfiles writes a session holding the given heap profiles at the given times, and
 // no samples: what a watch of a remote service without MemStats would leave.
@@ -50,7 +51,7 @@ func TestParcaSeries(t *testing.T) {
 	dir := filepath.Join(sharedProfiles, "parca_heap_series")
 	entries, err := os.ReadDir(dir)
 	if err != nil {
-		t.Skipf("shared profiles not available: %v", err)
+		t.Fatal(err)
 	}
 	var paths []string
 	var times []time.Time
@@ -63,7 +64,7 @@ func TestParcaSeries(t *testing.T) {
 		times = append(times, time.Unix(0, ns).UTC())
 	}
 	s := sessionOfProfiles(t, paths, times, "github.com/parca-dev/parca")
-	d := Diagnose(s, Options{})
+	d := diagnoseSession(t, s, Options{})
 	if d.Summary.HeapProfiles != len(paths) || d.Summary.HeapLivePeakBytes == 0 {
 		t.Errorf("summary: %+v", d.Summary)
 	}
@@ -109,7 +110,7 @@ func TestParcaSeries(t *testing.T) {
 func TestSharedProfilesDoNotBreakRules(t *testing.T) {
 	entries, err := os.ReadDir(sharedProfiles)
 	if err != nil {
-		t.Skipf("shared profiles not available: %v", err)
+		t.Fatal(err)
 	}
 	t0 := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
 	var all []string
@@ -122,7 +123,7 @@ func TestSharedProfilesDoNotBreakRules(t *testing.T) {
 		q := all[(i+1)%len(all)]
 		t.Run(filepath.Base(p), func(t *testing.T) {
 			s := sessionOfProfiles(t, []string{p, q}, []time.Time{t0, t0.Add(30 * time.Second)}, "")
-			d := Diagnose(s, Options{})
+			d := diagnoseSession(t, s, Options{})
 			for _, f := range d.Findings {
 				checkFinding(t, f)
 			}

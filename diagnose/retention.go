@@ -4,8 +4,9 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
-	"github.com/memdoctor/memdoctor/breakdown"
+	"github.com/memdoctor/memdoctor/evidence"
 )
 
 func init() { register(KindRuntimeRetention, runtimeRetention) }
@@ -20,45 +21,66 @@ const (
 // runtimeRetention reports resident memory far above what the live heap and the GC goal
 // explain because the runtime keeps freed pages (heap free, not yet scavenged) or the kernel
 // has not reclaimed MADV_FREE pages (LazyFree). It is not a leak.
-func runtimeRetention(in *Input) []Finding {
-	bs := in.Breakdowns()
-	if len(bs) < 3 {
-		return nil
+func runtimeRetention(in *input) outcome {
+	ev := in.ev
+	if ev.Aligned == 0 {
+		return cannot(KindRuntimeRetention, 0, "memory could not be split: %s", ev.Gaps[evidence.GapAligned])
 	}
-	retained := func(b *breakdown.At) uint64 { return b.RetainedFreeBytes + b.ReleasedResidentBytes }
-	hits := 0
-	var worst *breakdown.At
-	for _, b := range bs {
-		r := retained(b)
-		if r >= retainMinBytes && float64(r) >= retainMinShare*float64(b.RSSBytes) {
+	ret, share := ev.Retained.Points, ev.RetainedShare.Points
+	if len(ret) < 3 || len(ret) != len(share) {
+		return cannot(KindRuntimeRetention, 3*time.Second, "memory was split %d time(s): too few to judge", ev.Aligned)
+	}
+	hits, worst := 0, 0.0
+	var worstAt time.Time
+	for i := range ret {
+		if ret[i].V >= retainMinBytes && share[i].V >= retainMinShare {
 			hits++
-			if worst == nil || r > retained(worst) {
-				worst = b
+			if ret[i].V > worst {
+				worst, worstAt = ret[i].V, ret[i].T
 			}
 		}
 	}
-	last := bs[len(bs)-1]
-	lastR := retained(last)
-	if float64(hits) < retainMinPresent*float64(len(bs)) || lastR < retainMinBytes || float64(lastR) < retainMinShare*float64(last.RSSBytes) {
-		return nil
+	if float64(hits) < retainMinPresent*float64(len(ret)) {
+		return outcome{}
+	}
+	// Tell it at the last split that shows it: retention that comes and goes (batches freed
+	// and reclaimed) is still retention.
+	last := lastAligned(ev)
+	if last == nil {
+		return outcome{}
+	}
+	lastR := float64(last.RetainedFreeBytes + last.ReleasedResidentBytes)
+	comesAndGoes := lastR < retainMinBytes || lastR < retainMinShare*float64(last.RSSBytes)
+	if comesAndGoes {
+		for i := len(ev.Splits) - 1; i >= 0; i-- {
+			if a := &ev.Splits[i]; a.GoSource != "" && a.Time.Equal(worstAt) {
+				last = a
+				break
+			}
+		}
+		lastR = float64(last.RetainedFreeBytes + last.ReleasedResidentBytes)
 	}
 	lazy := last.ReleasedResidentBytes >= last.RetainedFreeBytes
 	f := Finding{
-		Kind:     KindRuntimeRetention,
-		Severity: Warning,
+		Kind:       KindRuntimeRetention,
+		Severity:   Warning,
+		Confidence: Confirmed,
 		Evidence: map[string]float64{
 			"rss_bytes":                     float64(last.RSSBytes),
 			"live_heap_bytes":               float64(last.LiveHeapBytes),
 			"retained_free_heap_bytes":      float64(last.RetainedFreeBytes),
 			"released_resident_bytes":       float64(last.ReleasedResidentBytes),
-			"retained_share_of_rss":         float64(lastR) / float64(last.RSSBytes),
-			"retained_peak_bytes":           float64(retained(worst)),
-			"readings_with_retention_share": float64(hits) / float64(len(bs)),
+			"retained_share_of_rss":         lastR / float64(max(last.RSSBytes, 1)),
+			"retained_peak_bytes":           worst,
+			"readings_with_retention_share": float64(hits) / float64(len(ret)),
 		},
-		Start: bs[0].Time, End: last.Time,
+		Start: ret[0].T, End: last.Time,
 	}
-	goVer := in.Session.Manifest.Target.GoVersion
-	godebug := in.Session.Manifest.Target.GODEBUG
+	if len(ret) < 5 {
+		f.Confidence, f.WatchMoreSeconds = Suspected, 5*ev.Retained.Res.Step.Seconds()
+	}
+
+	goVer, godebug := ev.Target.GoVersion, ev.Target.GODEBUG
 	if lazy {
 		f.Title = fmt.Sprintf("%s of RSS is freed memory the kernel has not taken back (MADV_FREE), not a leak", bytesStr(float64(last.ReleasedResidentBytes)))
 		f.Detail = fmt.Sprintf("RSS is %s but the live heap is only %s. The runtime has already returned %s to the kernel with MADV_FREE; "+
@@ -73,8 +95,8 @@ func runtimeRetention(in *Input) []Finding {
 			"The background scavenger returns it slowly (about 1%% of one CPU, toward a goal recomputed at each GC, and a freed spike "+
 			"takes two GCs to release; an idle program gets a forced GC only every 2 minutes). It is not a leak: the heap will reuse it.",
 			bytesStr(float64(last.RSSBytes)), bytesStr(float64(last.LiveHeapBytes)), bytesStr(float64(last.RetainedFreeBytes)))
-		if in.Budget > 0 {
-			limit := 0.9 * float64(in.Budget)
+		if ev.Budget > 0 {
+			limit := 0.9 * float64(ev.Budget)
 			f.AdviceEnv = map[string]string{"GOMEMLIMIT": mib(limit)}
 			f.Advice = append(f.Advice, fmt.Sprintf("Set GOMEMLIMIT=%s: with a limit the scavenger keeps the runtime's resident memory under 95%% of it, returning free pages as needed.", mib(limit)))
 		} else {
@@ -82,11 +104,14 @@ func runtimeRetention(in *Input) []Finding {
 		}
 		f.Advice = append(f.Advice, "After a known burst (a batch, a big import), call debug.FreeOSMemory() to return the free heap at once; it runs a GC, so not on a hot path.")
 	}
-	if spikes := in.Spikes(); len(spikes) > 0 && !lazy {
-		f.Severity = Info
-		f.Detail += fmt.Sprintf(" The memory is kept between %d allocation spike(s), which it will serve again: fixing the spikes (see transient-spike) removes the need for it.", len(spikes))
+	if comesAndGoes {
+		f.Detail += fmt.Sprintf(" It comes and goes: retained in %d of %d readings (at most %s), lower at the end.", hits, len(ret), bytesStr(worst))
 	}
-	return []Finding{f}
+	if len(in.spikes) > 0 && !lazy {
+		f.Severity = Info
+		f.Detail += fmt.Sprintf(" The memory is kept between %d allocation spike(s), which it will serve again: fixing the spikes (see transient-spike) removes the need for it.", len(in.spikes))
+	}
+	return found(f)
 }
 
 // madvAdvice is version-aware advice for memory released with MADV_FREE.

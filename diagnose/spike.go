@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/memdoctor/memdoctor/session"
+	"github.com/memdoctor/memdoctor/evidence"
 )
 
 func init() { register(KindTransientSpike, transientSpike) }
@@ -20,90 +20,133 @@ const maxSpikesExplained = 8
 const spikeMinExplained = 0.25
 
 // transientSpike reports bursts of short-lived allocation that lift memory far above the
-// steady state, and names what was allocated between the heap snapshots around each burst.
-func transientSpike(in *Input) []Finding {
-	spikes := in.Spikes()
-	if len(spikes) == 0 {
-		return nil
+// floor, and names what was allocated between the heap snapshots around each burst.
+func transientSpike(in *input) outcome {
+	ev := in.ev
+	sd := spikeSeriesOf(ev)
+	if len(sd.pts) < 4 {
+		return cannot(KindTransientSpike, 0, "the live heap was read %d time(s): %s", len(sd.pts), orGap(ev.Gaps[evidence.GapLive], "too few readings to see a burst"))
 	}
-	var heights, durations, cycles []float64
+	spikes := in.spikes
+	if len(spikes) == 0 {
+		if sd.step >= 5*time.Second {
+			return cannot(KindTransientSpike, 0, "the live heap was read every %s (%s): bursts shorter than that cannot be seen; run the program under memdoctor run (gctrace) or embed the agent", humanDuration(sd.step.Seconds()), sd.what)
+		}
+		return outcome{}
+	}
+	var heights, durations, readings []float64
 	peak := spikes[0]
-	for _, s := range spikes {
-		heights = append(heights, s.Height())
-		durations = append(durations, s.Duration().Seconds())
-		cycles = append(cycles, float64(s.Cycles))
-		if s.Height() > peak.Height() {
-			peak = s
+	complete := 0
+	for _, sp := range spikes {
+		heights = append(heights, sp.Height())
+		durations = append(durations, sp.Duration().Seconds())
+		readings = append(readings, float64(sp.Readings))
+		if sp.Height() > peak.Height() {
+			peak = sp
+		}
+		if !sp.InProgress {
+			complete++
 		}
 	}
-	perMin := float64(len(spikes)) / math.Max(in.Seconds(), 1) * 60
+	perMin := float64(len(spikes)) / math.Max(ev.Seconds(), 1) * 60
 	peakHeap := math.Max(peak.PeakHeap, peak.PeakLive)
 	f := Finding{
-		Kind:     KindTransientSpike,
-		Severity: Info,
-		Title: fmt.Sprintf("%d spike(s) of the live heap, up to %s above the steady %s",
+		Kind:       KindTransientSpike,
+		Severity:   Info,
+		Confidence: Confirmed,
+		Title: fmt.Sprintf("%d spike(s) of the live heap, up to %s above its floor of %s",
 			len(spikes), bytesStr(peak.Height()), bytesStr(peak.Baseline)),
-		Detail: fmt.Sprintf("The live heap rose from its steady state (%s) to as much as %s and came back: %d time(s) in %s "+
-			"(%.1f per minute), each seen high by %.0f GC cycle(s) over %s (median). The heap in use peaked at %s. "+
+		Detail: fmt.Sprintf("The live heap rose from its floor (%s) to as much as %s and came back: %d time(s) in %s "+
+			"(%.1f per minute), each seen high by %s (median). The heap in use peaked at %s. "+
 			"Peak memory, and so the memory the process must be given, is set by these bursts, not by the steady state.",
-			bytesStr(peak.Baseline), bytesStr(peak.PeakLive), len(spikes), humanDuration(in.Seconds()), perMin,
-			median(cycles), humanDuration(median(durations)), bytesStr(peakHeap)),
+			bytesStr(peak.Baseline), bytesStr(peak.PeakLive), complete, humanDuration(ev.Seconds()), perMin,
+			spikeSeen(median(readings), median(durations)), bytesStr(peakHeap)),
 		Evidence: map[string]float64{
 			"spikes_count":                  float64(len(spikes)),
 			"spikes_per_minute":             perMin,
 			"spike_height_max_bytes":        peak.Height(),
 			"spike_height_median_bytes":     median(heights),
 			"spike_duration_median_seconds": median(durations),
-			"spike_gc_cycles_median_count":  median(cycles),
-			"steady_live_heap_bytes":        peak.Baseline,
+			"spike_readings_median_count":   median(readings),
+			"floor_live_heap_bytes":         peak.Baseline,
 			"peak_live_heap_bytes":          peak.PeakLive,
 			"peak_heap_in_use_bytes":        peakHeap,
 		},
 		Start: peak.Start, End: peak.End,
 	}
+	if complete == 0 {
+		f.Confidence = Suspected
+		f.WatchMoreSeconds = math.Max(30, 2*peak.To.Sub(peak.From).Seconds())
+		f.Title = fmt.Sprintf("the live heap is %s above its floor of %s as the window ends: a spike in progress, or the start of a rise",
+			bytesStr(peak.Height()), bytesStr(peak.Baseline))
+		f.Detail = fmt.Sprintf("The live heap rose from its floor (%s) to %s and had not come back when the window ended. "+
+			"Watch about %s more to tell a burst that ends from a rise that stays.", bytesStr(peak.Baseline), bytesStr(peak.PeakLive), humanDuration(f.WatchMoreSeconds))
+	} else if complete < len(spikes) {
+		f.Detail += " The last one was still in progress when the window ended."
+	}
 	if peak.Height() >= 64<<20 || peak.Height() >= 2*peak.Baseline && peak.Height() >= 32<<20 {
 		f.Severity = Warning
 	}
-	if in.Budget > 0 && peakHeap >= 0.8*float64(in.Budget) {
+	if ev.Budget > 0 && peakHeap >= 0.8*float64(ev.Budget) {
 		f.Severity = Critical
-		f.Detail += fmt.Sprintf(" The spike's heap alone reaches %s of the memory budget.", pct(peakHeap/float64(in.Budget)))
+		f.Detail += fmt.Sprintf(" The spike's heap alone reaches %s of the memory budget.", pct(peakHeap/float64(ev.Budget)))
 	}
-	culprits, pair, explained := in.spikeCulprits(spikes)
+	culprits, pair, explained, shown := in.spikeCulprits(spikes)
 	f.Culprits = culprits
 	if pair != nil {
 		f.Evidence["allocation_to_height_ratio"] = explained
-		if explained < spikeMinExplained {
+		if explained < spikeMinExplained && !shown {
+			f.Detail += " The heap profiles after the spikes may not show their allocation yet: a heap profile is up to two GC cycles old."
+		}
+		if explained < spikeMinExplained && shown {
 			// What was allocated around the spikes is a small part of their height: no burst
 			// of allocation to blame; the bumps are the ordinary swing of a busy heap.
 			f.Severity = Info
 			f.Detail += fmt.Sprintf(" The allocation between the snapshots around the spikes accounts for only %s of their height: "+
 				"no burst stands out from the program's usual allocation.", pct(explained))
 		}
-	}
-	if pair != nil {
-		f.Profiles = profileNames(pair[0], pair[1])
+		f.Profiles = []string{pair[0].Path, pair[1].Path}
 		f.Advice = append(f.Advice, "See what was allocated during the largest spike: "+pprofDiffCommand("alloc_space", pair[0], pair[1]))
 	} else {
 		in.notef("transient-spike: no heap snapshots around the spikes to say what was allocated (shorten --interval)")
 	}
-	in.Assists().addTo(&f)
+	addAssists(ev.Assists(), &f)
 	f.Advice = append(f.Advice, spikeAdvice(f.Culprits)...)
-	return []Finding{f}
+	return found(f)
+}
+
+// spikeSeen says how long readings saw a spike high.
+func spikeSeen(readings, secs float64) string {
+	if readings <= 1 || secs <= 0 {
+		return "one reading"
+	}
+	return fmt.Sprintf("%.0f readings over %s", readings, humanDuration(secs))
+}
+
+// orGap returns the gap's reason, else the fallback.
+func orGap(gap, fallback string) string {
+	if gap != "" {
+		return gap
+	}
+	return fallback
 }
 
 // spikeCulprits diffs alloc_space between the snapshots just before and just after each
 // spike, less what the program allocates anyway in that time (the per-site rate between
 // two quiet snapshots), and sums it over the spikes. It returns the pair of the largest
-// spike it could explain, and the excess allocation as a share of the spikes' heights.
-func (in *Input) spikeCulprits(spikes []Spike) ([]Culprit, []session.ProfileRef, float64) {
-	heaps := in.Session.ProfilesOf(session.KindHeap, false)
+// spike it could explain, the excess allocation as a share of the spikes' heights, and
+// whether every pair's later snapshot is known to show the spike's allocation (two GC
+// cycles after it).
+func (in *input) spikeCulprits(spikes []Spike) ([]Culprit, []evidence.Snapshot, float64, bool) {
+	heaps := in.ev.Heaps
 	if len(heaps) < 2 {
-		return nil, nil, 0
+		return nil, nil, 0, false
 	}
+	shown := true
 	background := in.backgroundAllocRate(heaps, spikes)
 	excess := map[string]*Culprit{}
 	var total float64
-	var bestPair []session.ProfileRef
+	var bestPair []evidence.Snapshot
 	var bestHeight, heights float64
 	order := append([]Spike(nil), spikes...)
 	sort.SliceStable(order, func(i, j int) bool { return order[i].Height() > order[j].Height() })
@@ -111,16 +154,18 @@ func (in *Input) spikeCulprits(spikes []Spike) ([]Culprit, []session.ProfileRef,
 		if i == maxSpikesExplained {
 			break
 		}
-		before, after, ok := bracket(heaps, s)
+		pub := published(in.ev, s.End)
+		before, after, ok := bracket(heaps, s, pub)
 		if !ok {
 			continue
 		}
-		d, err := in.heapDiff(before, after, "alloc_space")
+		shown = shown && (strings.HasPrefix(after.Label, "after-") || !pub.IsZero() && !after.T.Before(pub))
+		d, err := in.ev.HeapDiff(before, after, "alloc_space")
 		if err != nil {
 			in.notef("transient-spike: %v", err)
 			continue
 		}
-		dt := after.Time.Sub(before.Time).Seconds()
+		dt := after.T.Sub(before.T).Seconds()
 		heights += s.Height()
 		for _, row := range d.ByFunction {
 			x := float64(row.Delta) - background[row.Site.Function]*dt
@@ -136,7 +181,7 @@ func (in *Input) spikeCulprits(spikes []Spike) ([]Culprit, []session.ProfileRef,
 			total += x
 		}
 		if s.Height() > bestHeight {
-			bestHeight, bestPair = s.Height(), []session.ProfileRef{before, after}
+			bestHeight, bestPair = s.Height(), []evidence.Snapshot{before, after}
 		}
 	}
 	out := make([]Culprit, 0, len(excess))
@@ -150,39 +195,46 @@ func (in *Input) spikeCulprits(spikes []Spike) ([]Culprit, []session.ProfileRef,
 		}
 		return out[i].Function < out[j].Function
 	})
-	return keepCulprits(out, 5), bestPair, total / math.Max(heights, 1)
+	return keepCulprits(out, 5), bestPair, total / math.Max(heights, 1), shown
 }
 
 // bracket picks the snapshots around a spike: a pair the agent captured for it (labelled
 // before-*/after-*) when there is one, else the last snapshot before the spike began and
-// the first one after it ended.
-func bracket(heaps []session.ProfileRef, s Spike) (before, after session.ProfileRef, ok bool) {
+// the first one after it ended and after shown (when known), the time the heap profile
+// shows the spike's allocations.
+func bracket(heaps []evidence.Snapshot, s Spike, shown time.Time) (before, after evidence.Snapshot, ok bool) {
 	const slack = 2 * time.Second
-	var lb, la *session.ProfileRef
+	var lb, la *evidence.Snapshot
 	for i := range heaps {
 		h := &heaps[i]
 		switch {
-		case strings.HasPrefix(h.Label, "before-") && !h.Time.After(s.Start.Add(slack)) && s.Start.Sub(h.Time) < 5*time.Minute:
+		case strings.HasPrefix(h.Label, "before-") && !h.T.After(s.Start.Add(slack)) && s.Start.Sub(h.T) < 5*time.Minute:
 			lb = h
-		case strings.HasPrefix(h.Label, "after-") && lb != nil && !h.Time.Before(s.Start) && la == nil:
+		case strings.HasPrefix(h.Label, "after-") && lb != nil && !h.T.Before(s.Start) && la == nil:
 			la = h
 		}
 	}
 	if lb != nil && la != nil {
 		return *lb, *la, true
 	}
-	var b, a *session.ProfileRef
+	var b, a *evidence.Snapshot
 	for i := range heaps {
 		h := &heaps[i]
 		if h.Label != "" {
 			continue
 		}
-		if !h.Time.After(s.Start) {
+		if !h.T.After(s.Start) {
 			b = h
 		}
-		if a == nil && !h.Time.Before(s.End) {
+		if a == nil && !h.T.Before(s.End) && !h.T.Before(shown) {
 			a = h
 		}
+		if s.InProgress && h.T.After(s.Start) {
+			a = h // no snapshot after a spike in progress: the last one during it
+		}
+	}
+	if a == nil && !shown.IsZero() { // none late enough: the first after the spike, at least
+		return bracket(heaps, s, time.Time{})
 	}
 	if b == nil || a == nil {
 		return before, after, false
@@ -190,10 +242,28 @@ func bracket(heaps []session.ProfileRef, s Spike) (before, after session.Profile
 	return *b, *a, true
 }
 
+// published is when the heap profile shows allocations made at t: it is "up to two garbage
+// collection cycles old" (runtime/pprof), so they are in it once two cycles completed after
+// them. Zero when the GC cycles were not followed, or two did not complete.
+func published(ev *evidence.Evidence, t time.Time) time.Time {
+	pts := ev.GCCycles.Points
+	i := sort.Search(len(pts), func(i int) bool { return pts[i].T.After(t) })
+	if i == 0 {
+		return time.Time{}
+	}
+	base := pts[i-1].V
+	for ; i < len(pts); i++ {
+		if pts[i].V >= base+2 {
+			return pts[i].T
+		}
+	}
+	return time.Time{}
+}
+
 // backgroundAllocRate is each site's allocation rate (bytes/s) between the two consecutive
 // periodic snapshots farthest from any spike.
-func (in *Input) backgroundAllocRate(heaps []session.ProfileRef, spikes []Spike) map[string]float64 {
-	var periodic []session.ProfileRef
+func (in *input) backgroundAllocRate(heaps []evidence.Snapshot, spikes []Spike) map[string]float64 {
+	var periodic []evidence.Snapshot
 	for _, h := range heaps {
 		if h.Label == "" {
 			periodic = append(periodic, h)
@@ -201,7 +271,7 @@ func (in *Input) backgroundAllocRate(heaps []session.ProfileRef, spikes []Spike)
 	}
 	best, bestLen := -1, 0.0
 	for i := 0; i+1 < len(periodic); i++ {
-		a, b := periodic[i].Time, periodic[i+1].Time
+		a, b := periodic[i].T, periodic[i+1].T
 		quiet := true
 		for _, s := range spikes {
 			if s.Start.Before(b.Add(2*time.Second)) && s.End.After(a.Add(-2*time.Second)) {
@@ -217,7 +287,7 @@ func (in *Input) backgroundAllocRate(heaps []session.ProfileRef, spikes []Spike)
 	if best < 0 {
 		return rates
 	}
-	d, err := in.heapDiff(periodic[best], periodic[best+1], "alloc_space")
+	d, err := in.ev.HeapDiff(periodic[best], periodic[best+1], "alloc_space")
 	if err != nil {
 		return rates
 	}

@@ -3,140 +3,191 @@ package diagnose
 import (
 	"math"
 	"time"
+
+	"github.com/memdoctor/memdoctor/evidence"
 )
 
-// Spike is one transient rise of the live heap above its steady state.
+// Spike is one transient rise of the live heap above its floor.
 type Spike struct {
 	Start, End time.Time
-	// PeakLive is the highest live heap in the spike; Baseline the steady state around it.
+	// PeakLive is the highest live heap in the spike; Baseline the floor it rose from.
 	PeakLive, Baseline float64
 	// PeakHeap is the most heap in use (live plus garbage) seen in the spike, when known.
 	PeakHeap float64
-	// Cycles is the number of GC cycles the spike spanned.
-	Cycles int
+	// Readings is how many readings saw the live heap high.
+	Readings int
+	// InProgress is true when the window ended before the heap came back down.
+	InProgress bool
+	// From and To bound when the spike happened: the last low reading before it and the
+	// first low reading after it (To is the window's end for a spike in progress).
+	From, To time.Time
 }
 
-// Height is how far the live heap rose above the steady state.
+// Height is how far the live heap rose above its floor.
 func (s Spike) Height() float64 { return s.PeakLive - s.Baseline }
 
-// Duration is how long the GC cycles saw the live heap high: from the first to the last of
-// them (0 when one cycle saw it). When it began and ended exactly is not known: between
-// cycles nothing measures the live heap.
+// Duration is how long readings saw the live heap high: from the first to the last of them
+// (0 when one reading saw it; From and To bound the real duration).
 func (s Spike) Duration() time.Duration { return s.End.Sub(s.Start) }
 
 // Spike detection thresholds.
 const (
-	spikeMinHeight = 16 << 20 // bytes above the steady state
+	spikeMinHeight = 16 << 20 // bytes above the floor
 	spikeMinRatio  = 0.5      // ... and at least this share of it
-	// spikeQuietGap: no GC for this long means allocation stopped, and a burst ended.
-	spikeQuietGap = 2 * time.Second
-	// spikeReturn: after a spike the live heap must come back below the baseline plus this
-	// share of the spike's height, or it was not transient.
+	// spikeReturn: after a spike the live heap must come back below the floor plus this share
+	// of the spike's height, or it was not transient.
 	spikeReturn = 0.5
+	// spikeLookback: how far before a reading its floor is looked for (at least a few
+	// readings' worth).
+	spikeLookback = 10 * time.Second
 )
 
-// gcPoint is what one GC cycle saw.
-type gcPoint struct {
-	t          time.Time
-	live, heap float64
-}
-
-// Spikes finds the transient spikes of the live heap, cycle by cycle: runs of GC cycles whose
-// live heap stands well above the steady state (the 10th percentile), ended by a cycle back
-// below the threshold or by a quiet gap (no GC: the burst's allocation stopped), and
-// followed by a cycle that finds the live heap back down. A rise that does not come back is
-// not transient: that is the leak rule's business. The result is computed once.
-func (in *Input) Spikes() []Spike {
-	in.spikesOnce.Do(func() { in.spikes = findSpikes(in.gcPoints()) })
-	return in.spikes
-}
-
-func findSpikes(pts []gcPoint) []Spike {
-	if len(pts) < 4 {
+// findSpikes finds the transient spikes of the live heap: runs of readings well above the
+// floor they rose from (the lowest reading of the preceding lookback), ended by a reading
+// back below the threshold or by a quiet gap (no GC: the burst's allocation stopped). A spike
+// must rise from a floor seen before it (a start-up's first readings have none) and come back
+// down, or still be up when the window ends (in progress). A rise that stays up while the
+// window goes on is not transient: that is the leak rule's business.
+func findSpikes(ev *evidence.Evidence) []Spike {
+	sd := spikeSeriesOf(ev)
+	pts, garbage := sd.pts, sd.garbage
+	n := len(pts)
+	if n < 4 {
 		return nil
 	}
-	lives := make([]float64, len(pts))
-	for i, p := range pts {
-		lives[i] = p.live
+	step := sd.step
+	lookback := max(spikeLookback, 3*step)
+	quietGap := max(2*time.Second, 5*step/2)
+	global := percentile(values(pts), 10)
+	base := make([]float64, n) // the floor before each reading
+	for i := range pts {
+		base[i] = localFloor(pts, i, lookback, global)
 	}
-	base := percentile(lives, 10)
-	threshold := base + math.Max(spikeMinHeight, spikeMinRatio*base)
-	// Runs of cycles above the threshold, split at quiet gaps.
-	type run struct{ from, to int }
-	var runs []run
-	for i := 0; i < len(pts); i++ {
-		if pts[i].live <= threshold {
-			continue
-		}
-		r := run{i, i}
-		for r.to+1 < len(pts) && pts[r.to+1].live > threshold && pts[r.to+1].t.Sub(pts[r.to].t) < spikeQuietGap {
-			r.to++
-		}
-		runs = append(runs, r)
-		i = r.to
+	high := func(i int) bool {
+		return pts[i].V > base[i]*(1+garbage)+math.Max(spikeMinHeight, spikeMinRatio*base[i])
 	}
-	// lowAfter[i] is the lowest live heap from cycle i on: "does it come back?" in O(1).
-	lowAfter := make([]float64, len(pts)+1)
-	lowAfter[len(pts)] = math.Inf(1)
-	for i := len(pts) - 1; i >= 0; i-- {
-		lowAfter[i] = math.Min(lowAfter[i+1], pts[i].live)
+	// lowAfter[i] is the lowest live heap from reading i on: "does it come back?" in O(1).
+	lowAfter := make([]float64, n+1)
+	lowAfter[n] = math.Inf(1)
+	for i := n - 1; i >= 0; i-- {
+		lowAfter[i] = math.Min(lowAfter[i+1], pts[i].V)
 	}
 	var spikes []Spike
-	for _, r := range runs {
-		s := Spike{Start: pts[r.from].t, End: pts[r.to].t, Baseline: localBaseline(pts, r.from, base), Cycles: r.to - r.from + 1}
-		for _, p := range pts[r.from : r.to+1] {
-			s.PeakLive = math.Max(s.PeakLive, p.live)
-			s.PeakHeap = math.Max(s.PeakHeap, p.heap)
+	seenLow := !high(0)
+	for i := 1; i < n; i++ {
+		gap := pts[i].T.Sub(pts[i-1].T) >= quietGap
+		if !high(i) {
+			seenLow = true
+			continue
 		}
-		if h := s.Height(); h < spikeMinHeight || h < spikeMinRatio*s.Baseline {
-			continue // high only against a baseline the heap has long outgrown
+		// A spike starts at a high reading after a low one, or after a quiet gap (a new burst),
+		// once a low reading has been seen: the first readings of a start-up have no floor.
+		if !seenLow || high(i-1) && !gap {
+			continue
 		}
-		// Transient: a later cycle finds the live heap back down.
-		if lowAfter[r.to+1] <= s.Baseline+spikeReturn*(s.PeakLive-s.Baseline) {
-			spikes = append(spikes, s)
+		j := i
+		for j+1 < n && high(j+1) && pts[j+1].T.Sub(pts[j].T) < quietGap {
+			j++
 		}
+		sp := Spike{Start: pts[i].T, End: pts[j].T, Baseline: base[i], Readings: j - i + 1, From: pts[i-1].T}
+		for _, p := range pts[i : j+1] {
+			sp.PeakLive = math.Max(sp.PeakLive, p.V)
+		}
+		sp.PeakHeap = peakHeap(ev, sp.Start, sp.End, sp.PeakLive)
+		i = j
+		if h := sp.Height(); h < spikeMinHeight || h < spikeMinRatio*sp.Baseline {
+			continue
+		}
+		switch {
+		case j == n-1:
+			sp.InProgress, sp.To = true, ev.End
+		case lowAfter[j+1] <= sp.Baseline+spikeReturn*sp.Height():
+			sp.To = pts[j+1].T
+		default:
+			continue // it stayed up: a step, not a spike
+		}
+		spikes = append(spikes, sp)
 	}
 	return spikes
 }
 
-// spikeLookback is how far before a spike its local steady state is measured.
-const spikeLookback = 10 * time.Second
+// spikeSeries is the series spikes are looked for in, and what it is.
+type spikeSeries struct {
+	pts     []evidence.Point
+	garbage float64 // the GC cycle's garbage a reading may hold, as a share of the live heap
+	what    string
+	step    time.Duration // between readings
+}
 
-// localBaseline is the steady state just before the cycle at index from: the lowest live heap
-// of the cycles in the preceding spikeLookback, or the whole window's baseline when there are
-// none. A heap that grows for other reasons (a leak) must not make every bump a spike.
-func localBaseline(pts []gcPoint, from int, global float64) float64 {
+// spikeSeriesOf picks the finest reading of the live heap: gctrace's or runtime/metrics'
+// when there is one; else whichever of the heap profiles and the GC's goal (read with each
+// MemStats sample, goal = live x (1 + GOGC/100)) has more distinct readings; else the heap
+// in use, whose GC sawtooth is allowed for.
+func spikeSeriesOf(ev *evidence.Evidence) spikeSeries {
+	mk := func(pts []evidence.Point, garbage float64, what string) spikeSeries {
+		sd := spikeSeries{pts: pts, garbage: garbage, what: what}
+		if n := len(pts); n >= 2 {
+			sd.step = pts[n-1].T.Sub(pts[0].T) / time.Duration(n-1)
+		}
+		return sd
+	}
+	live := ev.Live
+	switch {
+	case !live.Empty() && (live.Src == evidence.SourceGCTrace || live.Src == evidence.SourceRuntimeMetrics):
+		return mk(live.Points, 0, live.Src.String())
+	case !live.Empty():
+		if goal, ok := goalLive(ev); ok && len(observed(goal)) > len(observed(live.Points)) {
+			return mk(goal, 0, "the GC's goal")
+		}
+		return mk(live.Points, 0, live.Src.String())
+	}
+	if goal, ok := goalLive(ev); ok {
+		return mk(goal, 0, "the GC's goal")
+	}
+	// Heap in use holds the garbage of the GC cycle too: between two cycles it climbs from the
+	// live heap to the goal, live x (1 + GOGC/100). That sawtooth is not a spike: a reading is
+	// high only beyond it.
+	return mk(ev.HeapInUse.Points, gcHeadroom(ev), ev.HeapInUse.Src.String()+" heap in use")
+}
+
+// gcHeadroom is the garbage the GC lets grow between cycles, as a share of the live heap:
+// GOGC/100 (100 when unknown; GOGC=off leaves the heap to the memory limit, so any sawtooth
+// height is possible: 4 is a generous bound that still sees a burst).
+func gcHeadroom(ev *evidence.Evidence) float64 {
+	switch g := ev.Pacer.GOGC; {
+	case g < 0:
+		return 4
+	case g == 0:
+		return 1
+	default:
+		return g / 100
+	}
+}
+
+// localFloor is the lowest reading in the lookback before reading i, never below the
+// window's low floor; the window's floor when there is none.
+func localFloor(pts []evidence.Point, i int, lookback time.Duration, global float64) float64 {
 	low := math.Inf(1)
-	for i := from - 1; i >= 0 && pts[from].t.Sub(pts[i].t) <= spikeLookback; i-- {
-		low = math.Min(low, pts[i].live)
+	for k := i - 1; k >= 0 && pts[i].T.Sub(pts[k].T) <= lookback; k-- {
+		low = math.Min(low, pts[k].V)
 	}
 	if math.IsInf(low, 1) {
+		if i > 0 {
+			return math.Max(pts[i-1].V, global)
+		}
 		return global
 	}
 	return math.Max(low, global)
 }
 
-// gcPoints returns what each GC cycle saw, in time order: from gctrace, else from the Go
-// readings whose cycle count moved, else from the heap snapshots (inuse_space, as of the last
-// GC).
-func (in *Input) gcPoints() []gcPoint {
-	var pts []gcPoint
-	for _, ev := range in.GC {
-		pts = append(pts, gcPoint{ev.Time, float64(ev.HeapLive), float64(max(ev.HeapStart, ev.HeapEnd))})
-	}
-	if len(pts) > 0 {
-		return pts
-	}
-	for i, g := range in.Go {
-		if g.HeapLiveBytes > 0 && (i == 0 || g.GCCycles != in.Go[i-1].GCCycles) {
-			pts = append(pts, gcPoint{g.T, float64(g.HeapLiveBytes), float64(g.HeapObjectsBytes)})
+// peakHeap is the most heap in use seen during [from, to]: at the start of each GC (the tops
+// of the sawtooth) or in the Go readings; at least the live peak.
+func peakHeap(ev *evidence.Evidence, from, to time.Time, live float64) float64 {
+	peak := live
+	for _, s := range []*evidence.Series{&ev.HeapAtGC, &ev.HeapInUse} {
+		for _, p := range s.Between(from, to) {
+			peak = math.Max(peak, p.V)
 		}
 	}
-	if len(pts) > 0 {
-		return pts
-	}
-	for _, h := range in.HeapTotals() {
-		pts = append(pts, gcPoint{h.T, float64(h.InuseSpace), float64(h.InuseSpace)})
-	}
-	return pts
+	return peak
 }

@@ -3,49 +3,99 @@ package diagnose
 import (
 	"testing"
 	"time"
+
+	"github.com/memdoctor/memdoctor/evidence"
 )
 
-func gcSeries(step time.Duration, lives ...float64) []gcPoint {
+// gcEvidence is evidence whose live heap is read at each GC (values in MiB; a negative value
+// marks a quiet gap of 6 s before its reading).
+func gcEvidence(step time.Duration, lives ...float64) *evidence.Evidence {
 	t0 := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
-	pts := make([]gcPoint, len(lives))
+	ev := &evidence.Evidence{Start: t0}
 	t := t0
-	for i, l := range lives {
+	for _, l := range lives {
 		if l < 0 { // a quiet gap
 			t = t.Add(6 * time.Second)
 			l = -l
 		}
-		pts[i] = gcPoint{t, l * (1 << 20), 2 * l * (1 << 20)}
+		ev.Live.Points = append(ev.Live.Points, evidence.Point{T: t, V: l * (1 << 20), Src: evidence.SourceGCTrace})
+		ev.HeapAtGC.Points = append(ev.HeapAtGC.Points, evidence.Point{T: t, V: 2 * l * (1 << 20), Src: evidence.SourceGCTrace})
 		t = t.Add(step)
 	}
-	return pts
+	ev.End = t
+	return ev
 }
 
 func TestFindSpikes(t *testing.T) {
 	for _, tc := range []struct {
-		name  string
-		pts   []gcPoint
-		count int
+		name       string
+		ev         *evidence.Evidence
+		count      int
+		inProgress int
 	}{
 		// Bursts separated by idle time: no GC between them, so the live heap only comes
-		// back down at the next burst's first cycle (the shape of the json-whole lab).
-		{"bursts with idle gaps", gcSeries(200*time.Millisecond, 7, 14, 26, 57, 63, 87, 121, 176, -60, 69, 90, 134, 131, -48, 68, 76, 108, 150, -11, 11, 19, 33), 3},
+		// back down at the next burst's first cycle (the shape of the json-whole lab). The last
+		// burst is still rising when the readings end: a spike in progress.
+		{"bursts with idle gaps", gcEvidence(200*time.Millisecond, 7, 14, 26, 57, 63, 87, 121, 176, -60, 69, 90, 134, 131, -48, 68, 76, 108, 150, -11, 11, 19, 33), 4, 1},
 		// A steady service with bursts: GCs go on between them.
-		{"bursts over steady traffic", gcSeries(500*time.Millisecond, 20, 21, 20, 22, 120, 180, 20, 21, 20, 150, 21, 20, 22, 20), 2},
+		{"bursts over steady traffic", gcEvidence(500*time.Millisecond, 20, 21, 20, 22, 120, 180, 20, 21, 20, 150, 21, 20, 22, 20), 2, 0},
 		// A leak: the live heap never comes back.
-		{"leak", gcSeries(2*time.Second, 1, 5, 9, 13, 17, 22, 28, -33, -41, -50, -60, -74, -89), 0},
-		{"steady", gcSeries(100*time.Millisecond, 25, 26, 25, 27, 25, 26, 25, 24, 26, 25), 0},
-		// A final rise that lasts to the end is not transient.
-		{"rise at the end", gcSeries(time.Second, 10, 11, 10, 10, 11, 10, 90, 120, 150), 0},
+		{"leak", gcEvidence(2*time.Second, 1, 5, 9, 13, 17, 22, 28, -33, -41, -50, -60, -74, -89), 0, 0},
+		{"steady", gcEvidence(100*time.Millisecond, 25, 26, 25, 27, 25, 26, 25, 24, 26, 25), 0, 0},
+		// A final rise that lasts to the end: a spike in progress (or the start of a rise).
+		{"rise at the end", gcEvidence(time.Second, 10, 11, 10, 10, 11, 10, 90, 120, 150), 1, 1},
+		// High from the first reading: no floor was seen before it, so it is not a spike
+		// (a start-up's first allocations are not a transient beside what follows).
+		{"start-up", gcEvidence(500*time.Millisecond, 90, 120, 10, 11, 10, 12, 10, 11, 10), 0, 0},
+		// A leak under bigger periodic spikes: the spikes are found over the rising floor.
+		{"spikes over a leak", gcEvidence(time.Second, 10, 12, 180, 14, 16, 18, 200, 20, 22, 24, 210, 26, 28, 30), 3, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got := findSpikes(tc.pts)
-			if len(got) != tc.count {
-				t.Errorf("%d spikes, want %d: %+v", len(got), tc.count, got)
-			}
+			got := findSpikes(tc.ev)
+			inProgress := 0
 			for _, s := range got {
-				if s.Height() < spikeMinHeight || s.End.Before(s.Start) || s.PeakHeap < s.PeakLive {
+				if s.InProgress {
+					inProgress++
+				}
+				if s.Height() < spikeMinHeight || s.End.Before(s.Start) || s.PeakHeap < s.PeakLive || s.From.After(s.Start) {
 					t.Errorf("bad spike %+v", s)
 				}
+			}
+			if len(got) != tc.count || inProgress != tc.inProgress {
+				t.Errorf("%d spikes (%d in progress), want %d (%d): %+v", len(got), inProgress, tc.count, tc.inProgress, got)
+			}
+		})
+	}
+}
+
+// inUseEvidence is evidence with only heap in use (live plus garbage), read every step, as a
+// source without the live heap has it (values in MiB).
+func inUseEvidence(step time.Duration, gogc float64, inUse ...float64) *evidence.Evidence {
+	t0 := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
+	ev := &evidence.Evidence{Start: t0, Pacer: evidence.Pacer{GOGC: gogc}}
+	for i, v := range inUse {
+		ev.HeapInUse.Points = append(ev.HeapInUse.Points, evidence.Point{T: t0.Add(time.Duration(i) * step), V: v * (1 << 20)})
+	}
+	ev.End = t0.Add(time.Duration(len(inUse)) * step)
+	return ev
+}
+
+// Heap in use climbs from the live heap to the goal between cycles: that sawtooth is no
+// spike, at the GOGC the service runs with; a burst far above the goal is.
+func TestFindSpikesOnHeapInUse(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		ev    *evidence.Evidence
+		count int
+	}{
+		{"sawtooth at GOGC=100", inUseEvidence(time.Second, 100, 40, 55, 70, 79, 41, 56, 72, 80, 40, 58, 71, 80, 42, 60, 78), 0},
+		{"sawtooth at GOGC=300", inUseEvidence(time.Second, 300, 20, 45, 70, 79, 21, 50, 72, 80, 20, 58, 71, 80), 0},
+		{"sawtooth, GOGC unknown", inUseEvidence(time.Second, 0, 40, 55, 70, 79, 41, 56, 72, 80, 40, 58, 71, 80), 0},
+		{"a burst over the sawtooth", inUseEvidence(time.Second, 100, 40, 55, 70, 79, 41, 56, 260, 80, 40, 58, 71, 80, 42), 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := findSpikes(tc.ev); len(got) != tc.count {
+				t.Errorf("%d spikes, want %d: %+v", len(got), tc.count, got)
 			}
 		})
 	}

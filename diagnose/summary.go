@@ -1,153 +1,109 @@
 package diagnose
 
-import "github.com/memdoctor/memdoctor/session"
+import (
+	"math"
 
-// computeSummary derives the headline figures.
-func computeSummary(in *Input) Summary {
+	"github.com/memdoctor/memdoctor/breakdown"
+	"github.com/memdoctor/memdoctor/evidence"
+)
+
+// Breakdown splits resident memory into where it goes, at the RSS peak and at the end.
+type Breakdown struct {
+	Peak   *breakdown.At `json:"peak,omitempty"`
+	Latest *breakdown.At `json:"latest,omitempty"`
+}
+
+// computeSummary derives the headline figures from the evidence.
+func computeSummary(ev *evidence.Evidence) Summary {
 	s := Summary{
-		Samples:            len(in.Session.Samples),
-		HeapProfiles:       len(in.Session.ProfilesOf(session.KindHeap, false)),
-		GoroutineProfiles:  len(in.Session.ProfilesOf(session.KindGoroutine, false)),
-		MemoryBudgetBytes:  in.Budget,
-		MemoryBudgetSource: in.BudgetSource,
-		CgroupLimitBytes:   in.CgroupLimit,
+		Samples:            ev.Samples,
+		HeapProfiles:       len(ev.Heaps),
+		GoroutineProfiles:  len(ev.GoroutineSnaps),
+		MemoryBudgetBytes:  ev.Budget,
+		MemoryBudgetSource: ev.BudgetSource,
+		CgroupLimitBytes:   ev.CgroupLimit,
+		TreeProcs:          ev.TreeProcs,
 	}
-	if rss := in.RSS(); len(rss) > 0 {
-		peak, _ := maxPoint(rss)
-		s.RSSPeakBytes = uint64(peak.V)
-		s.RSSP99Bytes = uint64(percentile(values(rss), 99))
-		s.RSSLatestBytes = uint64(rss[len(rss)-1].V)
+	if peak, ok := ev.RSS.Max(); ok {
+		s.RSSSampledPeakBytes = uint64(peak.V)
+		s.RSSPeakBytes, s.RSSPeakSource = s.RSSSampledPeakBytes, "samples"
+		s.RSSP99Bytes = uint64(percentile(ev.RSS.Values(), 99))
+		s.RSSLatestBytes = uint64(ev.RSS.Last().V)
 	}
-	for _, p := range in.Proc {
-		if p.TreeRSSBytes > s.TreeRSSPeakBytes {
-			s.TreeRSSPeakBytes, s.TreeProcs = p.TreeRSSBytes, p.TreeProcs
-		}
+	// The kernel's high-water mark sees peaks between samples: a limit sized from the
+	// sampled peak alone gets OOM-killed.
+	if hwm, ok := ev.HWM.Max(); ok && uint64(hwm.V) > s.RSSPeakBytes {
+		s.RSSPeakBytes, s.RSSPeakSource = uint64(hwm.V), "high-water mark"
+		s.RSSPeakBeforeWindow = ev.HWM.First().V >= hwm.V
 	}
-	if live, _ := in.LiveHeap(); len(live) > 0 {
-		peak, _ := maxPoint(live)
-		s.HeapLivePeakBytes = uint64(peak.V)
-		s.HeapLiveLatestBytes = uint64(live[len(live)-1].V)
+	if tree, ok := ev.TreeRSS.Max(); ok {
+		s.TreeRSSPeakBytes = uint64(tree.V)
 	}
-	if goal, ok := maxPoint(in.HeapGoal()); ok {
+	if live, ok := ev.Live.Max(); ok {
+		s.HeapLivePeakBytes = uint64(live.V)
+		s.HeapLiveLatestBytes = uint64(ev.Live.Last().V)
+	}
+	if goal, ok := ev.HeapGoal.Max(); ok {
 		s.HeapGoalPeakBytes = uint64(goal.V)
 	}
-	gcSummary(in, &s)
-	for _, g := range in.Go {
-		if g.Goroutines > s.GoroutinesPeak {
-			s.GoroutinesPeak = g.Goroutines
-		}
-		if g.Goroutines > 0 {
-			s.GoroutinesLatest = g.Goroutines
-		}
+	gcSummary(ev, &s)
+	if g, ok := ev.Goroutines.Max(); ok {
+		s.GoroutinesPeak = int(g.V)
+		s.GoroutinesLatest = int(ev.Goroutines.Last().V)
 	}
-	s.AllocBytesPerSecond = allocRate(in)
+	s.AllocBytesPerSecond = ev.AllocBytes.Rate()
 	return s
 }
 
-// gcSummary fills the GC figures from gctrace when the session has it (exact per cycle),
-// else from runtime/metrics or MemStats readings. GC CPU is given against the process's own
-// CPU time when that is known (what the GC costs the service), and against GOMAXPROCS x wall
-// time (gctrace's own "%").
-func gcSummary(in *Input, s *Summary) {
-	secs := in.Seconds()
-	var gcCPU, assist, avail float64
-	switch n := len(in.Session.GC); {
-	case n > 0:
-		s.GCSource = "gctrace"
-		s.GCCount = uint64(n)
-		if secs > 0 {
-			s.GCPerSecond = float64(n) / secs
-		}
-		for _, ev := range in.Session.GC {
-			gcCPU += ev.GCCPU().Seconds()
-			assist += ev.CPUAssist.Seconds()
-		}
-		avail = secs * float64(in.Session.GC[n-1].Procs)
-	case len(in.Go) >= 2:
-		first, last := in.Go[0], in.Go[len(in.Go)-1]
-		s.GCSource = last.Source
-		s.GCCount = last.GCCycles - min(first.GCCycles, last.GCCycles)
-		if d := last.T.Sub(first.T).Seconds(); d > 0 {
-			s.GCPerSecond = float64(s.GCCount) / d
-		}
-		avail = last.CPUTotalSeconds - first.CPUTotalSeconds
-		gcCPU = (last.GCTotalSeconds - last.GCIdleSeconds) - (first.GCTotalSeconds - first.GCIdleSeconds)
-		assist = last.GCAssistSeconds - first.GCAssistSeconds
-		if avail <= 0 { // MemStats: only the fraction since the target started
-			s.GCCPUFraction, s.GCCPUOfAvailableFraction = last.GCCPUFraction, last.GCCPUFraction
-			return
-		}
-	case len(in.Go) == 1:
-		s.GCSource = in.Go[0].Source
-		s.GCCPUFraction, s.GCCPUOfAvailableFraction = in.Go[0].GCCPUFraction, in.Go[0].GCCPUFraction
-		return
-	default:
+// gcSummary fills the GC figures: cycles and their rate (forced cycles apart), and GC CPU
+// against the process's own CPU time when that is known (what the GC costs the service), and
+// against GOMAXPROCS x wall time (gctrace's own "%").
+func gcSummary(ev *evidence.Evidence, s *Summary) {
+	cycles := ev.GCCycles
+	if cycles.Len() == 0 {
 		return
 	}
-	if avail > 0 {
-		s.GCCPUOfAvailableFraction = gcCPU / avail
+	s.GCSource = cycles.Src.String()
+	n, forced := cycles.Increase(), ev.GCForced.Increase()
+	s.GCCount, s.GCForcedCount = uint64(n), uint64(math.Min(forced, n))
+	if d := cycles.Span().Seconds(); d > 0 {
+		s.GCPerSecond = math.Max(0, cycles.Increase()-ev.GCForced.Increase()) / d
+	}
+	s.CPUContention = ev.Contention()
+	gcRate := gcCores(ev) // CPU seconds per second
+	if avail := ev.AvailableCPU.Rate(); avail > 0 && ev.GCCPU.Len() >= 2 {
+		s.GCCPUOfAvailableFraction = math.Min(gcRate/avail, 1)
 	}
 	s.GCCPUFraction = s.GCCPUOfAvailableFraction
-	if used := in.processCPUSeconds(); used > 0 && gcCPU > 0 {
-		s.GCCPUFraction = min(gcCPU/used, 1)
+	if used := ev.ProcessCPU.Rate(); used > 0 && ev.GCCPU.Len() >= 2 {
+		s.GCCPUFraction = math.Min(gcRate/used, 1)
 	}
-	if gcCPU > 0 {
-		s.GCAssistFraction = assist / gcCPU
+	if gc := ev.GCCPU.Increase(); gc > 0 && ev.GCAssist.Len() >= 2 {
+		s.GCAssistFraction = math.Min(ev.GCAssist.Increase()/gc, 1)
 	}
-}
-
-// processCPUSeconds is the CPU time (user + system) the target used over the window.
-func (in *Input) processCPUSeconds() float64 {
-	var first, last float64
-	found := false
-	for _, p := range in.Proc {
-		if p.CPUSeconds <= 0 {
-			continue
-		}
-		if !found {
-			first, found = p.CPUSeconds, true
-		}
-		last = p.CPUSeconds
-	}
-	return last - first
-}
-
-// allocRate returns the heap allocation rate in bytes per second.
-func allocRate(in *Input) float64 {
-	var first, last *GoPoint
-	for i := range in.Go {
-		if in.Go[i].AllocBytesTotal == 0 {
-			continue
-		}
-		if first == nil {
-			first = &in.Go[i]
-		}
-		last = &in.Go[i]
-	}
-	if first != nil && last != first {
-		if d := last.T.Sub(first.T).Seconds(); d > 0 && last.AllocBytesTotal >= first.AllocBytesTotal {
-			return float64(last.AllocBytesTotal-first.AllocBytesTotal) / d
-		}
-	}
-	totals := in.HeapTotals()
-	if n := len(totals); n >= 2 {
-		a, b := totals[0], totals[n-1]
-		if d := b.T.Sub(a.T).Seconds(); d > 0 && b.AllocSpace >= a.AllocSpace {
-			return float64(b.AllocSpace-a.AllocSpace) / d
-		}
-	}
-	return 0
 }
 
 // gcCores is the GC's CPU use in cores (CPU-seconds per second) over the window. Shares of
 // CPU mislead in a nearly idle process: a GC that takes half of almost nothing costs nothing.
-func (in *Input) gcCores() float64 {
-	procs := 0
-	if n := len(in.Session.GC); n > 0 {
-		procs = in.Session.GC[n-1].Procs
+func gcCores(ev *evidence.Evidence) float64 {
+	if ev.GCCPU.Len() < 2 {
+		return 0
 	}
-	for i := len(in.Go) - 1; i >= 0 && procs == 0; i-- {
-		procs = in.Go[i].GOMAXPROCS
+	// The runtime counts wall-clock time on a P: the share of it the threads spent waiting for
+	// a CPU was not CPU.
+	return ev.GCCPU.Rate() * (1 - ev.Contention())
+}
+
+// gcCPUKnown reports whether the GC's CPU cost was measured.
+func gcCPUKnown(ev *evidence.Evidence) bool { return ev.GCCPU.Len() >= 2 && ev.GCCPU.Span() > 0 }
+
+// lastAligned is the last split of memory with both sides known (nil when none): the last
+// /proc reading may have no Go reading close enough.
+func lastAligned(ev *evidence.Evidence) *breakdown.At {
+	for i := len(ev.Splits) - 1; i >= 0; i-- {
+		if a := &ev.Splits[i]; a.GoSource != "" && a.RSSBytes > 0 {
+			return a
+		}
 	}
-	return in.Summary().GCCPUOfAvailableFraction * float64(max(procs, 1))
+	return nil
 }

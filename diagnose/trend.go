@@ -4,6 +4,8 @@ import (
 	"math"
 	"slices"
 	"time"
+
+	"github.com/memdoctor/memdoctor/evidence"
 )
 
 // maxTrendPoints bounds the trend tests' O(n²) work: longer series are reduced to this many
@@ -17,6 +19,7 @@ type Trend struct {
 	Intercept   float64 // value at the first point's time on the fitted line
 	Z           float64 // Mann-Kendall's normalised S statistic
 	P           float64 // one-sided p-value for an upward trend
+	Tau         float64 // Kendall's tau: S over the number of pairs, -1 (always falling) to 1 (always rising)
 	First, Last float64 // the fitted line's values at the first and last points
 	Span        time.Duration
 }
@@ -25,7 +28,7 @@ type Trend struct {
 func (t Trend) Increasing(alpha float64) bool { return t.N >= 6 && t.Slope > 0 && t.P < alpha }
 
 // trend fits a series with Theil-Sen and tests it with Mann-Kendall.
-func trend(pts []Point) Trend {
+func trend(pts []evidence.Point) Trend {
 	pts = reduce(pts, maxTrendPoints)
 	n := len(pts)
 	tr := Trend{N: n, P: 1}
@@ -52,6 +55,7 @@ func trend(pts []Point) Trend {
 		return tr
 	}
 	tr.Slope = median(slopes)
+	tr.Tau = s / float64(n*(n-1)/2)
 	ints := make([]float64, n)
 	for i, p := range pts {
 		ints[i] = p.V - tr.Slope*x[i]
@@ -77,6 +81,13 @@ func trend(pts []Point) Trend {
 	if variance <= 0 {
 		return tr
 	}
+	if ties := variance != float64(n*(n-1)*(2*n+5))/18; !ties && n <= exactMKMax {
+		// Few readings: the normal approximation overstates p (5 readings that only rise have
+		// p = 1/120, not 0.014); the exact distribution of S over all orderings is cheap.
+		tr.Z = (s - math.Copysign(1, s)) / math.Sqrt(variance)
+		tr.P = exactMKP(n, s)
+		return tr
+	}
 	switch {
 	case s > 0:
 		tr.Z = (s - 1) / math.Sqrt(variance)
@@ -87,9 +98,42 @@ func trend(pts []Point) Trend {
 	return tr
 }
 
+// exactMKMax is the most readings whose Mann-Kendall p-value is computed exactly.
+const exactMKMax = 10
+
+// exactMKP is the exact one-sided p-value P(S >= s) of Mann-Kendall's statistic for n
+// readings without ties: S = pairs - 2 x inversions, and the number of orderings of n values
+// with k inversions follows the Mahonian recurrence.
+func exactMKP(n int, s float64) float64 {
+	pairs := n * (n - 1) / 2
+	counts := make([]float64, pairs+1) // orderings of the first m values by inversions
+	counts[0] = 1
+	total := 1.0
+	for m := 2; m <= n; m++ {
+		next := make([]float64, pairs+1)
+		for k, c := range counts {
+			if c == 0 {
+				continue
+			}
+			for j := 0; j < m && k+j <= pairs; j++ { // the m-th value adds j inversions
+				next[k+j] += c
+			}
+		}
+		counts = next
+		total *= float64(m)
+	}
+	// S >= s  <=>  inversions <= (pairs - s) / 2.
+	maxInv := int(math.Floor((float64(pairs) - s) / 2))
+	var hit float64
+	for k := 0; k <= maxInv && k <= pairs; k++ {
+		hit += counts[k]
+	}
+	return hit / total
+}
+
 // reduce returns at most max points: the median value of equal-time buckets, placed at
 // each bucket's median time.
-func reduce(pts []Point, max int) []Point {
+func reduce(pts []evidence.Point, max int) []evidence.Point {
 	if len(pts) <= max {
 		return pts
 	}
@@ -98,19 +142,19 @@ func reduce(pts []Point, max int) []Point {
 	if span <= 0 {
 		return pts[:max]
 	}
-	out := make([]Point, 0, max)
-	var bucket []Point
+	out := make([]evidence.Point, 0, max)
+	var bucket []evidence.Point
 	cur := 0
 	for _, p := range pts {
 		i := min(int(float64(p.T.Sub(start))/float64(span)*float64(max)), max-1)
 		if i != cur && len(bucket) > 0 {
-			out = append(out, Point{T: bucket[len(bucket)/2].T, V: median(values(bucket))})
+			out = append(out, evidence.Point{T: bucket[len(bucket)/2].T, V: median(values(bucket)), Src: bucket[0].Src})
 			bucket = bucket[:0]
 		}
 		cur = i
 		bucket = append(bucket, p)
 	}
-	return append(out, Point{T: bucket[len(bucket)/2].T, V: median(values(bucket))})
+	return append(out, evidence.Point{T: bucket[len(bucket)/2].T, V: median(values(bucket)), Src: bucket[0].Src})
 }
 
 func median(vs []float64) float64 { return percentile(vs, 50) }
@@ -123,15 +167,4 @@ func sign(d float64) float64 {
 		return -1
 	}
 	return 0
-}
-
-// between returns the points within [from, to].
-func between(pts []Point, from, to time.Time) []Point {
-	var out []Point
-	for _, p := range pts {
-		if !p.T.Before(from) && !p.T.After(to) {
-			out = append(out, p)
-		}
-	}
-	return out
 }

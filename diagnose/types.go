@@ -5,7 +5,7 @@ import "time"
 // Schema identifies the diagnosis JSON format.
 const Schema = "memdoctor/diagnosis/v1"
 
-// Kind is a finding kind. The set is closed: these eight.
+// Kind is a finding kind. The set is closed: these ten.
 type Kind string
 
 // The finding kinds.
@@ -18,13 +18,33 @@ const (
 	KindAllocationHotspot Kind = "allocation-hotspot"
 	KindNonGoMemory       Kind = "non-go-memory"
 	KindOOMRisk           Kind = "oom-risk"
+	// KindMemoryGrowth: resident memory (or what the Go runtime holds) grows for good and no
+	// other finding explains it; the breakdown says which part grows.
+	KindMemoryGrowth Kind = "memory-growth"
+	// KindCostGrowth: the allocation rate and the GC's work climb steadily: under steady load,
+	// each request costs more and more.
+	KindCostGrowth Kind = "cost-growth"
 )
 
 // Kinds lists every finding kind.
 var Kinds = []Kind{
 	KindHeapLeak, KindGoroutineLeak, KindRuntimeRetention, KindTransientSpike,
 	KindGCOverhead, KindAllocationHotspot, KindNonGoMemory, KindOOMRisk,
+	KindMemoryGrowth, KindCostGrowth,
 }
+
+// Confidence says how sure a finding is.
+type Confidence string
+
+// Confidences.
+const (
+	// Confirmed: the effect is large, consistent and seen over enough data to be beyond
+	// reasonable doubt (or proved outright, as by the goroutineleak profile).
+	Confirmed Confidence = "confirmed"
+	// Suspected: the data points to it but does not yet prove it; the finding says how much
+	// longer to watch (WatchMoreSeconds). A suspected finding is never above info.
+	Suspected Confidence = "suspected"
+)
 
 // Severity says how much a finding matters. A critical finding is worth waking someone for.
 type Severity string
@@ -60,14 +80,32 @@ type Diagnosis struct {
 	Schema    string    `json:"schema"`
 	Generated time.Time `json:"generated"`
 	Session   string    `json:"session,omitempty"`
+	// Source says what collected the evidence: "run", "watch", "demo", "agent" (sessions),
+	// "profiles" (folders of profiles and gctrace logs) or "prometheus".
+	Source    string    `json:"source,omitempty"`
 	Target    Target    `json:"target"`
 	Window    Window    `json:"window"`
 	Summary   Summary   `json:"summary"`
 	Breakdown Breakdown `json:"breakdown"`
 	Findings  []Finding `json:"findings"`
+	// Snapshots describe the kinds of profile the evidence holds only one of: what that
+	// profile shows at its instant, by the program's own code (never a trend).
+	Snapshots []SnapshotView `json:"snapshots,omitempty"`
+	// NotJudged lists the kinds of problem the data could not have shown, and why: "no
+	// memory problem found" is said only when it is empty.
+	NotJudged []NotJudged `json:"not_judged,omitempty"`
 	// Notes are facts about the data a reader should know: what was missing, skipped or
 	// estimated.
 	Notes []string `json:"notes,omitempty"`
+}
+
+// NotJudged is a kind of problem that could not be judged, and why.
+type NotJudged struct {
+	Kind   Kind   `json:"kind"`
+	Reason string `json:"reason"`
+	// WatchMoreSeconds is how much longer a session would need to judge it (0 = longer would
+	// not help: a source is missing).
+	WatchMoreSeconds float64 `json:"watch_more_seconds,omitempty"`
 }
 
 // Target describes what was watched.
@@ -92,9 +130,17 @@ type Window struct {
 
 // Summary holds the headline figures. Zero means "not measured" for every field but counts.
 type Summary struct {
-	RSSPeakBytes   uint64 `json:"rss_peak_bytes"`
-	RSSP99Bytes    uint64 `json:"rss_p99_bytes"`
-	RSSLatestBytes uint64 `json:"rss_latest_bytes"`
+	// RSSPeakBytes is the most memory the process had resident: the kernel's high-water mark
+	// (VmHWM) when it is above what the samples saw (RSSPeakSource says which: "samples",
+	// "high-water mark"). RSSSampledPeakBytes is the highest sample.
+	RSSPeakBytes        uint64 `json:"rss_peak_bytes"`
+	RSSPeakSource       string `json:"rss_peak_source,omitempty"`
+	RSSSampledPeakBytes uint64 `json:"rss_sampled_peak_bytes,omitempty"`
+	// RSSPeakBeforeWindow is true when the high-water mark was already reached before the
+	// window began.
+	RSSPeakBeforeWindow bool   `json:"rss_peak_before_window,omitempty"`
+	RSSP99Bytes         uint64 `json:"rss_p99_bytes"`
+	RSSLatestBytes      uint64 `json:"rss_latest_bytes"`
 	// TreeRSSPeakBytes is the peak RSS of the whole process tree memdoctor run started (the
 	// target with, say, the go command above it); TreeProcs how many processes it had then.
 	TreeRSSPeakBytes    uint64  `json:"tree_rss_peak_bytes,omitempty"`
@@ -111,13 +157,21 @@ type Summary struct {
 	// GCCPUOfAvailableFraction is GC CPU over GOMAXPROCS x wall time, like gctrace's "%".
 	GCCPUOfAvailableFraction float64 `json:"gc_cpu_of_available_fraction"`
 	// GCAssistFraction is the share of GC CPU spent in mark assists (0 when unknown).
-	GCAssistFraction    float64 `json:"gc_assist_fraction,omitempty"`
+	GCAssistFraction float64 `json:"gc_assist_fraction,omitempty"`
+	// CPUContention is the share of the time the process's threads were runnable that they
+	// waited for a CPU (/proc schedstat; 0 when unknown). GC CPU, which the Go runtime
+	// measures in wall-clock time, is corrected by it: a busy machine does not make the GC
+	// look more expensive.
+	CPUContention       float64 `json:"cpu_contention,omitempty"`
 	AllocBytesPerSecond float64 `json:"alloc_bytes_per_second,omitempty"`
 	GoroutinesPeak      int     `json:"goroutines_peak"`
 	GoroutinesLatest    int     `json:"goroutines_latest,omitempty"`
 	MemoryBudgetBytes   uint64  `json:"memory_budget_bytes,omitempty"`
 	MemoryBudgetSource  string  `json:"memory_budget_source,omitempty"`
 	CgroupLimitBytes    uint64  `json:"cgroup_limit_bytes,omitempty"`
+	// GCForcedCount counts forced cycles (runtime.GC, goroutine leak checks): they are not in
+	// GCPerSecond.
+	GCForcedCount uint64 `json:"gc_forced_count,omitempty"`
 	// Where the figures came from.
 	GCSource          string `json:"gc_source,omitempty"` // gctrace, runtime/metrics, memstats
 	Samples           int    `json:"samples"`
@@ -127,10 +181,14 @@ type Summary struct {
 
 // Finding is one diagnosed problem.
 type Finding struct {
-	Kind     Kind     `json:"kind"`
-	Severity Severity `json:"severity"`
-	Title    string   `json:"title"`
-	Detail   string   `json:"detail"`
+	Kind       Kind       `json:"kind"`
+	Severity   Severity   `json:"severity"`
+	Confidence Confidence `json:"confidence"`
+	// WatchMoreSeconds is, for a suspected finding, how much longer to watch to confirm or
+	// dismiss it.
+	WatchMoreSeconds float64 `json:"watch_more_seconds,omitempty"`
+	Title            string  `json:"title"`
+	Detail           string  `json:"detail"`
 	// Evidence holds the numbers that prove the finding; each name carries its unit
 	// (_bytes, _seconds, _per_second, _fraction, _count, ...).
 	Evidence  map[string]float64 `json:"evidence"`
@@ -143,6 +201,10 @@ type Finding struct {
 	// Profiles names the stored snapshots the finding compares (old, new), so a reader can
 	// dig further with go tool pprof -diff_base.
 	Profiles []string `json:"profiles,omitempty"`
+	// Snapshot is true when the finding rests on a single profile: what it held at one
+	// instant, not a trend. Such a finding is always suspected; a second profile taken
+	// minutes later confirms or dismisses it.
+	Snapshot bool `json:"snapshot,omitempty"`
 }
 
 // Culprit is a piece of the program's own code that a finding blames.

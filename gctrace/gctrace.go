@@ -11,8 +11,10 @@
 //   - @S s: seconds since program start when the cycle began, three decimals.
 //   - P%: the integer percentage of all CPU time (GOMAXPROCS x wall time)
 //     spent in GC since program start, not counting idle-priority marking.
-//     Go 1.26 may follow it with " (checking for goroutine leaks)" when the
-//     cycle ran goroutine leak detection (GOEXPERIMENT=goroutineleakprofile).
+//     Go 1.27 (and Go 1.26 built with GOEXPERIMENT=goroutineleakprofile)
+//     follows it with " (checking for goroutine leaks)" when the cycle ran
+//     goroutine leak detection: a goroutineleak profile was written. Such a
+//     cycle also ends in " (forced)".
 //   - a+b+c ms clock: wall time of STW sweep termination, concurrent mark and
 //     STW mark termination, in milliseconds.
 //   - a+b/c/d+e ms cpu: CPU time of STW sweep termination (its wall time x
@@ -71,7 +73,7 @@ type Cycle struct {
 
 	Procs     int  // "N P"
 	Forced    bool // " (forced)"
-	LeakCheck bool // Go 1.26 " (checking for goroutine leaks)" after the %
+	LeakCheck bool // " (checking for goroutine leaks)" after the % (Go 1.27; Go 1.26 with the experiment)
 }
 
 // GCCPU returns the GC CPU time of the cycle counted the way gctrace's % counts

@@ -48,6 +48,17 @@ var parseTests = []struct {
 		},
 	},
 	{
+		"go1.27 leak check (real)",
+		"gc 2 @0.627s 0% (checking for goroutine leaks): 0.19+1.6+0.63 ms clock, 0.39+0/0.13/0.15+1.2 ms cpu, 7->7->7 MB, 8 MB goal, 0 MB stacks, 0 MB globals, 2 P (forced)",
+		gctrace.Cycle{
+			N: 2, At: 627 * ms, CPUPercent: 0,
+			ClockSweepTerm: 190 * us, ClockMark: 1600 * us, ClockMarkTerm: 630 * us,
+			CPUSweepTerm: 390 * us, CPUBackground: 130 * us, CPUIdle: 150 * us, CPUMarkTerm: 1200 * us,
+			HeapStart: 7 * mib, HeapEnd: 7 * mib, HeapLive: 7 * mib, Goal: 8 * mib,
+			HasStacksGlobals: true, Procs: 2, Forced: true, LeakCheck: true,
+		},
+	},
+	{
 		"first cycle at @0.000s (real)",
 		"gc 1 @0.000s 11%: 0.18+0.16+0.023 ms clock, 0.36+0.017/0.088/0.077+0.047 ms cpu, 3->4->4 MB, 4 MB goal, 0 MB stacks, 0 MB globals, 2 P",
 		gctrace.Cycle{
@@ -241,7 +252,12 @@ func TestGCCPU(t *testing.T) {
 	if got, want := go119Cycle.GCCPU(), (260+0+400+10)*us; got != want {
 		t.Errorf("GCCPU = %v, want %v (idle 830µs excluded)", got, want)
 	}
-	five := parseTests[6].want // go1.5 five phases
+	var five gctrace.Cycle
+	for _, tt := range parseTests {
+		if tt.name == "go1.5 five phases" {
+			five = tt.want
+		}
+	}
 	if got, want := five.GCCPU(), (840+12+3320+920)*us; got != want {
 		t.Errorf("five-phase GCCPU = %v, want %v", got, want)
 	}

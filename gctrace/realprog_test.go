@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/memdoctor/memdoctor/gctrace"
+	"github.com/memdoctor/memdoctor/internal/gotool"
 )
 
 // childEnv makes the test binary run as the traced program of
@@ -131,5 +132,44 @@ func TestRealProgram(t *testing.T) {
 		last.Stacks != mib("/gc/scan/stack:bytes") || last.Globals != mib("/gc/scan/globals:bytes") ||
 		uint64(last.Procs) != m["/sched/gomaxprocs:threads"] {
 		t.Errorf("last cycle %+v disagrees with the runtime's metrics %v", last, m)
+	}
+}
+
+// TestRealLeakCheck runs a go1.27.0 program that writes the goroutineleak profile twice and
+// forces one ordinary GC: the two leak-detection cycles are marked LeakCheck and Forced, the
+// ordinary one only Forced, and the counts agree with the runtime's.
+func TestRealLeakCheck(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs a Go 1.27 program")
+	}
+	bin := gotool.Build(t, gotool.Go127, ".", "./testdata/leakcheck")
+	cmd := exec.Command(bin)
+	cmd.Env = append(os.Environ(), "GODEBUG=gctrace=1")
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("%s: %v\n%s", bin, err, stderr.Bytes())
+	}
+	var m map[string]uint64
+	if err := json.Unmarshal(stdout.Bytes(), &m); err != nil {
+		t.Fatalf("metrics %q: %v", stdout.Bytes(), err)
+	}
+	s := gctrace.NewScanner(bytes.NewReader(stderr.Bytes()))
+	var cycles, forcedN, leakN int
+	for s.Scan() {
+		c := s.Cycle()
+		cycles++
+		forcedN += btoi(c.Forced)
+		leakN += btoi(c.LeakCheck)
+		if c.LeakCheck && !c.Forced {
+			t.Errorf("gc %d checked for leaks but is not marked forced", c.N)
+		}
+	}
+	if s.Err() != nil || s.Skipped() != 0 {
+		t.Fatalf("Scanner: err %v, %d skipped\n%s", s.Err(), s.Skipped(), stderr.Bytes())
+	}
+	if leakN != 2 || forcedN != 3 || uint64(forcedN) != m["/gc/cycles/forced:gc-cycles"] || uint64(cycles) != m["/gc/cycles/total:gc-cycles"] {
+		t.Errorf("%d cycles, %d forced, %d checking for leaks; the runtime counted %v; want 2 leak checks and 3 forced\n%s",
+			cycles, forcedN, leakN, m, stderr.Bytes())
 	}
 }

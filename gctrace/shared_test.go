@@ -10,9 +10,9 @@ import (
 	"github.com/memdoctor/memdoctor/gctrace"
 )
 
-// sharedDir holds real gctrace excerpts from golang/go issues (third-party
-// text: read here, never copied into this package).
-const sharedDir = "../../shared/testdata/gctrace"
+// sharedDir holds real gctrace excerpts from golang/go issues, verbatim, each with its
+// source URL (third-party text: see the README there).
+const sharedDir = "testdata/issues"
 
 // TestSharedExcerpts parses every real excerpt: each line that is not a "#"
 // comment must be a cycle or other runtime trace, with no parse errors, and
@@ -20,8 +20,8 @@ const sharedDir = "../../shared/testdata/gctrace"
 // where cycle numbers restart at 1 (a new process in the same log).
 func TestSharedExcerpts(t *testing.T) {
 	files, _ := filepath.Glob(filepath.Join(sharedDir, "*.txt"))
-	if len(files) == 0 {
-		t.Skipf("no excerpts in %s", sharedDir)
+	if len(files) < 10 {
+		t.Fatalf("%d excerpts in %s, want the ten of golang/go issues", len(files), sharedDir)
 	}
 	for _, path := range files {
 		t.Run(filepath.Base(path), func(t *testing.T) {

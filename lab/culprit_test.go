@@ -126,6 +126,11 @@ func checkCulprit(t *testing.T, s Scenario, before, after map[[32]uintptr]runtim
 	if e.Culprit == "" {
 		return
 	}
+	if s.Name == "slow-leak" {
+		// About 50 KiB leak in two seconds: too little for the profile to
+		// rank; TestIdempotencyStoreLeakRate checks that culprit.
+		return
+	}
 	switch e.Kinds[0] {
 	case kindHeapLeak, kindAllocationHotspot, kindTransientSpike:
 		r := rankCulprits(before, after, e.Kinds[0] == kindHeapLeak)

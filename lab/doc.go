@@ -4,7 +4,11 @@
 // a regexp compiled per call, reflection-heavy hashing, a decompressed body
 // read whole, GC pressure from per-request garbage, memory kept by the
 // runtime under MADV_FREE, 20 MB JSON bodies unmarshalled whole, leaked
-// goroutines, memory mapped outside the Go heap, and a healthy control.
+// goroutines, memory mapped outside the Go heap, and a healthy control; and
+// shapes that are hard to tell apart: a leak under bigger periodic spikes, a
+// cache warm-up that plateaus (a control), an HTTP client leaking through
+// unclosed response bodies, goroutines blocked on a channel nobody can reach
+// (the case Go 1.27's goroutineleak profile proves), and a slow leak.
 //
 // Each scenario serves net/http/pprof on a loopback address, drives its own
 // load over loopback HTTP with a bounded number of client goroutines, and
@@ -29,6 +33,10 @@
 // and one when it has shut down,
 //
 //	lab: NAME stopped after D: N requests, G gc cycles
+//
+// With MEMDOCTOR_LAB_AGENT=1 (AgentEnv) in its environment, a scenario also
+// embeds memdoctor's agent and serves it at /debug/memdoctor/ on the same
+// server, so that it can be watched from the agent's vantage point too.
 //
 // Every scenario is bounded so that it can never take the machine down: its
 // memory growth, goroutine count and CPU (about one core) are capped, and it

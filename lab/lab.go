@@ -30,8 +30,29 @@ type Expect struct {
 	// be among the top 3 culprits of Kinds[0]; "" when the kind has no code
 	// culprit.
 	Culprit string
+	// Culprits names the culprit of each further kind of Kinds (kind ->
+	// function, as Culprit), for a scenario with several problems each in
+	// its own code; it must be among the top 3 culprits of that kind.
+	Culprits map[string]string
 	// Absent are the kinds that must not be reported at warning or above.
 	Absent []string
+	// Allowed are kinds that may be reported at warning besides Kinds
+	// without counting against precision (a scenario built around an
+	// allocation hotspot also makes the GC run often: gc-overhead is right).
+	Allowed []string
+	// Confirm is the window from which Kinds must be confirmed; before it a
+	// suspected finding is the right verdict (a slow leak). 0 = from the
+	// first window judged.
+	Confirm time.Duration
+	// Visible is the window from which Kinds must be found at all: before it the effect is
+	// below what a window that short can show (the diagnosis says the slowest leak it would
+	// see), and not finding it is no miss; a false warning still is. 0 = from the first
+	// window judged.
+	Visible time.Duration
+	// Go127 marks a scenario whose evidence includes what only Go 1.27
+	// serves (the goroutineleak profile): the accuracy matrix runs it from a
+	// binary built with GOTOOLCHAIN=go1.27.0.
+	Go127 bool
 	// Env is extra environment for the scenario process ("KEY=value").
 	Env []string
 	// Budget is the --memory-budget to pass ("" = none).
@@ -91,6 +112,11 @@ var scenarios = []func() Scenario{
 	nonGoMmap,
 	healthy,
 	trafficAgent,
+	leakUnderSpikes,
+	cacheWarmup,
+	httpClientLeak,
+	goroutineUnreachable,
+	slowLeak,
 }
 
 // All returns every scenario, sorted by name.

@@ -27,6 +27,8 @@ func nonGoMmap() Scenario {
 			"setting GOMEMLIMIT, which only bounds Go's own memory).",
 		Expect: Expect{
 			Kinds: []string{kindNonGoMemory},
+			// Its load generator runs in the process and allocates per request.
+			Allowed: []string{kindAllocationHotspot},
 			// RSS far above the Go heap is memory Go never had, not memory
 			// the runtime keeps.
 			Absent:   []string{kindHeapLeak, kindRuntimeRetention},

@@ -13,6 +13,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/memdoctor/memdoctor/agent"
 )
 
 // shutdownTimeout bounds the graceful part of a scenario's shutdown; after it
@@ -34,6 +36,10 @@ type service struct {
 	// starts, with a client of the server for the service's own calls to
 	// itself (backends served by the same server). serve closes it.
 	listening func(self *client)
+	// stopping, if set, is called once ctx is done and the load has
+	// stopped, before the server shuts down: lab bookkeeping that releases
+	// what the scenario's bug holds (requests blocked for ever) goes here.
+	stopping func()
 }
 
 // load is one stream of client requests. Its workers send requests one at a
@@ -60,12 +66,23 @@ func serve(ctx context.Context, env Env, svc service) error {
 	if err != nil {
 		return fmt.Errorf("lab: %s: %w", svc.name, err)
 	}
+	ag, err := startAgent(env.Logger)
+	if err != nil {
+		ln.Close()
+		return fmt.Errorf("lab: %s: %w", svc.name, err)
+	}
+	mux := newMux(svc.routes)
+	if ag != nil {
+		defer stopAgent(ag, env.Logger)
+		mux.Handle(agent.Prefix, ag.Handler())
+		env.Logger.Info("lab scenario embeds memdoctor's agent", "scenario", svc.name, "path", agent.Prefix)
+	}
 	// Requests see their context cancelled as soon as shutdown starts, so
 	// that handlers waiting on something return promptly.
 	baseCtx, cancelBase := context.WithCancel(context.Background())
 	defer cancelBase()
 	srv := &http.Server{
-		Handler:           newMux(svc.routes),
+		Handler:           mux,
 		ReadHeaderTimeout: 10 * time.Second,
 		BaseContext:       func(net.Listener) context.Context { return baseCtx },
 		ErrorLog:          slog.NewLogLogger(env.Logger.Handler(), slog.LevelDebug),
@@ -106,6 +123,9 @@ func serve(ctx context.Context, env Env, svc service) error {
 
 	stopLoad()
 	gen.wg.Wait()
+	if svc.stopping != nil {
+		svc.stopping()
+	}
 	cancelBase()
 	shutdown(srv, env.Logger.With("scenario", svc.name), gen.client, self)
 	stopBackground()

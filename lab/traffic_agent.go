@@ -17,7 +17,12 @@ func trafficAgent() Scenario {
 			"the reassembly buffers, while the sniffer and the uploads dominate the allocation " +
 			"profile. Each has its fix in its own scenario.",
 		Expect: Expect{
-			Kinds:    []string{kindHeapLeak, kindAllocationHotspot},
+			Kinds: []string{kindHeapLeak},
+			// The leaking heap makes the GC rare (about once a second), so what the sniffer
+			// and the uploads allocate costs 1-2% of the CPU in GC work on an idle machine:
+			// an allocation hotspot as information (a regexp compiled per call), a warning
+			// only where the GC is busier.
+			Allowed:  []string{kindAllocationHotspot, kindGCOverhead},
 			Culprit:  "github.com/memdoctor/memdoctor/lab.(*assembler).bufferSegment",
 			Watch:    60 * time.Second,
 			Interval: 3 * time.Second,

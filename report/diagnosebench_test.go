@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/memdoctor/memdoctor/diagnose"
+	"github.com/memdoctor/memdoctor/evidence"
 	"github.com/memdoctor/memdoctor/session"
 )
 
@@ -25,7 +26,10 @@ func BenchmarkDiagnose24h(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		d := diagnose.Diagnose(s, diagnose.Options{})
+		d, _, err := diagnose.DiagnoseSession(s, evidence.Options{}, diagnose.Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
 		if d.Summary.Samples != 86401 {
 			b.Fatalf("%d samples", d.Summary.Samples)
 		}

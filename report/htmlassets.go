@@ -10,6 +10,8 @@ import (
 var (
 	//go:embed assets/page.html
 	assetPage string
+	//go:embed assets/compare.html
+	assetComparePage string
 	//go:embed assets/style.css
 	assetStyle string
 	//go:embed assets/common.js
@@ -30,3 +32,7 @@ var pageTemplate = template.Must(template.New("page").Funcs(template.FuncMap{
 	"uplotLicense": func() string { return assetUPlotLicense },
 	"inc":          func(i int) int { return i + 1 },
 }).Parse(assetPage))
+
+var comparePageTemplate = template.Must(template.New("compare").Funcs(template.FuncMap{
+	"uplotLicense": func() string { return assetUPlotLicense },
+}).Parse(assetComparePage))

@@ -28,10 +28,10 @@ func TestHTMLSizeAndLoad(t *testing.T) {
 		tmp := t.TempDir()
 		sp := synthSpec{start: time.Date(2026, 3, 28, 12, 0, 0, 0, time.UTC), duration: c.duration, sample: time.Second,
 			gcEvery: 2 * time.Second, spikeEvery: 15 * time.Minute, profileEvery: 10 * time.Minute}
-		s, d := synthDiagnosed(t, filepath.Join(tmp, "s"), sp)
+		s, ev, d := synthDiagnosed(t, filepath.Join(tmp, "s"), sp)
 		page := filepath.Join(tmp, c.name+".html")
 		start := time.Now()
-		size := writePage(t, page, s, d, HTMLOptions{Location: time.UTC})
+		size := writePage(t, page, s, ev, d, HTMLOptions{Location: time.UTC})
 		gen := time.Since(start)
 		var loads []float64
 		for i := range 5 {
@@ -45,6 +45,6 @@ func TestHTMLSizeAndLoad(t *testing.T) {
 		}
 		slices.Sort(loads)
 		t.Logf("%s session, %d samples: report made in %s, %s (%d bytes), loaded in %.0f ms (median of 5; min %.0f, max %.0f)",
-			c.name, len(s.Samples), gen.Round(time.Millisecond), Bytes(uint64(size)), size, loads[2], loads[0], loads[4])
+			c.name, ev.Samples, gen.Round(time.Millisecond), Bytes(uint64(size)), size, loads[2], loads[0], loads[4])
 	}
 }

@@ -1,9 +1,11 @@
 package report
 
 import (
+	"path/filepath"
 	"time"
 
 	"github.com/memdoctor/memdoctor/diagnose"
+	"github.com/memdoctor/memdoctor/evidence"
 	"github.com/memdoctor/memdoctor/session"
 )
 
@@ -28,45 +30,51 @@ type HTMLOptions struct {
 	Version string
 }
 
-// builder assembles a page from a session and its diagnosis.
+// builder assembles a page from a session, the evidence its diagnosis was made from, and the
+// diagnosis.
 type builder struct {
 	s     *session.Session
 	d     *diagnose.Diagnosis
-	in    *diagnose.Input
+	ev    *evidence.Evidence
 	opts  HTMLOptions
 	t0    time.Time
+	end   time.Time // the charts' end: the window's, widened around a single instant
 	clock clock
 	snaps *snapshots
 }
 
-func newBuilder(s *session.Session, d *diagnose.Diagnosis, opts HTMLOptions) *builder {
+func newBuilder(s *session.Session, ev *evidence.Evidence, d *diagnose.Diagnosis, opts HTMLOptions) *builder {
 	if opts.Location == nil {
 		opts.Location = time.Local
 	}
 	if opts.Buckets <= 0 {
 		opts.Buckets = defaultBuckets
 	}
-	in := diagnose.NewInput(s, diagnose.Options{})
+	t0, end := ev.Start, ev.End
+	if end.Sub(t0) < time.Second { // one instant (a single profile): a minute around it
+		t0, end = t0.Add(-30*time.Second), end.Add(30*time.Second)
+	}
 	return &builder{
-		s: s, d: d, in: in, opts: opts, t0: in.Start,
-		clock: newClock(opts.Location, in.Start, in.End),
-		snaps: newSnapshots(s),
+		s: s, d: d, ev: ev, opts: opts, t0: t0, end: end,
+		clock: newClock(opts.Location, ev.Start, ev.End),
+		snaps: newSnapshots(s, ev),
 	}
 }
 
 // BuildHTMLData computes the data part of the HTML report: the downsampled series of every
-// chart, the findings' places on the timeline and their flame graphs, and the snapshots.
-func BuildHTMLData(s *session.Session, d *diagnose.Diagnosis, opts HTMLOptions) *PageData {
-	data, _ := newBuilder(s, d, opts).build()
+// chart, the findings' places on the timeline and their flame graphs, and the snapshots. ev
+// is the evidence d was made from.
+func BuildHTMLData(s *session.Session, ev *evidence.Evidence, d *diagnose.Diagnosis, opts HTMLOptions) *PageData {
+	data, _ := newBuilder(s, ev, d, opts).build()
 	return data
 }
 
 func (b *builder) build() (*PageData, []cardView) {
-	in := b.in
+	in := b.ev
 	data := &PageData{
 		Version: 1,
 		T0:      float64(b.t0.UnixMilli()) / 1000,
-		End:     roundTo(in.End.Sub(b.t0).Seconds(), 3),
+		End:     roundTo(b.end.Sub(b.t0).Seconds(), 3),
 		Zone:    zone(b.opts.Location, b.opts.ZoneName, in.Start, in.End, b.t0),
 		Serve:   b.opts.Serve,
 	}
@@ -81,6 +89,14 @@ func (b *builder) build() (*PageData, []cardView) {
 	data.Findings = marks
 	data.Snapshots = b.snapshotList(marks)
 	return data, cards
+}
+
+// snapshotName is a snapshot's file name as the page shows it.
+func snapshotName(s *session.Session, r session.ProfileRef) string {
+	if s == nil {
+		return filepath.Base(r.Path)
+	}
+	return session.ProfileFileName(r.Kind, r.Time, r.Label)
 }
 
 // snapshotList is every snapshot on the served page (for its pprof links and picker); a
@@ -100,7 +116,7 @@ func (b *builder) snapshotList(marks []FindingMark) []Snapshot {
 		}
 		out = append(out, Snapshot{
 			ID: i, Kind: r.Kind, T: roundTo(r.Time.Sub(b.t0).Seconds(), 3), Label: r.Label,
-			Name: session.ProfileFileName(r.Kind, r.Time, r.Label),
+			Name: snapshotName(b.s, r),
 		})
 	}
 	return out

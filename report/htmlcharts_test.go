@@ -2,38 +2,53 @@ package report
 
 import (
 	"math"
-	"slices"
 	"testing"
 	"time"
 
 	"github.com/memdoctor/memdoctor/breakdown"
-	"github.com/memdoctor/memdoctor/diagnose"
 	"github.com/memdoctor/memdoctor/session"
 )
 
-// The stacked chart must split memory exactly as the diagnosis does at the same instant.
-func TestBreakdownerMatchesDiagnose(t *testing.T) {
+// The stacked chart draws the very splits the diagnosis saw: at each instant it draws, the
+// bands are the evidence's split of memory there, and they add up to its RSS.
+func TestMemoryChartDrawsTheEvidence(t *testing.T) {
 	s := openFixture(t)
-	in := diagnose.NewInput(s, diagnose.Options{})
-	bd := newBreakdowner(in)
-	if len(in.Proc) == 0 {
-		t.Fatal("fixture has no /proc samples")
+	ev := evidenceOf(t, s)
+	if len(ev.Splits) == 0 {
+		t.Fatal("fixture has no aligned readings")
 	}
-	for _, p := range in.Proc {
-		got := bd.at(p.T, &p.Proc)
-		want := *in.BreakdownAt(p.T, &p.Proc)
-		if !slices.Equal(rowBytes(got), rowBytes(want)) || got.RSSBytes != want.RSSBytes {
-			t.Fatalf("at %s: %v, diagnose says %v", p.T, rowBytes(got), rowBytes(want))
+	c := memoryChart(ev, fixtureDiagnosis(s), ev.Start, defaultBuckets)
+	bySecond := map[float64]breakdown.At{}
+	for _, a := range ev.Splits {
+		bySecond[roundTo(a.Time.Sub(ev.Start).Seconds(), 3)] = a
+	}
+	drawn := 0
+	for i, x := range c.X.v {
+		a, ok := bySecond[roundTo(x, 3)]
+		if !ok {
+			continue // an RSS reading without a split
+		}
+		drawn++
+		var sum float64
+		for _, ser := range c.Series {
+			if !ser.Area {
+				continue
+			}
+			v := ser.Values.v[i]
+			for _, b := range memoryBands {
+				if b.name == ser.Name && uint64(v) != b.get(&a) {
+					t.Fatalf("at %.3fs band %s = %v, the evidence says %d", x, b.name, v, b.get(&a))
+				}
+			}
+			sum += v
+		}
+		if want := float64(a.RSSBytes + a.NotResidentBytes); sum != want {
+			t.Errorf("at %.3fs the bands add up to %.0f, want RSS + not resident = %.0f", x, sum, want)
 		}
 	}
-}
-
-func rowBytes(b breakdown.At) []uint64 {
-	var out []uint64
-	for _, r := range b.Rows() {
-		out = append(out, r.Bytes)
+	if drawn != len(ev.Splits) {
+		t.Errorf("%d of %d splits drawn", drawn, len(ev.Splits))
 	}
-	return out
 }
 
 func TestGCChartFromTrace(t *testing.T) {
@@ -44,15 +59,17 @@ func TestGCChartFromTrace(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	in := diagnose.NewInput(s, diagnose.Options{})
-	c := gcChart(in, in.Start, maxRateBins)
+	ev := evidenceOf(t, s)
+	c := gcChart(ev, ev.Start, maxRateBins)
 	if c.Empty != "" || len(c.Series) != 3 {
 		t.Fatalf("gc chart %+v", c)
 	}
 	rate := c.Series[0].Values.v
-	for i, r := range rate[:len(rate)-1] { // the last slice may be cut short
+	// The first slice starts at the counter's first reading, which already counts the cycle
+	// at that instant; the last may be cut short.
+	for i, r := range rate[1 : len(rate)-1] {
 		if math.Abs(r-0.5) > 0.06 {
-			t.Errorf("slice %d: %.3f GC/s, want 0.5 (one every 2 s)", i, r)
+			t.Errorf("slice %d: %.3f GC/s, want 0.5 (one every 2 s)", i+1, r)
 		}
 	}
 	// 0.4 ms of assist in a 2.2 ms cycle every 2 s on 4 P.

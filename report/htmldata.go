@@ -16,6 +16,9 @@ type PageData struct {
 	Snapshots []Snapshot    `json:"snapshots"`
 	// Serve is true on the page `memdoctor serve` serves: it links snapshots to pprof's web UI.
 	Serve bool `json:"serve,omitempty"`
+	// Elapsed: times are seconds since each session's start, shown as such (the comparison
+	// page: T0 is 0 and Zone is UTC).
+	Elapsed bool `json:"elapsed,omitempty"`
 }
 
 // Zone is the time zone the page shows times in.

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/memdoctor/memdoctor/diagnose"
+	"github.com/memdoctor/memdoctor/evidence"
 	"github.com/memdoctor/memdoctor/session"
 )
 
@@ -89,9 +90,9 @@ func TestHTMLReportSyntheticInBrowser(t *testing.T) {
 	tmp := t.TempDir()
 	sp := synthSpec{start: time.Date(2026, 3, 29, 0, 30, 0, 0, time.UTC), duration: time.Hour, sample: time.Second,
 		gcEvery: 2 * time.Second, spikeEvery: 15 * time.Minute, profileEvery: 5 * time.Minute}
-	s, d := synthDiagnosed(t, filepath.Join(tmp, "session"), sp)
+	s, ev, d := synthDiagnosed(t, filepath.Join(tmp, "session"), sp)
 	page := filepath.Join(tmp, "synthetic.html")
-	writePage(t, page, s, d, HTMLOptions{Location: time.UTC, ZoneName: "UTC"})
+	writePage(t, page, s, ev, d, HTMLOptions{Location: time.UTC, ZoneName: "UTC"})
 	png := filepath.Join(tmp, "synthetic-1h.png")
 	st := b.load(t, page, png, false)
 	checkPage(t, b, st, len(d.Findings))
@@ -102,28 +103,27 @@ func TestHTMLReportSyntheticInBrowser(t *testing.T) {
 }
 
 // synthDiagnosed writes a synthetic session and gives it a diagnosis made here: the
-// headline figures from the samples and the synthetic findings. It does not run the
+// headline figures from the evidence and the synthetic findings. It does not run the
 // diagnosis rules, whose cost on a long session is theirs to measure, not the report's.
-func synthDiagnosed(t testing.TB, dir string, sp synthSpec) (*session.Session, *diagnose.Diagnosis) {
+func synthDiagnosed(t testing.TB, dir string, sp synthSpec) (*session.Session, *evidence.Evidence, *diagnose.Diagnosis) {
 	t.Helper()
 	synthSession(t, dir, sp)
 	s, err := session.Open(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	start, end := s.Window()
+	ev := evidenceOf(t, s)
+	start, end := ev.Start, ev.End
+	rss, _ := ev.RSS.Max()
+	live, _ := ev.Live.Max()
+	g, _ := ev.Goroutines.Max()
 	sum := diagnose.Summary{
 		MemoryBudgetBytes: 1 << 30, MemoryBudgetSource: "flag", CgroupLimitBytes: 2 << 30, GCSource: "gctrace",
-		GCCount: uint64(len(s.GC)), Samples: len(s.Samples),
-		HeapProfiles: len(s.ProfilesOf(session.KindHeap, false)), GoroutineProfiles: len(s.ProfilesOf(session.KindGoroutine, false)),
-	}
-	for _, smp := range s.Samples {
-		sum.RSSPeakBytes = max(sum.RSSPeakBytes, smp.Proc.RSSBytes)
-		sum.RSSLatestBytes = smp.Proc.RSSBytes
-		sum.HeapLivePeakBytes = max(sum.HeapLivePeakBytes, smp.Go.HeapLiveBytes)
-		sum.HeapLiveLatestBytes = smp.Go.HeapLiveBytes
-		sum.GoroutinesPeak = max(sum.GoroutinesPeak, smp.Go.Goroutines)
-		sum.GoroutinesLatest = smp.Go.Goroutines
+		GCCount: uint64(ev.GCCycles.Increase() + 1), Samples: ev.Samples,
+		HeapProfiles: len(ev.Heaps), GoroutineProfiles: len(ev.GoroutineSnaps),
+		RSSPeakBytes: uint64(rss.V), RSSLatestBytes: uint64(ev.RSS.Last().V),
+		HeapLivePeakBytes: uint64(live.V), HeapLiveLatestBytes: uint64(ev.Live.Last().V),
+		GoroutinesPeak: int(g.V), GoroutinesLatest: int(ev.Goroutines.Last().V),
 	}
 	sum.RSSP99Bytes = sum.RSSPeakBytes
 	sum.GCPerSecond = float64(sum.GCCount) / end.Sub(start).Seconds()
@@ -134,13 +134,13 @@ func synthDiagnosed(t testing.TB, dir string, sp synthSpec) (*session.Session, *
 		Summary:  sum,
 		Findings: synthFindings(s, sp),
 	}
-	return s, d
+	return s, ev, d
 }
 
-func writePage(t testing.TB, path string, s *session.Session, d *diagnose.Diagnosis, opts HTMLOptions) int {
+func writePage(t testing.TB, path string, s *session.Session, ev *evidence.Evidence, d *diagnose.Diagnosis, opts HTMLOptions) int {
 	t.Helper()
 	var buf bytes.Buffer
-	if err := HTML(&buf, s, d, opts); err != nil {
+	if err := HTML(&buf, s, ev, d, opts); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
@@ -170,7 +170,7 @@ func TestHTMLSparseInBrowser(t *testing.T) {
 	for name, s := range sparseSessions(t) {
 		d := &diagnose.Diagnosis{Findings: []diagnose.Finding{{Kind: diagnose.KindHeapLeak, Severity: diagnose.Warning, Title: "t"}}}
 		page := filepath.Join(t.TempDir(), name+".html")
-		writePage(t, page, s, d, HTMLOptions{Location: time.UTC})
+		writePage(t, page, s, evidenceOf(t, s), d, HTMLOptions{Location: time.UTC})
 		st := b.load(t, page, "", false)
 		for _, e := range b.takeErrors() {
 			t.Errorf("%s: browser: %s", name, e)

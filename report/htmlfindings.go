@@ -2,7 +2,6 @@ package report
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -10,6 +9,8 @@ import (
 	"github.com/google/pprof/profile"
 
 	"github.com/memdoctor/memdoctor/diagnose"
+	"github.com/memdoctor/memdoctor/internal/culprit"
+	"github.com/memdoctor/memdoctor/internal/pprofio"
 	"github.com/memdoctor/memdoctor/session"
 )
 
@@ -130,15 +131,40 @@ func culpritOf(cu diagnose.Culprit) culpritView {
 // pprofCommands are the commands to dig into a pair: pprof's web UI on the difference, and
 // memdoctor's own diff in the terminal.
 func pprofCommands(p pair, sampleIndex string) []string {
-	si := ""
+	args := []string{"go", "tool", "pprof", "-http=:"}
 	if sampleIndex != "" {
-		si = " -sample_index=" + sampleIndex
+		args = append(args, "-sample_index="+sampleIndex)
 	}
-	cmds := []string{fmt.Sprintf("go tool pprof -http=:%s -diff_base=%s %s", si, shellQuote(p.old), shellQuote(p.new))}
+	cmds := []string{shellCommand(cmdWidth, append(args, "-diff_base="+shellQuote(p.old), shellQuote(p.new))...)}
 	if p.kind == session.KindHeap && sampleIndex != "" {
-		cmds = append(cmds, fmt.Sprintf("memdoctor diff --type %s %s %s", sampleIndex, shellQuote(p.old), shellQuote(p.new)))
+		cmds = append(cmds, shellCommand(cmdWidth, "memdoctor", "diff", "--type", sampleIndex, shellQuote(p.old), shellQuote(p.new)))
 	}
 	return cmds
+}
+
+// cmdWidth is where a command on the page breaks its line.
+const cmdWidth = 72
+
+// shellCommand joins args, each quoted already, into one command a POSIX shell runs as it is:
+// an argument that would end past width goes on a line of its own after " \", so that a long
+// command reads on a narrow page and still pastes whole.
+func shellCommand(width int, args ...string) string {
+	var b strings.Builder
+	n := 0
+	for i, a := range args {
+		if i > 0 {
+			if n+1+len(a) > width {
+				b.WriteString(" \\\n    ")
+				n = 4
+			} else {
+				b.WriteByte(' ')
+				n++
+			}
+		}
+		b.WriteString(a)
+		n += len(a)
+	}
+	return b.String()
 }
 
 // flame builds a finding's icicle: from the snapshots it names, else from its culprits'
@@ -179,7 +205,7 @@ func (b *builder) flameOfPair(f diagnose.Finding, p pair) (*Flame, error) {
 	if err != nil {
 		return nil, err
 	}
-	fl, err := flameDiff(old, new, sampleIndex(f.Kind, p.kind), b.in.Culprit)
+	fl, err := flameDiff(old, new, sampleIndex(f.Kind, p.kind), culprit.Options{MainModule: b.ev.Target.MainModule})
 	if err != nil {
 		return nil, err
 	}
@@ -211,16 +237,7 @@ func (b *builder) flameTitle(fl *Flame, p pair) string {
 	return s
 }
 
-// readProfile parses a stored profile.
+// readProfile parses a stored profile, within memdoctor's limits.
 func readProfile(path string) (*profile.Profile, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("profile %s: %w", filepath.Base(path), err)
-	}
-	defer f.Close()
-	p, err := profile.Parse(f)
-	if err != nil {
-		return nil, fmt.Errorf("profile %s: %w", filepath.Base(path), err)
-	}
-	return p, nil
+	return pprofio.Default.ReadFileAs("profile "+filepath.Base(path), path)
 }

@@ -2,104 +2,14 @@ package report
 
 import (
 	"fmt"
-	"math"
-	"sort"
-	"strconv"
 	"strings"
 	"time"
+
+	"github.com/memdoctor/memdoctor/internal/units"
 )
 
-// evidenceRow is one number of a finding's evidence, named and formatted for people.
-type evidenceRow struct {
-	Name, Value string
-}
-
-// evidenceRows formats a finding's evidence by the unit its name carries, in name order.
-func evidenceRows(ev map[string]float64) []evidenceRow {
-	keys := make([]string, 0, len(ev))
-	for k := range ev {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	out := make([]evidenceRow, 0, len(keys))
-	for _, k := range keys {
-		name, value := evidenceValue(k, ev[k])
-		out = append(out, evidenceRow{Name: name, Value: value})
-	}
-	return out
-}
-
-// evidenceValue turns "rss_growth_bytes", 1.5e8 into "rss growth", "143.1 MiB".
-func evidenceValue(key string, v float64) (name, value string) {
-	cut := func(suffix string) (string, bool) { return strings.CutSuffix(key, suffix) }
-	human := func(s string) string { return strings.ReplaceAll(s, "_", " ") }
-	if n, ok := cut("_bytes_per_second"); ok {
-		return human(n), signedBytesFloat(v) + "/s"
-	}
-	if n, ok := cut("_bytes"); ok {
-		return human(n), signedBytesFloat(v)
-	}
-	if n, ok := cut("_seconds"); ok {
-		return human(n), Seconds(v)
-	}
-	if n, ok := cut("_ratio"); ok {
-		return human(n), strconv.FormatFloat(v, 'f', 2, 64) + "×"
-	}
-	for _, suffix := range []string{"_fraction", "_share"} {
-		if n, ok := cut(suffix); ok {
-			return human(n), Percent(v)
-		}
-	}
-	if n, ok := cut("_percent"); ok {
-		return human(n), strconv.FormatFloat(v, 'f', 1, 64) + "%"
-	}
-	if n, ok := cut("_per_second"); ok {
-		return human(n), number(v) + "/s"
-	}
-	if n, ok := cut("_count"); ok {
-		return human(n), strconv.FormatFloat(math.Round(v), 'f', 0, 64)
-	}
-	return human(key), number(v)
-}
-
-func signedBytesFloat(v float64) string {
-	if v < 0 {
-		return "-" + Bytes(uint64(-v))
-	}
-	return Bytes(uint64(v))
-}
-
 // Seconds formats a number of seconds: "0.35 s", "12.5 s", "95 s", "7200 s (2h0m0s)".
-func Seconds(v float64) string {
-	var s string
-	switch a := math.Abs(v); {
-	case a == 0:
-		return "0 s"
-	case a < 0.01:
-		s = strconv.FormatFloat(v*1000, 'f', 2, 64) + " ms"
-	case a < 10:
-		s = strconv.FormatFloat(v, 'f', 2, 64) + " s"
-	case a < 100:
-		s = strconv.FormatFloat(v, 'f', 1, 64) + " s"
-	default:
-		s = strconv.FormatFloat(v, 'f', 0, 64) + " s"
-	}
-	if math.Abs(v) >= 120 {
-		s += " (" + Duration(time.Duration(v*float64(time.Second))) + ")"
-	}
-	return s
-}
-
-// number formats a plain number with at most 3 significant decimals.
-func number(v float64) string {
-	switch a := math.Abs(v); {
-	case a >= 1000 || a == math.Trunc(a):
-		return strconv.FormatFloat(v, 'f', 0, 64)
-	case a >= 10:
-		return strconv.FormatFloat(v, 'f', 1, 64)
-	}
-	return strconv.FormatFloat(v, 'g', 3, 64)
-}
+func Seconds(v float64) string { return units.Seconds(v) }
 
 // clock formats instants in loc: the time of day, with the date when the span crosses days.
 type clock struct {

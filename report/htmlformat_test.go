@@ -1,38 +1,45 @@
 package report
 
 import (
+	"bytes"
 	"strings"
 	"testing"
 	"time"
+	_ "time/tzdata" // the zone test runs on systems without a zone database too
 )
 
-func TestEvidenceValue(t *testing.T) {
-	for _, c := range []struct {
-		key         string
-		v           float64
-		name, value string
-	}{
-		{"rss_growth_bytes", 150 * mib, "rss growth", "150.0 MiB"},
-		{"shrink_bytes", -2048, "shrink", "-2.0 KiB"},
-		{"alloc_bytes_per_second", 60 * mib, "alloc", "60.0 MiB/s"},
-		{"pause_seconds", 0.35, "pause", "0.35 s"},
-		{"window_seconds", 7200, "window", "7200 s (2h0m0s)"},
-		{"gc_cpu_fraction", 0.123, "gc cpu", "12.3%"},
-		{"gc_per_second", 8.5, "gc", "8.5/s"},
-		{"goroutines_count", 41.6, "goroutines", "42"},
-		{"p_value", 0.00012, "p value", "0.00012"},
-	} {
-		name, value := evidenceValue(c.key, c.v)
-		if name != c.name || value != c.value {
-			t.Errorf("%s=%v: %q %q, want %q %q", c.key, c.v, name, value, c.name, c.value)
+// TestEvidenceWithUnits: the text and the HTML reports show each evidence figure with its
+// unit, formatted the same way (the formatter's table test is units.TestEvidence).
+func TestEvidenceWithUnits(t *testing.T) {
+	s := openFixture(t)
+	d := fixtureDiagnosis(s)
+	d.Findings[0].Evidence = map[string]float64{"growth_bytes_per_minute": 223192254, "gc_cpu_fraction": 0.123, "spikes_count": 3}
+	var text bytes.Buffer
+	if err := Text(&text, d, TextOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	const want = "evidence: GC CPU 12.3%, growth 212.9 MiB/min, spikes 3"
+	if !strings.Contains(text.String(), want) {
+		t.Errorf("the text report lacks %q:\n%s", want, text.String())
+	}
+	var page bytes.Buffer
+	if err := HTML(&page, s, evidenceOf(t, s), d, HTMLOptions{Location: time.UTC}); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"212.9 MiB/min", "12.3%"} {
+		if !strings.Contains(page.String(), want) {
+			t.Errorf("the HTML report lacks %q", want)
 		}
+	}
+	if strings.Contains(page.String(), "223192254") || strings.Contains(text.String(), "223192254") {
+		t.Error("a report shows the raw figure 223192254")
 	}
 }
 
 func TestZone(t *testing.T) {
-	paris, err := time.LoadLocation("Europe/Paris")
+	paris, err := time.LoadLocation("Europe/Paris") // from time/tzdata when the system has none
 	if err != nil {
-		t.Skipf("no time zone database: %v", err)
+		t.Fatal(err)
 	}
 	// The window crosses the change to summer time (2026-03-29 01:00 UTC).
 	start := time.Date(2026, 3, 29, 0, 30, 0, 0, time.UTC)

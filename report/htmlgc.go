@@ -6,7 +6,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/memdoctor/memdoctor/diagnose"
+	"github.com/memdoctor/memdoctor/evidence"
 )
 
 // maxGCMarks bounds the GC cycles drawn one by one; past it, one mark per time slice that had
@@ -15,41 +15,30 @@ const maxGCMarks = 4000
 
 // heapChart is the live heap against the GC's heap goal, with the heap in use (live plus
 // garbage) between them and each GC cycle marked.
-func heapChart(in *diagnose.Input, t0 time.Time, buckets int) Chart {
+func heapChart(ev *evidence.Evidence, t0 time.Time, buckets int) Chart {
 	c := Chart{ID: "heap", Title: "Heap: live against the GC goal", Unit: "bytes", MarksLabel: "GC cycle"}
-	live, liveSrc := in.LiveHeap()
-	goal := in.HeapGoal()
-	var inuse []diagnose.Point
-	for _, g := range in.Go {
-		if g.HeapObjectsBytes > 0 {
-			inuse = append(inuse, diagnose.Point{T: g.T, V: float64(g.HeapObjectsBytes)})
-		}
-	}
-	c.Points = len(live) + len(goal) + len(inuse)
+	c.Points = ev.Live.Len() + ev.HeapGoal.Len() + ev.HeapInUse.Len()
 	if c.Points == 0 {
 		c.Empty = "No heap figures in this session (no gctrace, pprof endpoint or agent)."
 		return c
 	}
 	type line struct {
 		name  string
-		pts   []diagnose.Point
+		s     *evidence.Series
 		color int
 		dash  []int
 	}
 	var lines []line
+	var series [][]evidence.Point
 	for _, l := range []line{
-		{"heap in use (live + garbage)", inuse, 1, []int{2, 3}},
-		{"live heap", live, 0, nil},
-		{"heap goal", goal, 10, []int{8, 4}},
+		{"heap in use (live + garbage)", &ev.HeapInUse, 1, []int{2, 3}},
+		{"live heap", &ev.Live, 0, nil},
+		{"heap goal", &ev.HeapGoal, 10, []int{8, 4}},
 	} {
-		if len(l.pts) > 0 {
-			l.pts = downsamplePoints(l.pts, in.Start, in.End, buckets)
+		if !l.s.Empty() {
 			lines = append(lines, l)
+			series = append(series, downsamplePoints(l.s.Points, ev.Start, ev.End, buckets))
 		}
-	}
-	series := make([][]diagnose.Point, len(lines))
-	for i, l := range lines {
-		series[i] = l.pts
 	}
 	xs, vals := join(series...)
 	c.X = nums{secondsSince(t0, xs), 3}
@@ -57,33 +46,35 @@ func heapChart(in *diagnose.Input, t0 time.Time, buckets int) Chart {
 		c.Series = append(c.Series, Series{Name: l.name, Unit: "bytes", Color: l.color, Dash: l.dash, Values: nums{vals[i], 0}})
 	}
 	c.Caption = "The live heap is what the last GC found reachable"
-	if liveSrc != "" {
-		c.Caption += " (from " + liveSrc + ")"
+	if !ev.Live.Empty() {
+		c.Caption += " (from " + ev.Live.Src.String() + ")"
 	}
 	c.Caption += "; the goal is the heap size at which the next GC starts (GOGC, GOMEMLIMIT); ticks along the bottom mark GC cycles."
-	if len(in.GC) > 0 {
-		m := gcMarks(in, t0, buckets)
+	if ev.GCCycles.Src == evidence.SourceGCTrace {
+		m := gcMarks(ev, t0, buckets)
 		c.Marks = &m
 	}
 	return c
 }
 
-// gcMarks returns the GC cycles' times, or when there are too many to draw, the start of each
-// time slice that had at least one.
-func gcMarks(in *diagnose.Input, t0 time.Time, buckets int) nums {
+// gcMarks returns the GC cycles' times (gctrace: one point per cycle, or per time slice when
+// there were too many), or when there are too many to draw, the start of each time slice that
+// had at least one.
+func gcMarks(ev *evidence.Evidence, t0 time.Time, buckets int) nums {
+	pts := ev.GCCycles.Points
 	var out []float64
-	if len(in.GC) <= maxGCMarks {
-		for _, ev := range in.GC {
-			out = append(out, ev.Time.Sub(t0).Seconds())
+	if len(pts) <= maxGCMarks {
+		for _, p := range pts {
+			out = append(out, p.T.Sub(t0).Seconds())
 		}
 		return nums{out, 3}
 	}
-	span := in.End.Sub(in.Start)
+	span := ev.End.Sub(ev.Start)
 	last := -1
-	for _, ev := range in.GC {
-		b := int(float64(ev.Time.Sub(in.Start)) / float64(span) * float64(buckets))
+	for _, p := range pts {
+		b := int(float64(p.T.Sub(ev.Start)) / float64(span) * float64(buckets))
 		if b != last {
-			out = append(out, ev.Time.Sub(t0).Seconds())
+			out = append(out, p.T.Sub(t0).Seconds())
 			last = b
 		}
 	}
@@ -135,83 +126,83 @@ func nanSlice(n int) []float64 {
 
 // gcChart is the GC rate (cycles per second) and the share of CPU the GC takes, with the
 // share spent in mark assists apart, averaged over equal slices of the window.
-func gcChart(in *diagnose.Input, t0 time.Time, maxBins int) Chart {
+func gcChart(ev *evidence.Evidence, t0 time.Time, maxBins int) Chart {
 	c := Chart{ID: "gc", Title: "GC cycles per second and GC CPU", Unit: "per_second", Unit2: "fraction"}
-	b := newBins(in.Start, in.End, maxBins, rateWidth(in))
-	var rate, cpu, assist []float64
-	var cpuName, source string
-	switch {
-	case len(in.GC) > 0:
-		rate, cpu, assist = gcFromTrace(in, b)
-		cpuName, source = "GC CPU", "gctrace"
-		c.Points = len(in.GC)
-	case len(in.Go) >= 2:
-		rate, cpu, assist, cpuName = gcFromCounters(in, b)
-		source = in.Go[len(in.Go)-1].Source
-		c.Points = len(in.Go)
-	default:
+	if ev.GCCycles.Len() < 2 {
 		c.Empty = "No GC figures in this session (no gctrace and fewer than two readings of the Go runtime)."
 		return c
 	}
-	c.X = nums{b.centers(t0, in.End), 3}
+	b := newBins(ev.Start, ev.End, maxBins, rateWidth(ev))
+	c.Points = ev.GCCycles.Len()
+	rate := binRate(&ev.GCCycles, b, ev.End, nil)
+	c.X = nums{b.centers(t0, ev.End), 3}
 	c.Series = append(c.Series, Series{Name: "GC cycles/s", Unit: "per_second", Color: 2, Values: nums{rate, 4}})
-	if cpu != nil {
-		c.Series = append(c.Series, Series{Name: cpuName, Unit: "fraction", Axis: 1, Color: 3, Dash: []int{8, 4}, Values: nums{cpu, 5}})
+	base, of := &ev.AvailableCPU, "all CPU time (GOMAXPROCS × wall time)"
+	if base.Len() < 2 {
+		base, of = &ev.ProcessCPU, "the process's CPU time"
 	}
-	if assist != nil {
-		c.Series = append(c.Series, Series{Name: "GC CPU in mark assists", Unit: "fraction", Axis: 1, Color: 4, Dash: []int{2, 3}, Values: nums{assist, 5}})
+	if ev.GCCPU.Len() >= 2 && base.Len() >= 2 {
+		c.Series = append(c.Series, Series{Name: "GC CPU", Unit: "fraction", Axis: 1, Color: 3, Dash: []int{8, 4}, Values: nums{binRate(&ev.GCCPU, b, ev.End, base), 5}})
+		if ev.GCAssist.Len() >= 2 {
+			c.Series = append(c.Series, Series{Name: "GC CPU in mark assists", Unit: "fraction", Axis: 1, Color: 4, Dash: []int{2, 3}, Values: nums{binRate(&ev.GCAssist, b, ev.End, base), 5}})
+		}
 	}
-	c.Caption = fmt.Sprintf("Averaged over %s slices, from %s. GC CPU is the share of all CPU time (GOMAXPROCS × wall time) "+
-		"the collector took; mark assists are the part that request goroutines paid for.", Duration(b.width), source)
+	c.Caption = fmt.Sprintf("Averaged over %s slices, from %s. GC CPU is the share of %s "+
+		"the collector took; mark assists are the part that request goroutines paid for.", Duration(b.width), ev.GCCycles.Src, of)
+	if len(c.Series) == 1 {
+		c.Caption = fmt.Sprintf("Averaged over %s slices, from %s. The GC's CPU time is unknown: %s.", Duration(b.width), ev.GCCycles.Src, ev.Gaps[evidence.GapGCCPU])
+	}
 	return c
 }
 
 // rateWidth is the shortest slice that averages GC rates without aliasing: ten times the
-// median time between cycles, within [2 s, a thirtieth of the window].
-func rateWidth(in *diagnose.Input) time.Duration {
+// median time between readings of the cycle counter, within [2 s, a thirtieth of the window].
+func rateWidth(ev *evidence.Evidence) time.Duration {
 	const floor = 2 * time.Second
+	pts := ev.GCCycles.Points
 	var gaps []time.Duration
-	for i := 1; i < len(in.GC); i++ {
-		gaps = append(gaps, in.GC[i].Time.Sub(in.GC[i-1].Time))
+	for i := 1; i < len(pts); i++ {
+		gaps = append(gaps, pts[i].T.Sub(pts[i-1].T))
 	}
 	if len(gaps) == 0 {
 		return floor
 	}
 	slices.Sort(gaps)
-	w := min(10*gaps[len(gaps)/2], in.End.Sub(in.Start)/30)
+	w := min(10*gaps[len(gaps)/2], ev.End.Sub(ev.Start)/30)
 	return max(w, floor)
 }
 
-// gcFromTrace bins gctrace cycles: each counts, with its CPU, in the slice where it began.
-func gcFromTrace(in *diagnose.Input, b bins) (rate, cpu, assist []float64) {
-	count := make([]float64, b.n)
-	gcCPU := make([]float64, b.n)
-	asst := make([]float64, b.n)
-	procs := 1
-	for _, ev := range in.GC {
-		i := b.of(ev.Time)
-		if i < 0 {
-			continue
-		}
-		count[i]++
-		gcCPU[i] += ev.GCCPU().Seconds()
-		asst[i] += ev.CPUAssist.Seconds()
-		if ev.Procs > 0 {
-			procs = ev.Procs
+// binRate is a counter's increase per second in each slice (each interval between two of its
+// readings counts in the slice where it ends), or, with per, its increase over per's in the
+// same slices (a share of CPU time).
+func binRate(c *evidence.Series, b bins, end time.Time, per *evidence.Series) []float64 {
+	inc := make([]float64, b.n)
+	acc := func(s *evidence.Series, into []float64) {
+		for k := 1; k < s.Len(); k++ {
+			prev, cur := s.Points[k-1], s.Points[k]
+			if i := b.of(cur.T); i >= 0 && cur.V >= prev.V {
+				into[i] += cur.V - prev.V
+			}
 		}
 	}
-	rate, cpu, assist = make([]float64, b.n), make([]float64, b.n), make([]float64, b.n)
-	for i := range b.n {
-		w := b.widthOf(i, in.End).Seconds()
-		if w <= 0 {
-			rate[i], cpu[i], assist[i] = math.NaN(), math.NaN(), math.NaN()
-			continue
+	acc(c, inc)
+	out := nanSlice(b.n)
+	if per != nil {
+		den := make([]float64, b.n)
+		acc(per, den)
+		for i := range out {
+			if den[i] > 0 {
+				out[i] = math.Min(inc[i]/den[i], 1)
+			}
 		}
-		rate[i] = count[i] / w
-		cpu[i] = gcCPU[i] / (w * float64(procs))
-		assist[i] = asst[i] / (w * float64(procs))
+		return out
 	}
-	return rate, cpu, assist
+	for i := range out {
+		if w := b.widthOf(i, end).Seconds(); w > 0 {
+			out[i] = inc[i] / w
+		}
+	}
+	return out
 }
 
 // widthOf is the length of slice i; the last one ends at the window's end.
@@ -223,66 +214,25 @@ func (b bins) widthOf(i int, end time.Time) time.Duration {
 	return b.width
 }
 
-// gcFromCounters derives the rates from the runtime's cumulative counters: each interval
-// between two readings counts in the slice where it ends. With runtime/metrics the GC CPU is
-// exact; MemStats only has GCCPUFraction since the process started, which is shown as such.
-func gcFromCounters(in *diagnose.Input, b bins) (rate, cpu, assist []float64, cpuName string) {
-	dt, dgc := make([]float64, b.n), make([]float64, b.n)
-	dcpu, dgcCPU, dassist := make([]float64, b.n), make([]float64, b.n), make([]float64, b.n)
-	since := nanSlice(b.n)
-	for k := 1; k < len(in.Go); k++ {
-		prev, cur := in.Go[k-1], in.Go[k]
-		i := b.of(cur.T)
-		if i < 0 || cur.GCCycles < prev.GCCycles { // a restart resets the counters
-			continue
-		}
-		dt[i] += cur.T.Sub(prev.T).Seconds()
-		dgc[i] += float64(cur.GCCycles - prev.GCCycles)
-		if cur.CPUTotalSeconds > prev.CPUTotalSeconds {
-			dcpu[i] += cur.CPUTotalSeconds - prev.CPUTotalSeconds
-			dgcCPU[i] += (cur.GCTotalSeconds - cur.GCIdleSeconds) - (prev.GCTotalSeconds - prev.GCIdleSeconds)
-			dassist[i] += cur.GCAssistSeconds - prev.GCAssistSeconds
-		}
-		if cur.GCCPUFraction > 0 {
-			since[i] = cur.GCCPUFraction
-		}
-	}
-	rate, cpu, assist = nanSlice(b.n), nanSlice(b.n), nanSlice(b.n)
-	exact := false
-	for i := range b.n {
-		if dt[i] > 0 {
-			rate[i] = dgc[i] / dt[i]
-		}
-		if dcpu[i] > 0 {
-			cpu[i] = max(dgcCPU[i], 0) / dcpu[i]
-			assist[i] = max(dassist[i], 0) / dcpu[i]
-			exact = true
-		}
-	}
-	if exact {
-		return rate, cpu, assist, "GC CPU"
-	}
-	return rate, since, nil, "GC CPU since the process started (MemStats)"
-}
-
-// goroutinesChart is the number of goroutines over time.
-func goroutinesChart(in *diagnose.Input, t0 time.Time, buckets int) Chart {
+// goroutinesChart is the number of goroutines over time, with those the runtime proved
+// leaked when it did.
+func goroutinesChart(ev *evidence.Evidence, t0 time.Time, buckets int) Chart {
 	c := Chart{ID: "goroutines", Title: "Goroutines", Unit: "count"}
-	var pts []diagnose.Point
-	for _, g := range in.Go {
-		if g.Goroutines > 0 {
-			pts = append(pts, diagnose.Point{T: g.T, V: float64(g.Goroutines)})
-		}
-	}
-	c.Points = len(pts)
-	if len(pts) == 0 {
+	c.Points = ev.Goroutines.Len()
+	if c.Points == 0 {
 		c.Empty = "No goroutine counts in this session."
 		return c
 	}
-	pts = downsamplePoints(pts, in.Start, in.End, buckets)
-	xs, vals := join(pts)
+	series := [][]evidence.Point{downsamplePoints(ev.Goroutines.Points, ev.Start, ev.End, buckets)}
+	if !ev.Leaked.Empty() {
+		series = append(series, downsamplePoints(ev.Leaked.Points, ev.Start, ev.End, buckets))
+	}
+	xs, vals := join(series...)
 	c.X = nums{secondsSince(t0, xs), 3}
 	c.Series = []Series{{Name: "goroutines", Unit: "count", Color: 5, Values: nums{vals[0], 0}}}
-	c.Caption = "A count that only climbs, and does not come back down when the load does, is a goroutine leak."
+	if len(vals) > 1 {
+		c.Series = append(c.Series, Series{Name: "leaked (proved by the runtime)", Unit: "count", Color: 6, Dash: []int{4, 3}, Values: nums{vals[1], 0}})
+	}
+	c.Caption = fmt.Sprintf("From %s. A count that only climbs, and does not come back down when the load does, is a goroutine leak.", ev.Goroutines.Src)
 	return c
 }

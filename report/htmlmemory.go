@@ -1,12 +1,11 @@
 package report
 
 import (
-	"sort"
 	"time"
 
 	"github.com/memdoctor/memdoctor/breakdown"
 	"github.com/memdoctor/memdoctor/diagnose"
-	"github.com/memdoctor/memdoctor/session"
+	"github.com/memdoctor/memdoctor/evidence"
 )
 
 // band is one layer of the resident-memory stack.
@@ -30,117 +29,82 @@ var memoryBands = []band{
 	{"binary and files", "checker", func(b *breakdown.At) uint64 { return b.FileBytes }},
 }
 
-// breakdowner computes breakdown.At at any reading as diagnose.Input.BreakdownAt does, but
-// with the live-heap series computed once, so that thousands of instants cost O(log n) each.
-type breakdowner struct {
-	in      *diagnose.Input
-	live    []diagnose.Point
-	liveSrc string
-}
-
-func newBreakdowner(in *diagnose.Input) *breakdowner {
-	live, src := in.LiveHeap()
-	return &breakdowner{in: in, live: live, liveSrc: src}
-}
-
-// at splits memory at t, with p the /proc reading at t (nil when remote).
-func (b *breakdowner) at(t time.Time, p *session.Proc) breakdown.At {
-	g, ok := nearestGo(b.in.Go, t)
-	if !ok {
-		return breakdown.Compute(t, p, nil, 0, "")
-	}
-	var live uint64
-	if v, ok := lastAtOrBefore(b.live, g.T); ok {
-		live = uint64(v)
-	}
-	return breakdown.Compute(t, p, &g.GoMem, live, b.liveSrc)
-}
-
-// nearestGo returns the Go reading closest in time to t (the earlier one on a tie).
-func nearestGo(gs []diagnose.GoPoint, t time.Time) (diagnose.GoPoint, bool) {
-	if len(gs) == 0 {
-		return diagnose.GoPoint{}, false
-	}
-	i := sort.Search(len(gs), func(i int) bool { return !gs[i].T.Before(t) })
-	switch {
-	case i == 0:
-		return gs[0], true
-	case i == len(gs):
-		return gs[i-1], true
-	case gs[i].T.Sub(t) < t.Sub(gs[i-1].T):
-		return gs[i], true
-	}
-	return gs[i-1], true
-}
-
-// lastAtOrBefore returns the value of the last point at or before t, else of the first point.
-func lastAtOrBefore(pts []diagnose.Point, t time.Time) (float64, bool) {
-	if len(pts) == 0 {
-		return 0, false
-	}
-	i := sort.Search(len(pts), func(i int) bool { return pts[i].T.After(t) })
-	if i == 0 {
-		return pts[0].V, true
-	}
-	return pts[i-1].V, true
-}
-
 // memoryChart is resident memory over time as a stacked breakdown, with RSS as a line and the
-// memory budget and cgroup limit as horizontal lines. At most 2*buckets instants are drawn:
-// in each time slice, the readings with the lowest and the highest RSS.
-func memoryChart(in *diagnose.Input, d *diagnose.Diagnosis, t0 time.Time, buckets int) Chart {
+// memory budget and cgroup limit as horizontal lines. The bands are drawn where a Go reading
+// and a /proc reading were taken together (the evidence's splits: at most two per time
+// slice, the lowest and highest RSS); RSS itself at every reading the evidence kept.
+func memoryChart(ev *evidence.Evidence, d *diagnose.Diagnosis, t0 time.Time, buckets int) Chart {
 	c := Chart{ID: "memory", Title: "Resident memory: where it goes", Unit: "bytes", Stacked: true}
-	bd := newBreakdowner(in)
-	var rows []breakdown.At
+	rows := downsampleSplits(ev.Splits, ev.Start, ev.End, buckets)
+	rss := downsamplePoints(ev.RSS.Points, ev.Start, ev.End, buckets)
 	switch {
-	case len(in.Proc) > 0:
-		c.Points = len(in.Proc)
-		idx := pickExtremes(len(in.Proc), func(i int) time.Time { return in.Proc[i].T },
-			func(i int) float64 { return float64(in.Proc[i].RSSBytes) }, in.Start, in.End, buckets)
-		for _, i := range idx {
-			rows = append(rows, bd.at(in.Proc[i].T, &in.Proc[i].Proc))
-		}
-		c.Caption = "Each band is one part of RSS, from /proc and the Go runtime's own figures; the dashed line is RSS itself. " +
+	case len(rows) > 0 && !ev.RSS.Empty():
+		c.Points = ev.RSS.Len()
+		c.Caption = "Each band is one part of RSS, from /proc and the Go runtime's own figures taken together; the dashed line is RSS itself. " +
 			"Where the bands rise above it, the runtime counts memory the kernel never paged in."
-	case len(in.Go) > 0:
-		c.Points = len(in.Go)
-		idx := pickExtremes(len(in.Go), func(i int) time.Time { return in.Go[i].T },
-			func(i int) float64 { return float64(in.Go[i].RuntimeResident()) }, in.Start, in.End, buckets)
-		for _, i := range idx {
-			rows = append(rows, bd.at(in.Go[i].T, nil))
-		}
+	case !ev.RSS.Empty():
+		c.Points = ev.RSS.Len()
+		c.Caption = "RSS from /proc. No Go reading was taken close enough to a /proc reading to split it (see the notes)."
+	case len(rows) > 0:
+		c.Points = len(rows)
 		c.Caption = "The Go runtime's own figures only: memdoctor could not read this process's /proc, so RSS and non-Go memory are unknown."
 	default:
 		c.Empty = "No memory samples in this session."
 		return c
 	}
-	ts := make([]time.Time, len(rows))
-	for i, r := range rows {
-		ts[i] = r.Time
-	}
-	c.X = nums{secondsSince(t0, ts), 3}
-	for k, b := range memoryBands {
-		vs := make([]float64, len(rows))
+	bands := make([][]evidence.Point, 0, len(memoryBands)+1)
+	kept := make([]band, 0, len(memoryBands))
+	for _, b := range memoryBands {
+		pts := make([]evidence.Point, len(rows))
 		any := false
 		for i := range rows {
 			v := b.get(&rows[i])
-			vs[i] = float64(v)
+			pts[i] = evidence.Point{T: rows[i].Time, V: float64(v)}
 			any = any || v > 0
 		}
-		if !any {
-			continue // a band that is always empty only clutters the legend
+		if any { // a band that is always empty only clutters the legend
+			bands = append(bands, pts)
+			kept = append(kept, b)
 		}
-		c.Series = append(c.Series, Series{Name: b.name, Unit: "bytes", Area: true, Color: k, Pattern: b.pattern, Values: nums{vs, 0}})
 	}
-	if len(in.Proc) > 0 {
-		vs := make([]float64, len(rows))
-		for i := range rows {
-			vs[i] = float64(rows[i].RSSBytes)
-		}
-		c.Series = append(c.Series, Series{Name: "RSS", Unit: "bytes", Color: 9, Dash: []int{6, 3}, Values: nums{vs, 0}})
+	if len(rss) > 0 {
+		bands = append(bands, rss)
+	}
+	xs, vals := join(bands...)
+	c.X = nums{secondsSince(t0, xs), 3}
+	for k, b := range kept {
+		c.Series = append(c.Series, Series{Name: b.name, Unit: "bytes", Area: true, Color: bandColor(b.name), Pattern: b.pattern, Values: nums{vals[k], 0}})
+	}
+	if len(rss) > 0 {
+		c.Series = append(c.Series, Series{Name: "RSS", Unit: "bytes", Color: 9, Dash: []int{6, 3}, Values: nums{vals[len(vals)-1], 0}})
 	}
 	c.Lines = limitLines(d.Summary)
 	return c
+}
+
+// bandColor is a band's color index: its place in memoryBands, whichever bands are drawn.
+func bandColor(name string) int {
+	for i, b := range memoryBands {
+		if b.name == name {
+			return i
+		}
+	}
+	return 0
+}
+
+// downsampleSplits keeps, for each of buckets slices of the window, the splits with the
+// lowest and highest resident memory.
+func downsampleSplits(rows []breakdown.At, start, end time.Time, buckets int) []breakdown.At {
+	idx := pickExtremes(len(rows), func(i int) time.Time { return rows[i].Time },
+		func(i int) float64 { return float64(rows[i].RSSBytes) }, start, end, buckets)
+	if len(idx) == len(rows) {
+		return rows
+	}
+	out := make([]breakdown.At, len(idx))
+	for i, j := range idx {
+		out[i] = rows[j]
+	}
+	return out
 }
 
 // limitLines are the memory budget and the cgroup limit, drawn once when they are the same.

@@ -7,9 +7,9 @@ import (
 	"html/template"
 	"io"
 	"strings"
-	"time"
 
 	"github.com/memdoctor/memdoctor/diagnose"
+	"github.com/memdoctor/memdoctor/evidence"
 	"github.com/memdoctor/memdoctor/session"
 )
 
@@ -21,6 +21,8 @@ type pageView struct {
 	Headline        []figure
 	Cards           []cardView
 	Notes           []string
+	NotJudged       []string
+	SnapshotViews   []snapshotHTML
 	Snapshots       string
 	SessionDir      string
 	Serve           bool
@@ -43,9 +45,10 @@ type figure struct {
 // over time as a stacked breakdown, the heap against the GC goal, GC rate and CPU, goroutines,
 // the memory budget and cgroup limit, the findings on the timeline, and a card per finding
 // with its evidence, culprits, flame graph, advice and the pprof commands to dig further.
-// Everything it needs (uPlot, the script, the data) is inside: it opens offline.
-func HTML(w io.Writer, s *session.Session, d *diagnose.Diagnosis, opts HTMLOptions) error {
-	b := newBuilder(s, d, opts)
+// Everything it needs (uPlot, the script, the data) is inside: it opens offline. ev is the
+// evidence d was made from: the charts draw what the verdict saw.
+func HTML(w io.Writer, s *session.Session, ev *evidence.Evidence, d *diagnose.Diagnosis, opts HTMLOptions) error {
+	b := newBuilder(s, ev, d, opts)
 	data, cards := b.build()
 	js, err := json.Marshal(data)
 	if err != nil {
@@ -70,16 +73,20 @@ func HTML(w io.Writer, s *session.Session, d *diagnose.Diagnosis, opts HTMLOptio
 func (b *builder) view(cards []cardView) pageView {
 	d := b.d
 	v := pageView{
-		Title:      "memdoctor: " + targetName(d),
-		Subtitle:   fmt.Sprintf("%s, %s", Duration(time.Duration(d.Window.Seconds*float64(time.Second))), sessionStatus(d.Target.Status)),
-		Zone:       zone(b.opts.Location, b.opts.ZoneName, b.in.Start, b.in.End, b.t0).Name,
-		Window:     b.clock.span(b.in.Start, b.in.End),
-		Headline:   headline(d),
-		Cards:      cards,
-		Notes:      d.Notes,
-		SessionDir: b.s.Dir,
-		Serve:      b.opts.Serve,
-		Version:    b.opts.Version,
+		Title:         "memdoctor: " + targetName(d),
+		Subtitle:      windowLine(d),
+		Zone:          zone(b.opts.Location, b.opts.ZoneName, b.ev.Start, b.ev.End, b.t0).Name,
+		Window:        b.clock.span(b.ev.Start, b.ev.End),
+		Headline:      headline(d),
+		Cards:         cards,
+		Notes:         d.Notes,
+		NotJudged:     notJudgedLines(d),
+		SnapshotViews: snapshotViews(d),
+		Serve:         b.opts.Serve,
+		Version:       b.opts.Version,
+	}
+	if b.s != nil {
+		v.SessionDir = b.s.Dir
 	}
 	if !d.Generated.IsZero() {
 		v.Generated = d.Generated.In(b.opts.Location).Format("2006-01-02 15:04:05")
@@ -122,9 +129,12 @@ func targetName(d *diagnose.Diagnosis) string {
 func headline(d *diagnose.Diagnosis) []figure {
 	s := d.Summary
 	var out []figure
-	if s.RSSPeakBytes > 0 {
+	switch {
+	case s.RSSPeakBytes > 0:
 		out = append(out, figure{"RSS peak", Bytes(s.RSSPeakBytes), fmt.Sprintf("p99 %s · at the end %s", Bytes(s.RSSP99Bytes), Bytes(s.RSSLatestBytes))})
-	} else {
+	case d.Source == "profiles":
+		out = append(out, figure{"RSS", "unknown", "profiles do not record it"})
+	default:
 		out = append(out, figure{"RSS", "unknown", "not on this machine"})
 	}
 	if s.HeapLivePeakBytes > 0 {

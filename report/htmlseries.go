@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/memdoctor/memdoctor/diagnose"
+	"github.com/memdoctor/memdoctor/evidence"
 )
 
 // nums is a series of numbers as the page's JSON carries them: NaN (no value at that time)
@@ -114,12 +114,12 @@ func pickExtremes(n int, t func(int) time.Time, v func(int) float64, start, end 
 }
 
 // downsamplePoints keeps the extremes of pts (see pickExtremes).
-func downsamplePoints(pts []diagnose.Point, start, end time.Time, buckets int) []diagnose.Point {
+func downsamplePoints(pts []evidence.Point, start, end time.Time, buckets int) []evidence.Point {
 	idx := pickExtremes(len(pts), func(i int) time.Time { return pts[i].T }, func(i int) float64 { return pts[i].V }, start, end, buckets)
 	if len(idx) == len(pts) {
 		return pts
 	}
-	out := make([]diagnose.Point, len(idx))
+	out := make([]evidence.Point, len(idx))
 	for i, j := range idx {
 		out[i] = pts[j]
 	}
@@ -128,7 +128,7 @@ func downsamplePoints(pts []diagnose.Point, start, end time.Time, buckets int) [
 
 // join puts several series, each with its own times, on one time axis: the union of their
 // times, each series NaN where it has no point. uPlot needs one x array per chart.
-func join(series ...[]diagnose.Point) (xs []time.Time, vals [][]float64) {
+func join(series ...[]evidence.Point) (xs []time.Time, vals [][]float64) {
 	for _, s := range series {
 		for _, p := range s {
 			xs = append(xs, p.T)

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/memdoctor/memdoctor/diagnose"
+	"github.com/memdoctor/memdoctor/evidence"
 )
 
 func TestPickExtremes(t *testing.T) {
@@ -43,10 +43,10 @@ func TestPickExtremes(t *testing.T) {
 
 func TestJoin(t *testing.T) {
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	p := func(s int, v float64) diagnose.Point {
-		return diagnose.Point{T: t0.Add(time.Duration(s) * time.Second), V: v}
+	p := func(s int, v float64) evidence.Point {
+		return evidence.Point{T: t0.Add(time.Duration(s) * time.Second), V: v}
 	}
-	xs, vals := join([]diagnose.Point{p(0, 1), p(2, 3)}, []diagnose.Point{p(1, 10), p(2, 20)})
+	xs, vals := join([]evidence.Point{p(0, 1), p(2, 3)}, []evidence.Point{p(1, 10), p(2, 20)})
 	if len(xs) != 3 {
 		t.Fatalf("times %v, want 3", xs)
 	}

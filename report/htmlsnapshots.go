@@ -2,9 +2,11 @@ package report
 
 import (
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/memdoctor/memdoctor/diagnose"
+	"github.com/memdoctor/memdoctor/evidence"
 	"github.com/memdoctor/memdoctor/session"
 )
 
@@ -26,12 +28,33 @@ type snapshots struct {
 	dir    string
 	refs   []session.ProfileRef
 	byName map[string]int
+	byPath map[string]int // the paths the session reader gave, under the directory as opened
 }
 
-func newSnapshots(s *session.Session) *snapshots {
-	c := &snapshots{dir: s.Dir, refs: SnapshotRefs(s), byName: make(map[string]int)}
+// evidenceRefs lists the evidence's heap and goroutine snapshots in time order: the
+// catalogue of evidence that comes from no session (a folder of profiles).
+func evidenceRefs(ev *evidence.Evidence) []session.ProfileRef {
+	var out []session.ProfileRef
+	for _, snaps := range [][]evidence.Snapshot{ev.Heaps, ev.GoroutineSnaps} {
+		for _, s := range snaps {
+			out = append(out, session.ProfileRef{Kind: s.Kind, Time: s.T, Label: s.Label, Path: s.Path})
+		}
+	}
+	slices.SortStableFunc(out, func(a, b session.ProfileRef) int { return a.Time.Compare(b.Time) })
+	return out
+}
+
+// newSnapshots catalogues the session's snapshots, or without a session the evidence's.
+func newSnapshots(s *session.Session, ev *evidence.Evidence) *snapshots {
+	c := &snapshots{byName: make(map[string]int), byPath: make(map[string]int)}
+	if s != nil {
+		c.dir, c.refs = s.Dir, SnapshotRefs(s)
+	} else {
+		c.refs = evidenceRefs(ev)
+	}
 	for i, r := range c.refs {
 		c.byName[filepath.Base(r.Path)] = i
+		c.byPath[filepath.Clean(r.Path)] = i
 	}
 	return c
 }
@@ -45,8 +68,15 @@ type pair struct {
 	named        bool // the finding named them (else memdoctor chose the ones around it)
 }
 
-// resolve returns the path of a profile a finding names: absolute, or relative to the session.
+// resolve returns the path, usable from the working directory, of a profile a finding names.
+// A fresh diagnosis names the session's snapshots by the paths the session reader gave them,
+// which already hold the session directory as it was opened (relative when it was): those are
+// used as they are. Other paths are absolute, relative to the session directory
+// ("profiles/heap-....pb.gz", as the writer records them), or a bare file name in profiles/.
 func (c *snapshots) resolve(p string) string {
+	if i, ok := c.byPath[filepath.Clean(p)]; ok {
+		return c.refs[i].Path
+	}
 	if filepath.IsAbs(p) {
 		return p
 	}

@@ -4,11 +4,13 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"reflect"
 	"sort"
 	"strings"
 	"time"
 
 	"github.com/memdoctor/memdoctor/diagnose"
+	"github.com/memdoctor/memdoctor/internal/sanitize"
 )
 
 // TextOptions tune the terminal report.
@@ -28,7 +30,9 @@ func Text(w io.Writer, d *diagnose.Diagnosis, opts TextOptions) error {
 	p := &printer{w: bw, color: opts.Color}
 	p.header(d)
 	p.breakdown(d)
+	p.snapshots(d)
 	p.findings(d, opts.MaxCulprits)
+	p.notJudged(d)
 	p.notes(d)
 	return bw.Flush()
 }
@@ -47,14 +51,47 @@ const (
 	ansiReset  = "\x1b[0m"
 )
 
-func (p *printer) paint(code, s string) string {
+// clean is text fit for the terminal: memdoctor's own (colours, layout) around sanitized
+// strings. The printer sanitizes every other string it is given: function and file names,
+// labels, notes and titles come from profiles and targets, and may hold escape sequences.
+type clean string
+
+// paint sanitizes s and colours it.
+func (p *printer) paint(code, s string) clean {
+	s = sanitize.Text(s)
 	if !p.color {
-		return s
+		return clean(s)
 	}
-	return code + s + ansiReset
+	return clean(code + s + ansiReset)
 }
 
-func (p *printer) f(format string, args ...any) { fmt.Fprintf(p.w, format, args...) }
+// dim colours text that is clean already (wrapped lines: painting would escape their
+// newlines).
+func (p *printer) dim(c clean) clean {
+	if !p.color {
+		return c
+	}
+	return clean(ansiDim + string(c) + ansiReset)
+}
+
+// f prints like fmt.Fprintf, with every string argument but a clean one sanitized.
+func (p *printer) f(format string, args ...any) {
+	for i, a := range args {
+		switch v := a.(type) {
+		case clean:
+			args[i] = string(v)
+		case error:
+			args[i] = sanitize.Text(v.Error())
+		case fmt.Stringer:
+			args[i] = sanitize.Text(v.String())
+		default:
+			if rv := reflect.ValueOf(a); rv.Kind() == reflect.String {
+				args[i] = sanitize.Text(rv.String())
+			}
+		}
+	}
+	fmt.Fprintf(p.w, format, args...)
+}
 
 func (p *printer) header(d *diagnose.Diagnosis) {
 	t := d.Target
@@ -73,13 +110,22 @@ func (p *printer) header(d *diagnose.Diagnosis) {
 	if len(bits) > 0 {
 		id += " (" + strings.Join(bits, ", ") + ")"
 	}
-	p.f("%s  %s, %s\n", p.paint(ansiBold, "memdoctor: "+id),
-		Duration(time.Duration(d.Window.Seconds*float64(time.Second))), sessionStatus(t.Status))
+	p.f("%s  %s\n", p.paint(ansiBold, "memdoctor: "+id), windowLine(d))
 	s := d.Summary
 	var line []string
-	if s.RSSPeakBytes > 0 {
+	switch {
+	case s.RSSPeakSource == "high-water mark":
+		when := "between samples"
+		if s.RSSPeakBeforeWindow {
+			when = "before the window"
+		}
+		line = append(line, fmt.Sprintf("RSS peak %s (the kernel's high-water mark, reached %s; sampled peak %s, end %s)",
+			Bytes(s.RSSPeakBytes), when, Bytes(s.RSSSampledPeakBytes), Bytes(s.RSSLatestBytes)))
+	case s.RSSPeakBytes > 0:
 		line = append(line, fmt.Sprintf("RSS peak %s (p99 %s, end %s)", Bytes(s.RSSPeakBytes), Bytes(s.RSSP99Bytes), Bytes(s.RSSLatestBytes)))
-	} else {
+	case d.Source == "profiles":
+		line = append(line, "RSS unknown (profiles do not record it)")
+	default:
 		line = append(line, "RSS unknown (not on this machine)")
 	}
 	if s.TreeProcs > 1 {
@@ -110,7 +156,23 @@ func (p *printer) header(d *diagnose.Diagnosis) {
 	if s.MemoryBudgetBytes > 0 {
 		budget = fmt.Sprintf("memory budget %s (%s)", Bytes(s.MemoryBudgetBytes), s.MemoryBudgetSource)
 	}
+	if d.Source == "profiles" { // no samples: say what the inputs were
+		p.f("  %s · %d heap and %d goroutine profiles\n\n", budget, s.HeapProfiles, s.GoroutineProfiles)
+		return
+	}
 	p.f("  %s · %d samples, %d heap and %d goroutine profiles\n\n", budget, s.Samples, s.HeapProfiles, s.GoroutineProfiles)
+}
+
+// windowLine says how long the window is and what it comes from.
+func windowLine(d *diagnose.Diagnosis) string {
+	span := Duration(time.Duration(d.Window.Seconds * float64(time.Second)))
+	if d.Source == "profiles" {
+		if d.Window.Seconds == 0 {
+			return "one instant, from profiles"
+		}
+		return span + ", from profiles"
+	}
+	return span + ", " + sessionStatus(d.Target.Status)
 }
 
 func sessionStatus(s string) string {
@@ -156,14 +218,36 @@ func (p *printer) findings(d *diagnose.Diagnosis, maxCulprits int) {
 	fs := append([]diagnose.Finding(nil), d.Findings...)
 	sort.SliceStable(fs, func(i, j int) bool { return fs[i].Severity.Rank() > fs[j].Severity.Rank() })
 	p.f("%s\n", p.paint(ansiBold, "Findings"))
-	if len(fs) == 0 {
+	switch {
+	case d.Healthy():
 		p.f("  none: no memory problem found in this window\n")
+		return
+	case len(fs) == 0:
+		p.f("  none among what could be judged (see below what could not)\n")
 		return
 	}
 	for _, f := range fs {
-		p.f("  %s %s: %s\n", p.severity(f.Severity), f.Kind, f.Title)
+		conf := clean("")
+		if f.Confidence == diagnose.Suspected {
+			conf = p.paint(ansiDim, " (suspected)")
+		}
+		p.f("  %s%s %s: %s\n", p.severity(f.Severity), conf, f.Kind, f.Title)
+		if f.Snapshot {
+			p.f("      %s\n", p.paint(ansiDim, "a snapshot, not a trend: a second profile taken minutes later confirms or dismisses it"))
+		}
+		if f.Confidence == diagnose.Suspected && f.WatchMoreSeconds > 0 {
+			more := Duration(time.Duration(f.WatchMoreSeconds * float64(time.Second)))
+			hint := fmt.Sprintf("not yet confirmed: watch about %s more (memdoctor watch --until-confirmed)", more)
+			if d.Source == "profiles" {
+				hint = fmt.Sprintf("not yet confirmed: profiles covering about %s more would confirm or dismiss it", more)
+			}
+			p.f("      %s\n", p.paint(ansiDim, hint))
+		}
 		if f.Detail != "" {
 			p.f("%s\n", indentWrap(f.Detail, "      ", 92))
+		}
+		if len(f.Evidence) > 0 {
+			p.f("%s\n", p.dim(indentWrapFirst(evidenceText(f.Evidence), "      evidence: ", "                ", 92)))
 		}
 		for i, c := range f.Culprits {
 			if i == maxCulprits {
@@ -193,7 +277,7 @@ func (p *printer) findings(d *diagnose.Diagnosis, maxCulprits int) {
 	}
 }
 
-func (p *printer) severity(s diagnose.Severity) string {
+func (p *printer) severity(s diagnose.Severity) clean {
 	label := strings.ToUpper(string(s))
 	switch s {
 	case diagnose.Critical:
@@ -243,6 +327,26 @@ func stackLine(stack []string, n int) string {
 	return out
 }
 
+// notJudged says what could not be judged and why: nothing unseen is reported as healthy.
+func (p *printer) notJudged(d *diagnose.Diagnosis) {
+	if len(d.NotJudged) == 0 {
+		return
+	}
+	p.f("\n%s\n", p.paint(ansiBold, "Not judged"))
+	for _, n := range d.NotJudged {
+		line := string(n.Kind) + ": " + n.Reason
+		if n.WatchMoreSeconds > 0 {
+			more := Duration(time.Duration(n.WatchMoreSeconds * float64(time.Second)))
+			if d.Source == "profiles" {
+				line += fmt.Sprintf(" (about %s more of data)", more)
+			} else {
+				line += fmt.Sprintf(" (watch about %s more)", more)
+			}
+		}
+		p.f("%s\n", indentWrapFirst(line, "  - ", "    ", 92))
+	}
+}
+
 func (p *printer) notes(d *diagnose.Diagnosis) {
 	if len(d.Notes) == 0 {
 		return
@@ -253,16 +357,19 @@ func (p *printer) notes(d *diagnose.Diagnosis) {
 	}
 }
 
-func indentWrap(s, prefix string, width int) string {
+func indentWrap(s, prefix string, width int) clean {
 	return indentWrapFirst(s, prefix, prefix, width)
 }
 
-func indentWrapFirst(s, first, rest string, width int) string {
+// indentWrapFirst wraps s's words (sanitized) at width, the first line after first, the
+// others after rest.
+func indentWrapFirst(s, first, rest string, width int) clean {
 	var b strings.Builder
 	b.WriteString(first)
 	n := len(first)
 	start := true
 	for _, w := range strings.Fields(s) {
+		w = sanitize.Text(w)
 		if !start && n+1+len(w) > width {
 			b.WriteString("\n" + rest)
 			n = len(rest)
@@ -276,5 +383,5 @@ func indentWrapFirst(s, first, rest string, width int) string {
 		n += len(w)
 		start = false
 	}
-	return b.String()
+	return clean(b.String())
 }

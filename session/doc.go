@@ -6,7 +6,8 @@
 //	metrics.jsonl      one Sample per line, appended as collected
 //	gctrace.log        the target's raw GODEBUG=gctrace=1 lines
 //	profiles/          heap-<time>.pb.gz, goroutine-<time>.pb.gz (open with go tool pprof),
-//	                   goroutine-<time>.txt (goroutine?debug=1)
+//	                   goroutine-<time>.txt (goroutine?debug=1),
+//	                   goroutineleak-<time>.pb.gz (the goroutineleak profile, when served)
 //	diagnosis.json     the last diagnosis (memdoctor/diagnosis/v1)
 //
 // Files are only ever appended to, or replaced by rename, so a collector killed at any moment

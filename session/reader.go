@@ -19,14 +19,14 @@ import (
 // maxLine bounds a metrics.jsonl line; a longer one is skipped as corrupt.
 const maxLine = 256 << 10
 
-// Session is a session directory loaded for analysis. Profiles are listed, not loaded.
+// Session is a session directory opened for analysis. Open reads the manifest and lists the
+// profiles; the samples and gctrace cycles, which can be hundreds of thousands, are streamed
+// from disk by EachSample and EachGC, never held by the Session.
 type Session struct {
 	Dir      string
 	Manifest Manifest
-	Samples  []Sample // in file order, which is time order
-	GC       []GCEvent
 	Profiles []ProfileRef // sorted by time
-	// Warnings say what was skipped or repaired while reading.
+	// Warnings say what was skipped or repaired while opening.
 	Warnings []string
 }
 
@@ -51,11 +51,8 @@ func Open(dir string) (*Session, error) {
 	if err := s.readManifest(); err != nil {
 		return nil, err
 	}
-	if err := s.readMetrics(); err != nil {
-		return nil, err
-	}
-	if err := s.readGCTrace(); err != nil {
-		return nil, err
+	if _, err := os.Stat(filepath.Join(s.Dir, MetricsFile)); errors.Is(err, fs.ErrNotExist) {
+		s.warnf("%s is missing: no samples", MetricsFile)
 	}
 	if err := s.listProfiles(); err != nil {
 		return nil, err
@@ -97,41 +94,96 @@ func (s *Session) readManifest() error {
 	return nil
 }
 
-func (s *Session) readMetrics() error {
-	f, err := os.Open(filepath.Join(s.Dir, MetricsFile))
-	if errors.Is(err, fs.ErrNotExist) {
-		s.warnf("%s is missing: no samples", MetricsFile)
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("session %s: %w", s.Dir, err)
-	}
-	defer f.Close()
-	bad, first := 0, 0
-	err = eachLine(f, func(n int, line []byte, tooLong bool) {
-		var smp Sample
-		if tooLong || json.Unmarshal(line, &smp) != nil || smp.Time.IsZero() {
-			if bad == 0 {
-				first = n
-			}
-			bad++
-			return
-		}
-		s.Samples = append(s.Samples, smp)
-	})
-	if err != nil {
-		return fmt.Errorf("session %s: read %s: %w", s.Dir, MetricsFile, err)
-	}
-	if bad > 0 {
-		s.warnf("%s: skipped %d corrupt or torn line(s), the first at line %d", MetricsFile, bad, first)
-	}
-	sort.SliceStable(s.Samples, func(i, j int) bool { return s.Samples[i].Time.Before(s.Samples[j].Time) })
-	return nil
+// ReadStats says what a streaming read skipped.
+type ReadStats struct {
+	Lines, Bad int // lines read, and those skipped as corrupt or torn
+	FirstBad   int // the line number of the first one skipped (0 = none)
 }
 
-// eachLine calls fn for every non-blank line of r. A line longer than maxLine is not
-// buffered: fn gets tooLong instead, and the caller counts it as corrupt.
-func eachLine(r io.Reader, fn func(n int, line []byte, tooLong bool)) error {
+// Warning describes the skipped lines of file, or "" when none were.
+func (st ReadStats) Warning(file string) string {
+	if st.Bad == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%s: skipped %d corrupt or torn line(s), the first at line %d", file, st.Bad, st.FirstBad)
+}
+
+// EachSample calls fn with every sample of metrics.jsonl, in file order (which is collection
+// order: nearly time order, but an agent's history arrives after the samples taken while it
+// was copied). The *Sample and its parts are reused: fn must copy what it keeps. Corrupt or
+// torn lines are skipped and counted. A missing metrics.jsonl is no samples, not an error.
+func (s *Session) EachSample(fn func(*Sample) error) (ReadStats, error) {
+	var st ReadStats
+	f, err := os.Open(filepath.Join(s.Dir, MetricsFile))
+	if errors.Is(err, fs.ErrNotExist) {
+		return st, nil
+	}
+	if err != nil {
+		return st, fmt.Errorf("session %s: %w", s.Dir, err)
+	}
+	defer f.Close()
+	var dec sampleDecoder
+	var ferr error
+	err = eachLine(f, func(n int, line []byte, tooLong bool) bool {
+		st.Lines++
+		var smp *Sample
+		var err error
+		if !tooLong {
+			smp, err = dec.decode(line)
+		}
+		if tooLong || err != nil || smp.Time.IsZero() {
+			if st.Bad == 0 {
+				st.FirstBad = n
+			}
+			st.Bad++
+			return true
+		}
+		if ferr = fn(smp); ferr != nil {
+			return false
+		}
+		return true
+	})
+	if ferr != nil {
+		return st, ferr
+	}
+	if err != nil {
+		return st, fmt.Errorf("session %s: read %s: %w", s.Dir, MetricsFile, err)
+	}
+	return st, nil
+}
+
+// ReadSamples returns every sample of metrics.jsonl in time order. It holds them all: for
+// tests and small sessions; analysis streams them with EachSample.
+func (s *Session) ReadSamples() ([]Sample, error) {
+	var out []Sample
+	_, err := s.EachSample(func(smp *Sample) error {
+		c := *smp
+		if smp.Proc != nil {
+			p := *smp.Proc
+			c.Proc = &p
+		}
+		if smp.Cgroup != nil {
+			cg := *smp.Cgroup
+			c.Cgroup = &cg
+		}
+		if smp.Go != nil {
+			g := *smp.Go
+			c.Go = &g
+		}
+		if smp.Pprof != nil {
+			p := *smp.Pprof
+			c.Pprof = &p
+		}
+		out = append(out, c)
+		return nil
+	})
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Time.Before(out[j].Time) })
+	return out, err
+}
+
+// eachLine calls fn for every non-blank line of r until fn returns false. A line longer than
+// maxLine is not buffered: fn gets tooLong instead, and the caller counts it as corrupt.
+func eachLine(r io.Reader, fn func(n int, line []byte, tooLong bool) bool) error {
 	br := bufio.NewReaderSize(r, maxLine)
 	for n := 1; ; n++ {
 		line, err := br.ReadSlice('\n')
@@ -141,7 +193,9 @@ func eachLine(r io.Reader, fn func(n int, line []byte, tooLong bool)) error {
 			_, err = br.ReadSlice('\n')
 		}
 		if line = trimNewline(line); tooLong || len(line) > 0 {
-			fn(n, line, tooLong)
+			if !fn(n, line, tooLong) {
+				return nil
+			}
 		}
 		if err == io.EOF {
 			return nil
@@ -159,32 +213,41 @@ func trimNewline(b []byte) []byte {
 	return b
 }
 
-func (s *Session) readGCTrace() error {
+// EachGC calls fn with every cycle of gctrace.log, in file order, placed on the wall clock
+// when the manifest has the time base (GCTraceBase; Time is zero otherwise). It returns how
+// many gc lines could not be parsed. A missing gctrace.log is no cycles, not an error.
+func (s *Session) EachGC(fn func(GCEvent) error) (skipped int, err error) {
 	f, err := os.Open(filepath.Join(s.Dir, GCTraceFile))
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil
+		return 0, nil
 	}
 	if err != nil {
-		return fmt.Errorf("session %s: %w", s.Dir, err)
+		return 0, fmt.Errorf("session %s: %w", s.Dir, err)
 	}
 	defer f.Close()
 	sc := gctrace.NewScanner(f)
 	base := s.Manifest.GCTraceBase
 	for sc.Scan() {
-		c := sc.Cycle()
-		ev := GCEvent{Cycle: c}
+		ev := GCEvent{Cycle: sc.Cycle()}
 		if !base.IsZero() {
-			ev.Time = base.Add(c.At)
+			ev.Time = base.Add(ev.At)
 		}
-		s.GC = append(s.GC, ev)
+		if err := fn(ev); err != nil {
+			return sc.Skipped(), err
+		}
 	}
 	if err := sc.Err(); err != nil {
-		return fmt.Errorf("session %s: read %s: %w", s.Dir, GCTraceFile, err)
+		return sc.Skipped(), fmt.Errorf("session %s: read %s: %w", s.Dir, GCTraceFile, err)
 	}
-	if n := sc.Skipped(); n > 0 {
-		s.warnf("%s: skipped %d unparsable gc line(s)", GCTraceFile, n)
-	}
-	return nil
+	return sc.Skipped(), nil
+}
+
+// ReadGC returns every gctrace cycle, in file order. It holds them all: for tests and small
+// sessions; analysis streams them with EachGC.
+func (s *Session) ReadGC() ([]GCEvent, error) {
+	var out []GCEvent
+	_, err := s.EachGC(func(ev GCEvent) error { out = append(out, ev); return nil })
+	return out, err
 }
 
 func (s *Session) listProfiles() error {
@@ -213,6 +276,19 @@ func (s *Session) listProfiles() error {
 	return nil
 }
 
+// NeverCollected returns, sorted, the kinds of data (Manifest.Attempts keys) the collector
+// tried to read and never obtained: what an analysis of this session cannot judge.
+func (s *Session) NeverCollected() []string {
+	var out []string
+	for kind, a := range s.Manifest.Attempts {
+		if a.Never() {
+			out = append(out, kind)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
 // ProfilesOf returns the stored profiles of one kind, in time order. With periodic set, only
 // unlabelled (periodic) snapshots are returned.
 func (s *Session) ProfilesOf(kind string, periodicOnly bool) []ProfileRef {
@@ -225,49 +301,8 @@ func (s *Session) ProfilesOf(kind string, periodicOnly bool) []ProfileRef {
 	return out
 }
 
-// Window returns the span the session covers: the manifest's start and end, falling back to
-// the first and last sample (a killed collector never wrote its end).
+// Window returns the span the manifest records: its start, and its end (zero when the
+// collector was killed before writing it: the data's own times tell then).
 func (s *Session) Window() (start, end time.Time) {
-	start, end = s.Manifest.Start, s.Manifest.End
-	if n := len(s.Samples); n > 0 {
-		if start.IsZero() || s.Samples[0].Time.Before(start) {
-			start = s.Samples[0].Time
-		}
-		if end.IsZero() || s.Samples[n-1].Time.After(end) {
-			end = s.Samples[n-1].Time
-		}
-	}
-	if n := len(s.GC); n > 0 && !s.GC[n-1].Time.IsZero() && s.GC[n-1].Time.After(end) && end.IsZero() {
-		end = s.GC[n-1].Time
-	}
-	return start, end
-}
-
-// Until returns a copy of the session that ends at t: samples, gctrace cycles and profiles
-// after t are left out, as if collection had stopped then. Cycles without a wall-clock time
-// are kept.
-func (s *Session) Until(t time.Time) *Session {
-	c := *s
-	c.Samples = nil
-	for _, smp := range s.Samples {
-		if !smp.Time.After(t) {
-			c.Samples = append(c.Samples, smp)
-		}
-	}
-	c.GC = nil
-	for _, ev := range s.GC {
-		if ev.Time.IsZero() || !ev.Time.After(t) {
-			c.GC = append(c.GC, ev)
-		}
-	}
-	c.Profiles = nil
-	for _, p := range s.Profiles {
-		if !p.Time.After(t) {
-			c.Profiles = append(c.Profiles, p)
-		}
-	}
-	if c.Manifest.End.IsZero() || c.Manifest.End.After(t) {
-		c.Manifest.End = t
-	}
-	return &c
+	return s.Manifest.Start, s.Manifest.End
 }

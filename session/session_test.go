@@ -3,6 +3,7 @@ package session
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -65,11 +66,19 @@ func TestWriteThenOpen(t *testing.T) {
 	if s.Manifest.Format != Format || s.Manifest.Status != StatusComplete || s.Manifest.End.IsZero() {
 		t.Errorf("manifest: %+v", s.Manifest)
 	}
-	if len(s.Samples) != 4 || s.Samples[2].Proc.RSSBytes != 102<<20 || s.Samples[3].Go.GCCycles != 4 {
-		t.Errorf("samples: %d %+v", len(s.Samples), s.Samples)
+	samples, err := s.ReadSamples()
+	if err != nil {
+		t.Fatal(err)
 	}
-	if len(s.GC) != 2 || s.GC[1].N != 2 || !s.GC[1].Time.Equal(t0.Add(500*time.Millisecond)) {
-		t.Errorf("gc: %+v", s.GC)
+	if len(samples) != 4 || samples[2].Proc.RSSBytes != 102<<20 || samples[3].Go.GCCycles != 4 {
+		t.Errorf("samples: %d %+v", len(samples), samples)
+	}
+	gc, err := s.ReadGC()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(gc) != 2 || gc[1].N != 2 || !gc[1].Time.Equal(t0.Add(500*time.Millisecond)) {
+		t.Errorf("gc: %+v", gc)
 	}
 	if got := s.ProfilesOf(KindHeap, true); len(got) != 1 || filepath.Base(got[0].Path) != filepath.Base(ref.Path) {
 		t.Errorf("periodic heap profiles: %+v", got)
@@ -105,10 +114,12 @@ func TestKilledCollector(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(s.Samples) != 5 {
-		t.Errorf("samples = %d, want the 5 whole ones", len(s.Samples))
+	var n int
+	st, err := s.EachSample(func(*Sample) error { n++; return nil })
+	if err != nil || n != 5 {
+		t.Errorf("samples = %d (%v), want the 5 whole ones", n, err)
 	}
-	joined := strings.Join(s.Warnings, "\n")
+	joined := strings.Join(append(s.Warnings, st.Warning(MetricsFile)), "\n")
 	for _, want := range []string{"skipped 2 corrupt or torn line(s), the first at line 6", "ignored heap-notatime.pb.gz", "did not finish"} {
 		if !strings.Contains(joined, want) {
 			t.Errorf("warnings lack %q:\n%s", want, joined)
@@ -118,8 +129,8 @@ func TestKilledCollector(t *testing.T) {
 		t.Errorf("profiles: %+v", s.Profiles)
 	}
 	start, end := s.Window()
-	if !start.Equal(time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)) || !end.Equal(t0.Add(4*time.Second)) {
-		t.Errorf("window %v..%v", start, end)
+	if !start.Equal(time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)) || !end.IsZero() {
+		t.Errorf("window %v..%v, want the manifest's start and no end", start, end)
 	}
 }
 
@@ -180,6 +191,7 @@ func TestProfileFileNames(t *testing.T) {
 		{KindGoroutine, "", "goroutine-20261122T064512.345Z.pb.gz"},
 		{KindGoroutineText, "", "goroutine-20261122T064512.345Z.txt"},
 		{KindHeap, "before-heap-jump", "heap-20261122T064512.345Z-before-heap-jump.pb.gz"},
+		{KindGoroutineLeak, "", "goroutineleak-20261122T064512.345Z.pb.gz"},
 	} {
 		name := ProfileFileName(tc.kind, t0, tc.label)
 		if name != tc.name {
@@ -190,7 +202,7 @@ func TestProfileFileNames(t *testing.T) {
 			t.Errorf("ParseProfileFileName(%s) = %+v, %v", name, ref, err)
 		}
 	}
-	for _, bad := range []string{"heap.pb.gz", "cpu-20261122T064512.345Z.pb.gz", "heap-2026.pb.gz", "heap-20261122T064512.345Z.txt", "x"} {
+	for _, bad := range []string{"heap.pb.gz", "cpu-20261122T064512.345Z.pb.gz", "heap-2026.pb.gz", "heap-20261122T064512.345Z.txt", "goroutineleak-20261122T064512.345Z.txt", "x"} {
 		if _, err := ParseProfileFileName(bad); err == nil {
 			t.Errorf("ParseProfileFileName(%s) succeeded", bad)
 		}
@@ -198,7 +210,7 @@ func TestProfileFileNames(t *testing.T) {
 }
 
 func FuzzParseProfileFileName(f *testing.F) {
-	for _, s := range []string{"heap-20261122T064512.345Z.pb.gz", "goroutine-20261122T064512.345Z-x.txt", "heap-.pb.gz"} {
+	for _, s := range []string{"heap-20261122T064512.345Z.pb.gz", "goroutine-20261122T064512.345Z-x.txt", "goroutineleak-20261122T064512.345Z.pb.gz", "heap-.pb.gz"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, name string) {
@@ -210,4 +222,103 @@ func FuzzParseProfileFileName(f *testing.F) {
 			t.Errorf("round trip %q -> %q", name, got)
 		}
 	})
+}
+
+// TestPprofCountsAndLeakProfiles writes the pprof index counts and goroutineleak profiles and
+// reads them back: the JSON keys are the session format's contract.
+func TestPprofCountsAndLeakProfiles(t *testing.T) {
+	w, dir := newTestWriter(t)
+	t0 := time.Date(2026, 11, 22, 10, 0, 1, 0, time.UTC)
+	served := Sample{Time: t0, Pprof: &PprofCounts{Goroutines: 1863, GoroutineLeak: 1800, Threads: 9, HeapRecords: 41}}
+	none := Sample{Time: t0.Add(time.Second), Pprof: &PprofCounts{Goroutines: 63, GoroutineLeak: -1}}
+	for _, s := range []Sample{served, none} {
+		if err := w.AppendSample(s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range 2 {
+		if _, err := w.WriteProfile(KindGoroutineLeak, t0.Add(time.Duration(i)*time.Minute), "", []byte("p")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := w.WriteProfile(KindGoroutine, t0, "", []byte("g")); err != nil {
+		t.Fatal(err)
+	}
+	w.Close(StatusComplete, "")
+	b, err := os.ReadFile(filepath.Join(dir, MetricsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	for i, want := range []string{
+		`"pprof":{"goroutines":1863,"goroutineleak":1800,"threadcreate":9,"heap_records":41}`,
+		`"pprof":{"goroutines":63,"goroutineleak":-1}`,
+	} {
+		if !strings.Contains(lines[i], want) {
+			t.Errorf("metrics line %d = %s, want it to hold %s", i+1, lines[i], want)
+		}
+	}
+	s, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	samples, err := s.ReadSamples()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(samples) != 2 || *samples[0].Pprof != *served.Pprof || *samples[1].Pprof != *none.Pprof {
+		t.Errorf("samples read back: %+v", samples)
+	}
+	leaks := s.ProfilesOf(KindGoroutineLeak, true)
+	if len(leaks) != 2 || !leaks[1].Time.Equal(t0.Add(time.Minute)) || leaks[0].Kind != KindGoroutineLeak {
+		t.Errorf("goroutineleak profiles: %+v", leaks)
+	}
+	if g := s.ProfilesOf(KindGoroutine, false); len(g) != 1 {
+		t.Errorf("goroutine profiles mix in the leak profiles: %+v", g)
+	}
+}
+
+// TestAttempts reads back what the collector says it tried and got, and which kinds it never
+// got; a session written before Attempts existed has none.
+func TestAttempts(t *testing.T) {
+	w, dir := newTestWriter(t)
+	restart := time.Date(2026, 11, 22, 10, 0, 30, 0, time.UTC)
+	if err := w.UpdateManifest(func(m *Manifest) {
+		m.Attempts = map[string]Attempt{
+			AttemptHeap:      {Tries: 7, LastError: "not a pprof profile: the body is an HTML page"},
+			AttemptGoroutine: {Tries: 7, OK: 2, LastError: "timed out"},
+			AttemptProc:      {Tries: 60, OK: 60},
+			AttemptMemStats:  {Tries: 7},
+		}
+		m.Restarts = []time.Time{restart}
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(StatusComplete, ""); err != nil {
+		t.Fatal(err)
+	}
+	s, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := s.NeverCollected(); !slices.Equal(got, []string{AttemptHeap, AttemptMemStats}) {
+		t.Errorf("NeverCollected = %q, want heap and memstats", got)
+	}
+	if a := s.Manifest.Attempts[AttemptGoroutine]; a.Tries != 7 || a.OK != 2 || a.LastError != "timed out" || !a.MostlyFailed() || a.Never() {
+		t.Errorf("goroutine attempts read back as %+v", a)
+	}
+	if a := s.Manifest.Attempts[AttemptProc]; a.MostlyFailed() || a.Never() {
+		t.Errorf("proc attempts %+v", a)
+	}
+	if len(s.Manifest.Restarts) != 1 || !s.Manifest.Restarts[0].Equal(restart) {
+		t.Errorf("restarts %v", s.Manifest.Restarts)
+	}
+
+	old, err := Open("testdata/v1-before-attempts")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if old.Manifest.Attempts != nil || old.NeverCollected() != nil {
+		t.Errorf("a session without attempts: %+v", old.Manifest.Attempts)
+	}
 }

@@ -14,18 +14,18 @@ import (
 const TracesDir = "traces"
 
 // WriteTrace stores a runtime/trace file as it was captured under traces/name and returns its
-// path relative to the session directory. name must be a plain file name. The file appears
+// path relative to the session directory. name must pass CheckTraceName. The file appears
 // whole or not at all.
 func (w *Writer) WriteTrace(name string, data []byte) (string, error) {
-	if name == "" || name != filepath.Base(name) || strings.HasPrefix(name, ".") || strings.ContainsAny(name, `/\`) {
-		return "", fmt.Errorf("trace file name %q: want a plain file name", name)
+	if err := CheckTraceName(name); err != nil {
+		return "", fmt.Errorf("write trace: %w", err)
 	}
 	dir := filepath.Join(w.dir, TracesDir)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := w.fs.MkdirAll(dir, 0o755); err != nil {
 		return "", fmt.Errorf("session directory %s: %w", dir, unwrapPathError(err))
 	}
 	rel := filepath.Join(TracesDir, name)
-	if err := writeFileAtomic(filepath.Join(w.dir, rel), data); err != nil {
+	if err := writeFileAtomic(w.fs, filepath.Join(w.dir, rel), data); err != nil {
 		return "", err
 	}
 	return rel, nil

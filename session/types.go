@@ -45,7 +45,43 @@ type Manifest struct {
 	GCTraceBase time.Time `json:"gctrace_base,omitzero"`
 	// Notes are facts about the collection a reader should know ("no pprof endpoint found").
 	Notes []string `json:"notes,omitempty"`
+	// Attempts says, for each kind of data the collector tried to read, how often it tried, how
+	// often it succeeded, and the last error. Keys: the Attempt* constants ("heap",
+	// "goroutine", "goroutine-text", "memstats", "proc", "cgroup", "agent-metrics",
+	// "agent-profiles"); others may be added. A kind that is absent was never tried. The
+	// collector rewrites it every few seconds and at the end, so a killed collector leaves the
+	// counts of its last seconds out.
+	Attempts map[string]Attempt `json:"attempts,omitempty"`
+	// Restarts are the times at which the target was seen to restart (watch follows a
+	// service that restarts on the same address). Cumulative counters (GC cycles, allocated
+	// bytes, CPU) start again from zero after each, and the PID may change.
+	Restarts []time.Time `json:"restarts,omitempty"`
 }
+
+// Attempt counts the reads of one kind of data during a collection.
+type Attempt struct {
+	Tries     int    `json:"tries"`
+	OK        int    `json:"ok"`
+	LastError string `json:"last_error,omitempty"`
+}
+
+// Never reports whether the data was tried and never obtained.
+func (a Attempt) Never() bool { return a.Tries > 0 && a.OK == 0 }
+
+// MostlyFailed reports whether fewer than half of the tries succeeded.
+func (a Attempt) MostlyFailed() bool { return a.Tries > 0 && 2*a.OK < a.Tries }
+
+// Kinds of data counted in Manifest.Attempts.
+const (
+	AttemptHeap          = "heap"           // heap profiles (pprof)
+	AttemptGoroutine     = "goroutine"      // goroutine profiles (pprof)
+	AttemptGoroutineText = "goroutine-text" // goroutine?debug=1 dumps
+	AttemptMemStats      = "memstats"       // the MemStats block of heap?debug=1
+	AttemptProc          = "proc"           // /proc/PID readings
+	AttemptCgroup        = "cgroup"         // memory cgroup readings
+	AttemptAgentMetrics  = "agent-metrics"  // pulls of an agent's samples
+	AttemptAgentProfiles = "agent-profiles" // listings and fetches of an agent's profiles
+)
 
 // Target is the watched process or service.
 type Target struct {
@@ -64,6 +100,9 @@ type Target struct {
 	GOGC       string `json:"gogc,omitempty"`
 	GOMEMLIMIT string `json:"gomemlimit,omitempty"`
 	GOMAXPROCS int    `json:"gomaxprocs,omitempty"`
+	// Started is when the process started (from /proc): MemStats counts some figures since
+	// then (GCCPUFraction), and they become counts over time with it.
+	Started time.Time `json:"started,omitzero"`
 	// Local is true when memdoctor could read the target's /proc.
 	Local bool `json:"local"`
 }
@@ -71,10 +110,37 @@ type Target struct {
 // Sample is one line of metrics.jsonl: what was measured at one instant. Each part is present
 // only when its source was read at that instant.
 type Sample struct {
-	Time   time.Time `json:"t"`
-	Proc   *Proc     `json:"proc,omitempty"`
-	Cgroup *Cgroup   `json:"cgroup,omitempty"`
-	Go     *GoMem    `json:"go,omitempty"`
+	Time   time.Time    `json:"t"`
+	Proc   *Proc        `json:"proc,omitempty"`
+	Cgroup *Cgroup      `json:"cgroup,omitempty"`
+	Go     *GoMem       `json:"go,omitempty"`
+	Pprof  *PprofCounts `json:"pprof,omitempty"`
+	Sched  *Sched       `json:"sched,omitempty"`
+}
+
+// Sched is how long the target's threads ran on a CPU and how long they waited, runnable,
+// for one, since they started (/proc/PID/task/*/schedstat, summed). Go's own CPU figures
+// (gctrace, runtime/metrics, MemStats' GC fraction) count wall-clock time while a goroutine
+// holds a P, waiting threads included: on a busy machine they run high, and
+// RunSeconds/(RunSeconds+WaitSeconds) over a window is the share of that time the threads
+// really ran.
+type Sched struct {
+	RunSeconds  float64 `json:"run_seconds"`
+	WaitSeconds float64 `json:"wait_seconds"`
+	Tasks       int     `json:"tasks"` // threads read (at most 1024)
+}
+
+// PprofCounts are the counts the pprof index page lists at one instant. Reading them costs
+// the target no stop-the-world: the goroutine count is runtime.NumGoroutine(), the
+// goroutineleak count is the result of the last leak-detection cycle (reading it starts
+// none). GoroutineLeak is -1 when the target does not serve the goroutineleak profile (Go
+// 1.26 without GOEXPERIMENT=goroutineleakprofile, and older); 0 (absent from the JSON) when
+// it serves it and the last detection cycle found no leak, or none has run yet.
+type PprofCounts struct {
+	Goroutines    int `json:"goroutines"`              // runtime.NumGoroutine()
+	GoroutineLeak int `json:"goroutineleak,omitempty"` // leaked goroutines found by the last leak-detection cycle; -1 = the profile is not served
+	Threads       int `json:"threadcreate,omitempty"`
+	HeapRecords   int `json:"heap_records,omitempty"`
 }
 
 // Proc is the target's resident memory as the kernel sees it (/proc/PID/status, smaps_rollup).
@@ -162,6 +228,11 @@ const (
 	KindHeap          = "heap"
 	KindGoroutine     = "goroutine"
 	KindGoroutineText = "goroutine-text"
+	// KindGoroutineLeak is the goroutineleak profile (Go 1.27; Go 1.26 with
+	// GOEXPERIMENT=goroutineleakprofile): only the goroutines the GC proved blocked forever
+	// on something no running goroutine can reach. Each snapshot cost the target one forced
+	// GC cycle with leak detection.
+	KindGoroutineLeak = "goroutineleak"
 )
 
 // ProfileRef is one stored profile snapshot.

@@ -16,6 +16,7 @@ import (
 // read at any moment, and after the writer's process is killed.
 type Writer struct {
 	dir string
+	fs  FS
 
 	mu       sync.Mutex
 	manifest Manifest
@@ -27,7 +28,7 @@ type Writer struct {
 // appendFile is an append-only file that survives a failed write: after a short write (a full
 // disk) the next record starts on a new line, so one failure costs at most one record.
 type appendFile struct {
-	f    *os.File
+	f    File
 	torn bool
 }
 
@@ -38,8 +39,8 @@ func (a *appendFile) writeLine(b []byte) error {
 		}
 		a.torn = false
 	}
-	if _, err := a.f.Write(b); err != nil {
-		a.torn = true
+	if n, err := a.f.Write(b); err != nil {
+		a.torn = n > 0
 		return err
 	}
 	return nil
@@ -49,13 +50,18 @@ func (a *appendFile) writeLine(b []byte) error {
 // refuses a directory that already holds a session, and reports an unwritable location with
 // the path in the message.
 func Create(dir string, m Manifest) (*Writer, error) {
-	if err := os.MkdirAll(filepath.Join(dir, ProfilesDir), 0o755); err != nil {
+	return CreateFS(OSFS{}, dir, m)
+}
+
+// CreateFS is Create on the file system fsys.
+func CreateFS(fsys FS, dir string, m Manifest) (*Writer, error) {
+	if err := fsys.MkdirAll(filepath.Join(dir, ProfilesDir), 0o755); err != nil {
 		return nil, fmt.Errorf("session directory %s: %w", dir, unwrapPathError(err))
 	}
-	if _, err := os.Stat(filepath.Join(dir, ManifestFile)); err == nil {
+	if _, err := fsys.Stat(filepath.Join(dir, ManifestFile)); err == nil {
 		return nil, fmt.Errorf("session directory %s already holds a session: choose another --out", dir)
 	}
-	w := &Writer{dir: dir, manifest: m}
+	w := &Writer{dir: dir, fs: fsys, manifest: m}
 	w.manifest.Format = Format
 	if w.manifest.Status == "" {
 		w.manifest.Status = StatusRunning
@@ -64,18 +70,18 @@ func Create(dir string, m Manifest) (*Writer, error) {
 		return nil, err
 	}
 	var err error
-	if w.metrics.f, err = openAppend(filepath.Join(dir, MetricsFile)); err != nil {
+	if w.metrics.f, err = openAppend(fsys, filepath.Join(dir, MetricsFile)); err != nil {
 		return nil, err
 	}
-	if w.gctrace.f, err = openAppend(filepath.Join(dir, GCTraceFile)); err != nil {
+	if w.gctrace.f, err = openAppend(fsys, filepath.Join(dir, GCTraceFile)); err != nil {
 		w.metrics.f.Close()
 		return nil, err
 	}
 	return w, nil
 }
 
-func openAppend(path string) (*os.File, error) {
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+func openAppend(fsys FS, path string) (File, error) {
+	f, err := fsys.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600) // like the profiles and the manifest
 	if err != nil {
 		return nil, fmt.Errorf("session file %s: %w", path, unwrapPathError(err))
 	}
@@ -123,14 +129,72 @@ func (w *Writer) AppendGCTrace(line string) error {
 
 // WriteProfile stores a profile snapshot exactly as given (for proto profiles: the gzipped
 // bytes the endpoint served) under a name that carries its kind, time and label. The file
-// appears whole or not at all.
+// appears whole or not at all. kind and label must pass CheckKind and CheckLabel: a name from
+// a target never reaches the file system unchecked.
 func (w *Writer) WriteProfile(kind string, t time.Time, label string, data []byte) (ProfileRef, error) {
-	name := ProfileFileName(kind, t, label)
-	ref := ProfileRef{Kind: kind, Time: t.UTC(), Label: label, Path: filepath.Join(ProfilesDir, name)}
-	if err := writeFileAtomic(filepath.Join(w.dir, ref.Path), data); err != nil {
+	pf, err := w.CreateProfile(kind, t, label)
+	if err != nil {
 		return ProfileRef{}, err
 	}
-	return ref, nil
+	if _, err := pf.Write(data); err != nil {
+		pf.Abort()
+		return ProfileRef{}, err
+	}
+	return pf.Commit()
+}
+
+// ProfileFile is a profile being written, for one too large to hold in memory (a goroutine
+// dump streamed as it arrives): Write to it, then Commit to put it in place whole, or Abort
+// to drop it.
+type ProfileFile struct {
+	fs   FS
+	f    File
+	tmp  string
+	path string
+	ref  ProfileRef
+}
+
+// CreateProfile starts a profile snapshot file, named as WriteProfile names it (kind and
+// label are checked the same way), under a temporary name until Commit.
+func (w *Writer) CreateProfile(kind string, t time.Time, label string) (*ProfileFile, error) {
+	if err := errors.Join(CheckKind(kind), CheckLabel(label)); err != nil {
+		return nil, fmt.Errorf("write profile: %w", err)
+	}
+	ref := ProfileRef{Kind: kind, Time: t.UTC(), Label: label, Path: filepath.Join(ProfilesDir, ProfileFileName(kind, t, label))}
+	path := filepath.Join(w.dir, ref.Path)
+	f, tmp, err := createTemp(w.fs, path)
+	if err != nil {
+		return nil, fmt.Errorf("write %s: %w", path, unwrapPathError(err))
+	}
+	return &ProfileFile{fs: w.fs, f: f, tmp: tmp, path: path, ref: ref}, nil
+}
+
+// Write appends to the profile.
+func (p *ProfileFile) Write(b []byte) (int, error) {
+	n, err := p.f.Write(b)
+	if err != nil {
+		err = fmt.Errorf("write %s: %w", p.path, unwrapPathError(err))
+	}
+	return n, err
+}
+
+// Commit closes the file and renames it into place.
+func (p *ProfileFile) Commit() (ProfileRef, error) {
+	err := p.f.Close()
+	if err == nil {
+		err = p.fs.Rename(p.tmp, p.path)
+	}
+	if err != nil {
+		p.fs.Remove(p.tmp)
+		return ProfileRef{}, fmt.Errorf("write %s: %w", p.path, unwrapPathError(err))
+	}
+	return p.ref, nil
+}
+
+// Abort drops the file.
+func (p *ProfileFile) Abort() {
+	p.f.Close()
+	p.fs.Remove(p.tmp)
 }
 
 // UpdateManifest applies fn to the manifest and rewrites it atomically.
@@ -159,7 +223,7 @@ func WriteDiagnosis(dir string, v any) error {
 	if err != nil {
 		return fmt.Errorf("encode diagnosis: %w", err)
 	}
-	return writeFileAtomic(filepath.Join(dir, DiagnosisFile), append(b, '\n'))
+	return writeFileAtomic(OSFS{}, filepath.Join(dir, DiagnosisFile), append(b, '\n'))
 }
 
 // Close records how the session ended and closes its files. The manifest is written even if
@@ -182,26 +246,5 @@ func (w *Writer) writeManifestLocked() error {
 	if err != nil {
 		return fmt.Errorf("encode manifest: %w", err)
 	}
-	return writeFileAtomic(filepath.Join(w.dir, ManifestFile), append(b, '\n'))
-}
-
-// writeFileAtomic writes data to a temporary file next to path and renames it into place.
-func writeFileAtomic(path string, data []byte) error {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
-	if err != nil {
-		return fmt.Errorf("write %s: %w", path, unwrapPathError(err))
-	}
-	tmp := f.Name()
-	_, err = f.Write(data)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("write %s: %w", path, unwrapPathError(err))
-	}
-	return nil
+	return writeFileAtomic(w.fs, filepath.Join(w.dir, ManifestFile), append(b, '\n'))
 }

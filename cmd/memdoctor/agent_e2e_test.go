@@ -61,7 +61,11 @@ func TestAgentSpikeEndToEnd(t *testing.T) {
 		t.Errorf("target %+v", m.Target)
 	}
 	before := 0
-	for _, smp := range s.Samples {
+	samples, err := s.ReadSamples()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, smp := range samples {
 		if smp.Go != nil && smp.Go.Source != "runtime/metrics" {
 			t.Fatalf("a %q sample beside the agent", smp.Go.Source)
 		}

@@ -12,16 +12,22 @@
 //
 //	memdoctor run [flags] -- COMMAND [ARGS...]
 //		run a Go program, record a session while it runs, and diagnose it
-//	memdoctor watch [flags] URL
+//	memdoctor watch [flags] URL | PID
 //		attach to a running service (net/http/pprof or the memdoctor agent), record a session, diagnose it
-//	memdoctor analyze [flags] SESSION_DIR
-//		diagnose a saved session again, offline
+//	memdoctor analyze [flags] PATH...
+//		diagnose a saved session, a folder of profiles, profiles or gctrace logs, offline
+//	memdoctor fleet --prometheus URL [flags]
+//		triage every Go service Prometheus scrapes: leaks, GC pressure, ranked worst first
+//	memdoctor compare [flags] OLD NEW
+//		prove a fix: compare two sessions metric by metric, with a significance test, their findings and their heaps
+//	memdoctor tune [flags] -- COMMAND [ARGS...]
+//		find GOGC and GOMEMLIMIT by experiment: run a program under the settings the GC model proposes for a budget, measure each, keep the best
 //	memdoctor report [flags] SESSION_DIR
 //		write a session's report: text, or one self-contained HTML page with charts
 //	memdoctor serve [flags] SESSION_DIR
 //		serve a session's report locally, with pprof's web UI for any snapshot or the diff of two
 //	memdoctor diff [flags] OLD NEW | SESSION_DIR
-//		show what grew between two heap profiles, by function and by line, in the program's own code
+//		show what grew and what shrank between two heap or goroutine profiles, in the program's own code
 //	memdoctor demo [flags]
 //		watch a built-in example service for about a minute and diagnose it
 //	memdoctor lab list | run [flags] NAME
@@ -33,10 +39,12 @@
 //
 // Run "memdoctor COMMAND -h" for a command's flags and examples.
 //
-// Exit status: 0 done, 1 failure, 2 usage error, 3 a finding reached --fail-on.
+// Exit status: 0 done, 1 failure, 2 usage error, 3 a finding reached --fail-on (or compare
+// found a regression with --fail-on-regression).
 //
 // Environment: NO_COLOR turns colour off; MEMDOCTOR_LOG=debug|info|warn|error sets the log
-// level (logs go to stderr).
+// level (logs go to stderr, as plain sentences); MEMDOCTOR_LOG_FORMAT=text|json writes them as
+// slog's key=value or JSON lines instead, with times and levels, for machines.
 //
 // # memdoctor run
 //
@@ -47,8 +55,12 @@
 // so that "memdoctor run -- go run ./cmd/server" measures the server, not the go command. It
 // samples the target's /proc and cgroup every --sample and, when the target serves
 // net/http/pprof (found on the ports it listens on, or given with --pprof), takes heap and
-// goroutine profiles every --interval. When --duration ends or on Ctrl-C it stops the program
-// (SIGINT, then SIGKILL after --grace), closes the session and prints the diagnosis. If the
+// goroutine profiles every --interval, reads the counts of the pprof index page every
+// --sample, and fetches the goroutineleak profile when served (see --leak-check-every; each
+// fetch runs one GC cycle in the program). When --duration ends, or on Ctrl-C (or SIGTERM, or
+// SIGHUP) it stops the program (SIGINT to its process group, then SIGKILL after --grace),
+// closes the session and prints the diagnosis. A second Ctrl-C kills the program's process
+// group at once and exits without the diagnosis; the session is closed either way. If the
 // program exits by itself, the session ends there.
 //
 // Flags:
@@ -65,8 +77,10 @@
 //	  	time between profile snapshots (default 10s)
 //	-json FILE
 //	  	also write the diagnosis as JSON to FILE (- for stdout; the text report then goes to stderr)
+//	-leak-check-every duration
+//	  	fetch the goroutineleak profile (Go 1.27+) at the start, when goroutines climb, and at least this often; each fetch runs one GC in the target; 0 = never (default 2m0s)
 //	-memory-budget value
-//	  	the memory the service may use, e.g. 2GiB (default: its cgroup limit, else unknown)
+//	  	the memory the service may use, e.g. 2GiB, 512Mi, 1G or 800MB; M and G are 10^6 and 10^9 bytes as Kubernetes writes them, Mi and MiB 2^20 (default: its cgroup limit, else unknown)
 //	-out DIR
 //	  	session DIR (default ./memdoctor-sessions/<name>-<UTC time>)
 //	-pprof URL
@@ -84,7 +98,7 @@
 //
 // # memdoctor watch
 //
-// usage: memdoctor watch [flags] URL
+// usage: memdoctor watch [flags] URL | PID
 //
 // Watch attaches to a running service through its net/http/pprof endpoints, its embedded memdoctor
 // agent (/debug/memdoctor/), or both. URL is the service's base (http://127.0.0.1:6060), its
@@ -95,8 +109,24 @@
 // MEMDOCTOR_TOKEN environment variable. When the URL is on this machine, watch finds the
 // process listening on that port (through /proc/net/tcp{,6} and the socket's inode) and
 // samples its /proc and cgroup as well, unless the agent does; it says so when it can't.
-// Watch stops at --duration, on Ctrl-C, or when the service goes away, and prints the
-// diagnosis. It never forces a GC in the service.
+// Every --sample it reads the counts of the pprof index page (the goroutine count, without
+// stopping the world). When the service serves the goroutineleak profile (Go 1.27, or Go 1.26
+// built with GOEXPERIMENT=goroutineleakprofile), watch fetches it at the start, when the
+// goroutine count climbs, and otherwise every --leak-check-every; each fetch runs one GC cycle
+// with leak detection in the service, the only GC memdoctor ever causes (with an agent, the
+// agent takes these profiles and watch copies them). --source pprof records from pprof alone,
+// --source agent from the agent alone, to compare vantage points.
+// Behind a proxy or a port-forward (kubectl port-forward, ssh -L) that process is the
+// forwarder: a Go heap well above its RSS gives it away, and watch then drops its figures
+// with a note. --pid names the service's own process instead. Given a PID instead of a URL,
+// watch attaches to that local process, as gops does: it finds the port its pprof or agent
+// serves on among those it listens on. A PID and --pid need Linux; a URL works everywhere.
+// A service that goes away and answers again at the same URL within 30s (restarted by its
+// supervisor) is followed: watch finds its new process and notes the restart in the session,
+// since its cumulative counters start again. Watch stops at --duration, on Ctrl-C, or when the
+// service stays away, and prints the diagnosis. With --until-confirmed it diagnoses the session every --interval and stops as
+// soon as nothing is left to confirm: no suspected finding, and nothing that watching longer
+// would let it judge (at least 30s; at most --duration, 10m by default).
 //
 // Flags:
 //
@@ -110,28 +140,61 @@
 //	  	time between profile snapshots (default 10s)
 //	-json FILE
 //	  	also write the diagnosis as JSON to FILE (- for stdout; the text report then goes to stderr)
+//	-leak-check-every duration
+//	  	fetch the goroutineleak profile (Go 1.27+) at the start, when goroutines climb, and at least this often; each fetch runs one GC in the target; 0 = never (default 2m0s)
 //	-memory-budget value
-//	  	the memory the service may use, e.g. 2GiB (default: its cgroup limit, else unknown)
+//	  	the memory the service may use, e.g. 2GiB, 512Mi, 1G or 800MB; M and G are 10^6 and 10^9 bytes as Kubernetes writes them, Mi and MiB 2^20 (default: its cgroup limit, else unknown)
 //	-out DIR
 //	  	session DIR (default ./memdoctor-sessions/<name>-<UTC time>)
+//	-pid PID
+//	  	sample the /proc of this local PID, not of the process listening on the URL's port (a proxy or port-forward)
 //	-sample duration
 //	  	time between metric samples (default 1s)
+//	-source SOURCE
+//	  	record from SOURCE: auto (pprof, the agent, or both), pprof (never the agent), agent (required; never pprof) (default "auto")
 //	-token TOKEN
 //	  	bearer TOKEN for a memdoctor agent's endpoints (default: $MEMDOCTOR_TOKEN)
+//	-until-confirmed
+//	  	stop once every finding is confirmed and everything that more time would settle is judged (at most --duration, default 10m)
 //
 // Examples:
 //
 //	memdoctor watch --duration 10m http://127.0.0.1:6060
 //	memdoctor watch --interval 30s --memory-budget 4GiB --json - http://10.0.0.7:6060/debug/pprof/
 //	MEMDOCTOR_TOKEN=... memdoctor watch --duration 5m http://10.0.0.7:6061/debug/memdoctor/
+//	memdoctor watch --until-confirmed --duration 15m http://127.0.0.1:6060
+//	memdoctor watch --source pprof --leak-check-every 0 http://127.0.0.1:6060
+//	memdoctor watch 4242
+//	memdoctor watch --pid 4242 http://127.0.0.1:8080   # through a local proxy or port-forward
 //
 // # memdoctor analyze
 //
-// usage: memdoctor analyze [flags] SESSION_DIR
+// usage: memdoctor analyze [flags] PATH...
 //
-// Analyze reads a session directory (from run, watch, demo, or one a killed collector left) and
-// diagnoses it again: with a newer memdoctor, or another --memory-budget. It rewrites the
-// session's diagnosis.json.
+// Analyze diagnoses what was already collected, with the same rules and the same reports as a
+// session. Each PATH is one of:
+//
+//	a memdoctor session directory (from run, watch, demo, or one a killed collector left): it is
+//	  diagnosed again, with a newer memdoctor or another --memory-budget, and its diagnosis.json
+//	  is rewritten. A session is analysed on its own.
+//	a folder of profiles, read with its subfolders: heap, allocs, goroutine and goroutineleak
+//	  profiles, mixed and named anyhow (the kind comes from each profile's content), as pprof
+//	  protobuf (gzipped or not), legacy heap text (heap?debug=1) or goroutine text (debug=1,
+//	  debug=2). Files that are neither profiles nor gctrace logs, profiles that cannot be read
+//	  and profiles not about memory (CPU, mutex, block) are skipped, and a note counts them.
+//	a profile file, or several.
+//	a gctrace log: GODEBUG=gctrace=1 lines as the program wrote them or as a container log keeps
+//	  them (docker logs --timestamps, kubectl logs --timestamps, the kubelet's CRI files,
+//	  Docker's json-file driver), for the GC timeline: cycles, heap at each GC, goal, GC CPU,
+//	  forced cycles. Without times on its lines, its last run is placed by assuming the last
+//	  line was written when the file was last modified (a note says so).
+//
+// Each profile is placed at the time it carries, else at its file's modification time. Several
+// profiles of one kind are judged as a trend, like a session's snapshots (a leak needs at least
+// three taken over 15 s or more, and says how much longer to watch when it is not yet proved);
+// a kind with one profile gets a snapshot diagnosis: what it holds at that instant, by the
+// program's own code (top retainers and allocators, known allocation patterns, goroutines by
+// site with a suspected pile-up when one blocked site dominates), never called a trend.
 //
 // Flags:
 //
@@ -142,13 +205,171 @@
 //	-json FILE
 //	  	also write the diagnosis as JSON to FILE (- for stdout; the text report then goes to stderr)
 //	-memory-budget value
-//	  	the memory the service may use, e.g. 2GiB (default: the session's)
+//	  	the memory the service may use, e.g. 2GiB, 512Mi, 1G or 800MB; M and G are 10^6 and 10^9 bytes as Kubernetes writes them, Mi and MiB 2^20 (default: the session's, else unknown)
+//	-module PATH
+//	  	the program's main module PATH (e.g. github.com/acme/svc): its frames are "own code" (default: the session's, else inferred from the profiles)
 //
 // Examples:
 //
 //	memdoctor analyze memdoctor-sessions/server-20261122T101500Z
+//	memdoctor analyze ./profiles/
+//	memdoctor analyze heap.pb.gz
+//	memdoctor analyze --module github.com/acme/svc heap-*.pb.gz goroutine.txt app.log
 //	memdoctor analyze --memory-budget 1GiB --json - ./session > diagnosis.json
-//	memdoctor analyze --html report.html ./session
+//	memdoctor analyze --html report.html ./profiles/
+//
+// # memdoctor fleet
+//
+// usage: memdoctor fleet --prometheus URL [flags]
+//
+// Fleet reads the metrics that client_golang's default Go and process collectors publish
+// (go_goroutines, go_memstats_*, go_gc_duration_seconds, process_resident_memory_bytes,
+// process_cpu_seconds_total) from a Prometheus-compatible HTTP API (Prometheus, Thanos, Mimir,
+// VictoriaMetrics), for every target that exports them over --window, and judges each target with
+// the same rules as a session: heap and goroutine leaks (on the floors of the heap in use and of
+// the goroutine count), runtime retention, memory growth, GC overhead, cost growth. It prints a
+// table ranked worst first (by the most severe finding, its confidence, the number of findings,
+// then resident memory), and for each flagged target the memdoctor watch command to run next,
+// to name the culprit code from its profiles. Queries are range queries, one per metric for all
+// targets, at the targets' scrape interval; a large fleet over a long window is read a group of
+// targets at a time so that memory stays bounded.
+//
+// What the standard metrics cannot show is listed as not judged: the GC's CPU time (unless the
+// service exposes runtime/metrics' /cpu/classes/gc/ through
+// collectors.WithGoCollectorRuntimeMetrics), memory outside Go, profiles, and a memory budget
+// (unless --memory-budget). TLS uses the system's roots (SSL_CERT_FILE adds a CA).
+//
+// Flags:
+//
+//	-basic-auth USER:PASSWORD
+//	  	basic auth as USER:PASSWORD (default: $MEMDOCTOR_PROMETHEUS_BASIC_AUTH)
+//	-basic-auth-file FILE
+//	  	read basic auth USER:PASSWORD from FILE
+//	-bearer-token TOKEN
+//	  	bearer TOKEN for the API (default: $MEMDOCTOR_PROMETHEUS_TOKEN)
+//	-bearer-token-file FILE
+//	  	read the bearer token from FILE
+//	-end TIME
+//	  	end of the window: a TIME, RFC 3339 or Unix seconds (default: now)
+//	-fail-on SEVERITY
+//	  	exit with status 3 when a target has a finding of this SEVERITY or above: warning or critical
+//	-header 'NAME: VALUE'
+//	  	add an HTTP header to every request, as 'NAME: VALUE' (repeatable; e.g. a tenant: 'X-Scope-OrgID: team-a')
+//	-json FILE
+//	  	also write the verdicts as JSON (memdoctor/fleet/v1) to FILE (- for stdout; the table then goes to stderr)
+//	-max-targets N
+//	  	refuse a selector that matches more than N targets (default 1000)
+//	-memory-budget SIZE
+//	  	the memory (SIZE) each service may use, e.g. 2GiB (default: unknown; the metrics carry no limit)
+//	-prometheus URL
+//	  	base URL of the Prometheus-compatible API (http://prometheus:9090, https://mimir.example.com/prometheus)
+//	-selector SEL
+//	  	label matchers (SEL) that pick the targets, e.g. 'job="api",env="prod"' (default: every target exporting go_goroutines)
+//	-step duration
+//	  	time between readings (default: the targets' scrape interval, else 15s)
+//	-timeout duration
+//	  	time allowed for each request to the API (default 1m0s)
+//	-window duration
+//	  	how far back to read (default 1h0m0s)
+//
+// Examples:
+//
+//	memdoctor fleet --prometheus http://prometheus:9090
+//	memdoctor fleet --prometheus https://thanos.example.com --selector 'job=~"api|web",env="prod"' --window 6h --json fleet.json
+//	memdoctor fleet --prometheus https://mimir.example.com/prometheus --header 'X-Scope-OrgID: team-a' --bearer-token-file /run/secrets/token
+//	memdoctor fleet --prometheus http://prometheus:9090 --end 2026-11-20T03:00:00Z --window 2h --fail-on warning
+//
+// # memdoctor compare
+//
+// usage: memdoctor compare [flags] OLD NEW
+//
+// Compare reads two sessions, OLD (before a change) and NEW (after), and says what changed
+// (either may also be anything analyze reads: a folder of profiles, profiles, gctrace logs):
+// GC cycles per second, GC CPU and its share of mark assists, the allocation rate, the live-heap
+// floor, the peak RSS (the kernel's high-water mark) and the goroutines, each with OLD's and NEW's
+// figures (the same as each session's report), the change, and whether it is significant; the
+// findings resolved, new and persisting; and the heap in use at each session's end, diffed by
+// function of the program's own code.
+//
+// Significance is judged as benchstat judges benchmarks: each session is cut into equal
+// intervals (--interval, longer where a quantity is read less often, and for the GC's figures
+// long enough for 4 GC cycles) and the values of the intervals are compared with a two-sided
+// Mann-Whitney U test, exact up to 50 intervals. A change is significant when p < --alpha and
+// the medians differ by at least --min-change and by at least the metric's resolution
+// (1 MiB, 5 goroutines, 1 point of CPU, ...): two runs of one program differ by a few percent by
+// chance, and the test would call that real. When the sessions are too short for any result to
+// reach --alpha (4 intervals a side at least), the table says "too little data" and how much is
+// needed, rather than "no change". The two sessions may differ in length; intervals in which the
+// process restarted are left out. Sessions recorded by run start with the program's start-up:
+// --skip leaves it out.
+//
+// Flags:
+//
+//	-alpha LEVEL
+//	  	the significance LEVEL of the test (default 0.05)
+//	-fail-on-regression
+//	  	exit with status 3 when a metric is significantly worse in NEW, or NEW has a finding at warning or above that OLD had not
+//	-html FILE
+//	  	also write the comparison as one self-contained HTML page to FILE: both sessions' charts on one time axis, the table, the findings that changed
+//	-interval LENGTH
+//	  	the shortest LENGTH of the intervals each session is cut into (default 5s)
+//	-json FILE
+//	  	also write the comparison as JSON to FILE (- for stdout; the text then goes to stderr)
+//	-min-change PERCENT
+//	  	the smallest change, in PERCENT of OLD's median, that counts as one (0 = any) (default 10)
+//	-skip DURATION
+//	  	leave out the first DURATION of each session (start-up, warm-up)
+//
+// Examples:
+//
+//	memdoctor compare memdoctor-sessions/server-before memdoctor-sessions/server-after
+//	memdoctor compare --skip 30s --html compare.html ./before ./after
+//	memdoctor compare --fail-on-regression --json compare.json ./baseline ./candidate
+//
+// # memdoctor tune
+//
+// usage: memdoctor tune [flags] -- COMMAND [ARGS...]
+//
+// Tune runs COMMAND as memdoctor run does, first as it is (the baseline), for --duration. It
+// calibrates memdoctor's model of the GC pacer on that run (the live heap, the allocation rate,
+// the runtime's other memory) and asks it for the settings that fit the memory budget: GOMEMLIMIT
+// with GOGC=off, GOMEMLIMIT with the GOGC the gc-overhead advice gives, and GOGC alone, each
+// sized for a predicted peak RSS of 80% of the budget (settings the model says cut no GC work are
+// not run). It runs COMMAND under each for --duration and measures GC cycles per second, GC CPU
+// and its share of mark assists, and the peak RSS (the kernel's high-water mark). It keeps the
+// setting with the least GC CPU whose measured peak stays within the budget less --margin (GC
+// CPU within a tenth, or half a point, of the least is a tie, which the lower peak RSS wins),
+// and shows, for every setting, the model's prediction against the measurement and the error.
+//
+// Every run is a session of its own under --out (baseline, then one per setting), so memdoctor
+// compare can read any two. With --load, a load generator runs beside each run: it starts once
+// the program serves (its pprof endpoint found, or 3s after the Go program appeared), with the
+// program's PID and pprof URL in MEMDOCTOR_TARGET_PID and MEMDOCTOR_TARGET_PPROF, and is stopped
+// before the program. The experiment says what it cannot promise about production: another load,
+// another GOMAXPROCS, other neighbours, a live heap that grows for longer than a run.
+//
+// Flags:
+//
+//	-duration duration
+//	  	how long each run lasts (default 30s)
+//	-grace duration
+//	  	after SIGINT, wait this long for the program to exit before SIGKILL (default 10s)
+//	-json FILE
+//	  	also write the experiment as JSON to FILE (- for stdout; the text then goes to stderr)
+//	-load COMMAND
+//	  	a shell COMMAND that drives load at the program during each run (see above)
+//	-margin PERCENT
+//	  	the safety margin, in PERCENT of the budget, that a setting's measured peak RSS must stay below (default 10)
+//	-memory-budget value
+//	  	the memory the service may use, e.g. 2GiB, 512Mi, 1G or 800MB; M and G are 10^6 and 10^9 bytes as Kubernetes writes them, Mi and MiB 2^20 (default: memdoctor's cgroup limit, which the program inherits)
+//	-out DIR
+//	  	the DIR that holds one session per run (default ./memdoctor-sessions/tune-<name>-<UTC time>)
+//
+// Examples:
+//
+//	memdoctor tune --memory-budget 1GiB --duration 1m -- ./gateway
+//	memdoctor tune --memory-budget 2GiB --load 'hey -z 60s http://localhost:8080/' -- ./server
+//	memdoctor tune --memory-budget 1GiB --duration 20s --json tune.json -- memdoctor lab run gateway-gc
 //
 // # memdoctor report
 //
@@ -174,7 +395,7 @@
 //	-json FILE
 //	  	also write the diagnosis as JSON to FILE (- for stdout, with --html to a file)
 //	-memory-budget value
-//	  	the memory the service may use, e.g. 2GiB (default: the session's)
+//	  	the memory the service may use, e.g. 2GiB, 512Mi, 1G or 800MB; M and G are 10^6 and 10^9 bytes as Kubernetes writes them, Mi and MiB 2^20 (default: the session's)
 //
 // Examples:
 //
@@ -190,12 +411,14 @@
 // Serve diagnoses a saved session and serves its HTML report (the page "memdoctor report --html"
 // writes) on a local address, and prints the URL to open. On that page every finding that
 // compares two snapshots links to pprof's own web UI on their difference, and a picker opens any
-// snapshot, or the difference of any two, in pprof's web UI: flame graph, top, source and graph
+// snapshot, or the difference of any two, in pprof's web UI: flame graph, top, peek and graph
 // views, one click away (the graph view needs Graphviz's dot on the PATH). pprof's UIs start on
-// first use and the few most recently used are kept.
+// first use and the few most recently used are kept. The source and disassembly views are off:
+// they would show any local file a profile names (use go tool pprof -http on your own machine).
 //
 // Profiles show what the service holds and does: serve binds to loopback by default. To serve on
-// another address, give a token with --token or MEMDOCTOR_TOKEN; every request must then carry
+// another address, give a token with --token or MEMDOCTOR_TOKEN (at least 16 printable
+// characters, as the agent requires; openssl rand -hex 16 makes one); every request must then carry
 // it, as "Authorization: Bearer TOKEN" or "?token=TOKEN" (the printed URL has it; the browser
 // keeps it in a cookie for the pages that follow). Serve stops on Ctrl-C.
 //
@@ -204,7 +427,7 @@
 //	-addr ADDRESS
 //	  	listen ADDRESS (host:port; port 0 picks a free one); a non-loopback address needs --token (default "127.0.0.1:0")
 //	-memory-budget value
-//	  	the memory the service may use, e.g. 2GiB (default: the session's)
+//	  	the memory the service may use, e.g. 2GiB, 512Mi, 1G or 800MB; M and G are 10^6 and 10^9 bytes as Kubernetes writes them, Mi and MiB 2^20 (default: the session's)
 //	-token TOKEN
 //	  	require this TOKEN on every request (default $MEMDOCTOR_TOKEN); needed off loopback
 //
@@ -218,29 +441,35 @@
 //
 // usage: memdoctor diff [flags] OLD NEW | SESSION_DIR
 //
-// Diff compares two heap profiles and shows what grew between them, by function and by line,
-// each attributed to the program's own code: the innermost frame outside the Go runtime and the
+// Diff compares two profiles of the same kind and shows what grew between them and what shrank,
+// attributed to the program's own code: the innermost frame outside the Go runtime and the
 // standard library, with the full stack alongside. OLD and NEW are profile files (anything go
-// tool pprof opens) or session snapshots: SESSION_DIR@N is the session's N-th periodic heap
-// snapshot (negative N counts from the end). A lone SESSION_DIR compares its first and last
-// snapshots. With --type alloc_space the difference is what was allocated between the two
-// snapshots ("what got allocated just before the heap grew"); with inuse_space it is what is
-// still held.
+// tool pprof opens, and goroutine text dumps: ?debug=1 and ?debug=2) or session snapshots:
+// SESSION_DIR@N is the session's N-th periodic heap snapshot (negative N counts from the end). A
+// lone SESSION_DIR compares its first and last snapshots. The kind comes from the profiles'
+// content.
+//
+// Heap profiles are compared by function and by line. With --type alloc_space the difference is
+// what was allocated between the two snapshots ("what got allocated just before the heap grew");
+// with inuse_space it is what is still held. Goroutine profiles are compared by site: the wait
+// state (debug=2 dumps record it) and the program's own frame where the goroutines wait, so that
+// a pile-up shows as one site that grows.
 //
 // Flags:
 //
 //	-json FILE
 //	  	also write the diff as JSON to FILE (- for stdout; the text then goes to stderr)
 //	-module PATH
-//	  	the program's main module PATH (e.g. github.com/acme/svc): its frames are "own code" before third-party ones (default: from the session, else unknown)
+//	  	the program's main module PATH (e.g. github.com/acme/svc): its frames are "own code" before third-party ones (default: from the session, else inferred from the profiles)
 //	-top int
-//	  	show this many functions and lines (default 10)
+//	  	show this many functions, lines or sites (default 10)
 //	-type TYPE
-//	  	sample TYPE to compare: inuse_space, alloc_space, inuse_objects or alloc_objects (default "inuse_space")
+//	  	sample TYPE of heap profiles to compare: inuse_space, alloc_space, inuse_objects or alloc_objects (default "inuse_space")
 //
 // Examples:
 //
 //	memdoctor diff old.pb.gz new.pb.gz
+//	memdoctor diff goroutine-1.pb.gz goroutine-2.pb.gz
 //	memdoctor diff --type alloc_space memdoctor-sessions/server-20261122T101500Z@3 memdoctor-sessions/server-20261122T101500Z@4
 //	memdoctor diff --json - ./session
 //	memdoctor diff --module github.com/acme/svc before.pb.gz after.pb.gz
@@ -280,7 +509,9 @@
 // The lab holds small Go services, each reproducing one production memory problem with the
 // mechanism behind it, serving net/http/pprof on loopback and driving its own load. "lab list"
 // names them with their story and the verdict memdoctor must reach; "lab run NAME" runs one
-// until Ctrl-C. To diagnose one: memdoctor run -- memdoctor lab run NAME.
+// until Ctrl-C. To diagnose one: memdoctor run -- memdoctor lab run NAME. With
+// MEMDOCTOR_LAB_AGENT=1 in its environment a scenario also embeds memdoctor's agent at
+// /debug/memdoctor/, so that memdoctor watch sees it from the agent's vantage point.
 //
 // Examples:
 //

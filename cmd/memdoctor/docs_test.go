@@ -6,8 +6,10 @@ import (
 	"go/format"
 	"go/parser"
 	"go/token"
+	"io/fs"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -71,7 +73,7 @@ func TestEveryFlagDocumented(t *testing.T) {
 		t.Fatal(err)
 	}
 	flagLine := regexp.MustCompile(`(?m)^  -([\w-]+)`)
-	for _, name := range []string{"run", "watch", "analyze", "diff", "demo", "lab"} {
+	for _, name := range []string{"run", "watch", "analyze", "fleet", "compare", "tune", "diff", "demo", "lab"} {
 		if !strings.Contains(string(help), "memdoctor "+name+" ") {
 			t.Errorf("memdoctor help does not list %s", name)
 		}
@@ -118,5 +120,40 @@ func TestReadmeCommands(t *testing.T) {
 	}
 	if !found {
 		t.Errorf(".ci/run does not run the README's test command %q", lines[1])
+	}
+}
+
+// TestNothingOutsideTheRepository: no test, document or fixture list reaches outside the
+// repository (as ../shared once did), so that a fresh clone has everything its tests read.
+func TestNothingOutsideTheRepository(t *testing.T) {
+	root := "../.."
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if d.Name() == ".git" || d.Name() == "node_modules" {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		switch filepath.Ext(path) {
+		case ".go", ".md", ".tsv", ".sh", "":
+		default:
+			return nil
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		for _, bad := range []string{"../shared/", "/work/shared"} {
+			if strings.Contains(string(b), bad) && !strings.HasSuffix(path, "docs_test.go") {
+				t.Errorf("%s refers to %s, outside the repository: copy what it needs inside", path, bad)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }

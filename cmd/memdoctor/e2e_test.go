@@ -29,6 +29,7 @@ import (
 var (
 	memdoctorBin string
 	targetBin    string
+	stubbornBin  string
 )
 
 func TestMain(m *testing.M) {
@@ -39,7 +40,8 @@ func TestMain(m *testing.M) {
 	}
 	memdoctorBin = filepath.Join(dir, "memdoctor")
 	targetBin = filepath.Join(dir, "e2e-target")
-	for _, b := range [][]string{{memdoctorBin, "."}, {targetBin, "./testdata/e2e-target"}} {
+	stubbornBin = filepath.Join(dir, "stubborn")
+	for _, b := range [][]string{{memdoctorBin, "."}, {targetBin, "./testdata/e2e-target"}, {stubbornBin, "./testdata/stubborn"}} {
 		out, err := exec.Command("go", "build", "-o", b[0], b[1]).CombinedOutput()
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "go build %s: %v\n%s", b[1], err, out)
@@ -132,7 +134,11 @@ func checkSession(t *testing.T, dir string, res result, readings []rssReading) {
 	}
 	// RSS: each sample within 10% of the test's own /proc reading taken closest in time.
 	compared := 0
-	for _, smp := range s.Samples {
+	samples, err := s.ReadSamples()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, smp := range samples {
 		if smp.Proc == nil {
 			continue
 		}
@@ -160,14 +166,18 @@ func checkSession(t *testing.T, dir string, res result, readings []rssReading) {
 		t.Fatalf("the target's exit line is missing from stdout:\n%s", res.stdout)
 	}
 	want, _ := strconv.Atoi(m[1])
-	if len(s.GC) != want {
-		t.Errorf("gctrace.log has %d cycles, the target counted %d", len(s.GC), want)
+	gc, err := s.ReadGC()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(gc) != want {
+		t.Errorf("gctrace.log has %d cycles, the target counted %d", len(gc), want)
 	}
 	d := loadDiagnosis(t, filepath.Join(dir, session.DiagnosisFile))
 	if d.Summary.GCCount != uint64(want) {
 		t.Errorf("summary gc_count = %d, want %d", d.Summary.GCCount, want)
 	}
-	for i, cyc := range s.GC {
+	for i, cyc := range gc {
 		if cyc.N != i+1 {
 			t.Fatalf("gctrace cycle %d is numbered %d: lines from another process slipped in", i+1, cyc.N)
 		}
@@ -294,7 +304,11 @@ func TestWatchEndToEnd(t *testing.T) {
 		t.Errorf("watch found pid %d, the service is %d (notes %q)", s.Manifest.Target.PID, target.Process.Pid, s.Manifest.Notes)
 	}
 	procs, gos := 0, 0
-	for _, smp := range s.Samples {
+	samples, err := s.ReadSamples()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, smp := range samples {
 		if smp.Proc != nil {
 			procs++
 		}
@@ -344,6 +358,24 @@ func TestKilledCollector(t *testing.T) {
 	if !strings.Contains(strings.Join(d.Notes, "\n"), "did not finish") {
 		t.Errorf("notes do not say the collector was killed: %q", d.Notes)
 	}
+	// The GC timeline survives: the gctrace time base was written when it became known.
+	s, err := session.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gc, err := s.ReadGC()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(gc) == 0 || s.Manifest.GCTraceBase.IsZero() {
+		t.Fatalf("%d gc cycles, time base %v after SIGKILL", len(gc), s.Manifest.GCTraceBase)
+	}
+	start, _ := s.Window()
+	for _, ev := range gc {
+		if ev.Time.Before(start.Add(-2*time.Second)) || ev.Time.After(start.Add(time.Minute)) {
+			t.Fatalf("gc %d placed at %v, the session started at %v", ev.N, ev.Time, start)
+		}
+	}
 }
 
 func TestBadInput(t *testing.T) {
@@ -377,6 +409,10 @@ func TestBadInput(t *testing.T) {
 		{"unwritable --out", []string{"run", "--out", filepath.Join(notDir, "s"), "--", targetBin}, 1, notDir},
 		{"missing program", []string{"run", "--out", filepath.Join(t.TempDir(), "s"), "--", "/nonexistent/prog"}, 1, "/nonexistent/prog"},
 		{"non-Go target", []string{"run", "--out", filepath.Join(t.TempDir(), "s"), "--", "sleep", "60"}, 1, "not a Go program"},
+		{"non-Go target that exits at once", []string{"run", "--out", filepath.Join(t.TempDir(), "s"), "--", "true"}, 1, "not a Go program"},
+		{"negative grace", []string{"run", "--grace", "-1s", "--", "x"}, 2, "--grace -1s"},
+		{"zero grace", []string{"run", "--grace", "0s", "--", "x"}, 2, "--grace 0s"},
+		{"negative top", []string{"diff", "--top", "-5", htmlFile, htmlFile}, 2, "--top -5"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -399,26 +435,31 @@ func lastLine(s string) string {
 }
 
 // TestDiffRealProfiles diffs the first and last snapshots of a real series (parca, where
-// 90 MB of Badger arenas appear): the growth is attributed to the program's own code once
-// the main module is known.
+// 90 MB of Badger arenas appear): the growth is attributed to the program's own code, whose
+// module is inferred from the profiles' source paths or given with --module; a wrong module
+// leaves the innermost non-stdlib frame (Badger's) in front. Reversed, the same 90 MB shows
+// as what shrank.
 func TestDiffRealProfiles(t *testing.T) {
-	dir := "../../../shared/testdata/profiles/parca_heap_series"
+	dir := "../../testdata/profiles/parca_heap_series"
 	files, _ := filepath.Glob(filepath.Join(dir, "*.pb.gz"))
 	if len(files) < 2 {
-		t.Skip("shared profiles not available")
+		t.Fatalf("%d profiles in %s, want the series", len(files), dir)
 	}
 	ctx := context.Background()
 	first, last := files[0], files[len(files)-1]
-	plain := memdoctor(t, ctx, "diff", first, last)
+	inferred := memdoctor(t, ctx, "diff", first, last)
+	other := memdoctor(t, ctx, "diff", "--module", "example.com/other", first, last)
 	own := memdoctor(t, ctx, "diff", "--module", "github.com/parca-dev/parca", "--json", "-", first, last)
-	if plain.code != 0 || own.code != 0 {
-		t.Fatalf("exit %d, %d: %s %s", plain.code, own.code, plain.stderr, own.stderr)
+	back := memdoctor(t, ctx, "diff", last, first)
+	if inferred.code != 0 || other.code != 0 || own.code != 0 || back.code != 0 {
+		t.Fatalf("exit %d, %d, %d, %d: %s %s %s", inferred.code, other.code, own.code, back.code, inferred.stderr, other.stderr, own.stderr)
 	}
-	if !strings.Contains(plain.stdout, "By function") || !strings.Contains(plain.stdout, "github.com/dgraph-io/badger") {
-		t.Errorf("without the module, the innermost non-stdlib frame (Badger's) should lead:\n%s", plain.stdout)
+	if !strings.Contains(other.stdout, "By function") || !strings.Contains(other.stdout, "github.com/dgraph-io/badger") {
+		t.Errorf("with another module, the innermost non-stdlib frame (Badger's) should lead:\n%s", other.stdout)
 	}
 	var res struct {
 		Growth     int64 `json:"growth"`
+		Shrinkage  int64 `json:"shrinkage"`
 		ByFunction []struct {
 			Site struct {
 				Function string `json:"function"`
@@ -429,11 +470,59 @@ func TestDiffRealProfiles(t *testing.T) {
 	if err := json.Unmarshal([]byte(own.stdout), &res); err != nil {
 		t.Fatalf("diff --json -: %v\n%s", err, own.stdout)
 	}
-	if len(res.ByFunction) == 0 || res.ByFunction[0].Site.Function != "github.com/parca-dev/parca/pkg/metastore.NewBadgerMetastore" {
+	const parca = "github.com/parca-dev/parca/pkg/metastore.NewBadgerMetastore"
+	if len(res.ByFunction) == 0 || res.ByFunction[0].Site.Function != parca {
 		t.Errorf("with --module, the top growth should be parca's NewBadgerMetastore: %+v", res.ByFunction[:min(3, len(res.ByFunction))])
+	}
+	if !strings.Contains(inferred.stdout, parca) {
+		t.Errorf("with the module inferred, parca's own code should be named:\n%s", inferred.stdout)
 	}
 	if res.Growth < 80<<20 {
 		t.Errorf("growth %d bytes, the series grows by about 90 MB", res.Growth)
+	}
+	if !strings.Contains(back.stdout, "What shrank") || !strings.Contains(back.stdout, parca) || strings.Contains(back.stdout, "nothing shrank") {
+		t.Errorf("reversed, the arenas should show as what shrank:\n%s", back.stdout)
+	}
+}
+
+// TestDiffGoroutines diffs goroutine profiles of a recorded pile-up, proto against proto and
+// proto against a debug=2 dump: the growth is one site of the program's own code; reversed, it
+// is what shrank. --type is refused for goroutine profiles, and a heap profile against a
+// goroutine profile too.
+func TestDiffGoroutines(t *testing.T) {
+	ctx := context.Background()
+	g1, g13 := filepath.Join(recorded, "goroutines", "g-001.prof"), filepath.Join(recorded, "goroutines", "g-013.prof")
+	res := memdoctor(t, ctx, "diff", "--json", "-", g1, g13)
+	if res.code != 0 {
+		t.Fatalf("exit %d: %s", res.code, res.stderr)
+	}
+	var d struct {
+		Kind string `json:"kind"`
+		Grew []struct {
+			Site struct {
+				Function string `json:"function"`
+			} `json:"site"`
+			Delta int `json:"delta"`
+		} `json:"grew"`
+	}
+	if err := json.Unmarshal([]byte(res.stdout), &d); err != nil {
+		t.Fatalf("%v\n%s", err, res.stdout)
+	}
+	if d.Kind != "goroutine" || len(d.Grew) == 0 || d.Grew[0].Site.Function != "main.backend" || d.Grew[0].Delta < 1000 {
+		t.Errorf("diff: %+v", d)
+	}
+	back := memdoctor(t, ctx, "diff", g13, filepath.Join(recorded, "goroutines", "g-002.prof"))
+	if !strings.Contains(back.stdout, "Shrank, by site") || !regexp.MustCompile(`-10\d\d .* main\.backend`).MatchString(back.stdout) {
+		t.Errorf("reversed:\n%s", back.stdout)
+	}
+	dump := memdoctor(t, ctx, "diff", g1, filepath.Join(recorded, "goroutine-debug2.txt.gz"))
+	if dump.code != 0 || !regexp.MustCompile(`\+11\d\d .* chan send +main\.backend`).MatchString(dump.stdout) {
+		t.Errorf("proto against a debug=2 dump: exit %d\n%s%s", dump.code, dump.stdout, dump.stderr)
+	}
+	for _, args := range [][]string{{"--type", "alloc_space", g1, g13}, {g1, filepath.Join(recorded, "heapleak", "heap_1.pb.gz")}} {
+		if r := memdoctor(t, ctx, append([]string{"diff"}, args...)...); r.code != 2 {
+			t.Errorf("diff %v: exit %d, want a usage error: %s", args, r.code, r.stderr)
+		}
 	}
 }
 

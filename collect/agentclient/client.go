@@ -8,11 +8,13 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/memdoctor/memdoctor/agent/wire"
 	"github.com/memdoctor/memdoctor/breakdown"
+	"github.com/memdoctor/memdoctor/internal/pprofio"
 )
 
 // Errors that callers may test for with errors.Is.
@@ -23,8 +25,10 @@ var (
 	ErrUnauthorized = errors.New("the memdoctor agent refused the request (401): pass its token with --token or MEMDOCTOR_TOKEN")
 	// ErrNotFound: the agent no longer holds the item (it rotated out).
 	ErrNotFound = errors.New("not found")
-	// ErrTooLarge: a body exceeded the client's limit.
+	// ErrTooLarge: a body exceeded the client's limit, or a profile pprofio's.
 	ErrTooLarge = errors.New("response too large")
+	// ErrNotProfile: a profile the agent served is not a valid pprof profile.
+	ErrNotProfile = errors.New("not a pprof profile")
 )
 
 // Defaults.
@@ -167,10 +171,14 @@ func errorText(r io.Reader) string {
 	return strings.TrimSpace(string(b))
 }
 
+// maxJSONBytes caps the agent's JSON bodies (its description and lists: kilobytes in
+// practice); decoded, a JSON list takes several times its size.
+const maxJSONBytes = 8 << 20
+
 // getJSON decodes a capped JSON body into v.
 func (c *Client) getJSON(ctx context.Context, path string, v any) error {
 	return c.get(ctx, path, nil, func(r io.Reader) error {
-		b, err := readCapped(r, c.maxBody)
+		b, err := readCapped(r, min(c.maxBody, maxJSONBytes))
 		if err != nil {
 			return err
 		}
@@ -181,15 +189,26 @@ func (c *Client) getJSON(ctx context.Context, path string, v any) error {
 	})
 }
 
+// readCapped reads r to its end, failing with ErrTooLarge past limit bytes. Its buffer
+// doubles up to the limit, so a body of N bytes costs at most about 2N.
 func readCapped(r io.Reader, limit int64) ([]byte, error) {
-	b, err := io.ReadAll(io.LimitReader(r, limit+1))
-	if err != nil {
-		return nil, err
+	buf := make([]byte, 0, min(limit+1, 64<<10))
+	for {
+		if len(buf) == cap(buf) {
+			buf = slices.Grow(buf, int(min(int64(cap(buf)), limit+1-int64(len(buf)))))
+		}
+		n, err := r.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if int64(len(buf)) > limit {
+			return nil, fmt.Errorf("%w: over %d bytes", ErrTooLarge, limit)
+		}
+		if err == io.EOF {
+			return buf, nil
+		}
+		if err != nil {
+			return nil, err
+		}
 	}
-	if int64(len(b)) > limit {
-		return nil, fmt.Errorf("%w: over %d bytes", ErrTooLarge, limit)
-	}
-	return b, nil
 }
 
 // Info reads the agent's description; it is the probe: the error wraps ErrNotAgent when
@@ -232,23 +251,43 @@ func (c *Client) Breakdown(ctx context.Context) (breakdown.At, error) {
 	return out, c.getJSON(ctx, "breakdown", &out)
 }
 
-// Profile fetches a profile's bytes (gzipped proto) as the agent holds them.
+// Profile fetches a profile's bytes (gzipped proto) as the agent holds them, after checking
+// that they are a valid profile within pprofio's bounds (the decompressed size, the memory
+// parsing takes): the error wraps ErrTooLarge or ErrNotProfile when they are not.
 func (c *Client) Profile(ctx context.Context, name string) ([]byte, error) {
-	return c.blob(ctx, "profiles", name)
+	lim := pprofio.Default
+	lim.Compressed = min(lim.Compressed, c.maxBody)
+	lim.Decompressed = min(lim.Decompressed, c.maxBody)
+	raw, err := c.blob(ctx, "profiles", name, lim.Compressed)
+	if err != nil {
+		return nil, err
+	}
+	what := fmt.Sprintf("profile %q", name) // the agent's name, quoted
+	data, err := lim.Decode(what, raw)
+	if err == nil {
+		_, err = lim.ParseProto(what, data)
+	}
+	switch {
+	case errors.Is(err, pprofio.ErrTooLarge):
+		return nil, fmt.Errorf("%w: %w", ErrTooLarge, err)
+	case err != nil:
+		return nil, fmt.Errorf("%w: %w", ErrNotProfile, err)
+	}
+	return raw, nil
 }
 
 // Trace fetches a flight-recorder snapshot's bytes.
 func (c *Client) Trace(ctx context.Context, name string) ([]byte, error) {
-	return c.blob(ctx, "traces", name)
+	return c.blob(ctx, "traces", name, c.maxBody)
 }
 
-func (c *Client) blob(ctx context.Context, dir, name string) ([]byte, error) {
+func (c *Client) blob(ctx context.Context, dir, name string, limit int64) ([]byte, error) {
 	if name == "" || strings.ContainsAny(name, "/\\?#") || name == "." || name == ".." {
 		return nil, fmt.Errorf("bad %s name %q", dir, name)
 	}
 	var out []byte
 	err := c.get(ctx, dir+"/"+name, nil, func(r io.Reader) (err error) {
-		out, err = readCapped(r, c.maxBody)
+		out, err = readCapped(r, limit)
 		return err
 	})
 	return out, err

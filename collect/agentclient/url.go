@@ -30,6 +30,11 @@ func AgentURL(raw string) (*url.URL, error) {
 	}
 	u.Path = p + "/"
 	u.RawPath = ""
+	// url.Parse accepts some hosts that its own String escapes into a URL it then rejects
+	// (an IPv6 zone holding a byte that is not UTF-8): the URL must survive a round trip.
+	if again, err := url.Parse(u.String()); err != nil || again.Host != u.Host {
+		return nil, fmt.Errorf("agent URL %q: bad host %q", raw, u.Host)
+	}
 	return u, nil
 }
 

@@ -203,3 +203,14 @@ func FuzzSplitNUL(f *testing.F) {
 		}
 	})
 }
+
+func FuzzParseSchedstat(f *testing.F) {
+	seedFiles(f, "v2/proc/4242/task/4242/schedstat")
+	f.Add([]byte("18446744073709551615 1 1\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		run, wait, err := parseSchedstat(data)
+		if err == nil && (run < 0 || wait < 0) {
+			t.Errorf("negative times %v %v from %q", run, wait, data)
+		}
+	})
+}

@@ -166,3 +166,45 @@ func (fsys FS) nulFile(pid int, name string) ([]string, error) {
 	}
 	return out, nil
 }
+
+// Sched sums /proc/PID/task/*/schedstat over the process's threads (at most MaxSchedTasks).
+// A thread that exits meanwhile is skipped; a kernel without schedstats (CONFIG_SCHEDSTATS
+// off and no task delay accounting) has no such file, and the error wraps fs.ErrNotExist.
+func (fsys FS) Sched(pid int) (Sched, error) {
+	if err := checkPID(pid); err != nil {
+		return Sched{}, err
+	}
+	root := fsys.root()
+	var s Sched
+	var firstErr error
+	var pb [pathMax]byte
+	err := eachDirInt(procPath(pb[:0], root, pid, "task"), func(tid int) bool {
+		if s.Tasks == MaxSchedTasks {
+			s.Truncated = true
+			return false
+		}
+		var tb [pathMax]byte
+		err := withFile(taskPath(tb[:0], root, pid, tid, "schedstat"), func(b []byte) error {
+			run, wait, err := parseSchedstat(b)
+			s.Run += run
+			s.Wait += wait
+			return err
+		})
+		if err == nil {
+			s.Tasks++
+		} else if firstErr == nil {
+			firstErr = err
+		}
+		return true
+	})
+	if err != nil {
+		return Sched{}, fmt.Errorf("procfs: %w", err)
+	}
+	if s.Tasks == 0 {
+		if firstErr == nil {
+			firstErr = fs.ErrNotExist
+		}
+		return Sched{}, fmt.Errorf("procfs: schedstat of pid %d: %w", pid, firstErr)
+	}
+	return s, nil
+}

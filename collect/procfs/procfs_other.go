@@ -41,3 +41,6 @@ func (FS) ListeningPorts(int) ([]Listener, error) { return nil, errUnsupported }
 
 // PIDListeningOn is not supported outside Linux.
 func (FS) PIDListeningOn(netip.Addr, int) (int, error) { return 0, errUnsupported }
+
+// Sched is not supported outside Linux.
+func (FS) Sched(int) (Sched, error) { return Sched{}, errUnsupported }

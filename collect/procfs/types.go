@@ -80,3 +80,20 @@ type Listener struct {
 	Port  int
 	Inode uint64
 }
+
+// Sched is what the scheduler says of a process's threads (/proc/PID/task/*/schedstat):
+// how long they ran on a CPU and how long they waited, runnable, for one. On a busy machine
+// the wait grows, and so does every CPU time the Go runtime estimates from wall-clock time
+// (gctrace's and runtime/metrics' GC CPU): Run/(Run+Wait) is the share of that time the
+// threads really had a CPU.
+type Sched struct {
+	Run, Wait time.Duration
+	// Tasks is how many threads were read; Truncated is true when there were more than
+	// MaxSchedTasks (the sums then cover the first ones).
+	Tasks     int
+	Truncated bool
+}
+
+// MaxSchedTasks bounds the threads Sched reads, so that one sample of a process with
+// thousands of threads stays cheap.
+const MaxSchedTasks = 1024

@@ -51,3 +51,14 @@ func Cgroup(fs procfs.FS, pid int, c *session.Cgroup) error {
 	}
 	return nil
 }
+
+// Sched fills s from the scheduler's statistics of PID's threads: how long they ran, and
+// how long they waited for a CPU.
+func Sched(fs procfs.FS, pid int, s *session.Sched) error {
+	st, err := fs.Sched(pid)
+	if err != nil {
+		return err
+	}
+	*s = session.Sched{RunSeconds: st.Run.Seconds(), WaitSeconds: st.Wait.Seconds(), Tasks: st.Tasks}
+	return nil
+}

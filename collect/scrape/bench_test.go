@@ -2,7 +2,10 @@ package scrape
 
 import (
 	"bytes"
+	"fmt"
 	"net/http"
+	"net/http/httptest"
+	"net/http/pprof"
 	"runtime"
 	"testing"
 )
@@ -101,5 +104,50 @@ func TestMemStatsBoundedMemory(t *testing.T) {
 	t.Logf("20 MiB heap text: ParseMemStats allocated %d bytes, Client.MemStats %d", parse, client)
 	if parse > 1<<20 || client > 2<<20 {
 		t.Errorf("allocated %d bytes parsing and %d bytes scraping a %d-byte body: not bounded", parse, client, len(body))
+	}
+}
+
+// BenchmarkIndexHandler is what one index read costs the target: net/http/pprof.Index
+// rendering the page (the counts of every registered profile) for a program with that many
+// goroutines, without the HTTP transport. Compare BenchmarkGoroutineProfileHandler: the
+// goroutine profile memdoctor fetches every snapshot stops the world and walks every stack.
+func BenchmarkIndexHandler(b *testing.B) {
+	benchHandler(b, http.HandlerFunc(pprof.Index), "/debug/pprof/")
+}
+
+func BenchmarkGoroutineProfileHandler(b *testing.B) {
+	benchHandler(b, pprof.Handler("goroutine"), "/debug/pprof/goroutine")
+}
+
+func benchHandler(b *testing.B, h http.Handler, path string) {
+	for _, n := range []int{10, 1000, 10000} {
+		b.Run(fmt.Sprintf("goroutines=%d", n), func(b *testing.B) {
+			stop := make(chan struct{})
+			defer close(stop)
+			for range n {
+				go func() { <-stop }()
+			}
+			req := httptest.NewRequest(http.MethodGet, path, nil)
+			b.ReportAllocs()
+			for b.Loop() {
+				w := httptest.NewRecorder()
+				h.ServeHTTP(w, req)
+				if w.Code != http.StatusOK {
+					b.Fatalf("status %d", w.Code)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkClientIndex is the whole path of one read: HTTP over loopback, parse. Client and
+// server run in this process: the time is both sides'.
+func BenchmarkClientIndex(b *testing.B) {
+	c := newClient(b, newPprofServer(b, "").URL)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := c.Index(b.Context()); err != nil {
+			b.Fatal(err)
+		}
 	}
 }

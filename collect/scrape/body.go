@@ -1,6 +1,7 @@
 package scrape
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -90,4 +91,89 @@ func formatBytes(n int64) string {
 		return fmt.Sprintf("%d KiB", n>>10)
 	}
 	return fmt.Sprintf("%d bytes", n)
+}
+
+// Body is a response body held in chunks: reading it copies nothing and grows no buffer by
+// doubling, so a body of N bytes costs N bytes (plus at most one chunk), where a growing
+// bytes.Buffer costs up to three times N.
+type Body struct {
+	chunks [][]byte
+	n      int64
+}
+
+// Chunk sizes: the first, doubling up to the largest.
+const (
+	firstChunk = 64 << 10
+	maxChunk   = 4 << 20
+)
+
+// readBody reads a whole body. With a Content-Length it reads into one chunk of that size.
+// It fails with ErrTooLarge past limit bytes, without reading more than one byte past it.
+func readBody(r io.Reader, contentLength, limit int64) (*Body, error) {
+	if contentLength > limit {
+		return nil, tooLarge(limit)
+	}
+	r = newLimitReader(r, limit)
+	b := &Body{}
+	size := int64(firstChunk)
+	if contentLength >= 0 {
+		size = contentLength + 1 // one more byte to read the end into
+	}
+	for {
+		chunk := make([]byte, size)
+		n, err := io.ReadFull(r, chunk)
+		if n > 0 {
+			b.chunks = append(b.chunks, chunk[:n:n])
+			b.n += int64(n)
+		}
+		switch {
+		case err == io.EOF || err == io.ErrUnexpectedEOF:
+			return b, nil
+		case err != nil:
+			return b, err
+		}
+		size = min(2*size, maxChunk)
+	}
+}
+
+// Len is the body's size in bytes.
+func (b *Body) Len() int64 { return b.n }
+
+// Reader reads the body.
+func (b *Body) Reader() io.Reader {
+	rs := make([]io.Reader, len(b.chunks))
+	for i, c := range b.chunks {
+		rs[i] = bytes.NewReader(c)
+	}
+	return io.MultiReader(rs...)
+}
+
+// Bytes returns the body in one slice: its only chunk, or a copy of its chunks.
+func (b *Body) Bytes() []byte {
+	switch len(b.chunks) {
+	case 0:
+		return nil
+	case 1:
+		return b.chunks[0]
+	}
+	out := make([]byte, 0, b.n)
+	for _, c := range b.chunks {
+		out = append(out, c...)
+	}
+	return out
+}
+
+// head returns up to the first n bytes.
+func (b *Body) head(n int) []byte {
+	if len(b.chunks) > 0 && len(b.chunks[0]) >= n {
+		return b.chunks[0][:n]
+	}
+	var out []byte
+	for _, c := range b.chunks {
+		out = append(out, c[:min(len(c), n-len(out))]...)
+		if len(out) == n {
+			break
+		}
+	}
+	return out
 }

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"testing/iotest"
+
+	"github.com/memdoctor/memdoctor/internal/pprofio"
 )
 
 func FuzzParseMemStats(f *testing.F) {
@@ -105,7 +107,7 @@ func FuzzParseProfile(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, in []byte) {
-		p, err := parseProfile(in, 1<<20)
+		p, err := parseProfile(in, pprofio.Limits{Compressed: 1 << 20, Decompressed: 1 << 20, Memory: 16 << 20})
 		if err == nil {
 			if p == nil {
 				t.Fatal("nil profile without an error")

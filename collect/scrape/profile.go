@@ -1,7 +1,6 @@
 package scrape
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -12,6 +11,8 @@ import (
 	"time"
 
 	"github.com/google/pprof/profile"
+
+	"github.com/memdoctor/memdoctor/internal/pprofio"
 )
 
 // cpuProfileDefault is how long /debug/pprof/profile samples without
@@ -32,20 +33,51 @@ func (c *Client) Profile(ctx context.Context, name string, query url.Values) (ra
 		return nil, nil, fmt.Errorf("profile %q from %s: %w", name, c.BaseURL(), err)
 	}
 	u := c.endpoint(name, query)
-	err = c.get(ctx, u, name, extra, func(body io.Reader, resp *http.Response) error {
-		b, err := readBody(body, resp.ContentLength, c.maxBody)
-		if err != nil {
-			return err
-		}
-		pp, err := parseProfile(b, c.maxBody)
-		if err != nil {
-			return err
-		}
-		raw, p = b, pp
-		return nil
-	})
-	if err != nil {
+	if err := c.get(ctx, u, name, extra, c.consumeProfile(&raw, &p)); err != nil {
 		return nil, nil, err
+	}
+	return raw, p, nil
+}
+
+// consumeProfile reads and validates a proto profile body into raw and p, within the
+// client's profile limits.
+func (c *Client) consumeProfile(raw *[]byte, p **profile.Profile) consumeFunc {
+	lim := c.profileLimits()
+	return func(body io.Reader, resp *http.Response) error {
+		b, err := readBody(body, resp.ContentLength, lim.Compressed)
+		if err != nil {
+			return err
+		}
+		data := b.Bytes()
+		b = nil // the chunks are garbage once joined
+		pp, err := parseProfile(data, lim)
+		if err != nil {
+			return err
+		}
+		*raw, *p = data, pp
+		return nil
+	}
+}
+
+// GoroutineLeak fetches the goroutineleak profile (/goroutineleak, proto), served by Go 1.27
+// and by Go 1.26 built with GOEXPERIMENT=goroutineleakprofile: the goroutines the GC proved
+// blocked forever on channels, mutexes or conditions that no running goroutine can reach.
+// It checks the goroutineleak/count sample type.
+//
+// Unlike every other request of this package it costs the target a garbage collection: the
+// runtime runs a full GC cycle with leak detection before it writes the profile (gctrace
+// marks it "(checking for goroutine leaks)" and "(forced)"; it counts in
+// /gc/cycles/forced), and the cycle's cost grows with the number of goroutines. Fetch it
+// sparingly. It makes one attempt, never retried. A target that does not serve it answers
+// 404: the error wraps ErrNotFound.
+func (c *Client) GoroutineLeak(ctx context.Context) (raw []byte, p *profile.Profile, err error) {
+	const name = "goroutineleak"
+	u := c.endpoint(name, nil)
+	if _, _, err := c.try(ctx, u, name, 0, c.consumeProfile(&raw, &p)); err != nil {
+		return nil, nil, err
+	}
+	if err := checkSampleTypes(p, name, goroutineLeakSampleTypes); err != nil {
+		return nil, nil, fmt.Errorf("GET %s: %w", u.Redacted(), err)
 	}
 	return raw, p, nil
 }
@@ -75,15 +107,12 @@ func checkProfileQuery(name string, query url.Values) (time.Duration, error) {
 	return time.Duration(secs) * time.Second, nil
 }
 
-// readBody reads a whole (already capped) body, sized by Content-Length
-// when the server sent one.
-func readBody(body io.Reader, contentLength, limit int64) ([]byte, error) {
-	var buf bytes.Buffer
-	if contentLength > 0 {
-		buf.Grow(int(min(contentLength, limit)) + bytes.MinRead)
-	}
-	_, err := buf.ReadFrom(body)
-	return buf.Bytes(), err
+// profileLimits are the bounds on a profile body: pprofio's, within the client's body limit.
+func (c *Client) profileLimits() pprofio.Limits {
+	lim := pprofio.Default
+	lim.Compressed = min(lim.Compressed, c.maxBody)
+	lim.Decompressed = min(lim.Decompressed, c.maxBody)
+	return lim
 }
 
 // Heap fetches the heap profile (/heap, proto) and checks that it has the
@@ -117,7 +146,8 @@ var (
 		{"alloc_objects", "count"}, {"alloc_space", "bytes"},
 		{"inuse_objects", "count"}, {"inuse_space", "bytes"},
 	}
-	goroutineSampleTypes = []sampleType{{"goroutine", "count"}}
+	goroutineSampleTypes     = []sampleType{{"goroutine", "count"}}
+	goroutineLeakSampleTypes = []sampleType{{"goroutineleak", "count"}}
 )
 
 // checkSampleTypes reports the wanted sample types a profile lacks.

@@ -10,7 +10,8 @@ import (
 	"testing"
 )
 
-const sharedProfiles = "../../../shared/testdata/profiles"
+// sharedProfiles holds real profiles of other programs (see PROVENANCE.tsv there).
+const sharedProfiles = "../../testdata/profiles"
 
 // serveFile serves one file's bytes at every path.
 func serveFile(t *testing.T, b []byte) *Client {
@@ -22,8 +23,7 @@ func serveFile(t *testing.T, b []byte) *Client {
 	return newClient(t, srv.URL)
 }
 
-// sharedProfileFiles lists the proto profiles in ../shared, skipping the
-// test when the directory is absent.
+// sharedProfileFiles lists the proto profiles in the repository's corpus.
 func sharedProfileFiles(t *testing.T) []string {
 	t.Helper()
 	var files []string
@@ -34,8 +34,8 @@ func sharedProfileFiles(t *testing.T) []string {
 		}
 		files = append(files, m...)
 	}
-	if len(files) == 0 {
-		t.Skipf("no profiles under %s", sharedProfiles)
+	if len(files) < 20 {
+		t.Fatalf("%d profiles under %s, want the whole corpus", len(files), sharedProfiles)
 	}
 	return files
 }
@@ -65,9 +65,6 @@ func TestRealProfilesAccepted(t *testing.T) {
 // their kind and explain why they refuse the others.
 func TestRealProfilesKinds(t *testing.T) {
 	dir := filepath.FromSlash(sharedProfiles)
-	if _, err := os.Stat(dir); err != nil {
-		t.Skipf("%s absent", sharedProfiles)
-	}
 	heap := map[string]string{ // file -> "" when accepted, else a part of the error
 		"loki_heap_4types.pb.gz":                   "",
 		"prometheus_heap_4types.pb.gz":             "",
@@ -96,7 +93,7 @@ func TestRealProfilesKinds(t *testing.T) {
 			t.Run(tc.kind+"/"+name, func(t *testing.T) {
 				b, err := os.ReadFile(filepath.Join(dir, name))
 				if err != nil {
-					t.Skip(err)
+					t.Fatal(err)
 				}
 				c := serveFile(t, b)
 				if tc.kind == "heap" {
@@ -120,7 +117,7 @@ func TestRealProfilesKinds(t *testing.T) {
 func TestRealLegacyTextRefused(t *testing.T) {
 	b, err := os.ReadFile(filepath.Join(filepath.FromSlash(sharedProfiles), "gobench_legacy_text.heap"))
 	if err != nil {
-		t.Skip(err)
+		t.Fatal(err)
 	}
 	_, _, err = serveFile(t, b).Profile(testContext(t), "heap", nil)
 	wantErr(t, err, ErrNotProfile, "legacy text profile (debug=1)", `"heap profile: 13: 1595680 [47130736: 2584596557304] @ heap/…"`)

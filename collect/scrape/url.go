@@ -66,6 +66,11 @@ func parseBaseURL(raw string) (*url.URL, error) {
 		return nil, bad("%v", err)
 	}
 	u.Path, u.RawPath = dec, p
+	// url.Parse accepts some hosts that its own String escapes into a URL it then rejects
+	// (an IPv6 zone holding a byte that is not UTF-8): the base URL must survive a round trip.
+	if again, err := url.Parse(u.String()); err != nil || again.Host != u.Host {
+		return nil, bad("bad host %q", u.Host)
+	}
 	return u, nil
 }
 

@@ -2,63 +2,42 @@ package scrape
 
 import (
 	"bytes"
-	"compress/gzip"
 	"errors"
 	"fmt"
-	"io"
 	"unicode/utf8"
 
 	"github.com/google/pprof/profile"
+
+	"github.com/memdoctor/memdoctor/internal/pprofio"
 )
 
 // parseProfile validates a profile body, gzipped or raw protobuf, and parses
-// it. Unlike profile.ParseData it never falls back to the legacy text
-// formats (a text body is ErrNotProfile) and it caps the decompressed size
-// at limit (no gzip bombs).
-func parseProfile(raw []byte, limit int64) (*profile.Profile, error) {
+// it within lim (pprofio's bounds on the decompressed size and on the memory
+// parsing takes: no gzip bombs, no protobuf dense with tiny samples). Unlike
+// profile.ParseData it never falls back to the legacy text formats: a text
+// body is ErrNotProfile.
+func parseProfile(raw []byte, lim pprofio.Limits) (*profile.Profile, error) {
 	if len(bytes.TrimSpace(raw)) == 0 {
 		return nil, fmt.Errorf("%w: the body is empty", ErrNotProfile)
 	}
-	data := raw
-	if isGzip(raw) {
-		var err error
-		if data, err = gunzip(raw, limit); err != nil {
-			return nil, err
-		}
+	data, err := lim.Decode("decompressing the profile", raw)
+	switch {
+	case errors.Is(err, pprofio.ErrTooLarge):
+		return nil, fmt.Errorf("%w: %w", ErrTooLarge, err)
+	case err != nil:
+		return nil, fmt.Errorf("%w: %w; body: %s", ErrCorruptProfile, err, snippet(raw))
 	}
 	if looksLikeText(data) {
 		return nil, notProfileErr(data)
 	}
-	p, err := profile.ParseUncompressed(data)
-	if err != nil {
-		return nil, fmt.Errorf("%w: decoding the protobuf: %w; body: %s", ErrCorruptProfile, err, snippet(raw))
-	}
-	if err := p.CheckValid(); err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrCorruptProfile, err)
+	p, err := lim.ParseProto("decoding the protobuf", data)
+	switch {
+	case errors.Is(err, pprofio.ErrTooLarge):
+		return nil, fmt.Errorf("%w: %w", ErrTooLarge, err)
+	case err != nil:
+		return nil, fmt.Errorf("%w: %w; body: %s", ErrCorruptProfile, err, snippet(raw))
 	}
 	return p, nil
-}
-
-func isGzip(b []byte) bool {
-	return len(b) >= 2 && b[0] == 0x1f && b[1] == 0x8b
-}
-
-func gunzip(raw []byte, limit int64) ([]byte, error) {
-	zr, err := gzip.NewReader(bytes.NewReader(raw))
-	if err != nil {
-		return nil, fmt.Errorf("%w: bad gzip header: %w", ErrCorruptProfile, err)
-	}
-	var out bytes.Buffer
-	_, err = out.ReadFrom(newLimitReader(zr, limit))
-	switch {
-	case errors.Is(err, ErrTooLarge):
-		return nil, fmt.Errorf("decompressing the profile: %w", err)
-	case errors.Is(err, io.ErrUnexpectedEOF):
-		return nil, fmt.Errorf("%w: truncated gzip (the body ends early: %d bytes, %d decompressed)", ErrCorruptProfile, len(raw), out.Len())
-	case err != nil:
-		return nil, fmt.Errorf("%w: gzip: %w", ErrCorruptProfile, err)
-	}
-	return out.Bytes(), nil
 }
 
 // looksLikeText reports whether the first bytes are printable text. A

@@ -12,6 +12,8 @@ import (
 	"os"
 	"runtime/debug"
 	"strings"
+
+	"github.com/memdoctor/memdoctor/internal/sanitize"
 )
 
 // command is one subcommand.
@@ -29,7 +31,7 @@ type command struct {
 // commands lists the subcommands in the order help shows them.
 func commands() []*command {
 	return []*command{
-		runCmd, watchCmd, analyzeCmd, reportCmd, serveCmd, diffCmd, demoCmd, labCmd, helpCmd, versionCmd,
+		runCmd, watchCmd, analyzeCmd, fleetCmd, compareCmd, tuneCmd, reportCmd, serveCmd, diffCmd, demoCmd, labCmd, helpCmd, versionCmd,
 	}
 }
 
@@ -46,10 +48,13 @@ func lookup(name string) *command {
 type env struct {
 	stdout, stderr io.Writer
 	// term is stderr when it is a terminal (for the live status line), else nil.
-	term   *statusTerm
-	log    *slog.Logger
-	color  bool // stdout is a terminal and NO_COLOR is unset
-	getenv func(string) string
+	term *statusTerm
+	// stdoutTerm is true when stdout is a terminal too: with a status line on stderr, what the
+	// program under run writes to stdout must clear that line first.
+	stdoutTerm bool
+	log        *slog.Logger
+	color      bool // stdout is a terminal and NO_COLOR is unset
+	getenv     func(string) string
 }
 
 // Main runs memdoctor with args (without the program name) and returns the exit code.
@@ -64,12 +69,13 @@ func Main(args []string, stdout, stderr io.Writer) int {
 // run dispatches to a subcommand.
 func run(ctx context.Context, stdout, stderr io.Writer, args []string) error {
 	e := &env{stdout: stdout, stderr: stderr, getenv: os.Getenv}
-	e.color = isTerminal(stdout) && os.Getenv("NO_COLOR") == ""
+	e.stdoutTerm = isTerminal(stdout)
+	e.color = e.stdoutTerm && os.Getenv("NO_COLOR") == ""
 	if isTerminal(stderr) {
 		e.term = newStatusTerm(stderr)
 		e.stderr = e.term
 	}
-	e.log = slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: logLevel(os.Getenv("MEMDOCTOR_LOG"))}))
+	e.log = newLogger(e.stderr, os.Getenv("MEMDOCTOR_LOG_FORMAT"), os.Getenv("MEMDOCTOR_LOG"))
 	if len(args) == 0 {
 		printHelp(e.stderr)
 		return usagef("no command given: run memdoctor help")
@@ -142,8 +148,10 @@ func version() string {
 	return "devel"
 }
 
+// oneLine puts an error on one line, its control characters escaped: errors quote what
+// targets sent (bodies, names).
 func oneLine(s string) string {
-	return strings.Join(strings.Fields(s), " ")
+	return sanitize.Text(strings.Join(strings.Fields(s), " "))
 }
 
 var versionCmd = &command{

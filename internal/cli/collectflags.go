@@ -21,6 +21,8 @@ type collectFlags struct {
 	out      string
 	budget   sizeFlag
 	output   outputFlags
+	// leakEvery is --leak-check-every: 0 = never (as recorder.Config's negative).
+	leakEvery time.Duration
 }
 
 // outputFlags say what to do with a diagnosis: shared by every command that makes one.
@@ -54,7 +56,8 @@ func (f *collectFlags) register(fs *flag.FlagSet, withPprof bool) {
 	fs.DurationVar(&f.interval, "interval", 10*time.Second, "time between profile snapshots")
 	fs.DurationVar(&f.sample, "sample", time.Second, "time between metric samples")
 	fs.StringVar(&f.out, "out", "", "session `DIR` (default ./memdoctor-sessions/<name>-<UTC time>)")
-	fs.Var(&f.budget, "memory-budget", "the memory the service may use, e.g. 2GiB (default: its cgroup limit, else unknown)")
+	fs.Var(&f.budget, "memory-budget", "the memory the service may use, e.g. "+sizeHelp+" (default: its cgroup limit, else unknown)")
+	fs.DurationVar(&f.leakEvery, "leak-check-every", recorder.DefaultLeakCheckEvery, "fetch the goroutineleak profile (Go 1.27+) at the start, when goroutines climb, and at least this often; each fetch runs one GC in the target; 0 = never")
 	f.output.register(fs)
 }
 
@@ -66,6 +69,8 @@ func (f *collectFlags) check() error {
 		return usagef("--interval %s: must be at least 1s", f.interval)
 	case f.sample < 100*time.Millisecond:
 		return usagef("--sample %s: must be at least 100ms", f.sample)
+	case f.leakEvery < 0 || f.leakEvery > 0 && f.leakEvery < 15*time.Second:
+		return usagef("--leak-check-every %s: want 0 (never) or at least 15s (each fetch runs a GC in the target)", f.leakEvery)
 	}
 	return f.output.check()
 }
@@ -81,10 +86,16 @@ func (f *collectFlags) config(e *env, mode, name string, fs *flag.FlagSet) recor
 	cfg := recorder.Config{
 		Mode: mode, Out: out, Duration: f.duration, Interval: f.interval, Sample: f.sample,
 		PprofURL: f.pprof, MemoryBudget: f.budget.bytes, Version: version(), Flags: flags,
-		Logger: e.log, Stdout: e.stdout, Stderr: e.stderr,
+		Logger: e.log, Stdout: e.stdout, Stderr: e.stderr, LeakCheckEvery: f.leakEvery,
+	}
+	if f.leakEvery == 0 {
+		cfg.LeakCheckEvery = -1 // never
 	}
 	if e.term != nil {
 		cfg.OnStatus = func(s recorder.Status) { e.term.setStatus(statusLine(s)) }
+		if e.stdoutTerm {
+			cfg.Stdout = e.term.through(e.stdout)
+		}
 	}
 	return cfg
 }

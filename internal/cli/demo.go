@@ -45,6 +45,9 @@ func runDemo(ctx context.Context, e *env, args []string) error {
 	if err := of.check(); err != nil {
 		return err
 	}
+	if err := recorder.CanRun(); err != nil {
+		return fmt.Errorf("demo: %w", err)
+	}
 	sc, ok := lab.Lookup(demoScenario)
 	if !ok {
 		return fmt.Errorf("demo: the lab has no %q scenario", demoScenario)
@@ -53,11 +56,12 @@ func runDemo(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return fmt.Errorf("demo: cannot find this program's binary to start the example: %w", err)
 	}
-	cf := collectFlags{duration: *duration, interval: 5 * time.Second, sample: time.Second, out: *out, output: of}
+	cf := collectFlags{duration: *duration, interval: 5 * time.Second, sample: time.Second, out: *out, output: of, leakEvery: recorder.DefaultLeakCheckEvery}
 	cfg := cf.config(e, "demo", "demo", fs)
 	cfg.Command = []string{exe, "lab", "run", sc.Name}
 	fmt.Fprintf(e.stderr, "memdoctor demo: watching the lab's %q scenario for %s.\n%s\n\n", sc.Name, *duration, wrap(sc.Story, 96))
-	return record(ctx, e, cfg, of, func(ctx context.Context) (recorder.Result, error) {
+	return record(ctx, e, cfg, of, func(ctx context.Context, abort <-chan struct{}) (recorder.Result, error) {
+		cfg.Abort = abort
 		return recorder.Run(ctx, cfg)
 	})
 }

@@ -2,16 +2,21 @@ package cli
 
 import (
 	"encoding/json"
-	"fmt"
 	"io"
 	"os"
 
 	"github.com/memdoctor/memdoctor/diagnose"
+	"github.com/memdoctor/memdoctor/evidence"
 	"github.com/memdoctor/memdoctor/report"
 	"github.com/memdoctor/memdoctor/session"
 )
 
 var fmtBytes = report.Bytes
+
+// diagnoseSession builds the evidence of a session and diagnoses it.
+func diagnoseSession(s *session.Session, budget uint64) (*diagnose.Diagnosis, *evidence.Evidence, error) {
+	return diagnose.DiagnoseSession(s, evidence.Options{MemoryBudgetBytes: budget}, diagnose.Options{})
+}
 
 // diagnoseDir loads a session, diagnoses it, saves diagnosis.json in it and reports it as
 // the output flags say. It returns errFailOn when --fail-on matched.
@@ -20,7 +25,10 @@ func diagnoseDir(e *env, dir string, budget uint64, out outputFlags) (*diagnose.
 	if err != nil {
 		return nil, err
 	}
-	d := diagnose.Diagnose(s, diagnose.Options{MemoryBudgetBytes: budget})
+	d, ev, err := diagnoseSession(s, budget)
+	if err != nil {
+		return nil, err
+	}
 	if err := session.WriteDiagnosis(dir, d); err != nil {
 		e.log.Warn("could not save the diagnosis in the session", "err", err)
 	}
@@ -28,7 +36,7 @@ func diagnoseDir(e *env, dir string, budget uint64, out outputFlags) (*diagnose.
 		return d, err
 	}
 	if out.html != "" {
-		if err := writeHTMLReport(e, s, d, out.html); err != nil {
+		if err := writeHTMLReport(e, s, ev, d, out.html); err != nil {
 			return d, err
 		}
 	}
@@ -50,15 +58,22 @@ func emit(e *env, d *diagnose.Diagnosis, out outputFlags) error {
 	if out.json == "-" {
 		return writeJSON(e.stdout, d)
 	}
-	f, err := os.Create(out.json)
+	return writeJSONTo(e, out.json, d)
+}
+
+// createPrivate creates (or truncates) path for the user alone (0600, like the session's
+// files): a report holds the command line, the environment variables it names, the
+// program's function names. An existing file is made private too.
+func createPrivate(path string) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
 	if err != nil {
-		return fmt.Errorf("--json %s: %w", out.json, err)
+		return nil, err
 	}
-	if err := writeJSON(f, d); err != nil {
+	if err := f.Chmod(0o600); err != nil {
 		f.Close()
-		return fmt.Errorf("--json %s: %w", out.json, err)
+		return nil, err
 	}
-	return f.Close()
+	return f, nil
 }
 
 func writeJSON(w io.Writer, d *diagnose.Diagnosis) error {

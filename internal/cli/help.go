@@ -16,10 +16,12 @@ fragmentation, memory the runtime retains, non-Go memory), and findings such as 
 goroutine leaks, runtime retention, transient spikes, GC overhead and allocation hotspots,
 each with the culprit code, the numbers that prove it and the fix.`
 
-const trailer = `Exit status: 0 done, 1 failure, 2 usage error, 3 a finding reached --fail-on.
+const trailer = `Exit status: 0 done, 1 failure, 2 usage error, 3 a finding reached --fail-on (or compare
+found a regression with --fail-on-regression).
 
 Environment: NO_COLOR turns colour off; MEMDOCTOR_LOG=debug|info|warn|error sets the log
-level (logs go to stderr).`
+level (logs go to stderr, as plain sentences); MEMDOCTOR_LOG_FORMAT=text|json writes them as
+slog's key=value or JSON lines instead, with times and levels, for machines.`
 
 var helpCmd = &command{
 	name:    "help",

@@ -18,7 +18,9 @@ var labCmd = &command{
 	help: `The lab holds small Go services, each reproducing one production memory problem with the
 mechanism behind it, serving net/http/pprof on loopback and driving its own load. "lab list"
 names them with their story and the verdict memdoctor must reach; "lab run NAME" runs one
-until Ctrl-C. To diagnose one: memdoctor run -- memdoctor lab run NAME.`,
+until Ctrl-C. To diagnose one: memdoctor run -- memdoctor lab run NAME. With
+MEMDOCTOR_LAB_AGENT=1 in its environment a scenario also embeds memdoctor's agent at
+/debug/memdoctor/, so that memdoctor watch sees it from the agent's vantage point.`,
 	examples: []string{
 		"memdoctor lab list",
 		"memdoctor run --duration 45s -- memdoctor lab run regexp-per-call",

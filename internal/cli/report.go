@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/memdoctor/memdoctor/diagnose"
+	"github.com/memdoctor/memdoctor/evidence"
 	"github.com/memdoctor/memdoctor/report"
 	"github.com/memdoctor/memdoctor/session"
 )
@@ -44,7 +45,7 @@ func runReport(ctx context.Context, e *env, args []string) error {
 	html := fs.String("html", "", "write the report as one self-contained HTML page to `FILE` (- for stdout)")
 	jsonOut := fs.String("json", "", "also write the diagnosis as JSON to `FILE` (- for stdout, with --html to a file)")
 	var budget sizeFlag
-	fs.Var(&budget, "memory-budget", "the memory the service may use, e.g. 2GiB (default: the session's)")
+	fs.Var(&budget, "memory-budget", "the memory the service may use, e.g. "+sizeHelp+" (default: the session's)")
 	pos, err := parse(reportCmd, e, fs, args, true)
 	if err != nil {
 		return err
@@ -59,7 +60,10 @@ func runReport(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	d := diagnose.Diagnose(s, diagnose.Options{MemoryBudgetBytes: budget.bytes})
+	d, ev, err := diagnoseSession(s, budget.bytes)
+	if err != nil {
+		return err
+	}
 	if *jsonOut != "" {
 		if err := writeJSONTo(e, *jsonOut, d); err != nil {
 			return err
@@ -71,15 +75,15 @@ func runReport(ctx context.Context, e *env, args []string) error {
 		}
 		return report.Text(e.stdout, d, report.TextOptions{Color: e.color})
 	}
-	return writeHTMLReport(e, s, d, *html)
+	return writeHTMLReport(e, s, ev, d, *html)
 }
 
-// writeJSONTo writes the diagnosis as JSON to path ("-" = stdout).
+// writeJSONTo writes the diagnosis as JSON to path ("-" = stdout), a file for the user alone.
 func writeJSONTo(e *env, path string, d *diagnose.Diagnosis) error {
 	if path == "-" {
 		return writeJSON(e.stdout, d)
 	}
-	f, err := os.Create(path)
+	f, err := createPrivate(path)
 	if err != nil {
 		return fmt.Errorf("--json %s: %w", path, err)
 	}
@@ -92,10 +96,10 @@ func writeJSONTo(e *env, path string, d *diagnose.Diagnosis) error {
 
 // writeHTMLReport writes the HTML report of a diagnosed session to path ("-" = stdout),
 // through a temporary file renamed into place, so a failed write leaves no half page.
-func writeHTMLReport(e *env, s *session.Session, d *diagnose.Diagnosis, path string) error {
+func writeHTMLReport(e *env, s *session.Session, ev *evidence.Evidence, d *diagnose.Diagnosis, path string) error {
 	opts := htmlOptions(e)
 	if path == "-" {
-		return report.HTML(e.stdout, s, d, opts)
+		return report.HTML(e.stdout, s, ev, d, opts)
 	}
 	dir := filepath.Dir(path)
 	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*")
@@ -103,7 +107,7 @@ func writeHTMLReport(e *env, s *session.Session, d *diagnose.Diagnosis, path str
 		return fmt.Errorf("--html %s: %w", path, err)
 	}
 	defer os.Remove(tmp.Name())
-	if err := report.HTML(tmp, s, d, opts); err != nil {
+	if err := report.HTML(tmp, s, ev, d, opts); err != nil {
 		tmp.Close()
 		return fmt.Errorf("--html %s: %w", path, err)
 	}
@@ -112,7 +116,7 @@ func writeHTMLReport(e *env, s *session.Session, d *diagnose.Diagnosis, path str
 		tmp.Close()
 		return fmt.Errorf("--html %s: %w", path, err)
 	}
-	if err := tmp.Chmod(0o644); err != nil {
+	if err := tmp.Chmod(0o600); err != nil { // for the user alone, like the session's files
 		tmp.Close()
 		return fmt.Errorf("--html %s: %w", path, err)
 	}

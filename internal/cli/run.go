@@ -4,10 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"os/signal"
 	"path/filepath"
-	"syscall"
 	"time"
 
 	"github.com/memdoctor/memdoctor/internal/recorder"
@@ -22,8 +19,12 @@ its own stdout and stderr through, captures its gctrace lines, and follows its p
 so that "memdoctor run -- go run ./cmd/server" measures the server, not the go command. It
 samples the target's /proc and cgroup every --sample and, when the target serves
 net/http/pprof (found on the ports it listens on, or given with --pprof), takes heap and
-goroutine profiles every --interval. When --duration ends or on Ctrl-C it stops the program
-(SIGINT, then SIGKILL after --grace), closes the session and prints the diagnosis. If the
+goroutine profiles every --interval, reads the counts of the pprof index page every
+--sample, and fetches the goroutineleak profile when served (see --leak-check-every; each
+fetch runs one GC cycle in the program). When --duration ends, or on Ctrl-C (or SIGTERM, or
+SIGHUP) it stops the program (SIGINT to its process group, then SIGKILL after --grace),
+closes the session and prints the diagnosis. A second Ctrl-C kills the program's process
+group at once and exits without the diagnosis; the session is closed either way. If the
 program exits by itself, the session ends there.`,
 	examples: []string{
 		"memdoctor run --duration 2m -- ./server --port 8080",
@@ -50,11 +51,18 @@ func runRun(ctx context.Context, e *env, args []string) error {
 	if err := cf.check(); err != nil {
 		return err
 	}
+	if *grace <= 0 {
+		return usagef("--grace %s: must be positive (how long the program may take to exit after SIGINT)", *grace)
+	}
+	if err := recorder.CanRun(); err != nil {
+		return fmt.Errorf("run: %w", err)
+	}
 	cfg := cf.config(e, "run", commandName(cmdArgs), fs)
 	cfg.Command = cmdArgs
 	cfg.Grace = *grace
 	cfg.ShowGCTrace = *showTrace
-	return record(ctx, e, cfg, cf.output, func(ctx context.Context) (recorder.Result, error) {
+	return record(ctx, e, cfg, cf.output, func(ctx context.Context, abort <-chan struct{}) (recorder.Result, error) {
+		cfg.Abort = abort
 		return recorder.Run(ctx, cfg)
 	})
 }
@@ -75,22 +83,28 @@ func commandName(args []string) string {
 	return name
 }
 
-// record runs a recording until it ends or the user presses Ctrl-C, then diagnoses the
-// session. A second Ctrl-C quits at once; the session stays readable.
-func record(ctx context.Context, e *env, cfg recorder.Config, out outputFlags, rec func(context.Context) (recorder.Result, error)) error {
-	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	go func() {
-		<-ctx.Done()
-		stop() // a second Ctrl-C gets the default action
-		if e.term != nil {
-			e.term.setStatus("")
-		}
-	}()
+// errAborted reports a recording stopped at once by a second stop signal.
+var errAborted = errors.New("stopped at once by a second signal: the program was killed")
+
+// record runs a recording until it ends or a stop signal comes (Ctrl-C, SIGTERM, SIGHUP),
+// then diagnoses the session. A second signal kills the program at once and ends without a
+// diagnosis; the session is closed either way. rec gets the abort channel for
+// recorder.Config.Abort.
+func record(ctx context.Context, e *env, cfg recorder.Config, out outputFlags, rec func(context.Context, <-chan struct{}) (recorder.Result, error)) error {
+	stops, release := handleStops(ctx, e)
 	e.log.Info("recording a session", "dir", cfg.Out)
-	res, err := rec(ctx)
+	res, err := rec(stops.ctx, stops.abort)
+	release() // from here on, a signal has its default action: the session is closed
 	if e.term != nil {
 		e.term.setStatus("")
+	}
+	select {
+	case <-stops.abort:
+		if err == nil {
+			err = errAborted
+		}
+		return fmt.Errorf("%w (the session is in %s: memdoctor analyze %s)", err, cfg.Out, cfg.Out)
+	default:
 	}
 	if err != nil {
 		if res.Dir != "" || errors.Is(err, recorder.ErrNotGo) {
@@ -98,7 +112,7 @@ func record(ctx context.Context, e *env, cfg recorder.Config, out outputFlags, r
 		}
 		return err
 	}
-	e.log.Info("session ended", "status", res.Status, "detail", res.Detail)
+	e.log.Info("the session ended: "+res.Detail, "status", res.Status)
 	_, derr := diagnoseDir(e, res.Dir, cfg.MemoryBudget, out)
 	fmt.Fprintf(e.stderr, "session saved in %s (memdoctor analyze %s)\n", res.Dir, res.Dir)
 	return derr

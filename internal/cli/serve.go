@@ -12,7 +12,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/memdoctor/memdoctor/diagnose"
+	"github.com/memdoctor/memdoctor/agent/wire"
 	"github.com/memdoctor/memdoctor/internal/webui"
 	"github.com/memdoctor/memdoctor/session"
 )
@@ -24,12 +24,14 @@ var serveCmd = &command{
 	help: `Serve diagnoses a saved session and serves its HTML report (the page "memdoctor report --html"
 writes) on a local address, and prints the URL to open. On that page every finding that
 compares two snapshots links to pprof's own web UI on their difference, and a picker opens any
-snapshot, or the difference of any two, in pprof's web UI: flame graph, top, source and graph
+snapshot, or the difference of any two, in pprof's web UI: flame graph, top, peek and graph
 views, one click away (the graph view needs Graphviz's dot on the PATH). pprof's UIs start on
-first use and the few most recently used are kept.
+first use and the few most recently used are kept. The source and disassembly views are off:
+they would show any local file a profile names (use go tool pprof -http on your own machine).
 
 Profiles show what the service holds and does: serve binds to loopback by default. To serve on
-another address, give a token with --token or MEMDOCTOR_TOKEN; every request must then carry
+another address, give a token with --token or MEMDOCTOR_TOKEN (at least 16 printable
+characters, as the agent requires; openssl rand -hex 16 makes one); every request must then carry
 it, as "Authorization: Bearer TOKEN" or "?token=TOKEN" (the printed URL has it; the browser
 keeps it in a cookie for the pages that follow). Serve stops on Ctrl-C.`,
 	examples: []string{
@@ -46,7 +48,7 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	addr := fs.String("addr", "127.0.0.1:0", "listen `ADDRESS` (host:port; port 0 picks a free one); a non-loopback address needs --token")
 	token := fs.String("token", "", "require this `TOKEN` on every request (default $MEMDOCTOR_TOKEN); needed off loopback")
 	var budget sizeFlag
-	fs.Var(&budget, "memory-budget", "the memory the service may use, e.g. 2GiB (default: the session's)")
+	fs.Var(&budget, "memory-budget", "the memory the service may use, e.g. "+sizeHelp+" (default: the session's)")
 	pos, err := parse(serveCmd, e, fs, args, true)
 	if err != nil {
 		return err
@@ -64,12 +66,20 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	if !webui.IsLoopback(host) && *token == "" {
 		return usagef("serve: --addr %s is not loopback: profiles would be open to the network; give --token (or MEMDOCTOR_TOKEN), or bind to 127.0.0.1", *addr)
 	}
+	if *token != "" {
+		if err := wire.CheckToken(*token); err != nil {
+			return usagef("serve: --token (or MEMDOCTOR_TOKEN): %v", err)
+		}
+	}
 	s, err := session.Open(pos[0])
 	if err != nil {
 		return err
 	}
-	d := diagnose.Diagnose(s, diagnose.Options{MemoryBudgetBytes: budget.bytes})
-	srv, err := webui.New(s, d, webui.Options{Token: *token, HTML: htmlOptions(e), Logger: e.log})
+	d, ev, err := diagnoseSession(s, budget.bytes)
+	if err != nil {
+		return err
+	}
+	srv, err := webui.New(s, ev, d, webui.Options{Token: *token, HTML: htmlOptions(e), Logger: e.log})
 	if err != nil {
 		return err
 	}

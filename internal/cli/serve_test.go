@@ -13,6 +13,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/memdoctor/memdoctor/agent"
 )
 
 // fixture is a real session of the lab's json-whole scenario (report's test fixture).
@@ -90,6 +92,32 @@ func TestServeRefusesNetworkWithoutToken(t *testing.T) {
 	}
 }
 
+// TestServeTokenRule: serve applies the agent's token rule (wire.CheckToken) to any token,
+// on loopback or not, from the flag or the environment: one rule for both.
+func TestServeTokenRule(t *testing.T) {
+	done, cancel := context.WithCancel(context.Background())
+	cancel() // a serve that got past the checks stops at once
+	for _, tok := range []string{"x", "short-token", "0123456789abcde", "has a space 0123456789", "tab\t0123456789abcdef"} {
+		for _, c := range []struct {
+			args []string
+			env  map[string]string
+		}{
+			{[]string{"--addr", "0.0.0.0:0", "--token", tok, fixture}, nil},
+			{[]string{"--token", tok, fixture}, nil},
+			{[]string{"--addr", "10.1.2.3:8089", fixture}, map[string]string{"MEMDOCTOR_TOKEN": tok}},
+		} {
+			err := runServe(done, testEnv(io.Discard, io.Discard, c.env), c.args)
+			var ue *usageError
+			if !errors.As(err, &ue) || !strings.Contains(err.Error(), "token") {
+				t.Errorf("serve %q (env %v): %v, want a usage error about the token", c.args, c.env, err)
+			}
+		}
+		if _, err := agent.Start(context.Background(), agent.WithToken(tok)); err == nil {
+			t.Errorf("the agent accepts %q, serve refuses it", tok)
+		}
+	}
+}
+
 // TestServeEndToEnd starts memdoctor serve on loopback with a token from the environment,
 // opens the printed URL, and stops it as Ctrl-C would.
 func TestServeEndToEnd(t *testing.T) {
@@ -98,14 +126,14 @@ func TestServeEndToEnd(t *testing.T) {
 	var stdout syncBuffer
 	done := make(chan error, 1)
 	go func() {
-		done <- runServe(ctx, testEnv(&stdout, io.Discard, map[string]string{"MEMDOCTOR_TOKEN": "t0ken"}), []string{fixture})
+		done <- runServe(ctx, testEnv(&stdout, io.Discard, map[string]string{"MEMDOCTOR_TOKEN": "t0ken-0123456789abcdef"}), []string{fixture})
 	}()
 	var url string
 	for deadline := time.Now().Add(30 * time.Second); url == "" && time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
 		url, _, _ = strings.Cut(stdout.String(), "\n")
 	}
-	if !strings.HasPrefix(url, "http://127.0.0.1:") || !strings.HasSuffix(url, "/?token=t0ken") {
-		t.Fatalf("printed URL %q, want http://127.0.0.1:PORT/?token=t0ken", url)
+	if !strings.HasPrefix(url, "http://127.0.0.1:") || !strings.HasSuffix(url, "/?token=t0ken-0123456789abcdef") {
+		t.Fatalf("printed URL %q, want http://127.0.0.1:PORT/?token=t0ken-0123456789abcdef", url)
 	}
 	res, err := http.Get(url)
 	if err != nil {

@@ -31,14 +31,31 @@ func newStatusTerm(w io.Writer) *statusTerm { return &statusTerm{w: w} }
 
 const clearLine = "\r\x1b[K"
 
-func (t *statusTerm) Write(p []byte) (int, error) {
+func (t *statusTerm) Write(p []byte) (int, error) { return t.writeTo(t.w, p) }
+
+// through returns a writer to w, another stream that shows on the same terminal (the
+// program's stdout under run): what it writes also goes above the status line, never after it.
+func (t *statusTerm) through(w io.Writer) io.Writer { return termStream{t, w} }
+
+type termStream struct {
+	t *statusTerm
+	w io.Writer
+}
+
+func (s termStream) Write(p []byte) (int, error) { return s.t.writeTo(s.w, p) }
+
+// writeTo clears the status line, writes p to w and draws the status line again once the
+// cursor is at the start of a line.
+func (t *statusTerm) writeTo(w io.Writer, p []byte) (int, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.status != "" && !t.partial {
 		io.WriteString(t.w, clearLine)
 	}
-	n, err := t.w.Write(p)
-	t.partial = len(p) > 0 && p[len(p)-1] != '\n'
+	n, err := w.Write(p)
+	if len(p) > 0 {
+		t.partial = p[len(p)-1] != '\n'
+	}
 	if t.status != "" && !t.partial {
 		io.WriteString(t.w, t.status)
 	}

@@ -2,15 +2,20 @@ package cli
 
 import (
 	"context"
+	"fmt"
 	"net/url"
+	"strconv"
 	"strings"
+	"time"
 
+	"github.com/memdoctor/memdoctor/diagnose"
 	"github.com/memdoctor/memdoctor/internal/recorder"
+	"github.com/memdoctor/memdoctor/session"
 )
 
 var watchCmd = &command{
 	name:    "watch",
-	args:    "[flags] URL",
+	args:    "[flags] URL | PID",
 	summary: "attach to a running service (net/http/pprof or the memdoctor agent), record a session, diagnose it",
 	help: `Watch attaches to a running service through its net/http/pprof endpoints, its embedded memdoctor
 agent (/debug/memdoctor/), or both. URL is the service's base (http://127.0.0.1:6060), its
@@ -21,12 +26,32 @@ and then follows it. An agent bound beyond loopback needs its token: --token, or
 MEMDOCTOR_TOKEN environment variable. When the URL is on this machine, watch finds the
 process listening on that port (through /proc/net/tcp{,6} and the socket's inode) and
 samples its /proc and cgroup as well, unless the agent does; it says so when it can't.
-Watch stops at --duration, on Ctrl-C, or when the service goes away, and prints the
-diagnosis. It never forces a GC in the service.`,
+Every --sample it reads the counts of the pprof index page (the goroutine count, without
+stopping the world). When the service serves the goroutineleak profile (Go 1.27, or Go 1.26
+built with GOEXPERIMENT=goroutineleakprofile), watch fetches it at the start, when the
+goroutine count climbs, and otherwise every --leak-check-every; each fetch runs one GC cycle
+with leak detection in the service, the only GC memdoctor ever causes (with an agent, the
+agent takes these profiles and watch copies them). --source pprof records from pprof alone,
+--source agent from the agent alone, to compare vantage points.
+Behind a proxy or a port-forward (kubectl port-forward, ssh -L) that process is the
+forwarder: a Go heap well above its RSS gives it away, and watch then drops its figures
+with a note. --pid names the service's own process instead. Given a PID instead of a URL,
+watch attaches to that local process, as gops does: it finds the port its pprof or agent
+serves on among those it listens on. A PID and --pid need Linux; a URL works everywhere.
+A service that goes away and answers again at the same URL within 30s (restarted by its
+supervisor) is followed: watch finds its new process and notes the restart in the session,
+since its cumulative counters start again. Watch stops at --duration, on Ctrl-C, or when the
+service stays away, and prints the diagnosis. With --until-confirmed it diagnoses the session every --interval and stops as
+soon as nothing is left to confirm: no suspected finding, and nothing that watching longer
+would let it judge (at least 30s; at most --duration, 10m by default).`,
 	examples: []string{
 		"memdoctor watch --duration 10m http://127.0.0.1:6060",
 		"memdoctor watch --interval 30s --memory-budget 4GiB --json - http://10.0.0.7:6060/debug/pprof/",
 		"MEMDOCTOR_TOKEN=... memdoctor watch --duration 5m http://10.0.0.7:6061/debug/memdoctor/",
+		"memdoctor watch --until-confirmed --duration 15m http://127.0.0.1:6060",
+		"memdoctor watch --source pprof --leak-check-every 0 http://127.0.0.1:6060",
+		"memdoctor watch 4242",
+		"memdoctor watch --pid 4242 http://127.0.0.1:8080   # through a local proxy or port-forward",
 	},
 }
 
@@ -37,26 +62,59 @@ func runWatch(ctx context.Context, e *env, args []string) error {
 	var cf collectFlags
 	cf.register(fs, false)
 	token := fs.String("token", "", "bearer `TOKEN` for a memdoctor agent's endpoints (default: $MEMDOCTOR_TOKEN)")
+	untilConfirmed := fs.Bool("until-confirmed", false, "stop once every finding is confirmed and everything that more time would settle is judged (at most --duration, default 10m)")
+	source := fs.String("source", recorder.SourceAuto, "record from `SOURCE`: auto (pprof, the agent, or both), pprof (never the agent), agent (required; never pprof)")
+	pid := fs.Int("pid", 0, "sample the /proc of this local `PID`, not of the process listening on the URL's port (a proxy or port-forward)")
 	pos, err := parse(watchCmd, e, fs, args, true)
 	if err != nil {
 		return err
 	}
 	if len(pos) != 1 {
-		return usagef("watch: want exactly one URL, e.g. memdoctor watch http://127.0.0.1:6060")
+		return usagef("watch: want exactly one URL or PID, e.g. memdoctor watch http://127.0.0.1:6060")
 	}
 	if err := cf.check(); err != nil {
 		return err
 	}
-	cfg := cf.config(e, "watch", hostName(pos[0]), fs)
+	switch *source {
+	case recorder.SourceAuto, recorder.SourcePprof, recorder.SourceAgent:
+	default:
+		return usagef("--source %q: want auto, pprof or agent", *source)
+	}
+	target, byPID := pos[0], 0
+	if n, err := strconv.Atoi(target); err == nil {
+		if n <= 0 || *pid != 0 {
+			return usagef("watch: %s: want a URL, or the PID of a local process without --pid", target)
+		}
+		byPID = n
+	} else if *pid < 0 {
+		return usagef("watch: --pid %d: not a process ID", *pid)
+	}
+	name := hostName(target)
+	if byPID != 0 {
+		name = "pid-" + target
+	}
+	cfg := cf.config(e, "watch", name, fs)
+	cfg.PID = *pid
 	cfg.Token = *token
+	cfg.Source = *source
 	if cfg.Token == "" {
 		cfg.Token = e.getenv("MEMDOCTOR_TOKEN")
 	}
 	if _, ok := cfg.Flags["token"]; ok {
 		cfg.Flags["token"] = "(redacted)" // the manifest records the flags: never the secret
 	}
-	return record(ctx, e, cfg, cf.output, func(ctx context.Context) (recorder.Result, error) {
-		return recorder.Watch(ctx, cfg, pos[0])
+	if *untilConfirmed {
+		if cfg.Duration == 0 {
+			cfg.Duration = untilConfirmedMax
+		}
+		cfg.Settled = settledCheck(cfg.Out, cf.budget.bytes, time.Now())
+	}
+	return record(ctx, e, cfg, cf.output, func(ctx context.Context, abort <-chan struct{}) (recorder.Result, error) {
+		cfg.Abort = abort
+		if byPID != 0 {
+			return recorder.WatchPID(ctx, cfg, byPID)
+		}
+		return recorder.Watch(ctx, cfg, target)
 	})
 }
 
@@ -69,4 +127,53 @@ func hostName(raw string) string {
 		return u.Host
 	}
 	return "watch"
+}
+
+// untilConfirmedMin and untilConfirmedMax bound a watch --until-confirmed.
+const (
+	untilConfirmedMin = 30 * time.Second
+	untilConfirmedMax = 10 * time.Minute
+)
+
+// settledCheck returns the check of watch --until-confirmed: it diagnoses the session so far
+// and is done when nothing is suspected and nothing could be judged by watching longer.
+func settledCheck(dir string, budget uint64, start time.Time) func() (bool, string) {
+	return func() (bool, string) {
+		if time.Since(start) < untilConfirmedMin {
+			return false, ""
+		}
+		s, err := session.Open(dir)
+		if err != nil {
+			return false, ""
+		}
+		d, _, err := diagnoseSession(s, budget)
+		if err != nil {
+			return false, ""
+		}
+		return settled(d)
+	}
+}
+
+// settled reports whether a diagnosis leaves nothing that more watching would settle.
+func settled(d *diagnose.Diagnosis) (bool, string) {
+	for _, f := range d.Findings {
+		if f.Confidence == diagnose.Suspected {
+			return false, ""
+		}
+	}
+	for _, n := range d.NotJudged {
+		if n.WatchMoreSeconds > 0 {
+			return false, ""
+		}
+	}
+	confirmed := 0
+	for _, f := range d.Findings {
+		if f.Severity.Rank() >= diagnose.Warning.Rank() {
+			confirmed++
+		}
+	}
+	if confirmed == 0 {
+		return true, "settled: nothing left to confirm, no problem found"
+	}
+	return true, fmt.Sprintf("settled: %d finding(s) confirmed", confirmed)
 }

@@ -24,6 +24,7 @@ type DiffResult struct {
 	OldTotal   int64    `json:"old_total"`
 	NewTotal   int64    `json:"new_total"`
 	Growth     int64    `json:"growth"`      // sum of the positive deltas of ByFunction
+	Shrinkage  int64    `json:"shrinkage"`   // sum of the negative deltas of ByFunction, as a positive number
 	LineGrowth int64    `json:"line_growth"` // sum of the positive deltas of ByLine
 	ByFunction []Delta  `json:"by_function"` // sorted by Delta desc; Share is relative to Growth
 	ByLine     []Delta  `json:"by_line"`     // sorted by Delta desc; Share is relative to LineGrowth
@@ -63,6 +64,11 @@ func Diff(old, new *profile.Profile, typ string, opts Options) (*DiffResult, err
 	r.NewTotal = c.add(new, ni, 1)
 	byFunc, byLine := rankSites(c.stacks)
 	r.ByFunction, r.Growth = c.deltas(byFunc)
+	for _, d := range r.ByFunction {
+		if d.Delta < 0 {
+			r.Shrinkage -= d.Delta
+		}
+	}
 	r.ByLine, r.LineGrowth = c.deltas(byLine)
 	r.Warnings = diffWarnings(old, new, r)
 	return r, nil

@@ -9,9 +9,8 @@ import (
 	"testing"
 )
 
-// The golden tests run on small real profiles copied into testdata (see
-// testdata/PROVENANCE.tsv), so they run even without ../shared. Regenerate
-// with: go test -run Golden -update
+// The golden tests run on small real profiles copied into this package's testdata (see
+// testdata/PROVENANCE.tsv). Regenerate with: go test -run Golden -update
 
 const goldenTop = 10
 

@@ -243,7 +243,7 @@ func TestGoroutineGroupsLive(t *testing.T) {
 }
 
 // TestGoroutineProfileRealFiles groups the goroutine profiles of other
-// programs (see ../shared/testdata/profiles/PROVENANCE.tsv).
+// programs (see the repository's testdata/profiles/PROVENANCE.tsv).
 func TestGoroutineProfileRealFiles(t *testing.T) {
 	for _, name := range []string{"node_exporter_goroutine.pb.gz", "goroutine_unnamed_sampletype.pb.gz", "goroutine_small_req2.pb"} {
 		t.Run(name, func(t *testing.T) {

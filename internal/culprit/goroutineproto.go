@@ -67,3 +67,38 @@ func goroutineSampleIndex(p *profile.Profile) (idx int, leaked bool, err error) 
 	}
 	return -1, false, fmt.Errorf("not a goroutine profile: %w: %q (available: %s)", ErrNoSampleType, "goroutine", SampleTypes(p))
 }
+
+// GroupsProfile turns goroutine groups (from a text dump) into a goroutine count profile,
+// one sample per group with its stack (function names, leaf first) and its wait state as
+// the label "state": what go tool pprof and flame graphs read. typ is "goroutine" or
+// "goroutineleak". Line numbers are not kept by groups: the profile has none.
+func GroupsProfile(groups []GoroutineGroup, typ string) *profile.Profile {
+	p := &profile.Profile{
+		SampleType: []*profile.ValueType{{Type: typ, Unit: "count"}},
+		PeriodType: &profile.ValueType{Type: typ, Unit: "count"},
+		Period:     1,
+	}
+	fns := map[string]*profile.Location{}
+	loc := func(name string) *profile.Location {
+		if l, ok := fns[name]; ok {
+			return l
+		}
+		f := &profile.Function{ID: uint64(len(p.Function) + 1), Name: name, SystemName: name}
+		l := &profile.Location{ID: uint64(len(p.Location) + 1), Line: []profile.Line{{Function: f}}}
+		p.Function = append(p.Function, f)
+		p.Location = append(p.Location, l)
+		fns[name] = l
+		return l
+	}
+	for _, g := range groups {
+		s := &profile.Sample{Value: []int64{int64(g.Count)}}
+		for _, fr := range g.Stack {
+			s.Location = append(s.Location, loc(fr))
+		}
+		if g.State != "" {
+			s.Label = map[string][]string{"state": {g.State}}
+		}
+		p.Sample = append(p.Sample, s)
+	}
+	return p
+}

@@ -15,26 +15,22 @@ var (
 )
 
 // sharedDir holds real profiles of other programs (see PROVENANCE.tsv there).
-const sharedDir = "../../../shared/testdata/profiles"
+const sharedDir = "../../testdata/profiles"
 
-// sharedProfile parses a profile from sharedDir, skipping the test when the
-// shared directory is absent.
+// sharedProfile parses a profile from sharedDir.
 func sharedProfile(t testing.TB, name string) *profile.Profile {
 	t.Helper()
-	return parseFile(t, filepath.Join(sharedDir, name), true)
+	return parseFile(t, filepath.Join(sharedDir, name))
 }
 
 func testdataProfile(t testing.TB, name string) *profile.Profile {
 	t.Helper()
-	return parseFile(t, filepath.Join("testdata", name), false)
+	return parseFile(t, filepath.Join("testdata", name))
 }
 
-func parseFile(t testing.TB, path string, skipMissing bool) *profile.Profile {
+func parseFile(t testing.TB, path string) *profile.Profile {
 	t.Helper()
 	f, err := os.Open(path)
-	if os.IsNotExist(err) && skipMissing {
-		t.Skipf("%s absent", path)
-	}
 	if err != nil {
 		t.Fatal(err)
 	}

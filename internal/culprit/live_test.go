@@ -53,7 +53,7 @@ func blockNested(ch chan int)           { <-ch }
 func blockLabeled(ch chan int)          { <-ch }
 func blockWaitGroup(wg *sync.WaitGroup) { wg.Wait() }
 func blockIO(c net.Conn)                { _, _ = c.Read(make([]byte, 1)) }
-func blockMutex(mu *sync.Mutex)         { mu.Lock(); mu.Unlock() }
+func blockMutex(mu *sync.Mutex)         { mu.Lock(); defer mu.Unlock() } // waits while the test holds mu
 
 func spawnRecv(ch chan int, n int) {
 	for range n {

@@ -2,6 +2,7 @@ package recorder
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -14,9 +15,13 @@ import (
 // maxAgentNotes bounds the manifest notes made from the agent's events.
 const maxAgentNotes = 20
 
+// maxRefusedNotes bounds the manifest notes about items the agent listed that the session
+// refused (a bad name, a profile that is not one); agentSummary counts the rest.
+const maxRefusedNotes = 10
+
 // agentSource is an embedded memdoctor agent the recorder copies from: its samples as they
-// are (Source "runtime/metrics"), every profile it holds (periodic and labelled pairs), its
-// traces. Only the agent loop (and Watch before and after it) uses it.
+// are (Source "runtime/metrics"), every profile it holds (periodic and labelled pairs, and
+// its goroutineleak profiles), its traces. Only the agent loop (and Watch before and after it) uses it.
 type agentSource struct {
 	c    *agentclient.Client
 	info wire.Info
@@ -30,13 +35,20 @@ type agentSource struct {
 	before   int // samples taken before the session started
 	failures int
 
+	// The profiles and traces refused (each noted once; pruned to those the agent still
+	// lists), and how many items were refused in all.
+	refusedProfiles map[string]bool
+	refusedTraces   map[string]bool
+	refusals        int
+
 	mu      sync.Mutex
 	hasProc bool // the agent's samples carry /proc figures: memdoctor need not read them
 	rate    gcRate
 }
 
 func newAgentSource(c *agentclient.Client, info wire.Info) *agentSource {
-	return &agentSource{c: c, info: info, copied: map[string]bool{}, traces: map[string]bool{}, events: map[uint64]bool{}}
+	return &agentSource{c: c, info: info, copied: map[string]bool{}, traces: map[string]bool{}, events: map[uint64]bool{},
+		refusedProfiles: map[string]bool{}, refusedTraces: map[string]bool{}}
 }
 
 // agentHasProc reports whether the agent reads /proc itself.
@@ -103,8 +115,13 @@ func (r *recorder) pullSamples(ctx context.Context) bool {
 		a.last = last
 		a.samples += n
 	}
+	if err == nil || ctx.Err() == nil {
+		r.tries.add(session.AttemptAgentMetrics, err)
+	}
 	if err != nil {
-		r.log.Warn("reading the agent's metrics failed; will retry", "err", err)
+		if !stopping(ctx) {
+			r.log.Warn("reading the agent's metrics failed; will retry", "err", err)
+		}
 		return false
 	}
 	return true
@@ -130,6 +147,7 @@ func (r *recorder) agentStatus(s session.Sample) {
 	if s.Go != nil {
 		r.status.HeapBytes = s.Go.HeapObjectsBytes
 		r.goroutines = s.Go.Goroutines
+		r.pc.heapInuse = s.Go.HeapObjectsBytes + s.Go.HeapUnusedBytes
 	}
 	if haveRate {
 		r.status.GCPerSecond = perSec
@@ -137,20 +155,39 @@ func (r *recorder) agentStatus(s session.Sample) {
 	r.mu.Unlock()
 }
 
+// agentKinds are the kinds of the agent's profiles a session keeps.
+var agentKinds = map[string]bool{session.KindHeap: true, session.KindGoroutine: true, session.KindGoroutineLeak: true}
+
 func (r *recorder) pullProfiles(ctx context.Context) bool {
 	a := r.agent
 	list, err := a.c.Profiles(ctx)
+	if err == nil || ctx.Err() == nil {
+		r.tries.add(session.AttemptAgentProfiles, err)
+	}
 	if err != nil {
-		r.log.Warn("listing the agent's profiles failed; will retry", "err", err)
+		if !stopping(ctx) {
+			r.log.Warn("listing the agent's profiles failed; will retry", "err", err)
+		}
 		return false
 	}
 	listed := make(map[string]bool, len(list))
 	for _, p := range list {
 		listed[p.Name] = true
-		if a.copied[p.Name] || (p.Kind != session.KindHeap && p.Kind != session.KindGoroutine) {
+		if a.copied[p.Name] || a.refusedProfiles[p.Name] || !agentKinds[p.Kind] {
+			continue
+		}
+		if err := session.CheckLabel(p.Label); err != nil { // the label becomes part of a file name
+			r.refuse(a.refusedProfiles, "profile", p.Name, err)
 			continue
 		}
 		raw, err := a.c.Profile(ctx, p.Name)
+		if err == nil || ctx.Err() == nil {
+			r.tries.add(session.AttemptAgentProfiles, err)
+		}
+		if errors.Is(err, agentclient.ErrTooLarge) || errors.Is(err, agentclient.ErrNotProfile) {
+			r.refuse(a.refusedProfiles, "profile", p.Name, err)
+			continue
+		}
 		if err != nil {
 			r.log.Debug("fetching an agent profile failed", "name", p.Name, "err", err)
 			continue // rotated out meanwhile, or a passing failure: the next pull retries
@@ -166,15 +203,37 @@ func (r *recorder) pullProfiles(ctx context.Context) bool {
 			r.status.HeapSnapshots++
 		case session.KindGoroutine:
 			r.status.GoroutineSnapshots++
+		case session.KindGoroutineLeak:
+			r.status.LeakSnapshots++
 		}
 		r.mu.Unlock()
 	}
-	for name := range a.copied { // the agent will not list these again
-		if !listed[name] {
-			delete(a.copied, name)
+	prune(a.copied, listed) // the agent will not list these again
+	prune(a.refusedProfiles, listed)
+	return true
+}
+
+// prune deletes the keys of m that are not in keep.
+func prune(m, keep map[string]bool) {
+	for k := range m {
+		if !keep[k] {
+			delete(m, k)
 		}
 	}
-	return true
+}
+
+// refuse notes, once per item and for the first maxRefusedNotes items, that the session did
+// not store an item the agent listed, and why. The name is quoted: it comes from the target.
+func (r *recorder) refuse(seen map[string]bool, what, name string, err error) {
+	if seen[name] {
+		return
+	}
+	seen[name] = true
+	a := r.agent
+	a.refusals++
+	if a.refusals <= maxRefusedNotes {
+		r.addNote("refused the agent's %s %q: %v; it was not stored", what, name, err)
+	}
 }
 
 func (r *recorder) pullTraces(ctx context.Context) {
@@ -184,8 +243,14 @@ func (r *recorder) pullTraces(ctx context.Context) {
 		r.log.Debug("listing the agent's traces failed", "err", err)
 		return
 	}
+	listed := make(map[string]bool, len(list))
 	for _, ti := range list {
-		if a.traces[ti.Name] {
+		listed[ti.Name] = true
+		if a.traces[ti.Name] || a.refusedTraces[ti.Name] {
+			continue
+		}
+		if err := session.CheckTraceName(ti.Name); err != nil {
+			r.refuse(a.refusedTraces, "trace", ti.Name, err)
 			continue
 		}
 		raw, err := a.c.Trace(ctx, ti.Name)
@@ -199,6 +264,8 @@ func (r *recorder) pullTraces(ctx context.Context) {
 		}
 		a.traces[ti.Name] = true
 	}
+	prune(a.traces, listed)
+	prune(a.refusedTraces, listed)
 }
 
 // pullEvents notes each new trigger event in the manifest (the first maxAgentNotes).
@@ -241,6 +308,9 @@ func (r *recorder) agentSummary() {
 		msg += fmt.Sprintf(", %d of them from before memdoctor attached", a.before)
 	}
 	r.addNote("%s", msg)
+	if n := a.refusals - maxRefusedNotes; n > 0 {
+		r.addNote("refused %d more item(s) the agent listed (bad names or profiles); they were not stored", n)
+	}
 }
 
 // gcRate is the GC rate over the last ten seconds or more, from cumulative cycle counts.

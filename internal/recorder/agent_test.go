@@ -100,7 +100,16 @@ func TestWatchAgentOnly(t *testing.T) {
 		t.Errorf("notes %q", m.Notes)
 	}
 	before, bare := 0, 0
-	for _, smp := range s.Samples {
+	samples, err := s.ReadSamples()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sched := 0
+	for _, smp := range samples {
+		if smp.Sched != nil && smp.Go == nil && smp.Proc == nil {
+			sched++ // memdoctor's own: how long the service's threads waited for a CPU
+			continue
+		}
 		if smp.Go == nil || smp.Go.Source != "runtime/metrics" {
 			t.Fatalf("a sample not from the agent: %+v", smp)
 		}
@@ -113,6 +122,9 @@ func TestWatchAgentOnly(t *testing.T) {
 	}
 	if before < 3 || bare > 0 {
 		t.Errorf("%d samples from before the watch (want the agent's history), %d without /proc", before, bare)
+	}
+	if _, err := os.Stat("/proc/self/task"); err == nil && sched == 0 {
+		t.Errorf("no scheduler statistics of the local service beside the agent's samples")
 	}
 	seen := map[string]int{}
 	for _, p := range s.Profiles {
@@ -156,7 +168,11 @@ func TestWatchAgentURLWithPprof(t *testing.T) {
 	if s.Manifest.Target.PprofURL != srv.URL+"/debug/pprof/" || s.Manifest.Target.AgentURL == "" {
 		t.Errorf("target %+v", s.Manifest.Target)
 	}
-	for _, smp := range s.Samples {
+	samples, err := s.ReadSamples()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, smp := range samples {
 		if smp.Go != nil && smp.Go.Source != "runtime/metrics" {
 			t.Fatalf("a %s sample: the recorder scraped MemStats beside the agent", smp.Go.Source)
 		}
@@ -182,8 +198,11 @@ func TestWatchAgentToken(t *testing.T) {
 		t.Fatalf("with the token: %v", err)
 	}
 	s, err := session.Open(cfg.Out)
-	if err != nil || len(s.Samples) == 0 {
-		t.Fatalf("%v, %d samples", err, len(s.Samples))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if samples, err := s.ReadSamples(); err != nil || len(samples) == 0 {
+		t.Fatalf("%v, %d samples", err, len(samples))
 	}
 }
 
@@ -201,4 +220,24 @@ func TestGCRate(t *testing.T) {
 	if r, _ := g.add(t0.Add(11*time.Second), 0); r != 3 { // a restart: keep the last rate
 		t.Errorf("after a reset %v", r)
 	}
+}
+
+// samplesOf reads a session's samples, failing the test on error.
+func samplesOf(t *testing.T, s *session.Session) []session.Sample {
+	t.Helper()
+	out, err := s.ReadSamples()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// gcOf reads a session's gctrace cycles, failing the test on error.
+func gcOf(t *testing.T, s *session.Session) []session.GCEvent {
+	t.Helper()
+	out, err := s.ReadGC()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
 }

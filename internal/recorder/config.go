@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/memdoctor/memdoctor/collect/procfs"
+	"github.com/memdoctor/memdoctor/session"
 )
 
 // Config is what a recording needs. Zero durations take the defaults below.
@@ -23,15 +24,59 @@ type Config struct {
 	Stdout, Stderr     io.Writer     // run: where the program's own output goes
 	ShowGCTrace        bool          // run: also show the runtime trace lines
 	Grace              time.Duration // run: SIGINT, then SIGKILL after this; default 10s
-	Version            string        // memdoctor's version, for the manifest
-	Flags              map[string]string
-	Logger             *slog.Logger
+	// Env is set in the program's environment (run), as KEY=value, over memdoctor's own:
+	// tune runs the program under GOGC and GOMEMLIMIT settings this way.
+	Env []string
+	// Load is a shell command (sh -c) that drives load at the program (run): it starts once
+	// the target is ready (its pprof endpoint found, or LoadWait after the Go program was
+	// found when it serves none) and is stopped (SIGINT, then SIGKILL) before the program is.
+	Load string
+	// LoadWait is how long after the Go target is found the load starts when no pprof
+	// endpoint tells that it is serving; default 3s.
+	LoadWait time.Duration
+	// Abort, when closed, stops the recording at once: the program's process group (run) is
+	// killed with SIGKILL without waiting for Grace, no final snapshot is taken, and the
+	// session is closed. The context given to Run or Watch asks for the graceful stop.
+	Abort   <-chan struct{}
+	Version string // memdoctor's version, for the manifest
+	Flags   map[string]string
+	Logger  *slog.Logger
 	// OnStatus is called about once per Sample with the live figures.
 	OnStatus func(Status)
 	FS       procfs.FS
+	// SessionFS is where the session is written; nil means the operating system's files.
+	SessionFS session.FS
+	// RestartGrace is how long watch waits for a service that went away to answer again
+	// (restarted on the same address) before the session ends; default 30s.
+	RestartGrace time.Duration
 	// Token is the bearer token for a memdoctor agent's endpoints (watch); "" = none.
 	Token string
+	// Settled, when set, is asked every Interval whether a watch may end: it returns true, and
+	// why, once the session so far settles what it was recorded for (watch --until-confirmed:
+	// nothing left to confirm).
+	Settled func() (done bool, why string)
+	// Source is where watch records from: SourceAuto ("" too: pprof, an agent, or both),
+	// SourcePprof (net/http/pprof only; an embedded agent is not probed) or SourceAgent
+	// (the agent only; watch fails without one).
+	Source string
+	// LeakCheckEvery is the longest time between two goroutineleak profile fetches (each
+	// costs the target a GC cycle with leak detection); 0 = the default, 2m; negative = never.
+	LeakCheckEvery time.Duration
+	leakMinGap     time.Duration // tests shorten it; default leakMinGap
+	// PID is the local process whose /proc watch samples; 0 = the one listening on the URL's
+	// port, when the URL is on this machine.
+	PID int
 }
+
+// Sources of a watch.
+const (
+	SourceAuto  = "auto"
+	SourcePprof = "pprof"
+	SourceAgent = "agent"
+)
+
+// DefaultLeakCheckEvery is the default of Config.LeakCheckEvery.
+const DefaultLeakCheckEvery = 2 * time.Minute
 
 // Status is the live status of a recording.
 type Status struct {
@@ -43,6 +88,8 @@ type Status struct {
 	GCPerSecond        float64
 	HeapSnapshots      int
 	GoroutineSnapshots int
+	// LeakSnapshots counts the goroutineleak profiles stored.
+	LeakSnapshots int
 	// Profiles is true once a pprof endpoint or an agent supplies profiles.
 	Profiles bool
 }
@@ -63,11 +110,29 @@ func (c *Config) defaults() {
 	if c.Sample <= 0 {
 		c.Sample = time.Second
 	}
+	if c.LeakCheckEvery == 0 {
+		c.LeakCheckEvery = DefaultLeakCheckEvery
+	}
+	if c.leakMinGap <= 0 {
+		c.leakMinGap = leakMinGap
+	}
+	if c.Source == "" {
+		c.Source = SourceAuto
+	}
 	if c.GoroutineTextEvery <= 0 {
 		c.GoroutineTextEvery = 6
 	}
+	if c.LoadWait <= 0 {
+		c.LoadWait = 3 * time.Second
+	}
+	if c.RestartGrace <= 0 {
+		c.RestartGrace = 30 * time.Second
+	}
 	if c.Grace <= 0 {
 		c.Grace = 10 * time.Second
+	}
+	if c.SessionFS == nil {
+		c.SessionFS = session.OSFS{}
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)

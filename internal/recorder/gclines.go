@@ -50,10 +50,12 @@ type gcTracker struct {
 	cycles      int
 	recent      timeRing // receive times of the target's last cycles
 	lastCycle   gctrace.Cycle
-	emit        func(traceLine)
+	emit        func(tl traceLine, base time.Time)
 }
 
-func newGCTracker(emit func(traceLine)) *gcTracker {
+// newGCTracker returns a tracker that calls emit with each line of the target and the
+// target's time base as known then. emit runs with the tracker locked: it must not call it.
+func newGCTracker(emit func(tl traceLine, base time.Time)) *gcTracker {
 	return &gcTracker{emit: emit}
 }
 
@@ -119,7 +121,7 @@ func (t *gcTracker) emitLocked(s *stream, tl traceLine) {
 	t.cycles++
 	t.lastCycle = tl.cycle
 	t.recent.add(tl.recv)
-	t.emit(tl)
+	t.emit(tl, s.start)
 }
 
 // flushLocked emits the target stream's pending lines and counts the others' as dropped.

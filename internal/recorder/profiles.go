@@ -2,6 +2,8 @@ package recorder
 
 import (
 	"context"
+	"errors"
+	"io"
 	"time"
 
 	"github.com/memdoctor/memdoctor/collect/scrape"
@@ -12,51 +14,99 @@ import (
 // (proto) and the MemStats block. Each request fails on its own: the others still run.
 func (r *recorder) snapshot(ctx context.Context, c *scrape.Client, withText bool) {
 	now := time.Now()
-	ok := false
-	defer func() { r.roundDone(ok) }()
-	if raw, p, err := c.Goroutine(ctx); err != nil {
+	answered := false // did the service answer any request, even with something unusable?
+	tried := func(kind string, err error) {
+		if err != nil && ctx.Err() != nil {
+			return // stopped by memdoctor, not failed by the service
+		}
+		r.tries.add(kind, err)
+		answered = answered || !noAnswer(err)
+	}
+	defer func() {
+		if !stopping(ctx) { // a round cut short by the end of the recording is no failure
+			r.roundDone(answered)
+		}
+	}()
+	goroutines := 0 // this round's count, for its MemStats sample: whether the index is readable or not
+	raw, p, err := c.Goroutine(ctx)
+	tried(session.AttemptGoroutine, err)
+	if err != nil {
 		r.scrapeFailed("goroutine", err)
 	} else {
-		ok = true
 		var n int64
 		for _, s := range p.Sample {
 			if len(s.Value) > 0 {
 				n += s.Value[0]
 			}
 		}
+		goroutines = int(n)
 		r.mu.Lock()
-		r.goroutines = int(n)
+		r.goroutines = goroutines
 		r.mu.Unlock()
 		r.store(session.KindGoroutine, now, raw)
 	}
 	if withText {
-		if raw, err := c.GoroutineText(ctx); err != nil {
-			r.scrapeFailed("goroutine?debug=1", err)
-		} else {
-			r.store(session.KindGoroutineText, now, raw)
-		}
+		tried(session.AttemptGoroutineText, r.storeGoroutineText(ctx, c, now))
 	}
-	if raw, _, err := c.Heap(ctx); err != nil {
+	raw, _, err = c.Heap(ctx)
+	tried(session.AttemptHeap, err)
+	if err != nil {
 		r.scrapeFailed("heap", err)
 	} else {
-		ok = true
 		r.store(session.KindHeap, now, raw)
 	}
 	if r.agent != nil {
 		return // the agent's runtime/metrics samples are exact: no MemStats (it stops the world)
 	}
-	if ms, err := c.MemStats(ctx); err != nil {
+	r.mu.Lock()
+	r.memStats.last = time.Now()
+	r.mu.Unlock()
+	ms, err := c.MemStats(ctx)
+	tried(session.AttemptMemStats, err)
+	if err != nil {
 		r.scrapeFailed("heap?debug=1", err)
 	} else {
-		ok = true
 		r.mu.Lock()
-		g := goMemFromMemStats(ms, r.goroutines)
+		g := goMemFromMemStats(ms, goroutines)
 		r.status.HeapBytes = ms.HeapAlloc
+		r.lastGCCycles = uint64(ms.NumGC)
 		r.mu.Unlock()
+		r.setGoHeap(ms.HeapInuse)
 		if err := r.w.AppendSample(session.Sample{Time: time.Now().UTC(), Go: g}); err != nil {
 			r.writeFailed(err)
 		}
 	}
+}
+
+// storeGoroutineText streams goroutine?debug=1 into the session as it arrives: a dump of
+// any size (up to the body limit) costs no memory.
+func (r *recorder) storeGoroutineText(ctx context.Context, c *scrape.Client, t time.Time) error {
+	var pf *session.ProfileFile
+	var werr error
+	_, err := c.GoroutineTextTo(ctx, func() (io.Writer, error) {
+		if pf != nil {
+			pf.Abort() // a retry: start again
+		}
+		pf, werr = r.w.CreateProfile(session.KindGoroutineText, t, "")
+		if werr != nil {
+			pf = nil
+		}
+		return pf, werr
+	})
+	switch {
+	case werr != nil:
+		r.writeFailed(werr)
+	case err != nil:
+		if pf != nil {
+			pf.Abort()
+		}
+		r.scrapeFailed("goroutine?debug=1", err)
+	default:
+		if _, err := pf.Commit(); err != nil {
+			r.writeFailed(err)
+		}
+	}
+	return err
 }
 
 func (r *recorder) store(kind string, t time.Time, raw []byte) {
@@ -74,11 +124,18 @@ func (r *recorder) store(kind string, t time.Time, raw []byte) {
 	r.mu.Unlock()
 }
 
-// unreachableRounds is how many snapshot rounds in a row may fail entirely before the
+// unreachableRounds is how many snapshot rounds in a row may go unanswered before the
 // target counts as gone.
 const unreachableRounds = 3
 
-// roundDone counts snapshot rounds in which every request failed.
+// noAnswer reports whether a failed request got no answer from the service at all (as
+// opposed to an answer memdoctor could not use, such as an HTML login page).
+func noAnswer(err error) bool {
+	return errors.Is(err, scrape.ErrUnreachable) || errors.Is(err, scrape.ErrTimeout)
+}
+
+// roundDone counts snapshot rounds in which the service answered no request. A service that
+// answers with something unusable is not gone: its failures are counted in the attempts.
 func (r *recorder) roundDone(anyOK bool) {
 	r.mu.Lock()
 	if anyOK {
@@ -94,8 +151,15 @@ func (r *recorder) roundDone(anyOK bool) {
 }
 
 func (r *recorder) scrapeFailed(what string, err error) {
+	if errors.Is(err, context.Canceled) { // memdoctor cancelled it: the recording is ending
+		r.log.Debug("scrape cancelled at the end of the recording", "endpoint", what)
+		return
+	}
 	r.log.Warn("scrape failed; will retry at the next snapshot", "endpoint", what, "err", err)
 }
+
+// stopping reports whether ctx was cancelled: the recording is ending.
+func stopping(ctx context.Context) bool { return errors.Is(ctx.Err(), context.Canceled) }
 
 // goMemFromMemStats maps the MemStats block onto the /memory/classes leaves.
 func goMemFromMemStats(ms scrape.MemStats, goroutines int) *session.GoMem {

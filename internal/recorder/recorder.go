@@ -28,7 +28,8 @@ type recorder struct {
 	pprof      *scrape.Client
 	agent      *agentSource // an embedded memdoctor agent (watch); nil when none
 	status     Status
-	goroutines int
+	goroutines int           // the latest goroutine count: the index page, a goroutine profile or the agent
+	index      indexState    // what the per-sample index reads learnt
 	gone       chan struct{} // closed when the local target has exited
 	goneOnce   sync.Once
 	// unreachable is closed after unreachableRounds snapshot rounds failed entirely.
@@ -36,17 +37,34 @@ type recorder struct {
 	unreachableOnce sync.Once
 	failedRounds    int
 	writeErrs       int
+	watched         *watchTarget // watch: what answered at the URL
+	pc              procCheck    // watch: is the local process found the service?
+	firstWriteErr   error
+	// gcBase is the target's gctrace time base as the manifest last got it.
+	gcBase time.Time
+	// lastGCCycles is the target's GC count at the last MemStats reading (a drop: a restart).
+	lastGCCycles uint64
+	// memStats paces the MemStats reads between snapshots.
+	memStats memStatsState
+
+	// tries counts the reads of each kind of data for the manifest's Attempts.
+	tries tally
 }
 
 func newRecorder(cfg Config, w *session.Writer) *recorder {
 	r := &recorder{cfg: cfg, w: w, log: cfg.Logger, start: time.Now(), gone: make(chan struct{}), unreachable: make(chan struct{})}
-	r.gc = newGCTracker(func(tl traceLine) {
+	r.gc = newGCTracker(func(tl traceLine, base time.Time) {
 		if err := w.AppendGCTrace(tl.line); err != nil {
 			r.writeFailed(err)
 		}
+		r.gcBaseKnown(base)
 	})
 	return r
 }
+
+// ErrSessionWrite reports a session that could not be written whole (a full disk): what was
+// written is readable, the rest is lost.
+var ErrSessionWrite = errors.New("the session could not be written whole")
 
 // writeFailed logs a failed session write: the first, then every hundredth, so a full disk
 // does not flood the log. Collection goes on: what was written stays readable.
@@ -54,9 +72,35 @@ func (r *recorder) writeFailed(err error) {
 	r.mu.Lock()
 	r.writeErrs++
 	n := r.writeErrs
+	if n == 1 {
+		r.firstWriteErr = err
+	}
 	r.mu.Unlock()
 	if n == 1 || n%100 == 0 {
 		r.log.Warn("session write failed; collection goes on", "err", err, "failures", n)
+	}
+}
+
+// writeError says how many session writes failed, or returns nil when none did.
+func (r *recorder) writeError() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.writeErrs == 0 {
+		return nil
+	}
+	return fmt.Errorf("%w: %d write(s) failed, the first: %w; what was written is still readable", ErrSessionWrite, r.writeErrs, r.firstWriteErr)
+}
+
+// gcBaseKnown writes the gctrace time base to the manifest as soon as it is known, so that a
+// collector killed later leaves the GC timeline placed in time. The tracker refines the base
+// as lines arrive (see stream); refinements go with the next manifest write.
+func (r *recorder) gcBaseKnown(base time.Time) {
+	r.mu.Lock()
+	first := r.gcBase.IsZero()
+	r.gcBase = base
+	r.mu.Unlock()
+	if first {
+		r.note(func(*session.Manifest) {})
 	}
 }
 
@@ -76,10 +120,43 @@ func (r *recorder) setPprof(c *scrape.Client) {
 	}
 }
 
-// note updates the manifest, logging a failure.
+// note updates the manifest, logging a failure. Every manifest write carries the latest
+// attempt counts and gctrace time base.
 func (r *recorder) note(fn func(*session.Manifest)) {
-	if err := r.w.UpdateManifest(fn); err != nil {
+	attempts, gen := r.tries.snapshot()
+	r.mu.Lock()
+	base := r.gcBase
+	r.mu.Unlock()
+	err := r.w.UpdateManifest(func(m *session.Manifest) {
+		fn(m)
+		if attempts != nil {
+			m.Attempts = attempts
+		}
+		if !base.IsZero() {
+			m.GCTraceBase = base.UTC()
+		}
+	})
+	if err != nil {
 		r.writeFailed(err)
+		return
+	}
+	r.tries.written(gen)
+}
+
+// manifestEvery is how often the manifest is rewritten when only counts changed.
+const manifestEvery = 5 * time.Second
+
+// flushManifest rewrites the manifest if the attempt counts changed since its last write.
+func (r *recorder) flushManifest() {
+	if r.tries.changed() {
+		r.note(func(*session.Manifest) {})
+	}
+}
+
+// noteAttempts adds a note for each kind of data that never came or mostly failed.
+func (r *recorder) noteAttempts() {
+	for _, n := range r.tries.notes() {
+		r.addNote("%s", n)
 	}
 }
 
@@ -97,11 +174,16 @@ func (r *recorder) sampleLoop(ctx context.Context, discover func() bool) {
 	t := time.NewTicker(r.cfg.Sample)
 	defer t.Stop()
 	found := discover == nil
+	flushed := time.Now()
 	for {
 		if !found {
 			found = discover()
 		}
 		r.sampleOnce()
+		if time.Since(flushed) >= manifestEvery {
+			r.flushManifest()
+			flushed = time.Now()
+		}
 		select {
 		case <-ctx.Done():
 			return
@@ -112,38 +194,66 @@ func (r *recorder) sampleLoop(ctx context.Context, discover func() bool) {
 	}
 }
 
+// sampleOnce appends one sample: the target's /proc and cgroup when memdoctor reads them, and
+// the counts of the pprof index page when a pprof endpoint is known.
 func (r *recorder) sampleOnce() {
 	pid, _ := r.target()
 	now := time.Now()
+	counts := r.readIndex() // the pprof index's counts, which join this instant's /proc reading
+	r.sampleMemStats(now)
 	switch {
+	case pid != 0 && r.exited(pid):
+		r.markGone()
 	case pid != 0 && r.agentHasProc():
-		// The agent reads /proc itself, every second: only watch that the process lives.
-		if _, err := r.cfg.FS.Stat(pid); errors.Is(err, fs.ErrNotExist) {
+		// The agent reads /proc itself, every second: only watch that the process lives (and
+		// that it is the service).
+		if st, err := r.cfg.FS.Status(pid); errors.Is(err, fs.ErrNotExist) {
 			r.markGone()
+		} else if err == nil {
+			r.checkRSS(st.VmRSS)
+			// The agent does not read the scheduler's statistics: how busy the machine is.
+			if sch := readSched(r.cfg.FS, pid); sch != nil {
+				if err := r.w.AppendSample(session.Sample{Time: now.UTC(), Sched: sch}); err != nil {
+					r.writeFailed(err)
+				}
+			}
 		}
 	case pid != 0:
-		smp, err := sampleProc(r.cfg.FS, pid, now)
+		smp, cgErr, err := sampleProc(r.cfg.FS, pid, now)
 		switch {
 		case errors.Is(err, fs.ErrNotExist):
 			r.markGone()
 		case err != nil:
+			r.tries.add(session.AttemptProc, err)
 			r.log.Debug("proc sample failed", "pid", pid, "err", err)
 		default:
+			r.tries.add(session.AttemptProc, nil)
+			r.tries.add(session.AttemptCgroup, cgErr)
 			if r.root != 0 {
 				addTree(r.cfg.FS, r.root, &smp)
-			}
-			if err := r.w.AppendSample(smp); err != nil {
-				r.writeFailed(err)
 			}
 			r.mu.Lock()
 			r.status.RSSBytes = smp.Proc.RSSBytes
 			r.mu.Unlock()
+			for _, s := range r.admitProc(smp) {
+				if counts != nil && s.Time.Equal(smp.Time) {
+					s.Pprof, counts = counts, nil
+				}
+				if err := r.w.AppendSample(s); err != nil {
+					r.writeFailed(err)
+				}
+			}
+		}
+	}
+	if counts != nil { // no /proc reading written with them (remote, held back, or dropped)
+		if err := r.w.AppendSample(session.Sample{Time: now.UTC(), Pprof: counts}); err != nil {
+			r.writeFailed(err)
 		}
 	}
 	gs := r.gc.stats(now)
 	r.mu.Lock()
 	r.status.Elapsed = now.Sub(r.start)
-	r.status.PID = pid
+	r.status.PID = r.pid
 	r.status.Target = r.targetName
 	if gs.Cycles > 0 {
 		r.status.GCPerSecond = gs.PerSecond
@@ -154,6 +264,13 @@ func (r *recorder) sampleOnce() {
 	if r.cfg.OnStatus != nil {
 		r.cfg.OnStatus(st)
 	}
+}
+
+// exited reports whether the process is gone: no /proc entry, or a zombie (dead, waiting
+// for its parent to reap it).
+func (r *recorder) exited(pid int) bool {
+	st, err := r.cfg.FS.Stat(pid)
+	return errors.Is(err, fs.ErrNotExist) || err == nil && (st.State == 'Z' || st.State == 'X')
 }
 
 // profileLoop takes a snapshot as soon as a pprof endpoint is known, then every cfg.Interval.

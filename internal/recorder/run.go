@@ -2,10 +2,13 @@ package recorder
 
 import (
 	"context"
+	"debug/buildinfo"
 	"errors"
 	"fmt"
 	"os"
 	"os/exec"
+	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -18,6 +21,25 @@ import (
 // ErrNotGo reports a target that is not a Go program.
 var ErrNotGo = errors.New("not a Go program")
 
+// ErrNeedsLinux reports a recording that needs /proc on a system without it.
+var ErrNeedsLinux = fmt.Errorf("starting and recording a program needs Linux: memdoctor follows it through /proc (this is %s); "+
+	"here, serve net/http/pprof in the program and use memdoctor watch URL", runtime.GOOS)
+
+// CanRun returns ErrNeedsLinux where Run cannot work.
+func CanRun() error {
+	if !procSupported {
+		return ErrNeedsLinux
+	}
+	return nil
+}
+
+// procSupported is true where /proc exists; tests turn it off to see what other systems get.
+var procSupported = runtime.GOOS == "linux"
+
+// ErrNothingMeasured reports a program that exited before memdoctor found a Go program to
+// measure in its process tree.
+var ErrNothingMeasured = errors.New("exited before anything could be measured")
+
 // notGoPatience is how long a non-Go process may stand alone in the tree, without a Go
 // program appearing under it, before memdoctor gives up on it.
 const notGoPatience = 5 * time.Second
@@ -25,13 +47,17 @@ const notGoPatience = 5 * time.Second
 // Run starts cfg.Command with gctrace on, records a session while it runs and stops it
 // gracefully when ctx is done or cfg.Duration has passed. It returns when the session is
 // closed. An error means nothing useful could be recorded (the command could not start, the
-// session directory could not be written, the target is not a Go program).
+// session directory could not be written, the target is not a Go program or exited before it
+// could be measured), or that the session could not be written whole (ErrSessionWrite).
 func Run(ctx context.Context, cfg Config) (Result, error) {
 	cfg.defaults()
 	if len(cfg.Command) == 0 {
 		return Result{}, errors.New("no command to run")
 	}
-	w, err := session.Create(cfg.Out, session.Manifest{
+	if err := CanRun(); err != nil {
+		return Result{}, err
+	}
+	w, err := session.CreateFS(cfg.SessionFS, cfg.Out, session.Manifest{
 		MemdoctorVersion: cfg.Version, Mode: cfg.Mode, Command: cfg.Command,
 		Start: time.Now().UTC(), Flags: cfg.Flags,
 	})
@@ -53,6 +79,10 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	var loops sync.WaitGroup
 	loops.Go(func() { r.sampleLoop(loopCtx, disc.step) })
 	loops.Go(func() { r.profileLoop(loopCtx) })
+	loops.Go(func() { r.leakLoop(loopCtx) })
+	if cfg.Load != "" {
+		loops.Go(func() { r.loadLoop(loopCtx) })
+	}
 
 	res, rootExited, runErr := r.awaitEnd(ctx, p, notGo)
 	if res.Status == session.StatusComplete || res.Status == session.StatusInterrupted {
@@ -60,15 +90,45 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	}
 	stopLoops()
 	loops.Wait()
+	if runErr == nil && res.Status == session.StatusTargetExited && !r.found() {
+		runErr = notMeasured(p.cmd, time.Since(r.start), res.TargetExit)
+		res.Status, res.Detail = session.StatusFailed, runErr.Error()
+	}
 	if !rootExited {
-		res.TargetExit = stopGroup(p.cmd, p.exited, cfg.Grace, r.log)
+		res.TargetExit = stopGroup(p.cmd, p.exited, cfg.Grace, cfg.Abort, r.log)
 	}
 	waitTimeout(&p.stderr, 2*time.Second)
 	r.noteGCTrace()
+	r.noteIndex()
+	r.noteAttempts()
+	r.flushManifest() // the last counts
 	if err := w.Close(res.Status, res.Detail); err != nil {
 		r.writeFailed(err)
 	}
+	if werr := r.writeError(); werr != nil && runErr == nil {
+		runErr = werr
+	}
 	return res, runErr
+}
+
+// found reports whether a Go target was found in the tree.
+func (r *recorder) found() bool {
+	pid, _ := r.target()
+	return pid != 0
+}
+
+// notMeasured explains a program that ended before a Go target was found in its tree: not a
+// Go program (its binary has no Go build info), or one that exited too soon. The non-Go
+// check of discovery needs notGoPatience; this one covers what exits sooner.
+func notMeasured(cmd *exec.Cmd, ran time.Duration, code int) error {
+	took := "under 1ms"
+	if ran >= time.Millisecond {
+		took = ran.Round(time.Millisecond).String()
+	}
+	if _, err := buildinfo.ReadFile(cmd.Path); err != nil {
+		return fmt.Errorf("%s is %w: it has no Go build info (it exited after %s, status %d); memdoctor diagnoses Go programs", cmd.Path, ErrNotGo, took, code)
+	}
+	return fmt.Errorf("%s %w: it ran for %s (status %d)", cmd.Path, ErrNothingMeasured, took, code)
 }
 
 // program is the process memdoctor started.
@@ -83,10 +143,15 @@ type program struct {
 func startProgram(cfg Config, r *recorder) (*program, error) {
 	cmd := exec.Command(cfg.Command[0], cfg.Command[1:]...)
 	env := os.Environ()
+	for _, kv := range cfg.Env {
+		if k, v, ok := strings.Cut(kv, "="); ok {
+			env = setEnv(env, k, v)
+		}
+	}
 	cmd.Env = setEnv(env, "GODEBUG", WithGCTrace(getEnv(env, "GODEBUG")))
 	cmd.Stdin = os.Stdin
 	cmd.Stdout = cfg.Stdout
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
+	cmd.SysProcAttr = groupAttr()
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		return nil, err
@@ -120,12 +185,14 @@ func (r *recorder) awaitEnd(ctx context.Context, p *program, notGo <-chan error)
 		rootExited = true
 		res.Status, res.Detail = session.StatusTargetExited, exitDetail(werr)
 		res.TargetExit = exitCode(werr)
-		syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL) // leftovers of the group, if any
+		signalGroup(p.cmd.Process.Pid, syscall.SIGKILL) // leftovers of the group, if any
 	case <-r.gone:
 		pid, _ := r.target()
 		res.Status, res.Detail = session.StatusTargetExited, fmt.Sprintf("the target (pid %d) exited", pid)
 	case <-ctx.Done():
 		res.Status, res.Detail = session.StatusInterrupted, "stopped by the user"
+	case <-r.cfg.Abort:
+		res.Status, res.Detail = session.StatusInterrupted, "stopped at once by the user"
 	case <-timeout:
 		res.Status, res.Detail = session.StatusComplete, fmt.Sprintf("ran for %s", r.cfg.Duration)
 	case err = <-notGo:
@@ -152,13 +219,28 @@ func (r *recorder) noteGCTrace() {
 }
 
 // finalSnapshot takes one last round of profiles before the target is stopped, so the
-// session ends with the state at its end.
+// session ends with the state at its end. Abort cuts it short.
 func (r *recorder) finalSnapshot() {
 	if _, c := r.target(); c != nil {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		ctx, cancel := r.abortable(5 * time.Second)
 		defer cancel()
 		r.snapshot(ctx, c, true)
 	}
+}
+
+// abortable returns a context that ends after d, or when cfg.Abort is closed.
+func (r *recorder) abortable(d time.Duration) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	if r.cfg.Abort != nil {
+		go func() {
+			select {
+			case <-r.cfg.Abort:
+				cancel()
+			case <-ctx.Done():
+			}
+		}()
+	}
+	return ctx, cancel
 }
 
 // runDiscovery finds the target in the tree and then its pprof endpoint.
@@ -255,19 +337,27 @@ func (d *runDiscovery) lock(p procInfo) {
 	})
 }
 
-// stopGroup stops the program's process group: SIGINT, then SIGKILL after the grace period.
-// It returns the program's exit code (-1 when killed).
-func stopGroup(cmd *exec.Cmd, exited <-chan error, grace time.Duration, log interface{ Info(string, ...any) }) int {
+// stopGroup stops the program's process group: SIGINT, then SIGKILL after the grace period,
+// or at once when abort is closed (before or during the wait). It returns the program's exit
+// code (-1 when killed).
+func stopGroup(cmd *exec.Cmd, exited <-chan error, grace time.Duration, abort <-chan struct{}, log interface{ Info(string, ...any) }) int {
 	pgid := cmd.Process.Pid
-	syscall.Kill(-pgid, syscall.SIGINT)
 	select {
-	case err := <-exited:
-		syscall.Kill(-pgid, syscall.SIGKILL) // leftovers of the group, if any
-		return exitCode(err)
-	case <-time.After(grace):
+	case <-abort:
+	default:
+		signalGroup(pgid, syscall.SIGINT)
+		timer := time.NewTimer(grace)
+		defer timer.Stop()
+		select {
+		case err := <-exited:
+			signalGroup(pgid, syscall.SIGKILL) // leftovers of the group, if any
+			return exitCode(err)
+		case <-timer.C:
+			log.Info("the program did not stop after SIGINT; sending SIGKILL", "grace", grace)
+		case <-abort:
+		}
 	}
-	log.Info("the program did not stop after SIGINT; sending SIGKILL", "grace", grace)
-	syscall.Kill(-pgid, syscall.SIGKILL)
+	signalGroup(pgid, syscall.SIGKILL)
 	return exitCode(<-exited)
 }
 
@@ -313,6 +403,7 @@ func targetInfo(fs interface {
 }, p procInfo) session.Target {
 	t := session.Target{
 		PID: p.PID, Name: p.Name, Exe: p.Exe, GoVersion: p.GoVersion, MainModule: p.MainModule, Local: true,
+		Started: p.Start.UTC(),
 	}
 	if p.GoVersion != "" {
 		t.GoVersionSource = "buildinfo"
@@ -324,6 +415,12 @@ func targetInfo(fs interface {
 		t.GODEBUG = getEnv(env, "GODEBUG")
 		t.GOGC = getEnv(env, "GOGC")
 		t.GOMEMLIMIT = getEnv(env, "GOMEMLIMIT")
+		t.GOMAXPROCS, _ = strconv.Atoi(getEnv(env, "GOMAXPROCS"))
+	}
+	if t.GOMAXPROCS <= 0 {
+		// The runtime's default on this machine, which it shares: the CPUs, or fewer under a
+		// cgroup CPU limit (Go 1.25+), which this estimate does not see.
+		t.GOMAXPROCS = runtime.NumCPU()
 	}
 	t.Exe = strings.TrimSuffix(t.Exe, " (deleted)")
 	return t

@@ -9,17 +9,19 @@ import (
 )
 
 // sampleProc reads the target's memory from /proc and its cgroup. A missing smaps_rollup or
-// cgroup is not an error (older kernels, other namespaces): those parts stay empty.
-func sampleProc(fs procfs.FS, pid int, now time.Time) (session.Sample, error) {
-	smp := session.Sample{Time: now.UTC(), Proc: &session.Proc{}}
+// cgroup does not fail the sample (older kernels, other namespaces): those parts stay empty,
+// and cgErr says why the cgroup is missing.
+func sampleProc(fs procfs.FS, pid int, now time.Time) (smp session.Sample, cgErr, err error) {
+	smp = session.Sample{Time: now.UTC(), Proc: &session.Proc{}}
 	if err := sample.Proc(fs, pid, smp.Proc); err != nil {
-		return session.Sample{}, err
+		return session.Sample{}, nil, err
 	}
 	var cg session.Cgroup
-	if sample.Cgroup(fs, pid, &cg) == nil {
+	if cgErr = sample.Cgroup(fs, pid, &cg); cgErr == nil {
 		smp.Cgroup = &cg
 	}
-	return smp, nil
+	smp.Sched = readSched(fs, pid)
+	return smp, cgErr, nil
 }
 
 // addTree adds the resident memory of the whole tree under root to the sample.
@@ -37,4 +39,14 @@ func addTree(fs procfs.FS, root int, smp *session.Sample) {
 		}
 	}
 	smp.Proc.TreeRSSBytes, smp.Proc.TreeProcs = total, n
+}
+
+// readSched reads how long the target's threads ran and waited for a CPU; nil when the kernel
+// keeps no such statistics.
+func readSched(fs procfs.FS, pid int) *session.Sched {
+	var s session.Sched
+	if sample.Sched(fs, pid, &s) != nil {
+		return nil
+	}
+	return &s
 }

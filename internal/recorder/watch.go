@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/netip"
 	"net/url"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -23,9 +24,21 @@ import (
 // pprof index or its agent. With an agent, the whole history it holds is copied at once and
 // then as it grows: samples, labelled profiles, traces. When the service runs on this
 // machine, Watch also finds its process (the one listening on the URL's port) and samples its
-// /proc, unless the agent's samples already carry it.
+// /proc, unless the agent's samples already carry it. A service that goes away and answers
+// again within cfg.RestartGrace is followed (see followRestart). It fails with
+// ErrSessionWrite when the session could not be written whole.
+//
+// cfg.PID names the process to sample instead (a service behind a proxy or a port-forward
+// answers on a port another process listens on). Either way, a process that is not the
+// service (its command line differs from the one the service's pprof gives, or, failing
+// that, its RSS is well below the service's Go heap) has its readings dropped with a note.
 func Watch(ctx context.Context, cfg Config, rawURL string) (Result, error) {
 	cfg.defaults()
+	if cfg.PID != 0 {
+		if err := checkPID(cfg.FS, cfg.PID); err != nil {
+			return Result{}, fmt.Errorf("--pid %d: %w", cfg.PID, err)
+		}
+	}
 	tg, err := probeTarget(ctx, cfg, rawURL)
 	if err != nil {
 		return Result{}, err
@@ -33,11 +46,12 @@ func Watch(ctx context.Context, cfg Config, rawURL string) (Result, error) {
 	start := time.Now()
 	m := session.Manifest{MemdoctorVersion: cfg.Version, Mode: cfg.Mode, Start: start.UTC(), Flags: cfg.Flags}
 	tg.describe(&m.Target)
-	w, err := session.Create(cfg.Out, m)
+	w, err := session.CreateFS(cfg.SessionFS, cfg.Out, m)
 	if err != nil {
 		return Result{}, err
 	}
 	r := newRecorder(cfg, w)
+	r.watched = tg
 	if tg.pprof != nil {
 		r.setPprof(tg.pprof)
 	}
@@ -51,34 +65,40 @@ func Watch(ctx context.Context, cfg Config, rawURL string) (Result, error) {
 	}
 	r.findLocalProcess(tg)
 
-	loopCtx, stopLoops := context.WithCancel(context.Background())
-	var loops sync.WaitGroup
-	if r.agent != nil {
-		r.pullAgent(loopCtx) // the history first: /proc sampling depends on what it carries
-		loops.Go(func() { r.agentLoop(loopCtx) })
+	var deadline time.Time // zero: no --duration
+	if cfg.Duration > 0 {
+		deadline = start.Add(cfg.Duration)
 	}
-	loops.Go(func() { r.sampleLoop(loopCtx, nil) })
-	if tg.pprof != nil {
-		loops.Go(func() { r.profileLoop(loopCtx) })
+	var res Result
+	for {
+		res = r.watchUntilGone(ctx, tg, deadline)
+		if res.Status != session.StatusTargetExited {
+			break
+		}
+		if back, end := r.followRestart(ctx, tg, deadline, res.Detail); !back {
+			res = end
+			break
+		}
 	}
-	res := r.awaitWatchEnd(ctx, tg.baseURL())
-	stopLoops()
-	loops.Wait()
 	if res.Status == session.StatusComplete || res.Status == session.StatusInterrupted {
 		r.finalSnapshot()
 		if r.agent != nil {
-			fctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			fctx, cancel := r.abortable(10 * time.Second)
 			r.pullAgent(fctx)
 			cancel()
 		}
 	}
+	r.settleProc()
 	if r.agent != nil {
 		r.agentSummary()
 	}
+	r.noteIndex()
+	r.noteAttempts()
+	r.flushManifest() // the last counts
 	if err := w.Close(res.Status, res.Detail); err != nil {
 		r.writeFailed(err)
 	}
-	return res, nil
+	return res, r.writeError()
 }
 
 // watchTarget is what answered at the URL: a pprof index, an agent, or both.
@@ -112,6 +132,9 @@ func (tg *watchTarget) describe(t *session.Target) {
 	if t.PID == 0 {
 		t.PID = in.PID // as the agent sees itself, in its own PID namespace
 	}
+	if t.Started.IsZero() {
+		t.Started = in.Start.UTC() // the agent starts with the process, or near it
+	}
 }
 
 // probeTarget finds what serves rawURL. A URL naming the agent's tree must reach an agent;
@@ -124,6 +147,12 @@ func probeTarget(ctx context.Context, cfg Config, rawURL string) (*watchTarget, 
 	if cfg.Token != "" {
 		scrapeOpts = append(scrapeOpts, scrape.WithBearerToken(cfg.Token))
 		agentOpts = append(agentOpts, agentclient.WithToken(cfg.Token))
+	}
+	switch cfg.Source {
+	case SourcePprof:
+		return probePprofOnly(ctx, rawURL, scrapeOpts)
+	case SourceAgent:
+		return probeAgentOnly(ctx, rawURL, agentOpts)
 	}
 	if agentclient.PointsAtAgent(rawURL) {
 		a, err := probeAgent(ctx, rawURL, 15*time.Second, agentOpts)
@@ -169,6 +198,32 @@ func probeTarget(ctx context.Context, cfg Config, rawURL string) (*watchTarget, 
 	return tg, nil
 }
 
+// probePprofOnly is --source pprof: the service's net/http/pprof, required; an embedded
+// agent is neither probed nor read (a URL naming the agent's tree means the pprof index
+// beside it).
+func probePprofOnly(ctx context.Context, rawURL string, opts []scrape.Option) (*watchTarget, error) {
+	c, err := scrape.New(agentclient.PprofURL(rawURL), opts...)
+	if err != nil {
+		return nil, err
+	}
+	pctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	defer cancel()
+	if err := c.Probe(pctx); err != nil {
+		return nil, fmt.Errorf("--source pprof: %w", err)
+	}
+	return &watchTarget{pprof: c, notes: []string{"--source pprof: recorded from net/http/pprof only; an embedded memdoctor agent, if any, was not read"}}, nil
+}
+
+// probeAgentOnly is --source agent: an embedded memdoctor agent, required; net/http/pprof
+// beside it is not scraped.
+func probeAgentOnly(ctx context.Context, rawURL string, opts []agentclient.Option) (*watchTarget, error) {
+	a, err := probeAgent(ctx, rawURL, 15*time.Second, opts)
+	if err != nil {
+		return nil, fmt.Errorf("--source agent: no memdoctor agent answered: %w", err)
+	}
+	return &watchTarget{agent: a, notes: []string{"--source agent: recorded from the memdoctor agent only; net/http/pprof, if served, was not scraped"}}, nil
+}
+
 func probeAgent(ctx context.Context, rawURL string, timeout time.Duration, opts []agentclient.Option) (*agentSource, error) {
 	ac, err := agentclient.New(rawURL, opts...)
 	if err != nil {
@@ -187,7 +242,11 @@ func probeAgent(ctx context.Context, rawURL string, timeout time.Duration, opts 
 // /proc and cgroup are sampled too, and records it in the manifest; it notes why not
 // otherwise.
 func (r *recorder) findLocalProcess(tg *watchTarget) {
-	if pid, err := localPID(r.cfg.FS, tg.baseURL()); err != nil {
+	pid, port, err := r.cfg.PID, "", error(nil)
+	if pid == 0 {
+		pid, port, err = localPID(r.cfg.FS, tg.baseURL())
+	}
+	if err != nil {
 		r.addNote("no /proc figures from memdoctor itself (RSS, non-Go memory, cgroup): %v", err)
 	} else if p, err := inspect(r.cfg.FS, pid, 0, 0); err != nil {
 		r.addNote("no /proc figures from memdoctor itself: process %d: %v", pid, err)
@@ -195,7 +254,16 @@ func (r *recorder) findLocalProcess(tg *watchTarget) {
 		r.mu.Lock()
 		r.pid, r.targetName = pid, p.Name
 		r.mu.Unlock()
+		r.checkProcess(r.cfg.PID != 0, port, p.Exe)
 		t := targetInfo(r.cfg.FS, p)
+		if tg.pprof != nil {
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			args, err := tg.pprof.Cmdline(ctx)
+			cancel()
+			if err == nil && r.identify(args, t.Cmdline) && !slices.Equal(args, t.Cmdline) {
+				return // not the service: identify noted why
+			}
+		}
 		tg.describe(&t)
 		var budget uint64
 		if r.cfg.MemoryBudget == 0 {
@@ -213,35 +281,72 @@ func (r *recorder) findLocalProcess(tg *watchTarget) {
 	}
 }
 
-// awaitWatchEnd waits for what ends a watch: the user, the duration, or the service going
-// away.
-func (r *recorder) awaitWatchEnd(ctx context.Context, base string) Result {
-	var timeout <-chan time.Time
-	if d := r.cfg.Duration; d > 0 {
-		timer := time.NewTimer(d)
-		defer timer.Stop()
-		timeout = timer.C
+// watchUntilGone runs the collection loops until the user, the deadline, or the service
+// going away ends them.
+func (r *recorder) watchUntilGone(ctx context.Context, tg *watchTarget, deadline time.Time) Result {
+	loopCtx, stopLoops := context.WithCancel(context.Background())
+	var loops sync.WaitGroup
+	if r.agent != nil {
+		r.pullAgent(loopCtx) // the history first: /proc sampling depends on what it carries
+		loops.Go(func() { r.agentLoop(loopCtx) })
 	}
-	res := Result{Dir: r.cfg.Out, TargetExit: -1}
-	select {
-	case <-ctx.Done():
-		res.Status, res.Detail = session.StatusInterrupted, "stopped by the user"
-	case <-timeout:
-		res.Status, res.Detail = session.StatusComplete, fmt.Sprintf("watched for %s", r.cfg.Duration)
-	case <-r.gone:
-		res.Status, res.Detail = session.StatusTargetExited, "the service's process exited"
-	case <-r.unreachable:
-		res.Status, res.Detail = session.StatusTargetExited, fmt.Sprintf("the service stopped answering at %s", base)
+	loops.Go(func() { r.sampleLoop(loopCtx, nil) })
+	if tg.pprof != nil {
+		loops.Go(func() { r.profileLoop(loopCtx) })
+		loops.Go(func() { r.leakLoop(loopCtx) })
 	}
+	res := r.awaitWatchEnd(ctx, tg.baseURL(), deadline)
+	stopLoops()
+	loops.Wait()
 	return res
 }
 
-// localPID finds the process on this machine that listens on the URL's port. It fails, saying
-// why, when the host is not this machine or the owner of the socket cannot be seen.
-func localPID(fs procfs.FS, base string) (int, error) {
+// awaitWatchEnd waits for what ends a watch: the user, the deadline, or the service going
+// away.
+func (r *recorder) awaitWatchEnd(ctx context.Context, base string, deadline time.Time) Result {
+	var timeout <-chan time.Time
+	if !deadline.IsZero() {
+		timer := time.NewTimer(time.Until(deadline))
+		defer timer.Stop()
+		timeout = timer.C
+	}
+	var settle <-chan time.Time
+	if r.cfg.Settled != nil {
+		t := time.NewTicker(r.cfg.Interval)
+		defer t.Stop()
+		settle = t.C
+	}
+	res := Result{Dir: r.cfg.Out, TargetExit: -1}
+	for {
+		select {
+		case <-ctx.Done():
+			res.Status, res.Detail = session.StatusInterrupted, "stopped by the user"
+		case <-r.cfg.Abort:
+			res.Status, res.Detail = session.StatusInterrupted, "stopped at once by the user"
+		case <-timeout:
+			res.Status, res.Detail = session.StatusComplete, fmt.Sprintf("watched for %s", r.cfg.Duration)
+		case <-r.gone:
+			res.Status, res.Detail = session.StatusTargetExited, "the service's process exited"
+		case <-r.unreachable:
+			res.Status, res.Detail = session.StatusTargetExited, fmt.Sprintf("the service stopped answering at %s", base)
+		case <-settle:
+			done, why := r.cfg.Settled()
+			if !done {
+				continue
+			}
+			res.Status, res.Detail = session.StatusComplete, why
+		}
+		return res
+	}
+}
+
+// localPID finds the process on this machine that listens on the URL's port, and the port.
+// It fails, saying why, when the host is not this machine or the owner of the socket cannot
+// be seen.
+func localPID(fs procfs.FS, base string) (int, string, error) {
 	u, err := url.Parse(base)
 	if err != nil {
-		return 0, err
+		return 0, "", err
 	}
 	port, err := strconv.Atoi(u.Port())
 	if err != nil {
@@ -252,13 +357,13 @@ func localPID(fs procfs.FS, base string) (int, error) {
 	}
 	addr, ok := localAddr(u.Hostname())
 	if !ok {
-		return 0, fmt.Errorf("%s is not an address of this machine", u.Hostname())
+		return 0, "", fmt.Errorf("%s is not an address of this machine", u.Hostname())
 	}
 	pid, err := fs.PIDListeningOn(addr, port)
 	if err != nil {
-		return 0, err
+		return 0, "", err
 	}
-	return pid, nil
+	return pid, strconv.Itoa(port), nil
 }
 
 // localAddr resolves host and reports whether it is an address of this machine. The address

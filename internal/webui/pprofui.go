@@ -20,17 +20,20 @@ type pprofUI struct {
 	err      error
 }
 
-// uiCache creates pprof UIs on first use and keeps the max most recently used.
+// uiCache creates pprof UIs on first use and keeps the max most recently used, those that
+// failed included: a failure is not retried while it is kept, and the fetcher remembers the
+// profiles that could not be read for good.
 type uiCache struct {
 	mu    sync.Mutex
 	max   int
 	order []string // least recently used first
 	byKey map[string]*pprofUI
 	log   *slog.Logger
+	fetch *fetcher
 }
 
 func newUICache(max int, log *slog.Logger) *uiCache {
-	return &uiCache{max: max, byKey: make(map[string]*pprofUI), log: log}
+	return &uiCache{max: max, byKey: make(map[string]*pprofUI), log: log, fetch: newFetcher()}
 }
 
 // get returns the UI for key, creating it with args (pprof's command line) when needed.
@@ -49,15 +52,7 @@ func (c *uiCache) get(key string, args []string) (*pprofUI, error) {
 		c.order = append(c.order, key)
 	}
 	c.mu.Unlock()
-	ui.once.Do(func() { ui.handlers, ui.err = startPprof(args, c.log) })
-	if ui.err != nil {
-		c.mu.Lock()
-		if c.byKey[key] == ui { // let a later request try again
-			delete(c.byKey, key)
-			c.order = remove(c.order, key)
-		}
-		c.mu.Unlock()
-	}
+	ui.once.Do(func() { ui.handlers, ui.err = startPprof(args, c.fetch, c.log) })
 	return ui, ui.err
 }
 
@@ -82,13 +77,16 @@ func remove(s []string, v string) []string {
 }
 
 // startPprof runs pprof's driver with args plus the web UI flags, and returns the handlers it
-// would have served: the HTTPServer option hands them over instead of listening.
-func startPprof(args []string, log *slog.Logger) (map[string]http.Handler, error) {
+// would have served: the HTTPServer option hands them over instead of listening. Profiles are
+// read by fetch; no binary is opened.
+func startPprof(args []string, fetch *fetcher, log *slog.Logger) (map[string]http.Handler, error) {
 	var handlers map[string]http.Handler
 	ui := &quietUI{log: log}
 	full := append([]string{"-http=127.0.0.1:0", "-no_browser", "-symbolize=none"}, args...)
 	err := driver.PProf(&driver.Options{
 		Flagset: newFlagSet(full),
+		Fetch:   fetch,
+		Obj:     noObj{},
 		UI:      ui,
 		HTTPServer: func(a *driver.HTTPServerArgs) error {
 			handlers = a.Handlers

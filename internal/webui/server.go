@@ -5,10 +5,13 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"path/filepath"
 	"strconv"
 	"strings"
 
+	"github.com/memdoctor/memdoctor/agent/wire"
 	"github.com/memdoctor/memdoctor/diagnose"
+	"github.com/memdoctor/memdoctor/evidence"
 	"github.com/memdoctor/memdoctor/report"
 	"github.com/memdoctor/memdoctor/session"
 )
@@ -18,7 +21,8 @@ const DefaultMaxUIs = 8
 
 // Options configure a Server.
 type Options struct {
-	// Token, when set, must come with every request (see the package doc).
+	// Token, when set, must come with every request (see the package doc). It must pass
+	// wire.CheckToken, the rule the agent applies too.
 	Token string
 	// MaxUIs bounds the pprof UIs kept at once; 0 = DefaultMaxUIs.
 	MaxUIs int
@@ -38,8 +42,14 @@ type Server struct {
 	token string
 }
 
-// New renders the session's report page and prepares the server.
-func New(s *session.Session, d *diagnose.Diagnosis, opts Options) (*Server, error) {
+// New renders the session's report page (d, diagnosed from the evidence ev) and prepares the
+// server.
+func New(s *session.Session, ev *evidence.Evidence, d *diagnose.Diagnosis, opts Options) (*Server, error) {
+	if opts.Token != "" {
+		if err := wire.CheckToken(opts.Token); err != nil {
+			return nil, fmt.Errorf("serve %s: %w", s.Dir, err)
+		}
+	}
 	if opts.MaxUIs <= 0 {
 		opts.MaxUIs = DefaultMaxUIs
 	}
@@ -48,12 +58,18 @@ func New(s *session.Session, d *diagnose.Diagnosis, opts Options) (*Server, erro
 	}
 	opts.HTML.Serve = true
 	var page bytes.Buffer
-	if err := report.HTML(&page, s, d, opts.HTML); err != nil {
+	if err := report.HTML(&page, s, ev, d, opts.HTML); err != nil {
 		return nil, fmt.Errorf("serve %s: %w", s.Dir, err)
+	}
+	refs := report.SnapshotRefs(s)
+	for i, r := range refs { // pprof opens them on a later request, wherever the process is by then
+		if abs, err := filepath.Abs(r.Path); err == nil {
+			refs[i].Path = abs
+		}
 	}
 	return &Server{
 		page:  page.Bytes(),
-		refs:  report.SnapshotRefs(s),
+		refs:  refs,
 		uis:   newUICache(opts.MaxUIs, opts.Logger),
 		token: opts.Token,
 	}, nil
@@ -117,14 +133,18 @@ func (srv *Server) serveDiff(w http.ResponseWriter, r *http.Request) {
 	srv.servePprof(w, r, "diff/"+r.PathValue("a")+"/"+r.PathValue("b"), []string{"-diff_base=" + a.Path, b.Path})
 }
 
-// servePprof hands the request to the pprof UI of key, mounted under /pprof/<key>.
+// servePprof hands the request to the pprof UI of key, mounted under /pprof/<key>, except
+// the views it refuses (see refused).
 func (srv *Server) servePprof(w http.ResponseWriter, r *http.Request, key string, args []string) {
+	rest := strings.TrimPrefix(r.URL.Path, "/pprof/"+key)
+	if refuse(w, rest) {
+		return
+	}
 	ui, err := srv.uis.get(key, args)
 	if err != nil {
 		http.Error(w, "memdoctor serve: "+err.Error(), http.StatusInternalServerError)
 		return
 	}
-	rest := strings.TrimPrefix(r.URL.Path, "/pprof/"+key)
 	if rest == "" {
 		rest = "/"
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/google/pprof/profile"
 
 	"github.com/memdoctor/memdoctor/diagnose"
+	"github.com/memdoctor/memdoctor/evidence"
 	"github.com/memdoctor/memdoctor/session"
 )
 
@@ -68,11 +69,14 @@ func testSession(t *testing.T, n int) *session.Session {
 
 func newTestServer(t *testing.T, s *session.Session, opts Options) *Server {
 	t.Helper()
-	d := diagnose.Diagnose(s, diagnose.Options{})
+	d, ev, err := diagnose.DiagnoseSession(s, evidence.Options{}, diagnose.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
 	d.Findings = []diagnose.Finding{{Kind: diagnose.KindHeapLeak, Severity: diagnose.Warning, Title: "grows",
 		Profiles: []string{s.ProfilesOf(session.KindHeap, true)[0].Path, s.ProfilesOf(session.KindHeap, true)[1].Path}}}
 	opts.HTML.Location = time.UTC
-	srv, err := New(s, d, opts)
+	srv, err := New(s, ev, d, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,7 +121,7 @@ func TestServePageAndPprof(t *testing.T) {
 	if r.StatusCode != http.StatusMovedPermanently || r.Header.Get("Location") != "flamegraph" {
 		t.Fatalf("snapshot UI root: %d Location %q, want 301 to flamegraph", r.StatusCode, r.Header.Get("Location"))
 	}
-	for _, view := range []string{"flamegraph", "top", "source?f=Put"} {
+	for _, view := range []string{"flamegraph", "top", "peek?f=Put"} {
 		r = get(h, "/pprof/snap/2/"+view, nil)
 		b := body(t, r)
 		if r.StatusCode != 200 || !strings.Contains(b, "example.com/svc.(*Cache).Put") {
@@ -152,7 +156,7 @@ func TestServePageAndPprof(t *testing.T) {
 
 func TestServeToken(t *testing.T) {
 	s := testSession(t, 2)
-	h := newTestServer(t, s, Options{Token: "s3cret"}).Handler()
+	h := newTestServer(t, s, Options{Token: "s3cret-0123456789"}).Handler()
 	for name, c := range map[string]struct {
 		path   string
 		header http.Header
@@ -160,19 +164,19 @@ func TestServeToken(t *testing.T) {
 	}{
 		"no token":      {"/", nil, 401},
 		"wrong bearer":  {"/", http.Header{"Authorization": {"Bearer nope"}}, 401},
-		"wrong query":   {"/?token=s3cre", nil, 401},
-		"bearer":        {"/", http.Header{"Authorization": {"Bearer s3cret"}}, 200},
-		"query":         {"/?token=s3cret", nil, 200},
-		"cookie":        {"/pprof/snap/0/top", http.Header{"Cookie": {tokenCookie + "=s3cret"}}, 200},
+		"wrong query":   {"/?token=s3cret-012345678", nil, 401},
+		"bearer":        {"/", http.Header{"Authorization": {"Bearer s3cret-0123456789"}}, 200},
+		"query":         {"/?token=s3cret-0123456789", nil, 200},
+		"cookie":        {"/pprof/snap/0/top", http.Header{"Cookie": {tokenCookie + "=s3cret-0123456789"}}, 200},
 		"bad cookie":    {"/pprof/snap/0/top", http.Header{"Cookie": {tokenCookie + "=x"}}, 401},
 		"pprof no auth": {"/pprof/snap/0/top", nil, 401},
-		"other host":    {"/", http.Header{"Authorization": {"Bearer s3cret"}, "Host": {"example.com"}}, 200},
+		"other host":    {"/", http.Header{"Authorization": {"Bearer s3cret-0123456789"}, "Host": {"example.com"}}, 200},
 	} {
 		r := get(h, c.path, c.header)
 		if r.StatusCode != c.code {
 			t.Errorf("%s: %d, want %d", name, r.StatusCode, c.code)
 		}
-		if c.path == "/?token=s3cret" {
+		if c.path == "/?token=s3cret-0123456789" {
 			var set bool
 			for _, ck := range r.Cookies() {
 				set = set || ck.Name == tokenCookie && ck.HttpOnly && ck.SameSite == http.SameSiteStrictMode
@@ -180,6 +184,20 @@ func TestServeToken(t *testing.T) {
 			if !set {
 				t.Errorf("a visit with ?token= sets no HttpOnly, SameSite=Strict cookie")
 			}
+		}
+	}
+}
+
+// TestNewRefusesWeakToken: the server applies the agent's token rule whoever calls it.
+func TestNewRefusesWeakToken(t *testing.T) {
+	s := testSession(t, 2)
+	d, ev, err := diagnose.DiagnoseSession(s, evidence.Options{}, diagnose.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tok := range []string{"x", "0123456789abcde", "space in 0123456789abc"} {
+		if _, err := New(s, ev, d, Options{Token: tok}); err == nil || !strings.Contains(err.Error(), "token") {
+			t.Errorf("token %q: %v, want an error about the token", tok, err)
 		}
 	}
 }

@@ -65,7 +65,9 @@
         scale: s.axis ? "y2" : "y",
         stroke: color,
         width: s.area ? 0.5 : (s.name === "RSS" ? 1.25 : 1.75),
-        spanGaps: !s.area,
+        // The bands are known where a Go and a /proc reading were taken together; between
+        // such instants they are drawn straight across the RSS-only readings.
+        spanGaps: true,
         points: { show: false },
         value: (function (raw, unit) {
           return function (u, v, si, di) { return di == null ? "–" : fmt(unit, raw[di]); };
@@ -142,8 +144,9 @@
   }
 
   // timeTicks labels the time axis on a 24-hour clock, with the date under the first tick
-  // and wherever the day changes.
+  // and wherever the day changes; on the comparison page, as time since each start.
   function timeTicks(u, splits, ai, space, incr) {
+    if (data.elapsed) return splits.map(function (ts) { return md.fmtElapsed(ts - T0); });
     var lastDay = null, p = function (n) { return (n < 10 ? "0" : "") + n; };
     return splits.map(function (ts) {
       var d = tzDate(ts), day = d.getFullYear() + "-" + p(d.getMonth() + 1) + "-" + p(d.getDate());

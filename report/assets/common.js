@@ -152,8 +152,18 @@
   }
 
   function fmtTime(ts) {
+    if (data.elapsed) return fmtElapsed(ts - T0);
     var d = tzDate(ts), p = function (n) { return (n < 10 ? "0" : "") + n; };
     return p(d.getHours()) + ":" + p(d.getMinutes()) + ":" + p(d.getSeconds());
+  }
+
+  // fmtElapsed writes seconds since a session's start: "+45s", "+2:05", "+1:02:05". The
+  // comparison page puts two sessions on one axis this way, each from its own start.
+  function fmtElapsed(sec) {
+    var s = Math.round(sec), p = function (n) { return (n < 10 ? "0" : "") + n; };
+    if (s < 60) return "+" + s + "s";
+    var h = Math.floor(s / 3600), m = Math.floor((s % 3600) / 60);
+    return "+" + (h > 0 ? h + ":" + p(m) : m) + ":" + p(s % 60);
   }
 
   md.fmt = fmt;
@@ -161,6 +171,7 @@
   md.BYTE_INCRS = BYTE_INCRS;
   md.tzDate = tzDate;
   md.fmtTime = fmtTime;
+  md.fmtElapsed = fmtElapsed;
   md.theme = theme;
   md.mix = mix;
   md.patternTile = patternTile;

@@ -1,0 +1,55 @@
+// Command target is the service bench/scrapecost measures: it serves net/http/pprof and holds
+// a number of goroutines (blocked on a channel still reachable: not leaked), a number of
+// leaked ones (blocked on a channel nobody can reach) and a live heap of a given size, all
+// pointers, so that a GC cycle scans all of it.
+package main
+
+import (
+	"flag"
+	"fmt"
+	"net"
+	"net/http"
+	_ "net/http/pprof"
+	"os"
+	"time"
+)
+
+var (
+	wait = make(chan struct{}) // reachable from a global: its waiters are not leaked
+	heap [][]*int
+	one  int
+)
+
+//go:noinline
+func leak() {
+	ch := make(chan int)
+	go func() { ch <- 1 }()
+}
+
+func main() {
+	goroutines := flag.Int("goroutines", 1000, "goroutines blocked on a reachable channel")
+	leaked := flag.Int("leaked", 100, "goroutines leaked")
+	heapMiB := flag.Int("heap-mib", 64, "live heap, in MiB of 64 KiB blocks of pointers (the GC scans all of it)")
+	flag.Parse()
+	for range *goroutines {
+		go func() { <-wait }()
+	}
+	for range *leaked {
+		leak()
+	}
+	for range *heapMiB * 16 {
+		block := make([]*int, 8192)
+		for i := range block {
+			block[i] = &one
+		}
+		heap = append(heap, block)
+	}
+	time.Sleep(50 * time.Millisecond)
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	fmt.Println(l.Addr().String())
+	http.Serve(l, nil)
+}

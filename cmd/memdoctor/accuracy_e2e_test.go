@@ -1,0 +1,89 @@
+package main
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/memdoctor/memdoctor/internal/accuracy"
+	"github.com/memdoctor/memdoctor/lab"
+)
+
+// TestAccuracyMatrix records every lab scenario for a minute from every vantage point at
+// once (memdoctor run; watch on pprof; watch on the embedded agent; the profiles alone) with
+// memdoctor's default snapshot interval, and checks the verdicts: at 60 s, the expected kinds
+// at warning with their culprits in the top 3, from every vantage point; at 45 s and 60 s, no
+// false warning (no absent kind, nothing on a control). The README's tables come from the
+// same code with longer windows: go run ./bench/accuracy.
+func TestAccuracyMatrix(t *testing.T) {
+	if testing.Short() {
+		t.Skip("records every lab scenario for a minute")
+	}
+	scenarios := lab.All()
+	cfg := accuracy.Config{Memdoctor: memdoctorBin, Duration: 65 * time.Second, Dir: t.TempDir()}
+	if needsGo127(scenarios) {
+		cfg.LabGo127 = buildGo127(t)
+	}
+	parallel := 3
+	if n, err := strconv.Atoi(os.Getenv("MEMDOCTOR_ACCURACY_PARALLEL")); err == nil && n > 0 {
+		parallel = n
+	}
+	windows := []time.Duration{45 * time.Second, time.Minute}
+	m := accuracy.RunMatrix(context.Background(), cfg, scenarios, windows, parallel, testLog{t})
+	var table strings.Builder
+	m.Markdown(&table)
+	t.Logf("\n%s", table.String())
+	if path := os.Getenv("MEMDOCTOR_ACCURACY_TABLE"); path != "" {
+		os.WriteFile(path, []byte(table.String()), 0o644)
+	}
+	for sc, errs := range m.Errors {
+		for v, err := range errs {
+			if err != nil {
+				t.Errorf("%s from %s: not recorded: %v", sc, v, err)
+			}
+		}
+	}
+	for _, v := range m.Verdicts {
+		for _, p := range v.Problems {
+			// At every window, no false warning; at a minute, the whole verdict.
+			if v.Window >= time.Minute || strings.HasPrefix(p, "false ") {
+				t.Errorf("%s from %s at %s: %s", v.Scenario, v.Vantage, v.Window, p)
+			}
+		}
+	}
+}
+
+func needsGo127(scs []lab.Scenario) bool {
+	for _, sc := range scs {
+		if sc.Expect.Go127 {
+			return true
+		}
+	}
+	return false
+}
+
+// buildGo127 builds memdoctor with Go 1.27 (fetched through the module proxy), for the
+// scenarios whose evidence includes its goroutineleak profile.
+func buildGo127(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "memdoctor-go1.27")
+	cmd := exec.Command("go", "build", "-o", bin, ".")
+	cmd.Env = append(os.Environ(), "GOTOOLCHAIN=go1.27.0")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("GOTOOLCHAIN=go1.27.0 go build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// testLog writes progress lines to the test's log.
+type testLog struct{ t *testing.T }
+
+func (l testLog) Write(p []byte) (int, error) {
+	l.t.Log(strings.TrimRight(string(p), "\n"))
+	return len(p), nil
+}

@@ -1,0 +1,117 @@
+package compare
+
+import (
+	"math"
+	"time"
+
+	"github.com/memdoctor/memdoctor/evidence"
+)
+
+// grid cuts one session's window into equal intervals from its start (after the skipped
+// start-up): only whole intervals count, and an interval in which the process restarted is
+// left out (its counters and its heap start again from nothing).
+type grid struct {
+	start time.Time
+	width time.Duration
+	n     int
+	drop  []bool
+}
+
+func newGrid(ev *evidence.Evidence, skip, width time.Duration) grid {
+	g := grid{start: ev.Start.Add(skip), width: width}
+	if width <= 0 || !ev.End.After(g.start) {
+		return g
+	}
+	g.n = int(ev.End.Sub(g.start) / width)
+	g.drop = make([]bool, g.n)
+	for _, r := range ev.Restarts {
+		if i := int(r.Sub(g.start) / width); r.After(g.start) && i < g.n {
+			g.drop[i] = true
+		}
+	}
+	return g
+}
+
+// bounds returns interval i's start and end.
+func (g grid) bounds(i int) (time.Time, time.Time) {
+	a := g.start.Add(time.Duration(i) * g.width)
+	return a, a.Add(g.width)
+}
+
+// values measures f over every interval that is kept and measurable.
+func (g grid) values(f func(a, b time.Time) (float64, bool)) []float64 {
+	var out []float64
+	for i := range g.n {
+		if g.drop[i] {
+			continue
+		}
+		if v, ok := f(g.bounds(i)); ok {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// rate is a cumulative counter's average increase per second over [a, b], and whether it
+// can be measured there. gctrace counts every cycle as it happens, so its counters are exact
+// between cycles for as long as the process was observed (no line then means no cycle); a
+// sampled counter is measured between its first and last readings inside [a, b], which must
+// span at least half of it.
+func rate(ev *evidence.Evidence, s *evidence.Series, a, b time.Time) (float64, bool) {
+	pts := s.Points
+	if len(pts) == 0 || !b.After(a) {
+		return 0, false
+	}
+	if s.Src == evidence.SourceGCTrace {
+		if a.Before(pts[0].T) || b.After(observedUntil(ev, s)) {
+			return 0, false
+		}
+		va, _ := s.At(a)
+		vb, _ := s.At(b)
+		return math.Max(0, vb.V-va.V) / b.Sub(a).Seconds(), true
+	}
+	in := s.Between(a, b)
+	if len(in) < 2 {
+		return 0, false
+	}
+	p1, p2 := in[0], in[len(in)-1]
+	if span := p2.T.Sub(p1.T); span < b.Sub(a)/2 {
+		return 0, false
+	}
+	return math.Max(0, p2.V-p1.V) / p2.T.Sub(p1.T).Seconds(), true
+}
+
+// observedUntil is how long the process was observed: the last reading of s or of its
+// resident memory, goroutines or heap, whichever is latest. A stopping process writes no
+// gctrace line, and that must not read as a GC that stopped running.
+func observedUntil(ev *evidence.Evidence, s *evidence.Series) time.Time {
+	t := s.Last().T
+	for _, o := range []*evidence.Series{&ev.RSS, &ev.Goroutines, &ev.HeapInUse} {
+		if l := o.Last().T; l.After(t) {
+			t = l
+		}
+	}
+	return t
+}
+
+// extreme is the lowest (low) or highest reading of a gauge within [a, b), and whether it has
+// one: an interval without its own reading has no value (carrying the last one over would
+// count one reading twice).
+func extreme(s *evidence.Series, a, b time.Time, low bool) (float64, bool) {
+	pts := s.Between(a, b)
+	if len(pts) > 0 && !pts[len(pts)-1].T.Before(b) {
+		pts = pts[:len(pts)-1] // [a, b): the reading at b belongs to the next interval
+	}
+	if len(pts) == 0 {
+		return 0, false
+	}
+	v := pts[0].V
+	for _, p := range pts[1:] {
+		if low {
+			v = math.Min(v, p.V)
+		} else {
+			v = math.Max(v, p.V)
+		}
+	}
+	return v, true
+}

@@ -1,0 +1,373 @@
+package diagnose
+
+import (
+	"math"
+	"slices"
+	"sort"
+	"time"
+
+	"github.com/memdoctor/memdoctor/evidence"
+)
+
+// What "grows for good" means: the growth is large enough to matter (effect size), rises
+// consistently (Kendall's tau and Mann-Kendall's test), is still rising at the end (not a
+// warm-up that levels off), and is seen over enough readings. A large, monotone rise over few
+// readings is a finding; a small drift over many is not. The limits below are the same for
+// every vantage point: a series of 6 readings and one of 600 are judged by the same effect
+// and the same consistency, only with the confidence their length allows.
+const (
+	// confirmP and confirmTau: the consistency a confirmed growth needs.
+	confirmP   = 0.01
+	confirmTau = 0.5
+	// confirmSNR: a confirmed growth also stands this far above the readings' scatter around
+	// the trend (a consistent rise of a few quanta in a noisy floor is a suspicion).
+	confirmSNR = 4
+	// strongP and strongSNR: a looser test passes when the growth is huge against the
+	// readings' scatter (a 43x climb in seven readings is not in doubt).
+	strongP   = 0.05
+	strongSNR = 10
+	// suspectP and suspectTau: the least consistency a suspected growth needs.
+	suspectP   = 0.2
+	suspectTau = 0.3
+	// minConfirmPoints: a confirmed growth needs this many readings.
+	minConfirmPoints = 5
+	// lateRising and lateSlowing: the slope over the last third of the window, against the
+	// whole window's, that counts as still rising, and below which a growth has levelled off.
+	lateRising  = 0.5
+	lateSlowing = 0.15
+	// lateSlowingShare: a growth still slowing made at least this share of itself in the
+	// window's second half; below it, it has stopped (a plateau whose wiggle reads as a slope).
+	lateSlowingShare = 0.05
+	// projectHorizon: a consistent growth still below the effect size is suspected when it
+	// would reach it within this (or within the window's length, if longer), and has already
+	// come at least projectMinShare of the way.
+	projectHorizon  = 5 * time.Minute
+	projectMinShare = 0.2
+	// zConfirm is the one-sided normal quantile of confirmP.
+	zConfirm = 2.326
+)
+
+// limits says what growth of a quantity matters.
+type limits struct {
+	minAbs float64 // in the quantity's unit
+	minRel float64 // of the starting level
+	// minSpan is the least time a growth must be watched over to be judged at all.
+	minSpan time.Duration
+}
+
+// growth is the verdict on whether a series grows for good.
+type growth struct {
+	n           int
+	span, step  time.Duration
+	first, last float64 // observed: medians of the first and of the last few readings
+	// firstT and lastT are the middle times of those few readings: the growth took place
+	// between them.
+	firstT, lastT time.Time
+	slope         float64 // Theil-Sen, per second
+	tau, p        float64
+	lateRatio     float64 // the last third's slope over the whole window's
+	lateShare     float64 // the share of the observed growth made in the window's second half
+	snr           float64 // the growth over the readings' scatter around the trend
+	threshold     float64 // the growth that matters
+	conf          Confidence
+	// watchMore is, when the series could not be judged or the growth is only suspected, how
+	// much longer to watch.
+	watchMore time.Duration
+	// judged is false when the series was too short to say anything.
+	judged bool
+}
+
+// perMinute is the observed growth per minute: from the first readings to the last.
+func (g growth) perMinute() float64 {
+	d := g.lastT.Sub(g.firstT).Seconds()
+	if d <= 0 {
+		d = g.span.Seconds()
+	}
+	if d <= 0 {
+		return 0
+	}
+	return g.grew() / d * 60
+}
+
+// grew is the observed growth: never negative.
+func (g growth) grew() float64 { return math.Max(0, g.last-g.first) }
+
+// judgeGrowth judges a series (its floor, for quantities that swing) against the limits.
+func judgeGrowth(pts []evidence.Point, lim limits, quantum float64) growth {
+	g := growth{n: len(pts)}
+	if g.n >= 2 {
+		g.span = pts[g.n-1].T.Sub(pts[0].T)
+		g.step = g.span / time.Duration(g.n-1)
+	}
+	if g.n < 3 || g.span < lim.minSpan {
+		step := g.step
+		if step <= 0 {
+			step = 10 * time.Second
+		}
+		g.watchMore = max(lim.minSpan-g.span, time.Duration(3-g.n)*step)
+		return g
+	}
+	g.judged = true
+	tr := trend(pts)
+	g.slope, g.tau, g.p = tr.Slope, tr.Tau, tr.P
+	// The ends are medians of a few readings (a quarter of a short series, a sixth of a long
+	// one, at most 5), so that one odd reading at either end does not set the growth.
+	k := min(max(g.n/6, min(3, g.n/4), 1), 5)
+	g.first = median(values(pts[:k]))
+	g.last = median(values(pts[g.n-k:]))
+	g.firstT, g.lastT = pts[(k-1)/2].T, pts[g.n-k+(k-1)/2].T
+	g.threshold = math.Max(lim.minAbs, math.Max(lim.minRel*math.Max(g.first, 0), 3*quantum))
+	if g.slope <= 0 || g.tau < suspectTau {
+		return g
+	}
+	g.lateRatio = lateRatio(pts, g.slope)
+	g.lateShare = lateShare(pts, g.first, g.last)
+	g.snr = g.grew() / scatter(pts, tr, quantum)
+	material := g.grew() >= g.threshold
+	// Still rising: the late slope keeps up with the whole window's, and the second half made
+	// a fair share of the observed growth (a warm-up whose jump came first has levelled off,
+	// even when its slope, robust to that jump, reads the small creep after it).
+	rising := g.lateRatio >= lateRising && g.lateShare >= minLateShare
+	slowing := !rising && g.lateRatio >= lateSlowing && g.lateShare >= lateSlowingShare
+	consistent := g.n >= minConfirmPoints && g.tau >= confirmTau && g.p <= confirmP
+	// A series that only ever rose (every pair in order) needs no margin over its scatter:
+	// readings taken at irregular times (a heap profile per GC, GCs further apart as the heap
+	// grows) bend a steady leak away from a straight line without making it any less sure.
+	strong := consistent && (g.snr >= confirmSNR || g.tau >= 1) || g.n >= minConfirmPoints && g.tau >= confirmTau && g.p <= strongP && g.snr >= strongSNR
+	switch {
+	case material && rising && strong:
+		g.conf = Confirmed
+	case material && (rising || slowing) && g.p <= suspectP:
+		g.conf = Suspected
+		g.watchMore = g.untilStrong()
+		if slowing { // a warm-up levels off: watch another third of the window to tell
+			g.watchMore = max(g.watchMore, g.span/3)
+		}
+		if g.snr < confirmSNR && g.slope > 0 { // until it stands clear of the scatter
+			noise := g.grew() / math.Max(g.snr, 1e-9)
+			g.watchMore = max(g.watchMore, time.Duration((confirmSNR*noise-g.grew())/g.slope*float64(time.Second)))
+		}
+	case !material && rising && consistent && g.grew() >= projectMinShare*g.threshold:
+		// Consistent, but still small: suspected if it would matter soon.
+		left := time.Duration((g.threshold - g.grew()) / g.slope * float64(time.Second))
+		if left <= max(projectHorizon, g.span) {
+			g.conf = Suspected
+			g.watchMore = left
+		}
+	}
+	return g
+}
+
+// capUnseen lowers a confirmed growth to a suspicion when its quantity was last measured long
+// before the window's end: more than a quarter of the window, and more than twice the usual
+// gap between its readings. The live heap is measured by a GC: when none ran for a while,
+// whether it still grows is not known, and a warm-up that levelled off looks like a leak
+// whose last readings are missing. It returns how long the end went unseen (0 when it did
+// not lower the verdict).
+func (g *growth) capUnseen(ev *evidence.Evidence, obs []evidence.Point) time.Duration {
+	if g.conf != Confirmed || len(obs) < 3 || ev.End.IsZero() {
+		return 0
+	}
+	gaps := make([]float64, len(obs)-1)
+	for i := range gaps {
+		gaps[i] = obs[i+1].T.Sub(obs[i].T).Seconds()
+	}
+	tail := ev.End.Sub(obs[len(obs)-1].T)
+	usual := time.Duration(median(gaps) * float64(time.Second))
+	if tail <= max(ev.Window()/4, 2*usual) {
+		return 0
+	}
+	g.conf = Suspected
+	g.watchMore = max(g.watchMore, tail)
+	return tail
+}
+
+// untilStrong estimates how much longer the growth must be watched, at its present
+// consistency and reading rate, for Mann-Kendall to reach confirmP with enough readings.
+func (g growth) untilStrong() time.Duration {
+	if g.tau < suspectTau || g.step <= 0 {
+		return 0
+	}
+	m := max(g.n, minConfirmPoints)
+	for ; m < 100000; m++ {
+		mf := float64(m)
+		s := g.tau * mf * (mf - 1) / 2
+		if (s-1)/math.Sqrt(mf*(mf-1)*(2*mf+5)/18) >= zConfirm {
+			break
+		}
+	}
+	return time.Duration(m-g.n) * g.step
+}
+
+// minLateShare: a growth still going on made at least this share of itself in the window's
+// second half (a steady leak makes half).
+const minLateShare = 0.25
+
+// lateShare is the share of the observed growth (first to last) made after the window's
+// middle, from the reading nearest the middle.
+func lateShare(pts []evidence.Point, first, last float64) float64 {
+	if last <= first {
+		return 0
+	}
+	mid := pts[0].T.Add(pts[len(pts)-1].T.Sub(pts[0].T) / 2)
+	i := sort.Search(len(pts), func(i int) bool { return !pts[i].T.Before(mid) })
+	k := min(max(len(pts)/6, 1), 3)
+	lo, hi := max(i-k/2, 0), min(i-k/2+k, len(pts))
+	m := median(values(pts[lo:hi]))
+	return (last - m) / (last - first)
+}
+
+// lateRatio is the slope of the window's last third over the whole window's: the slope
+// between the medians of the middle and the last thirds (by time), each placed at its median
+// time, so that one outlier among the last readings (a burst live at a GC) cannot turn a rise
+// into a fall. With no reading in one of the thirds, the Theil-Sen slope of the last three.
+func lateRatio(pts []evidence.Point, slope float64) float64 {
+	t0, span := pts[0].T, pts[len(pts)-1].T.Sub(pts[0].T)
+	mid, late := t0.Add(span/3), t0.Add(span*2/3)
+	var middle, last []evidence.Point
+	for _, p := range pts {
+		switch {
+		case !p.T.Before(late):
+			last = append(last, p)
+		case !p.T.Before(mid):
+			middle = append(middle, p)
+		}
+	}
+	if len(middle) == 0 || len(last) == 0 {
+		return trend(pts[max(len(pts)-3, 0):]).Slope / slope
+	}
+	at := func(g []evidence.Point) float64 { return g[len(g)/2].T.Sub(t0).Seconds() }
+	dt := at(last) - at(middle)
+	if dt <= 0 {
+		return trend(pts[max(len(pts)-3, 0):]).Slope / slope
+	}
+	return (median(values(last)) - median(values(middle))) / dt / slope
+}
+
+// scatter is the spread of the readings around the fitted trend (1.4826 x the median
+// absolute residual, which estimates a standard deviation), at least half the values'
+// resolution.
+func scatter(pts []evidence.Point, tr Trend, quantum float64) float64 {
+	res := make([]float64, len(pts))
+	t0 := pts[0].T
+	for i, p := range pts {
+		res[i] = math.Abs(p.V - (tr.Intercept + tr.Slope*p.T.Sub(t0).Seconds()))
+	}
+	s := 1.4826 * median(res)
+	return math.Max(s, math.Max(quantum/2, 1e-9*math.Abs(median(values(pts)))+1e-12))
+}
+
+// startupGrace is how long after its start a process is left to settle: the binary pages in
+// and the runtime initializes; growth then is start-up, not a trend.
+const startupGrace = 2 * time.Second
+
+// settled drops the readings taken while the process was starting (when its start is known),
+// unless too few would be left.
+func settled(ev *evidence.Evidence, pts []evidence.Point) []evidence.Point {
+	return settledAfter(ev, pts, startupGrace)
+}
+
+// residentGrace is how long resident memory takes to settle after a start: the heap rises to
+// its goal, free pages accumulate, the binary pages in.
+const residentGrace = 30 * time.Second
+
+// settledAfter drops the readings taken within grace of the process's start, or of its last
+// restart in the window (the readings before it belong to a process that is gone).
+func settledAfter(ev *evidence.Evidence, pts []evidence.Point, grace time.Duration) []evidence.Point {
+	start := ev.Target.Started
+	if n := len(ev.Restarts); n > 0 && ev.Restarts[n-1].After(start) {
+		start = ev.Restarts[n-1]
+	}
+	if start.IsZero() {
+		return pts
+	}
+	from := start.Add(grace)
+	i := 0
+	for i < len(pts) && pts[i].T.Before(from) {
+		i++
+	}
+	if len(pts)-i < 3 {
+		return pts
+	}
+	return pts[i:]
+}
+
+// floorSlices is about how many slices floor cuts a window into.
+const floorSlices = 10
+
+// floor returns the lows a swinging series returns to: the lowest reading of each of about
+// ten equal time slices (each at least three readings wide), so that bursts of garbage or
+// of in-flight requests between them do not count as growth. A series of fewer than 20
+// readings is returned as it is: it is too sparse to tell its lows from its highs. A last
+// slice shorter than half the others is left out (a burst in progress would read as a rise).
+func floor(pts []evidence.Point) []evidence.Point {
+	n := len(pts)
+	if n < 20 {
+		return pts
+	}
+	span := pts[n-1].T.Sub(pts[0].T)
+	width := max(span/floorSlices, 3*span/time.Duration(n-1))
+	if width <= 0 {
+		return pts
+	}
+	var out []evidence.Point
+	start := pts[0].T
+	for i := 0; i < n; {
+		end := start.Add(width)
+		lo := i
+		j := i
+		for ; j < n && pts[j].T.Before(end); j++ {
+			if pts[j].V < pts[lo].V {
+				lo = j
+			}
+		}
+		if j == n && pts[n-1].T.Sub(start) < width/2 && len(out) > 0 {
+			break
+		}
+		if j > i {
+			out = append(out, pts[lo])
+		}
+		i, start = j, end
+	}
+	return out
+}
+
+// values returns the values of points.
+func values(pts []evidence.Point) []float64 {
+	vs := make([]float64, len(pts))
+	for i, p := range pts {
+		vs[i] = p.V
+	}
+	return vs
+}
+
+// maxPoint returns the point with the largest value.
+func maxPoint(pts []evidence.Point) (evidence.Point, bool) {
+	if len(pts) == 0 {
+		return evidence.Point{}, false
+	}
+	best := pts[0]
+	for _, p := range pts[1:] {
+		if p.V > best.V {
+			best = p
+		}
+	}
+	return best, true
+}
+
+// percentile returns the p-th percentile (0..100) of vs by linear interpolation between
+// closest ranks; 0 for no values.
+func percentile(vs []float64, p float64) float64 {
+	if len(vs) == 0 {
+		return 0
+	}
+	s := slices.Clone(vs)
+	slices.Sort(s)
+	if len(s) == 1 {
+		return s[0]
+	}
+	r := p / 100 * float64(len(s)-1)
+	lo := int(math.Floor(r))
+	hi := min(lo+1, len(s)-1)
+	return s[lo] + (s[hi]-s[lo])*(r-float64(lo))
+}

@@ -1,0 +1,145 @@
+package diagnose
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/memdoctor/memdoctor/evidence"
+)
+
+func init() { register(KindMemoryGrowth, memoryGrowth) }
+
+// What growth of resident memory's floor matters: half again what it was (a process warming
+// up to its steady state grows too, by less), and 32 MiB.
+var memGrowthLimits = limits{minAbs: 32 << 20, minRel: 0.5, minSpan: 15 * time.Second}
+
+// memoryGrowth reports resident memory (or, for a remote process, what the Go runtime
+// holds) that grows for good, whichever part of it grows: whatever grows without bound is a
+// finding, even when no other rule's shape matched. It names the part that grew most; the
+// consistency pass drops it when another finding already explains that part.
+func memoryGrowth(in *input) outcome {
+	ev := in.ev
+	s, what := &ev.RSS, "resident memory (RSS)"
+	if s.Empty() {
+		s, what = &ev.RuntimeResident, "memory the Go runtime holds (its total less what it released to the OS)"
+	}
+	if s.Empty() {
+		return cannot(KindMemoryGrowth, 0, "resident memory was never read: %s", ev.Gaps[evidence.GapRSS])
+	}
+	pts := floor(settledAfter(ev, s.Points, residentGrace))
+	g := judgeGrowth(pts, memGrowthLimits, 0)
+	if !g.judged {
+		return cannot(KindMemoryGrowth, g.watchMore, "%d reading(s) of %s over %s: a trend needs %s or more",
+			s.Len(), what, humanDuration(s.Span().Seconds()), humanDuration(memGrowthLimits.minSpan.Seconds()))
+	}
+	if g.conf == "" {
+		return outcome{}
+	}
+	perMin := g.perMinute()
+	f := Finding{
+		Kind:             KindMemoryGrowth,
+		Severity:         Warning,
+		Confidence:       g.conf,
+		WatchMoreSeconds: g.watchMore.Seconds(),
+		Title:            fmt.Sprintf("%s grows %s/min and does not come back: %s -> %s", what, bytesStr(perMin), bytesStr(g.first), bytesStr(g.last)),
+		Detail: fmt.Sprintf("The lows of %s (%s) rose from %s to %s over %s (Kendall's tau %.2f, Mann-Kendall p=%.2g over %d lows), %s at the end.",
+			what, s.Src, bytesStr(g.first), bytesStr(g.last), humanDuration(g.span.Seconds()), g.tau, g.p, g.n, risingWord(g)),
+		Evidence: map[string]float64{
+			"memory_start_bytes":      g.first,
+			"memory_end_bytes":        g.last,
+			"growth_bytes":            g.grew(),
+			"growth_bytes_per_minute": perMin,
+			"window_seconds":          g.span.Seconds(),
+			"kendall_tau":             g.tau,
+			"mann_kendall_p":          g.p,
+		},
+		Start: pts[0].T, End: pts[len(pts)-1].T,
+	}
+	parts := growthParts(ev, pts[0].T, pts[len(pts)-1].T)
+	if len(parts) > 0 && parts[0].name == partGarbage && partBytes(parts, partLive) < 0.1*g.grew() {
+		// The heap in use rose toward its GC goal while the live heap stayed: a process
+		// warming up to its steady state, bounded by the goal. Not growth for good.
+		return outcome{}
+	}
+	if len(parts) > 0 && parts[0].bytes > 0 {
+		top := parts[0]
+		in.growthPart = top.name
+		f.Title += "; most of it is " + top.name
+		var said []string
+		for _, p := range parts {
+			if p.bytes >= 1<<20 {
+				said = append(said, fmt.Sprintf("%s +%s", p.name, bytesStr(p.bytes)))
+				f.Evidence[strings.ReplaceAll(p.name, " ", "_")+"_growth_bytes"] = p.bytes
+			}
+		}
+		f.Detail += " What grew, by the split of memory: " + strings.Join(said, ", ") + ". " + top.advice
+		if top.name == partLive {
+			in.leakCulprits(&f)
+		}
+	} else {
+		f.Detail += " What grows cannot be told: no Go reading was taken with the /proc readings (see the notes)."
+	}
+	if g.conf == Suspected {
+		f.Detail += fmt.Sprintf(" Not yet proved: watch about %s more to confirm or dismiss it.", humanDuration(g.watchMore.Seconds()))
+	}
+	timeToBudget(ev, &f, g.perMinute()/60/2)
+	return found(f)
+}
+
+// Parts of memory that can grow.
+const (
+	partLive     = "live heap"
+	partGarbage  = "garbage awaiting GC"
+	partRetained = "free heap the runtime keeps"
+	partReleased = "released memory still resident"
+	partStacks   = "goroutine stacks"
+	partNonGo    = "non-Go memory"
+	partFiles    = "files and the binary"
+)
+
+type part struct {
+	name, advice string
+	bytes        float64
+}
+
+// growthParts is how much each part of memory grew over [from, to], largest first.
+func growthParts(ev *evidence.Evidence, from, to time.Time) []part {
+	live := floorGrowth(&ev.Live, from, to)
+	inUse := floorGrowth(&ev.HeapInUse, from, to)
+	parts := []part{
+		{partLive, "Reachable objects accumulate: see the heap-leak advice and the growing sites.", live},
+		{partGarbage, "The heap in use grows faster than the live heap: the GC goal grows with it (GOGC), or garbage piles up between cycles; GOMEMLIMIT bounds it.", inUse - live},
+		{partRetained, "The runtime keeps freed heap for reuse: not a leak of objects; GOMEMLIMIT makes the scavenger return it.", floorGrowth(&ev.HeapFree, from, to)},
+		{partReleased, "Pages released with MADV_FREE stay resident until the kernel needs them (GODEBUG=madvdontneed=1 returns them at once).", floorGrowth(&ev.ReleasedResident, from, to)},
+		{partStacks, "Goroutine stacks grow with the number of goroutines: see the goroutine counts.", floorGrowth(&ev.Stacks, from, to)},
+		{partNonGo, "Memory outside the Go runtime (cgo, C libraries, mmap) grows: Go's profiles cannot see it; look at /proc/PID/smaps.", floorGrowth(&ev.NonGo, from, to)},
+		{partFiles, "File-backed memory grows: mapped files or the page cache of files the process maps.", floorGrowth(&ev.RSSFile, from, to)},
+	}
+	if ev.Live.Empty() {
+		parts[0].bytes, parts[1].bytes = inUse, 0
+	}
+	sort.SliceStable(parts, func(i, j int) bool { return parts[i].bytes > parts[j].bytes })
+	return parts
+}
+
+// floorGrowth is how much a series' floor rose over [from, to] (0 when unknown).
+func floorGrowth(s *evidence.Series, from, to time.Time) float64 {
+	pts := floor(s.Between(from.Add(-time.Second), to.Add(time.Second)))
+	if len(pts) < 2 {
+		return 0
+	}
+	k := min(max(len(pts)/6, 1), 5)
+	return median(values(pts[len(pts)-k:])) - median(values(pts[:k]))
+}
+
+// partBytes is how much the named part grew.
+func partBytes(parts []part, name string) float64 {
+	for _, p := range parts {
+		if p.name == name {
+			return p.bytes
+		}
+	}
+	return 0
+}

@@ -1,0 +1,180 @@
+package diagnose
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/google/pprof/profile"
+
+	"github.com/memdoctor/memdoctor/evidence"
+)
+
+// heapSnapshot writes a heap profile whose inuse_space holds the given bytes per function,
+// and returns its snapshot.
+func heapSnapshot(t *testing.T, dir string, at time.Time, inuse map[string]int64) evidence.Snapshot {
+	t.Helper()
+	p := &profile.Profile{
+		SampleType: []*profile.ValueType{{Type: "alloc_objects", Unit: "count"}, {Type: "alloc_space", Unit: "bytes"},
+			{Type: "inuse_objects", Unit: "count"}, {Type: "inuse_space", Unit: "bytes"}},
+		PeriodType: &profile.ValueType{Type: "space", Unit: "bytes"}, Period: 512 << 10,
+		TimeNanos: at.UnixNano(),
+	}
+	id := uint64(0)
+	for fn, v := range inuse {
+		id++
+		f := &profile.Function{ID: id, Name: fn, SystemName: fn, Filename: "/src/svc/" + fn + ".go"}
+		l := &profile.Location{ID: id, Line: []profile.Line{{Function: f, Line: 10}}}
+		p.Function, p.Location = append(p.Function, f), append(p.Location, l)
+		p.Sample = append(p.Sample, &profile.Sample{Location: []*profile.Location{l}, Value: []int64{v / 1024, v, v / 1024, v}})
+	}
+	var b bytes.Buffer
+	if err := p.Write(&b); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "heap-"+at.Format("150405")+".pb.gz")
+	if err := os.WriteFile(path, b.Bytes(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return evidence.Snapshot{Kind: "heap", T: at, Path: path}
+}
+
+// A leak under bursts the GC runs during: every live-heap reading holds a burst's 150 MiB
+// buffer or not, so the live heap's total swings and proves nothing; the map that holds the
+// leak grows in every heap profile. The site is the finding, confirmed, and named first.
+func TestSiteLeakUnderBursts(t *testing.T) {
+	dir := t.TempDir()
+	t0 := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
+	ev := evidence.New("watch", evidence.Target{}, evidence.Options{})
+	live := evidence.NewGauge(evidence.SourceRuntimeMetrics, 0)
+	const mib = 1 << 20
+	for i := range 9 {
+		at := t0.Add(time.Duration(i) * 10 * time.Second)
+		leaked := int64(i) * 25 * mib
+		burst := int64(0)
+		if i%2 == 1 {
+			burst = 150 * mib // the GC ran while a burst's buffer was live
+		}
+		ev.AddSnapshot(heapSnapshot(t, dir, at, map[string]int64{
+			"example.com/svc/devices.(*Sessions).open": leaked + 1,
+			"example.com/svc/imports.inflateWhole":     burst + 1,
+			"example.com/svc/rules.load":               20 * mib,
+		}))
+		live.Add(at, float64(20*mib+leaked+burst))
+	}
+	// The live heap's readings: the burst makes them swing more than the leak grows.
+	ev.Live = live.Series()
+	ev.Finish(evidence.Options{})
+	out := heapLeak(&input{ev: ev})
+	if len(out.findings) != 1 {
+		t.Fatalf("want one heap-leak finding, got %+v (not judged %+v)", out.findings, out.notJudged)
+	}
+	f := out.findings[0]
+	if f.Confidence != Confirmed || f.Severity.Rank() < Warning.Rank() {
+		t.Errorf("heap-leak is %s/%s, want a confirmed warning: %s", f.Confidence, f.Severity, f.Title)
+	}
+	if len(f.Culprits) == 0 || f.Culprits[0].Function != "example.com/svc/devices.(*Sessions).open" {
+		t.Errorf("culprits %+v: want the growing map first", f.Culprits)
+	}
+	if g := f.Evidence["growth_bytes"]; g < 150*mib {
+		t.Errorf("growth %v: want the site's 200 MiB", g)
+	}
+}
+
+// A site that fills and stays (a cache warming up, churning entries once full, so that each
+// cycle reads it a little differently) is no leak, site by site either.
+func TestSiteLeakPlateau(t *testing.T) {
+	dir := t.TempDir()
+	t0 := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
+	ev := evidence.New("watch", evidence.Target{}, evidence.Options{})
+	live := evidence.NewGauge(evidence.SourceRuntimeMetrics, 0)
+	const mib = 1 << 20
+	for i := range 12 {
+		at := t0.Add(time.Duration(i) * 10 * time.Second)
+		cache := int64(min(i, 3))*40*mib + int64(i%3)*300<<10 // evictions: a few hundred KiB either way
+		ev.AddSnapshot(heapSnapshot(t, dir, at, map[string]int64{"example.com/svc/cache.(*LRU).add": cache + 1, "example.com/svc/rules.load": 20 * mib}))
+		live.Add(at, float64(20*mib+cache))
+	}
+	ev.Live = live.Series()
+	ev.Finish(evidence.Options{})
+	if out := heapLeak(&input{ev: ev}); len(out.findings) > 0 {
+		t.Errorf("a cache that filled in 30 s and stayed for 80 s: %s (%s)", out.findings[0].Title, out.findings[0].Confidence)
+	}
+}
+
+func TestObserved(t *testing.T) {
+	t0 := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
+	var pts []evidence.Point
+	for i, v := range []float64{5, 5, 5, 9, 9, 12, 12, 12, 5} {
+		pts = append(pts, evidence.Point{T: t0.Add(time.Duration(i) * time.Second), V: v})
+	}
+	got := observed(pts)
+	want := []float64{5, 9, 12, 5}
+	if len(got) != len(want) {
+		t.Fatalf("observed %v, want %v", values(got), want)
+	}
+	for i, p := range got {
+		if p.V != want[i] || !p.T.Equal(pts[[]int{0, 3, 5, 8}[i]].T) {
+			t.Errorf("point %d: %v at %v, want %v at the first reading of its run", i, p.V, p.T, want[i])
+		}
+	}
+}
+
+// The goal follows the live heap by 1 + GOGC/100; goals near a memory limit, and GOGC=off,
+// say nothing about it.
+func TestGoalLive(t *testing.T) {
+	t0 := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
+	const mib = 1 << 20
+	build := func(gogc, limit float64, goals ...float64) *evidence.Evidence {
+		ev := &evidence.Evidence{Pacer: evidence.Pacer{GOGC: gogc, GOMemLimit: limit}}
+		for i, g := range goals {
+			ev.HeapGoal.Points = append(ev.HeapGoal.Points, evidence.Point{T: t0.Add(time.Duration(i) * time.Second), V: g * mib})
+		}
+		return ev
+	}
+	if pts, ok := goalLive(build(100, 0, 40, 50, 60)); !ok || pts[0].V != 20*mib || pts[2].V != 30*mib {
+		t.Errorf("GOGC=100: %v %v, want half of each goal", ok, values(pts))
+	}
+	if pts, ok := goalLive(build(300, 0, 40, 80, 120)); !ok || pts[1].V != 20*mib {
+		t.Errorf("GOGC=300: %v %v, want a quarter", ok, values(pts))
+	}
+	if pts, ok := goalLive(build(0, 0, 40, 50, 60)); !ok || pts[0].V != 20*mib {
+		t.Errorf("GOGC unknown: %v %v, want the default of 100", ok, values(pts))
+	}
+	if _, ok := goalLive(build(-1, 0, 40, 50, 60)); ok {
+		t.Errorf("GOGC=off: the goal is the limit's, not the live heap's")
+	}
+	if pts, ok := goalLive(build(100, 100*mib, 40, 50, 60, 95, 96, 97)); !ok || len(pts) != 3 {
+		t.Errorf("near a 100 MiB limit: %v %v, want the three goals below 90 MiB only", ok, values(pts))
+	}
+}
+
+// A heap that grows with a goroutine leak, by what each new goroutine plausibly holds, is
+// said once, by the goroutine leak; a heap leak far beyond it stays a warning.
+func TestHeldByGoroutines(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		added    float64
+		heapGrew float64
+		want     Severity
+	}{
+		{"12 KiB a goroutine", 2300, 29 << 20, Info},
+		{"2 MiB a goroutine", 100, 200 << 20, Warning},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fs := []Finding{
+				{Kind: KindGoroutineLeak, Severity: Warning, Confidence: Confirmed, Evidence: map[string]float64{"goroutines_start_count": 200, "goroutines_end_count": 200 + tc.added}},
+				{Kind: KindHeapLeak, Severity: Warning, Confidence: Confirmed, Evidence: map[string]float64{"growth_bytes": tc.heapGrew}},
+			}
+			heldByGoroutines(fs)
+			if fs[1].Severity != tc.want {
+				t.Errorf("heap-leak is %s, want %s: %s", fs[1].Severity, tc.want, fs[1].Title)
+			}
+			if tc.want == Info && fs[0].Evidence["heap_held_bytes"] != tc.heapGrew {
+				t.Errorf("the goroutine leak does not say what its goroutines hold: %+v", fs[0].Evidence)
+			}
+		})
+	}
+}

@@ -1,0 +1,202 @@
+package evidence
+
+import (
+	"fmt"
+	"sync"
+
+	"github.com/google/pprof/profile"
+
+	"github.com/memdoctor/memdoctor/internal/culprit"
+	"github.com/memdoctor/memdoctor/internal/pprofio"
+	"github.com/memdoctor/memdoctor/session"
+)
+
+// store loads stored profiles, keeping the few most recently used parsed, and remembers
+// which could not be read.
+type store struct {
+	limits pprofio.Limits
+	opts   culprit.Options
+
+	mu     sync.Mutex
+	order  []string
+	byPath map[string]*profile.Profile
+	failed map[string]error
+	tables map[tableKey]*culprit.Table
+	groups map[string][]GoroutineGroup
+	infos  map[string]*ProfileInfo
+	noted  map[string]bool
+	dumps  map[string]bool // goroutine text dumps: their groups come from the text
+	notes  []string
+}
+
+type tableKey struct{ path, typ string }
+
+// maxParsed is how many parsed profiles the store keeps: rules compare neighbours.
+const maxParsed = 4
+
+// maxTables bounds the per-profile site tables kept (small: sites, not samples).
+const maxTables = 256
+
+func newStore(maxBytes int64, mainModule string) *store {
+	limits := pprofio.Default
+	if maxBytes > 0 {
+		limits.Decompressed = maxBytes
+	}
+	return &store{
+		limits: limits, opts: culprit.Options{MainModule: mainModule},
+		byPath: map[string]*profile.Profile{}, failed: map[string]error{},
+		tables: map[tableKey]*culprit.Table{}, groups: map[string][]GoroutineGroup{},
+		infos: map[string]*ProfileInfo{}, noted: map[string]bool{}, dumps: map[string]bool{},
+	}
+}
+
+// Profile loads a snapshot's profile. A profile that cannot be read is named once in the
+// notes, and never parsed again.
+func (ev *Evidence) Profile(s Snapshot) (*profile.Profile, error) {
+	st := ev.profiles
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return st.getLocked(s.Path)
+}
+
+func (st *store) getLocked(path string) (*profile.Profile, error) {
+	if p, ok := st.byPath[path]; ok {
+		return p, nil
+	}
+	if err, ok := st.failed[path]; ok {
+		st.fail(path, err) // named once, when a rule first asks for it
+		return nil, err
+	}
+	p, err := st.parse(path)
+	if err != nil {
+		st.fail(path, err)
+		return nil, err
+	}
+	if len(st.order) >= maxParsed {
+		delete(st.byPath, st.order[0])
+		st.order = st.order[1:]
+	}
+	st.order = append(st.order, path)
+	st.byPath[path] = p
+	return p, nil
+}
+
+// fail remembers that path cannot be read, and names it once in the notes.
+func (st *store) fail(path string, err error) {
+	st.failed[path] = err
+	if !st.noted[path] {
+		st.noted[path] = true
+		st.notes = append(st.notes, fmt.Sprintf("skipped profile %v", err))
+	}
+}
+
+func (st *store) note(s string) {
+	st.mu.Lock()
+	st.notes = append(st.notes, s)
+	st.mu.Unlock()
+}
+
+// ProfileNotes returns what could not be read among the profiles used so far.
+func (ev *Evidence) ProfileNotes() []string {
+	st := ev.profiles
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return append([]string(nil), st.notes...)
+}
+
+// listSnapshots lists the session's stored profiles inside the window.
+func (b *sessionBuild) listSnapshots(s *session.Session) {
+	for _, ref := range s.Profiles {
+		kind, ok := kindOf(ref.Kind)
+		if !ok || !b.in(ref.Time) {
+			continue
+		}
+		snap := Snapshot{Kind: kind, T: ref.Time, Label: ref.Label, Path: ref.Path}
+		switch kind {
+		case session.KindHeap:
+			b.ev.Heaps = append(b.ev.Heaps, snap)
+		case session.KindGoroutine:
+			b.ev.GoroutineSnaps = append(b.ev.GoroutineSnaps, snap)
+		case kindGoroutineLeak:
+			b.ev.LeakSnaps = append(b.ev.LeakSnaps, snap)
+			b.ev.LeakProfileServed = true
+		}
+		b.saw(ref.Time)
+	}
+}
+
+// HeapTotal is the sum of each sample type of one heap profile.
+type HeapTotal struct {
+	InuseSpace, InuseObjects, AllocSpace, AllocObjects int64
+}
+
+// profileFallbacks reads what only profiles show when nothing finer did: the live heap and
+// the allocation counters from heap profiles, goroutine counts from goroutine profiles, and
+// the leaked goroutines from goroutineleak profiles (always: nothing else proves them). A
+// session and evidence built with New (a folder of profiles) both come through here. Each
+// profile's totals are read once (ProfileInfo), without parsing its stacks; a delta heap
+// profile (?seconds=N) holds a window's changes, not the heap, and gives neither.
+func (b *sessionBuild) profileFallbacks() {
+	ev := b.ev
+	info := func(s Snapshot) (*ProfileInfo, bool) {
+		in, err := ev.profiles.info(s.Path, true)
+		return in, err == nil
+	}
+	needLive := countOf(b.live) < len(ev.Heaps)
+	needAlloc := countOf(b.allocB) < len(ev.Heaps)
+	if needLive || needAlloc {
+		prev, repeats := int64(-1), 0
+		for _, s := range ev.Heaps {
+			in, ok := info(s)
+			if !ok || in.Window > 0 {
+				continue
+			}
+			t := in.Heap
+			// A heap profile's inuse figures are those of the last completed GC: a profile
+			// that repeats its predecessor's exactly saw no GC in between, and is the same
+			// reading again, not a new one (counting it would draw a plateau where the heap
+			// grew: between GCs that grow further and further apart, the last third of a
+			// leaking series would read flat).
+			if needLive && in.HasInuse && t.InuseSpace > 0 {
+				if t.InuseSpace != prev {
+					b.live.add(SourceHeapProfile, 0, s.T, float64(t.InuseSpace))
+				} else {
+					repeats++
+				}
+				prev = t.InuseSpace
+			}
+			if needAlloc && in.HasAlloc && t.AllocSpace > 0 {
+				b.allocB.addCounter(SourceHeapProfile, s.T, float64(t.AllocSpace))
+				b.allocO.addCounter(SourceHeapProfile, s.T, float64(t.AllocObjects))
+			}
+		}
+		if repeats > 0 && b.live.get(SourceHeapProfile) != nil && countOf(b.live) == b.live.get(SourceHeapProfile).count() {
+			ev.Notes = append(ev.Notes, fmt.Sprintf("%d heap profile(s) repeat their predecessor's in-use heap exactly (no GC completed in between): "+
+				"each counts as one reading of the live heap, at the time it was first seen", repeats))
+		}
+	}
+	if countOf(b.goroutines) < len(ev.GoroutineSnaps) {
+		for _, s := range ev.GoroutineSnaps {
+			if in, ok := info(s); ok {
+				b.goroutines.add(SourceGoroutineProfile, 1, s.T, float64(in.Goroutines))
+			}
+		}
+	}
+	for _, s := range ev.LeakSnaps {
+		if in, ok := info(s); ok {
+			b.leak.add(SourceLeakProfile, 1, s.T, float64(in.Goroutines))
+		}
+	}
+}
+
+// countOf is the most readings any source of a quantity has.
+func countOf(m multi) int {
+	n := 0
+	for _, b := range m.by {
+		if b == nil {
+			continue
+		}
+		n = max(n, b.count())
+	}
+	return n
+}

@@ -1,0 +1,19 @@
+package accuracy
+
+// Vantage is how a service was observed.
+type Vantage string
+
+// The vantage points.
+const (
+	// Run: memdoctor started the program: gctrace, /proc, pprof.
+	Run Vantage = "run"
+	// WatchPprof: memdoctor attached to its net/http/pprof endpoint.
+	WatchPprof Vantage = "watch-pprof"
+	// WatchAgent: memdoctor attached to its embedded memdoctor agent.
+	WatchAgent Vantage = "watch-agent"
+	// Profiles: the heap and goroutine profiles alone, as someone who curl'd them holds them.
+	Profiles Vantage = "profiles"
+)
+
+// Vantages lists every vantage point.
+var Vantages = []Vantage{Run, WatchPprof, WatchAgent, Profiles}

@@ -1,0 +1,9 @@
+//go:build unix && !linux
+
+package recorder
+
+import "syscall"
+
+// groupAttr starts the program in a process group of its own, which memdoctor signals as a
+// whole. (Run refuses to start outside Linux; this keeps the package building there.)
+func groupAttr() *syscall.SysProcAttr { return &syscall.SysProcAttr{Setpgid: true} }

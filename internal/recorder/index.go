@@ -1,0 +1,89 @@
+package recorder
+
+import (
+	"context"
+	"time"
+
+	"github.com/memdoctor/memdoctor/collect/scrape"
+	"github.com/memdoctor/memdoctor/session"
+)
+
+// indexState is what the per-sample reads of the pprof index page have learnt. Guarded by
+// recorder.mu.
+type indexState struct {
+	reads, failures int
+	lastErr         error
+	// leak says whether the target serves the goroutineleak profile, as far as known.
+	leak leakServed
+}
+
+type leakServed int
+
+const (
+	leakUnknown leakServed = iota
+	leakServedYes
+	leakServedNo
+)
+
+// maxIndexTimeout bounds one index read: it is polled every sample, and a slow target must
+// not delay the /proc samples nor pile requests up.
+const maxIndexTimeout = time.Second
+
+// readIndex reads the counts of the pprof index page once, when a pprof endpoint is known:
+// one request, no retry, within half the sample interval (at most a second). It returns nil
+// when there is no endpoint or the read failed: that sample has no counts.
+func (r *recorder) readIndex() *session.PprofCounts {
+	_, c := r.target()
+	if c == nil {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), min(r.cfg.Sample/2, maxIndexTimeout))
+	defer cancel()
+	ix, err := c.Index(ctx)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.index.reads++
+	if err != nil {
+		r.index.failures++
+		r.index.lastErr = err
+		if r.index.failures == 1 {
+			r.log.Warn("reading the pprof index failed; that sample has no goroutine count", "err", err)
+		} else {
+			r.log.Debug("reading the pprof index failed", "err", err)
+		}
+		return nil
+	}
+	pc := countsFromIndex(ix)
+	r.goroutines = pc.Goroutines
+	if pc.GoroutineLeak < 0 {
+		r.index.leak = leakServedNo
+	} else {
+		r.index.leak = leakServedYes
+	}
+	return pc
+}
+
+// countsFromIndex picks the counts a session keeps from an index page.
+func countsFromIndex(ix scrape.Index) *session.PprofCounts {
+	pc := &session.PprofCounts{
+		Goroutines:  ix["goroutine"],
+		Threads:     ix["threadcreate"],
+		HeapRecords: ix["heap"],
+	}
+	if n, ok := ix["goroutineleak"]; ok {
+		pc.GoroutineLeak = n
+	} else {
+		pc.GoroutineLeak = -1
+	}
+	return pc
+}
+
+// noteIndex records in the manifest how the index reads went, when some failed.
+func (r *recorder) noteIndex() {
+	r.mu.Lock()
+	st := r.index
+	r.mu.Unlock()
+	if st.failures > 0 {
+		r.addNote("the pprof index page (per-second goroutine counts) could not be read %d time(s) out of %d; the last error: %v", st.failures, st.reads, st.lastErr)
+	}
+}

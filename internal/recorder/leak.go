@@ -1,0 +1,124 @@
+package recorder
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/memdoctor/memdoctor/collect/leakcheck"
+	"github.com/memdoctor/memdoctor/collect/scrape"
+	"github.com/memdoctor/memdoctor/session"
+)
+
+// Fetching the goroutineleak profile over pprof: at the start, when the goroutine count
+// (from the index page, else the goroutine profile) has climbed 20% and 50 goroutines since
+// the last fetch, and otherwise every cfg.LeakCheckEvery; never twice within leakMinGap.
+const (
+	leakMinGap     = 15 * time.Second
+	leakClimbRatio = 0.2
+	leakClimbMin   = 50
+)
+
+func (r *recorder) leakPolicy() leakcheck.Policy {
+	return leakcheck.Policy{Every: r.cfg.LeakCheckEvery, MinGap: r.cfg.leakMinGap, ClimbRatio: leakClimbRatio, ClimbMin: leakClimbMin}
+}
+
+// leakState is the goroutineleak fetching's own state; only leakLoop touches it.
+type leakState struct {
+	last      leakcheck.State
+	fetches   int
+	leaked    int // goroutines the last profile held
+	failures  int
+	notServed bool // the target answered 404: it has no goroutineleak profile
+}
+
+// leakLoop fetches the goroutineleak profile when the policy says so, checking every
+// cfg.Sample. It stays idle while no pprof endpoint is known, when an embedded agent takes
+// these profiles itself (its copies reach the session), and once the target has shown that
+// it does not serve the profile.
+func (r *recorder) leakLoop(ctx context.Context) {
+	if r.cfg.LeakCheckEvery < 0 {
+		return
+	}
+	policy := r.leakPolicy()
+	var st leakState
+	defer func() { r.noteLeaks(st) }()
+	t := time.NewTicker(r.cfg.Sample)
+	defer t.Stop()
+	for {
+		_, c := r.target()
+		r.mu.Lock()
+		goroutines, served, indexRead := r.goroutineCount(), r.index.leak, r.index.reads > 0
+		r.mu.Unlock()
+		if st.last.LastGoroutines < 0 {
+			st.last.LastGoroutines = goroutines // the count was not known at the last fetch: the first since
+		}
+		// Wait for the first index read: it says whether the profile is served. When the index
+		// cannot be read, a fetch finds out (a 404 ends the fetching).
+		if c != nil && r.agent == nil && indexRead && served != leakServedNo && !st.notServed {
+			now := time.Now()
+			if reason := policy.Due(st.last, now, goroutines); reason != leakcheck.NotDue {
+				r.fetchLeak(ctx, c, &st, now, goroutines, reason)
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-r.gone:
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// goroutineCount is the latest goroutine count known, -1 when none is. r.mu is held.
+func (r *recorder) goroutineCount() int {
+	if r.goroutines == 0 {
+		return -1 // a Go program has at least one goroutine: 0 means not read yet
+	}
+	return r.goroutines
+}
+
+// fetchLeak fetches and stores one goroutineleak profile. A failure counts as a fetch for
+// the policy: it is not retried before the policy's next turn.
+func (r *recorder) fetchLeak(ctx context.Context, c *scrape.Client, st *leakState, now time.Time, goroutines int, reason leakcheck.Reason) {
+	st.last = leakcheck.State{Last: now, LastGoroutines: goroutines}
+	// Not cancelled with the loop: a fetch under way has made the target run its GC, so its
+	// profile is worth keeping; the client's timeout bounds it.
+	raw, p, err := c.GoroutineLeak(context.WithoutCancel(ctx))
+	switch {
+	case errors.Is(err, scrape.ErrNotFound):
+		st.notServed = true
+		r.log.Info("the target does not serve the goroutineleak profile (Go 1.27, or Go 1.26 with GOEXPERIMENT=goroutineleakprofile)")
+		return
+	case err != nil:
+		st.failures++
+		r.scrapeFailed("goroutineleak", err)
+		return
+	}
+	leaked := 0
+	for _, s := range p.Sample {
+		if len(s.Value) > 0 {
+			leaked += int(s.Value[0])
+		}
+	}
+	st.fetches++
+	st.leaked = leaked
+	r.log.Info("goroutineleak profile", "reason", string(reason), "leaked", leaked, "goroutines", goroutines)
+	if _, err := r.w.WriteProfile(session.KindGoroutineLeak, now, "", raw); err != nil {
+		r.writeFailed(err)
+		return
+	}
+	r.mu.Lock()
+	r.status.LeakSnapshots++
+	r.mu.Unlock()
+}
+
+// noteLeaks records in the manifest that the goroutineleak fetches forced GC cycles.
+func (r *recorder) noteLeaks(st leakState) {
+	if st.fetches == 0 && st.failures == 0 {
+		return
+	}
+	r.addNote("fetched the goroutineleak profile %d time(s) (%d failed); each fetch ran one forced GC cycle with leak detection in the target; the last profile held %d leaked goroutine(s)",
+		st.fetches+st.failures, st.failures, st.leaked)
+}

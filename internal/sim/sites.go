@@ -1,0 +1,274 @@
+package sim
+
+import (
+	"math"
+	"math/rand/v2"
+)
+
+// MainModule is the module path of every simulated service.
+const MainModule = "example.com/svc"
+
+// httpRoot is what a handler runs under.
+var httpRoot = []string{"net/http.HandlerFunc.ServeHTTP", "net/http.(*ServeMux).ServeHTTP",
+	"net/http.serverHandler.ServeHTTP", "net/http.(*conn).serve"}
+
+func handler(frames ...string) []string { return append(frames, httpRoot...) }
+
+// A stackPool is a set of alternative allocation stacks for one role, leaf first; the
+// culprit of each is its innermost frame in the main module.
+var (
+	garbagePool = [][]string{
+		handler("encoding/json.(*decodeState).literalStore", "encoding/json.(*decodeState).object",
+			"encoding/json.(*decodeState).value", "encoding/json.(*decodeState).unmarshal", "encoding/json.Unmarshal",
+			"example.com/svc/api.(*Server).decodeOrder", "example.com/svc/api.(*Server).handleOrder"),
+		handler("bytes.growSlice", "bytes.(*Buffer).grow", "bytes.(*Buffer).WriteString",
+			"example.com/svc/render.(*Page).row", "example.com/svc/render.(*Page).Render", "example.com/svc/api.(*Server).handlePage"),
+		handler("strings.(*Builder).grow", "strings.(*Builder).WriteString", "example.com/svc/logx.(*Logger).format",
+			"example.com/svc/logx.(*Logger).Info", "example.com/svc/api.(*Server).logRequest"),
+		{"net/http.Header.Clone", "example.com/svc/proxy.(*Router).rewrite", "example.com/svc/proxy.(*Router).ServeHTTP",
+			"net/http.serverHandler.ServeHTTP", "net/http.(*conn).serve"},
+		{"bufio.NewReaderSize", "net/http.newBufioReader", "net/http.(*conn).serve"},
+		{"net/textproto.(*Reader).ReadMIMEHeader", "net/http.readRequest", "net/http.(*conn).readRequest", "net/http.(*conn).serve"},
+		handler("example.com/svc/metrics.(*Histogram).Observe", "example.com/svc/api.(*Server).instrument.func1"),
+		handler("compress/flate.NewWriter", "compress/gzip.(*Writer).Write", "example.com/svc/api.(*Server).writeGzip"),
+	}
+	steadyStack = []string{"example.com/svc/catalog.(*Index).add", "example.com/svc/catalog.Load", "main.run", "main.main", "runtime.main"}
+	leakPool    = [][]string{
+		handler("example.com/svc/session.(*Store).add", "example.com/svc/session.(*Store).Open", "example.com/svc/api.(*Server).handleLogin"),
+		handler("example.com/svc/ingest.(*Assembler).bufferSegment", "example.com/svc/ingest.(*Assembler).Add", "example.com/svc/ingest.(*Server).handleIngest"),
+		handler("example.com/svc/audit.(*Trail).record", "example.com/svc/payments.(*Service).Charge", "example.com/svc/api.(*Server).handleCharge"),
+		handler("bytes.Clone", "example.com/svc/idem.(*Keys).remember", "example.com/svc/api.(*Server).handlePayment"),
+	}
+	spikePool = [][]string{
+		{"io.ReadAll", "example.com/svc/upload.(*Handler).decodeWhole", "example.com/svc/upload.(*Handler).ServeHTTP",
+			"net/http.(*ServeMux).ServeHTTP", "net/http.serverHandler.ServeHTTP", "net/http.(*conn).serve"},
+		{"encoding/json.(*decodeState).literalStore", "encoding/json.(*decodeState).array", "encoding/json.(*decodeState).value",
+			"encoding/json.(*decodeState).unmarshal", "encoding/json.Unmarshal", "example.com/svc/imports.(*Importer).importBatch",
+			"example.com/svc/imports.(*Importer).run"},
+		handler("example.com/svc/report.(*Builder).buildMatrix", "example.com/svc/report.(*Builder).Build", "example.com/svc/api.(*Server).handleExport"),
+		{"bytes.growSlice", "bytes.(*Buffer).ReadFrom", "example.com/svc/archive.(*Restorer).inflate",
+			"example.com/svc/archive.(*Restorer).Restore", "example.com/svc/jobs.(*Runner).run"},
+	}
+	batchPool = [][]string{
+		{"example.com/svc/batch.(*Job).buildWorkingSet", "example.com/svc/batch.(*Job).Run", "example.com/svc/batch.(*Scheduler).loop"},
+		{"example.com/svc/reindex.(*Indexer).loadSegment", "example.com/svc/reindex.(*Indexer).Rebuild", "example.com/svc/reindex.(*Indexer).loop"},
+	}
+	cachePool = [][]string{
+		handler("example.com/svc/cache.(*LRU).Put", "example.com/svc/cache.(*LRU).GetOrLoad", "example.com/svc/api.(*Server).handleProduct"),
+		handler("example.com/svc/render.(*PageCache).store", "example.com/svc/render.(*PageCache).Get", "example.com/svc/api.(*Server).handlePage"),
+	}
+	// goroutineLeakPool holds the blocked function and how it waits.
+	goroutineLeakPool = []struct{ fn, wait string }{
+		{"example.com/svc/search.(*Fanout).queryShard", "chansend"},
+		{"example.com/svc/notify.(*Dispatcher).deliver", "chanrecv"},
+		{"example.com/svc/stream.(*Relay).forward", "select"},
+	}
+)
+
+// culpritOf is the innermost frame of stack in the main module.
+func culpritOf(stack []string) string {
+	for _, f := range stack {
+		if inMainModule(f) {
+			return f
+		}
+	}
+	return ""
+}
+
+func inMainModule(fn string) bool {
+	return len(fn) > len(MainModule) && fn[:len(MainModule)] == MainModule && (fn[len(MainModule)] == '/' || fn[len(MainModule)] == '.')
+}
+
+type siteRole int
+
+const (
+	roleGarbage   siteRole = iota // request garbage: dead within the request
+	roleSteady                    // built at start and kept
+	roleLeak                      // kept for ever
+	roleSpike                     // live while a spike lasts
+	roleCache                     // kept until evicted
+	roleGoroutine                 // kept by each leaked goroutine
+)
+
+// site is one allocation site of the heap profile, sampled as the runtime samples: each
+// object is recorded with probability 1-exp(-size/MemProfileRate).
+type site struct {
+	role    siteRole
+	stack   []string
+	objSize float64
+	share   float64 // of the background allocation, for garbage sites
+	prob    float64
+	carry   float64
+	allocN  int64 // sampled objects allocated so far
+	liveN   int64 // sampled objects live now
+	// As of the last completed GC, which is what a heap profile shows.
+	gcAllocN, gcLiveN int64
+}
+
+func newSite(role siteRole, stack []string, objSize float64) *site {
+	return &site{role: role, stack: stack, objSize: objSize, prob: 1 - math.Exp(-objSize/profileRate)}
+}
+
+// alloc records an allocation of b bytes.
+func (s *site) alloc(r *rand.Rand, b float64) {
+	if b <= 0 {
+		return
+	}
+	objs := b/s.objSize + s.carry
+	n := math.Floor(objs)
+	s.carry = objs - n
+	k := binomial(r, n, s.prob)
+	s.allocN += k
+	if s.role != roleGarbage {
+		s.liveN += k
+	}
+}
+
+// siteSet is every allocation site of one service.
+type siteSet struct {
+	r       *rand.Rand
+	all     []*site
+	garbage []*site
+	steady  *site
+	leak    *site // nil unless the shape has one
+	spike   *site
+	cache   *site
+	gor     *site
+	// goroutine profile: the leaking group's function and wait
+	leakFn, leakWait string
+	workers          int
+}
+
+// newSiteSet draws the sites of a service of parameters p.
+func newSiteSet(r *rand.Rand, p Params) *siteSet {
+	s := &siteSet{r: r, workers: 4 + r.IntN(12)}
+	order := r.Perm(len(garbagePool))[:3+r.IntN(3)]
+	var weights []float64
+	total := 0.0
+	for i := range order {
+		w := uniform(r, 0.2, 1)
+		if i == 0 {
+			w = uniform(r, 1.5, 3) // one site dominates
+		}
+		weights = append(weights, w)
+		total += w
+	}
+	for i, j := range order {
+		g := newSite(roleGarbage, garbagePool[j], logUniform(r, 48, 32<<10))
+		g.share = weights[i] / total
+		s.garbage = append(s.garbage, g)
+	}
+	s.steady = newSite(roleSteady, steadyStack, 4<<10)
+	s.all = append(append(s.all, s.garbage...), s.steady)
+	if p.LeakRate > 0 {
+		s.leak = newSite(roleLeak, leakPool[r.IntN(len(leakPool))], logUniform(r, 256, 64<<10))
+		s.all = append(s.all, s.leak)
+	}
+	if p.SpikeHeight > 0 {
+		pool := spikePool
+		if p.RetentionMode != "" {
+			pool = batchPool
+		}
+		s.spike = newSite(roleSpike, pool[r.IntN(len(pool))], 8*mib)
+		s.all = append(s.all, s.spike)
+	}
+	if p.WarmSize > 0 {
+		s.cache = newSite(roleCache, cachePool[r.IntN(len(cachePool))], logUniform(r, 16<<10, 64<<10))
+		s.all = append(s.all, s.cache)
+	}
+	if p.GoroutineLeakRate > 0 {
+		g := goroutineLeakPool[r.IntN(len(goroutineLeakPool))]
+		s.leakFn, s.leakWait = g.fn, g.wait
+		s.gor = newSite(roleGoroutine, []string{g.fn}, math.Max(64, p.PerGoroutineHeap))
+		s.all = append(s.all, s.gor)
+	}
+	return s
+}
+
+// allocate records one step's allocation by site: from the parts of the live heap before
+// (cur) and after (next), the background garbage bg and the cache's churn.
+func (s *siteSet) allocate(m *model, cur, next parts, bg, churn, dt float64) {
+	r := s.r
+	ramp := func(t float64) float64 { return m.p.BaseLive * math.Min(1, math.Max(0, t)/startRamp) }
+	built := ramp(m.t) - ramp(m.t-dt) // the steady heap, built at start
+	s.steady.alloc(r, built)
+	noise := math.Max(0, next.base-cur.base-built) // in-flight data: request garbage
+	for _, g := range s.garbage {
+		g.alloc(r, (bg+noise)*g.share)
+	}
+	if s.leak != nil {
+		s.leak.alloc(r, next.leak-cur.leak)
+	}
+	if s.spike != nil {
+		s.spike.alloc(r, next.spike-cur.spike)
+	}
+	if s.cache != nil {
+		s.cache.alloc(r, next.warm-cur.warm+churn)
+		if churn > 0 && next.warm > 0 {
+			// As many bytes are evicted as the churn adds.
+			s.cache.liveN -= binomial(r, float64(s.cache.liveN), math.Min(1, churn/next.warm))
+		}
+	}
+	if s.gor != nil {
+		s.gor.alloc(r, next.gor-cur.gor)
+	}
+}
+
+// spikeFreed drops the spike's data.
+func (s *siteSet) spikeFreed() {
+	if s.spike != nil {
+		s.spike.liveN = 0
+	}
+}
+
+// gcSnapshot publishes the sites' figures at the end of a cycle, as the runtime does.
+func (s *siteSet) gcSnapshot(m *model) {
+	for _, st := range s.all {
+		st.gcAllocN = st.allocN
+		st.gcLiveN = st.liveN
+		if st.role == roleGarbage { // the requests in flight
+			st.gcLiveN = poisson(s.r, st.prob*st.share*m.p.AllocRate*inflightTime/st.objSize)
+		}
+	}
+}
+
+// binomial draws from Binomial(n, p), by the Poisson or normal approximation when n is large.
+func binomial(r *rand.Rand, n, p float64) int64 {
+	if n <= 0 || p <= 0 {
+		return 0
+	}
+	if p >= 1 {
+		return int64(n)
+	}
+	if n <= 64 {
+		k := int64(0)
+		for range int(n) {
+			if r.Float64() < p {
+				k++
+			}
+		}
+		return k
+	}
+	mean := n * p
+	if p < 0.05 {
+		return min(poisson(r, mean), int64(n))
+	}
+	v := math.Round(mean + math.Sqrt(mean*(1-p))*r.NormFloat64())
+	return int64(clamp(v, 0, n))
+}
+
+// poisson draws from Poisson(mean).
+func poisson(r *rand.Rand, mean float64) int64 {
+	if mean <= 0 {
+		return 0
+	}
+	if mean > 40 {
+		return int64(math.Max(0, math.Round(mean+math.Sqrt(mean)*r.NormFloat64())))
+	}
+	l, k, prod := math.Exp(-mean), int64(0), r.Float64()
+	for prod > l {
+		k++
+		prod *= r.Float64()
+	}
+	return k
+}

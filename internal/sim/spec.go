@@ -1,0 +1,275 @@
+package sim
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"time"
+)
+
+// Shape is what is wrong (or not) with a simulated service.
+type Shape string
+
+// The shapes.
+const (
+	Healthy         Shape = "healthy"           // steady state with noise
+	HeapLeak        Shape = "heap-leak"         // 1 to 100 MiB/min
+	Spikes          Shape = "spikes"            // periodic transient spikes
+	LeakUnderSpikes Shape = "leak-under-spikes" // a leak under bigger spikes
+	Warmup          Shape = "warmup"            // a cache that fills and plateaus
+	GoroutineLeak   Shape = "goroutine-leak"    // 1 to 100 goroutines/s
+	GCPressure      Shape = "gc-pressure"       // high allocation on a small heap
+	Retention       Shape = "retention"         // free heap kept after spikes
+	NonGo           Shape = "non-go"            // memory outside the Go runtime
+)
+
+// Shapes lists every shape.
+var Shapes = []Shape{Healthy, HeapLeak, Spikes, LeakUnderSpikes, Warmup, GoroutineLeak, GCPressure, Retention, NonGo}
+
+// Vantage is where a session was recorded from.
+type Vantage string
+
+// The vantage points.
+const (
+	Run        Vantage = "run"         // memdoctor run: gctrace, /proc, profiles and MemStats
+	WatchPprof Vantage = "watch-pprof" // memdoctor watch on net/http/pprof: /proc, MemStats, profiles
+	WatchAgent Vantage = "watch-agent" // memdoctor watch on the agent: runtime/metrics + /proc, profiles
+	Profiles   Vantage = "profiles"    // heap and goroutine profiles alone
+)
+
+// Vantages lists every vantage point.
+var Vantages = []Vantage{Run, WatchPprof, WatchAgent, Profiles}
+
+// Windows are the window lengths of the accuracy matrix.
+var Windows = []time.Duration{45 * time.Second, 60 * time.Second, 3 * time.Minute}
+
+// Spec says what to simulate; the seed draws everything else.
+type Spec struct {
+	Shape   Shape
+	Vantage Vantage
+	Window  time.Duration // the collection's length
+}
+
+// Finding kinds, spelled as the diagnosis reports them.
+const (
+	KindHeapLeak          = "heap-leak"
+	KindGoroutineLeak     = "goroutine-leak"
+	KindRuntimeRetention  = "runtime-retention"
+	KindTransientSpike    = "transient-spike"
+	KindGCOverhead        = "gc-overhead"
+	KindAllocationHotspot = "allocation-hotspot"
+	KindNonGoMemory       = "non-go-memory"
+	KindOOMRisk           = "oom-risk"
+	KindMemoryGrowth      = "memory-growth"
+	KindCostGrowth        = "cost-growth"
+)
+
+// Kinds lists every finding kind.
+var Kinds = []string{KindHeapLeak, KindGoroutineLeak, KindRuntimeRetention, KindTransientSpike,
+	KindGCOverhead, KindAllocationHotspot, KindNonGoMemory, KindOOMRisk, KindMemoryGrowth, KindCostGrowth}
+
+// Truth is what a diagnosis of a generated session must say.
+type Truth struct {
+	// Kinds must be reported at warning or above.
+	Kinds []string
+	// Culprits maps a kind of Kinds to the function that must be among its top 3 culprits;
+	// kinds without a code culprit have no entry.
+	Culprits map[string]string
+	// Absent kinds must not be reported at warning or above. Kinds in neither list may go
+	// either way (a spike that also leaves retained memory, say).
+	Absent []string
+	// Unobservable kinds are present but the vantage point cannot see them (memory outside
+	// Go from profiles alone): they count neither as found nor as missed.
+	Unobservable []string
+	// Band groups sessions of one shape by how hard they are ("slow", "medium", "fast"
+	// for rates; "" when the shape has no such scale).
+	Band     string
+	Params   Params
+	Observed Observed
+}
+
+// Params are the drawn parameters of a simulated service, in bytes, seconds and counts.
+type Params struct {
+	Seed       uint64
+	GOGC       int
+	GOMAXPROCS int
+	MemLimit   float64 // GOMEMLIMIT; 0 = unset
+	Uptime     float64 // how long the process ran before the window
+	Window     float64
+
+	BaseLive    float64 // the steady live heap
+	AllocRate   float64 // background allocation, bytes/s
+	UserCores   float64 // CPU the program's own work uses
+	MarkRate    float64 // bytes marked per CPU-second
+	NoiseFrac   float64 // relative size of the live heap's wander
+	Goroutines  int     // the steady goroutine count
+	StackBytes  float64 // average stack per goroutine
+	Globals     float64
+	Frag        float64 // heap/unused as a fraction of heap/objects
+	Trigger     float64 // where the trigger sits between live and goal (45/64 to 61/64)
+	ScavRate    float64 // bytes/s the background scavenger returns
+	BinaryBytes float64 // the binary's resident file pages
+
+	LeakRate float64 // heap leak, bytes/s
+
+	SpikePeriod float64 // s
+	SpikeHeight float64 // bytes live at the top of a spike
+	SpikeHold   float64 // s the spike's data stays live
+	SpikeRise   float64 // s to allocate it
+	SpikePhase  float64 // s from process start to the first spike
+	EndMidSpike bool
+
+	WarmSize   float64 // bytes the cache holds when full
+	WarmTime   float64 // s from start to full
+	WarmLinear bool    // linear fill (else saturating)
+	WarmChurn  float64 // bytes/s of evicted entries once full
+
+	GoroutineLeakRate float64 // goroutines/s
+	PerGoroutineHeap  float64 // heap kept by each leaked goroutine
+
+	// RetentionMode is "batches" (periodic) or "once": a batch job's working set freed with
+	// debug.FreeOSMemory under GODEBUG=madvdontneed=0; "" for the other shapes.
+	RetentionMode string
+
+	NonGoBase float64 // bytes outside Go from the start
+	NonGoRate float64 // bytes/s more
+
+	ProfileInterval float64 // s
+}
+
+// draw draws the parameters of one service.
+func draw(seed uint64, spec Spec) (Params, error) {
+	if !slices.Contains(Shapes, spec.Shape) {
+		return Params{}, fmt.Errorf("sim: unknown shape %q", spec.Shape)
+	}
+	if !slices.Contains(Vantages, spec.Vantage) {
+		return Params{}, fmt.Errorf("sim: unknown vantage point %q", spec.Vantage)
+	}
+	if spec.Window < 10*time.Second || spec.Window > time.Hour {
+		return Params{}, fmt.Errorf("sim: window %v: want 10s to 1h", spec.Window)
+	}
+	r := rand.New(rand.NewPCG(seed, hashSpec(spec)))
+	p := Params{
+		Seed:            seed,
+		Window:          spec.Window.Seconds(),
+		GOMAXPROCS:      []int{2, 4, 8}[r.IntN(3)],
+		GOGC:            100,
+		BaseLive:        logUniform(r, 8<<20, 96<<20),
+		UserCores:       uniform(r, 0.15, 1.2),
+		MarkRate:        logUniform(r, 400<<20, 1536<<20),
+		NoiseFrac:       uniform(r, 0.005, 0.03),
+		Goroutines:      10 + r.IntN(80),
+		StackBytes:      float64([]int{4, 8, 8, 16}[r.IntN(4)] << 10),
+		Globals:         uniform(r, 0.2, 2) * (1 << 20),
+		Frag:            uniform(r, 0.02, 0.08),
+		Trigger:         uniform(r, 50.0/64, 59.0/64),
+		ScavRate:        logUniform(r, 40<<20, 200<<20),
+		BinaryBytes:     uniform(r, 6, 24) * (1 << 20),
+		ProfileInterval: 10,
+	}
+	if r.IntN(4) == 0 {
+		p.GOGC = []int{50, 200}[r.IntN(2)]
+	}
+	if spec.Vantage == WatchAgent && r.IntN(2) == 0 {
+		p.ProfileInterval = 15
+	}
+	if spec.Vantage != Run {
+		p.Uptime = uniform(r, 5, 60)
+	}
+	// A healthy background: GC takes well under 5% of the process's CPU. GC CPU per second is
+	// about A x 100/GOGC / markRate, so A stays below a tenth of what would make it 5%.
+	p.AllocRate = math.Max(1<<20, uniform(r, 0.1, 0.6)*0.05*p.UserCores*p.MarkRate*float64(p.GOGC)/100)
+
+	switch spec.Shape {
+	case HeapLeak:
+		p.LeakRate = logUniform(r, 1, 100) * (1 << 20) / 60
+	case Spikes, LeakUnderSpikes:
+		p.SpikePeriod = uniform(r, 8, 30)
+		p.SpikeHeight = math.Max(logUniform(r, 40<<20, 400<<20), 1.5*p.BaseLive)
+		p.SpikeHold = uniform(r, 0.3, 4)
+		p.SpikeRise = uniform(r, 0.1, 1.5)
+		p.SpikePhase = uniform(r, 0, p.SpikePeriod)
+		if spec.Shape == LeakUnderSpikes {
+			p.LeakRate = logUniform(r, 3, 150) * (1 << 20) / 60
+			// The spikes are bigger than what the leak adds in a period.
+			p.SpikeHeight = math.Max(p.SpikeHeight, 2*p.LeakRate*p.SpikePeriod)
+		}
+		p.EndMidSpike = r.IntN(4) == 0
+		if p.EndMidSpike {
+			// Place a spike's top at the window's end: the window ends during it.
+			end := p.Uptime + p.Window
+			into := uniform(r, 0.2, 0.8) * (p.SpikeRise + p.SpikeHold)
+			p.SpikePhase = math.Mod(end-into, p.SpikePeriod)
+		}
+	case Warmup:
+		p.Uptime = math.Min(p.Uptime, uniform(r, 1, 4)) // watch attaches right after the deploy
+		p.WarmSize = logUniform(r, 50<<20, 200<<20)
+		p.WarmTime = uniform(r, 0.15, 0.55) * p.Window
+		p.WarmLinear = r.IntN(3) == 0
+		p.WarmChurn = uniform(r, 0.002, 0.02) * p.WarmSize
+	case GoroutineLeak:
+		p.GoroutineLeakRate = logUniform(r, 1, 100)
+		p.PerGoroutineHeap = logUniform(r, 512, 8<<10)
+	case GCPressure:
+		p.GOGC = int(logUniform(r, 25, 400))
+		p.BaseLive = logUniform(r, 8<<20, 64<<20)
+		p.AllocRate = logUniform(r, 50<<20, 400<<20)
+		p.UserCores = math.Min(float64(p.GOMAXPROCS)*0.6, uniform(r, 0.5, 1.5))
+	case Retention:
+		// Batches that build a large working set, drop it and call debug.FreeOSMemory, under
+		// GODEBUG=madvdontneed=0: the pages go back with MADV_FREE and stay resident.
+		p.RetentionMode = []string{"batches", "once"}[r.IntN(2)]
+		p.SpikeHeight = logUniform(r, 150<<20, 400<<20)
+		p.SpikeRise = uniform(r, 0.2, 1)
+		p.SpikeHold = uniform(r, 0.5, 2)
+		if p.RetentionMode == "batches" {
+			p.SpikePeriod = uniform(r, 10, 20)
+			p.SpikePhase = uniform(r, 0, p.SpikePeriod)
+		} else {
+			// One batch shortly before or early in the window.
+			p.SpikePeriod = 1e9
+			p.SpikePhase = math.Max(1, p.Uptime+uniform(r, -3, 0.2*p.Window))
+		}
+	case NonGo:
+		if r.IntN(2) == 0 {
+			p.NonGoBase = logUniform(r, 150<<20, 600<<20)
+		} else {
+			p.NonGoBase = logUniform(r, 20<<20, 80<<20)
+			p.NonGoRate = logUniform(r, 1<<20, 10<<20)
+		}
+	}
+	return p, nil
+}
+
+// hashSpec mixes a spec into the second PCG word, so that every cell of a matrix draws
+// its own services from the same seeds.
+func hashSpec(spec Spec) uint64 {
+	h := uint64(14695981039346656037)
+	for _, s := range []string{string(spec.Shape), string(spec.Vantage), spec.Window.String()} {
+		for i := 0; i < len(s); i++ {
+			h ^= uint64(s[i])
+			h *= 1099511628211
+		}
+		h ^= 0xff
+		h *= 1099511628211
+	}
+	return h
+}
+
+func uniform(r *rand.Rand, lo, hi float64) float64 { return lo + (hi-lo)*r.Float64() }
+
+func logUniform(r *rand.Rand, lo, hi float64) float64 {
+	return math.Exp(uniform(r, math.Log(lo), math.Log(hi)))
+}
+
+// band names how hard a rate is to see.
+func band(v, slow, fast float64) string {
+	switch {
+	case v < slow:
+		return "slow"
+	case v < fast:
+		return "medium"
+	}
+	return "fast"
+}

@@ -1,0 +1,153 @@
+package sim
+
+import (
+	"maps"
+	"math"
+	"slices"
+)
+
+// Observed are figures of the simulated window, measured inside the model (not through the
+// session), for checking the generator and reading the results.
+type Observed struct {
+	GCCycles      int     // cycles that ran in the window
+	GCShare       float64 // GC CPU (idle marking excluded) over the process's CPU in the window
+	LiveStart     float64 // true live heap at the window's start and end, bytes
+	LiveEnd       float64
+	SpikeTop      float64 // the largest spike part inside the window, bytes
+	RetainedMed   float64 // median of free + LazyFree over the window, bytes
+	LiveMed       float64 // median of the live heap over the window
+	GoalMed       float64 // median of the heap goal over the window
+	GoroutinesEnd int
+	RSSPeak       float64
+	AllocRate     float64 // bytes/s allocated over the window
+	allocStart    float64
+}
+
+func (g *generator) windowStart() {
+	g.started = true
+	m := g.m
+	g.observed.GCCycles = -m.cycles
+	g.observed.LiveStart = m.cur.sum()
+	g.observed.allocStart = m.allocBytes
+	g.gcCPU0 = m.gcTotal - m.gcIdle
+	g.user0 = m.user
+}
+
+// tick measures the window's figures at one instant.
+func (g *generator) tick(t float64) {
+	if t < g.ws || t > g.we {
+		return
+	}
+	m := g.m
+	g.observed.SpikeTop = math.Max(g.observed.SpikeTop, m.cur.spike)
+	g.observed.RSSPeak = math.Max(g.observed.RSSPeak, m.rss())
+	g.retained = append(g.retained, m.free+m.lazy)
+	g.live = append(g.live, m.cur.sum())
+	g.goals = append(g.goals, m.goal)
+}
+
+func (g *generator) windowEnd() {
+	m := g.m
+	o := &g.observed
+	o.GCCycles += m.cycles
+	o.LiveEnd = m.cur.sum()
+	gc := m.gcTotal - m.gcIdle - g.gcCPU0
+	o.GCShare = gc / math.Max(gc+m.user-g.user0, 1e-9)
+	o.RetainedMed = median(g.retained)
+	o.LiveMed = median(g.live)
+	o.GoalMed = median(g.goals)
+	o.GoroutinesEnd = m.goroutines()
+	o.AllocRate = (m.allocBytes - o.allocStart) / g.p.Window
+}
+
+func median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	return s[len(s)/2]
+}
+
+// Thresholds of the truth: the generator's judgment of what is a problem.
+const (
+	gcShareProblem = 0.25 // GC CPU share from which gc-overhead must be reported
+	gcShareFine    = 0.05 // below it, gc-overhead must not be
+)
+
+// truth says what a diagnosis must find in the session just written.
+func (g *generator) truth() Truth {
+	p, o, s := g.p, g.observed, g.sites
+	required := map[string]string{} // kind -> culprit ("" = none)
+	dontCare := map[string]bool{}
+	band := ""
+	switch g.spec.Shape {
+	case HeapLeak, LeakUnderSpikes, GoroutineLeak, NonGo, Retention:
+		// Resident memory grows with what grows: memory-growth may name it too (the
+		// consistency pass drops it when another finding explains the part that grew).
+		dontCare[KindMemoryGrowth] = true
+	}
+	switch g.spec.Shape {
+	case HeapLeak:
+		required[KindHeapLeak] = culpritOf(s.leak.stack)
+		band = rateBand(p.LeakRate*60/mib, 3, 10)
+	case Spikes, LeakUnderSpikes:
+		if o.SpikeTop >= 0.5*p.SpikeHeight {
+			required[KindTransientSpike] = culpritOf(s.spike.stack)
+		} else {
+			dontCare[KindTransientSpike] = true
+		}
+		if s.leak != nil {
+			required[KindHeapLeak] = culpritOf(s.leak.stack)
+			band = rateBand(p.LeakRate*60/mib, 10, 40)
+		}
+		dontCare[KindAllocationHotspot] = true
+		dontCare[KindRuntimeRetention] = true
+	case GoroutineLeak:
+		required[KindGoroutineLeak] = s.leakFn
+		dontCare[KindHeapLeak] = true // what the goroutines keep grows the heap
+		band = rateBand(p.GoroutineLeakRate, 5, 20)
+	case GCPressure:
+		dontCare[KindAllocationHotspot] = true
+	case Retention:
+		if o.RetainedMed >= math.Max(64*mib, o.LiveMed) {
+			required[KindRuntimeRetention] = ""
+		} else {
+			dontCare[KindRuntimeRetention] = true
+		}
+		dontCare[KindTransientSpike] = true
+		dontCare[KindAllocationHotspot] = true
+	case NonGo:
+		required[KindNonGoMemory] = ""
+	}
+	switch {
+	case o.GCShare >= gcShareProblem:
+		required[KindGCOverhead] = ""
+	case o.GCShare >= gcShareFine:
+		dontCare[KindGCOverhead] = true
+	}
+	// Free memory beyond the whole heap goal is more than the pacer's headroom: a reader may
+	// call it retention whatever the shape.
+	if _, ok := required[KindRuntimeRetention]; !ok && o.RetainedMed >= math.Max(64*mib, o.GoalMed) {
+		dontCare[KindRuntimeRetention] = true
+	}
+	t := Truth{Culprits: map[string]string{}, Band: band, Params: p, Observed: o}
+	for _, k := range slices.Sorted(maps.Keys(required)) {
+		if g.spec.Vantage == Profiles && (k == KindGCOverhead || k == KindRuntimeRetention || k == KindNonGoMemory) {
+			t.Unobservable = append(t.Unobservable, k) // no samples: nothing shows them
+			continue
+		}
+		t.Kinds = append(t.Kinds, k)
+		if c := required[k]; c != "" {
+			t.Culprits[k] = c
+		}
+	}
+	for _, k := range Kinds {
+		if _, req := required[k]; !req && !dontCare[k] {
+			t.Absent = append(t.Absent, k)
+		}
+	}
+	return t
+}
+
+func rateBand(v, slow, fast float64) string { return band(v, slow, fast) }

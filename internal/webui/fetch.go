@@ -1,0 +1,91 @@
+package webui
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/google/pprof/driver"
+	"github.com/google/pprof/profile"
+
+	"github.com/memdoctor/memdoctor/internal/pprofio"
+)
+
+// uiLimits bound the profiles pprof's web UI opens. Its views take far more than parsing:
+// the flame graph and the diff of the largest real profile we have (a merged Loki heap
+// profile, estimated at 33 MiB to parse) took serve to 832 MiB of RSS (bench/hostile), 20 to
+// 25 times the estimate. So serve accepts profiles up to 40 MiB of parsing, where memdoctor's
+// other commands accept pprofio.Default's 128 MiB; a larger one gets the error that says so.
+var uiLimits = func() pprofio.Limits {
+	l := pprofio.Default
+	l.Memory = 40 << 20
+	return l
+}()
+
+// fetcher reads the profiles pprof's driver asks for (the session's files: the server names
+// them) within pprofio's limits, and remembers those that failed: a bomb costs one read, not
+// one per request.
+type fetcher struct {
+	read   func(name, path string) (*profile.Profile, error)
+	mu     sync.Mutex
+	failed map[string]error // by path; paths are the session's, so the map is bounded
+}
+
+func newFetcher() *fetcher {
+	return &fetcher{read: uiLimits.ReadFileAs, failed: make(map[string]error)}
+}
+
+// Fetch implements driver.Fetcher. The empty source URL tells pprof the profile is local.
+func (f *fetcher) Fetch(src string, _, _ time.Duration) (*profile.Profile, string, error) {
+	f.mu.Lock()
+	err, failed := f.failed[src]
+	f.mu.Unlock()
+	if failed {
+		return nil, "", err
+	}
+	p, err := f.read(filepath.Base(src), src)
+	if err != nil {
+		f.mu.Lock()
+		f.failed[src] = err
+		f.mu.Unlock()
+		return nil, "", err
+	}
+	return p, "", nil
+}
+
+// noObj is pprof's object tool that opens nothing: memdoctor serve neither symbolizes nor
+// disassembles, so a profile naming a binary never makes it read or run anything on it.
+type noObj struct{}
+
+var errNoObj = errors.New("memdoctor serve does not open binaries")
+
+func (noObj) Open(file string, _, _, _ uint64, _ string) (driver.ObjFile, error) {
+	return nil, fmt.Errorf("%s: %w", file, errNoObj)
+}
+
+func (noObj) Disasm(file string, _, _ uint64, _ bool) ([]driver.Inst, error) {
+	return nil, fmt.Errorf("%s: %w", file, errNoObj)
+}
+
+// refused are the views of pprof's UI memdoctor serve does not serve. The source view
+// shows whatever local file a profile's functions name as their source (a profile naming
+// /etc/passwd would show it); the disassembly reads the binaries its mappings name; the
+// config handlers write pprof's settings file in the user's home.
+var refused = map[string]string{
+	"/source":       "memdoctor serve does not show source files: the profile names them, and any local file it named would be shown. Open the profile with go tool pprof -http on your own machine for the source view.",
+	"/disasm":       "memdoctor serve does not disassemble: the profile names the binaries. Open the profile with go tool pprof -http on your own machine.",
+	"/saveconfig":   "memdoctor serve does not save pprof configurations: it writes nothing outside the session.",
+	"/deleteconfig": "memdoctor serve does not save pprof configurations: it writes nothing outside the session.",
+}
+
+// refuse answers a refused view, and reports whether path is one.
+func refuse(w http.ResponseWriter, path string) bool {
+	msg, ok := refused[path]
+	if ok {
+		http.Error(w, msg, http.StatusForbidden)
+	}
+	return ok
+}

@@ -1,0 +1,59 @@
+package report
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/memdoctor/memdoctor/diagnose"
+)
+
+// hostile strings a profile or a target may carry: a window retitle (OSC ... BEL) and a
+// screen clear (CSI 2J).
+const (
+	retitle = "\x1b]0;pwned\x07"
+	clear   = "\x1b[2J"
+)
+
+// withoutOwnColours removes the colour codes the printer writes itself.
+func withoutOwnColours(s string) string {
+	for _, c := range []string{ansiBold, ansiDim, ansiRed, ansiYellow, ansiCyan, ansiReset} {
+		s = strings.ReplaceAll(s, c, "")
+	}
+	return s
+}
+
+// TestTextSanitizes prints a diagnosis whose target, culprits, stacks, details, titles and
+// notes carry escape sequences: none reaches the output, each is shown escaped, in colour
+// or not.
+func TestTextSanitizes(t *testing.T) {
+	d := &diagnose.Diagnosis{
+		Target: diagnose.Target{Name: "svc" + retitle, GoVersion: "go1.26" + clear},
+		Findings: []diagnose.Finding{{
+			Kind: diagnose.KindHeapLeak, Severity: diagnose.Critical, Title: "main.leak" + retitle + " grows",
+			Detail: "held by main.leak" + clear + " and more",
+			Culprits: []diagnose.Culprit{{
+				Function: "main.leak" + retitle, File: "/src/app/" + clear + "leak.go", Line: 7, Bytes: 1 << 20, Share: 1,
+				Stack: []string{"main.leak" + retitle, "main.serve" + clear},
+			}},
+			Advice:    []string{"stop calling main.leak" + retitle},
+			AdviceEnv: map[string]string{"GOGC": "50" + clear},
+		}},
+		Notes: []string{"the agent's trigger said " + retitle + clear},
+	}
+	for _, color := range []bool{false, true} {
+		var out bytes.Buffer
+		if err := Text(&out, d, TextOptions{Color: color}); err != nil {
+			t.Fatal(err)
+		}
+		s := withoutOwnColours(out.String())
+		if strings.ContainsAny(s, "\x1b\x07") {
+			t.Errorf("color %v: a raw escape reached the output:\n%q", color, s)
+		}
+		for _, want := range []string{`main.leak\x1b]0;pwned\a`, `\x1b[2J`, `svc\x1b]0;pwned\a`, `the agent's trigger said \x1b]0;pwned\a\x1b[2J`} {
+			if !strings.Contains(s, want) {
+				t.Errorf("color %v: the output lacks %s:\n%s", color, want, s)
+			}
+		}
+	}
+}
