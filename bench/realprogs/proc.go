@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
-	"syscall"
 	"time"
 )
 
@@ -58,11 +57,10 @@ func startProcess(bin string, args, env []string, dir string, out io.Writer) (*p
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), env...)
 	cmd.Stdout, cmd.Stderr = out, out
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	// When out is not a file, Wait copies through a pipe that a surviving child could hold
 	// open; do not wait for it past a second after the process exits.
 	cmd.WaitDelay = time.Second
-	if err := cmd.Start(); err != nil {
+	if err := startGroup(cmd); err != nil {
 		return nil, err
 	}
 	p := &process{cmd: cmd, done: make(chan struct{})}
@@ -77,13 +75,13 @@ func startProcess(bin string, args, env []string, dir string, out io.Writer) (*p
 // A program whose handlers are stuck (the leak under test) may never exit on SIGTERM.
 func (p *process) stop(grace time.Duration) {
 	pgid := p.cmd.Process.Pid
-	syscall.Kill(-pgid, syscall.SIGTERM)
+	signalGroup(pgid, false)
 	select {
 	case <-p.done:
 	case <-time.After(grace):
 	}
 	// Kill the group even when the leader exited: it may have left children behind.
-	syscall.Kill(-pgid, syscall.SIGKILL)
+	signalGroup(pgid, true)
 	<-p.done
 }
 
