@@ -167,8 +167,10 @@ func TestNATSQueueChurn(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The server saw a third batch, so the client had the second one's PONG: at least two
+	// batches count. The third may not, when the cancel came before its PONG.
 	subs, unsubs := counts()
-	if n < 3*natsBatch || n%natsBatch != 0 || subs < n || subs != unsubs {
+	if n < 2*natsBatch || n%natsBatch != 0 || subs < n || subs > n+natsBatch || subs != unsubs {
 		t.Errorf("churn reported %d pairs; the server saw %d SUB and %d UNSUB", n, subs, unsubs)
 	}
 }
