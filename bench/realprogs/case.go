@@ -38,7 +38,11 @@ type result struct {
 	After      reading `json:"after_load"`
 	Dir        string  `json:"dir"`
 	WatchError string  `json:"watch_error,omitempty"`
-	Seconds    float64 `json:"seconds"`
+	// Prefixes are the case judged on the first 5 s, 10 s, ... of its session, with this
+	// repository's rules; PrefixError says why they stop short.
+	Prefixes    []prefixVerdict `json:"prefixes,omitempty"`
+	PrefixError string          `json:"prefix_error,omitempty"`
+	Seconds     float64         `json:"seconds"`
 }
 
 // runCase builds, starts, loads and watches one case; it never leaves a process behind.

@@ -37,6 +37,7 @@ type options struct {
 	list      bool
 	repeat    int
 	rejudge   string
+	step      time.Duration
 }
 
 func main() {
@@ -63,6 +64,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.BoolVar(&o.list, "list", false, "list the programs and versions, run nothing")
 	fs.IntVar(&o.repeat, "repeat", 1, "run every case `N` times")
 	fs.StringVar(&o.rejudge, "rejudge", "", "run nothing: diagnose the sessions of an earlier run in `DIR` afresh (memdoctor report) and judge them again")
+	fs.DurationVar(&o.step, "step", 5*time.Second, "judge each session also on its prefixes of `STEP`, 2*STEP, ... up to -duration (the time to verdict); 0 = not")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: go run ./bench/realprogs [flags] [PROGRAM[@VERSION]...]")
 		fs.PrintDefaults()
@@ -70,8 +72,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	if o.repeat < 1 || o.busy < 0 || o.duration <= 0 {
-		return errors.New("-repeat must be at least 1, -busy at least 0 and -duration positive")
+	if o.repeat < 1 || o.busy < 0 || o.duration <= 0 || o.step < 0 {
+		return errors.New("-repeat must be at least 1, -busy and -step at least 0 and -duration positive")
 	}
 	cases, err := selectCases(catalogue(), fs.Args())
 	if err != nil {
@@ -136,6 +138,7 @@ func runCases(ctx context.Context, o options, b *builder, cases []testCase, stdo
 				break
 			}
 			r := runCase(ctx, o, b, md, c, i)
+			addPrefixes(&r, o, c.ver)
 			results = append(results, r)
 			fmt.Fprintf(stderr, "realprogs: %s\n", r.line())
 		}
@@ -216,9 +219,28 @@ func rejudge(ctx context.Context, o options, stdout io.Writer) error {
 		v := expectation(*r)
 		r.Expect, r.ExpectKinds, r.Culprits = v.expect.String(), v.expect, v.culprits
 		judge(r, d, v)
+		r.Dir = dir
+		addPrefixes(r, o, v)
 	}
 	printTable(stdout, results)
+	if o.jsonOut != "" {
+		return writeJSON(o.jsonOut, results)
+	}
 	return nil
+}
+
+// addPrefixes judges the prefixes of r's session (see judgePrefixes) when o asks for it and
+// the case ran.
+func addPrefixes(r *result, o options, v version) {
+	r.Prefixes, r.PrefixError = nil, ""
+	if o.step <= 0 || r.Skipped != "" || r.Dir == "" {
+		return
+	}
+	ps, err := judgePrefixes(filepath.Join(r.Dir, "session"), v, o.step, o.duration)
+	r.Prefixes = ps
+	if err != nil {
+		r.PrefixError = err.Error()
+	}
 }
 
 func writeJSON(path string, results []result) error {
