@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/memdoctor/memdoctor/agent/wire"
+	"github.com/memdoctor/memdoctor/session"
 )
 
 // TraceInfo describes one flight-recorder snapshot: an entry of GET /debug/memdoctor/traces.
@@ -16,8 +17,9 @@ type TraceInfo = wire.TraceInfo
 
 // flight keeps a runtime/trace flight recorder running and the last few snapshots of it.
 type flight struct {
-	fr  *trace.FlightRecorder
-	max int
+	fr       *trace.FlightRecorder
+	max      int
+	maxBytes int // a snapshot's bound: session.MaxTraceBytes, what a session stores
 
 	mu     sync.Mutex
 	traces []keptTrace
@@ -37,13 +39,13 @@ func startFlight(minAge time.Duration, maxBytes uint64, keep int) (*flight, erro
 	if err := fr.Start(); err != nil {
 		return nil, fmt.Errorf("start the flight recorder: %w", err)
 	}
-	return &flight{fr: fr, max: keep}, nil
+	return &flight{fr: fr, max: keep, maxBytes: session.MaxTraceBytes}, nil
 }
 
 // snapshot writes the flight recorder's window and keeps it under a name carrying t and the
 // triggers it covers.
 func (f *flight) snapshot(t time.Time, trigger string, events []uint64) (TraceInfo, error) {
-	var w appendWriter
+	w := cappedWriter{max: f.maxBytes}
 	if _, err := f.fr.WriteTo(&w); err != nil {
 		return TraceInfo{}, fmt.Errorf("snapshot the flight recorder: %w", err)
 	}
@@ -93,3 +95,20 @@ func (f *flight) writeTo(name string, w io.Writer) (bool, error) {
 }
 
 func (f *flight) stop() { f.fr.Stop() }
+
+// errTraceTooLarge: a snapshot over what a session stores.
+var errTraceTooLarge = fmt.Errorf("the trace is over %d MiB, what a memdoctor session stores: dropped (lower WithFlightRecorder's maxBytes)", session.MaxTraceBytes>>20)
+
+// cappedWriter keeps what is written to it, up to max bytes.
+type cappedWriter struct {
+	b   []byte
+	max int
+}
+
+func (w *cappedWriter) Write(p []byte) (int, error) {
+	if len(w.b)+len(p) > w.max {
+		return 0, errTraceTooLarge
+	}
+	w.b = append(w.b, p...)
+	return len(p), nil
+}

@@ -262,7 +262,8 @@ func WithCooldown(d time.Duration) Option {
 // WithFlightRecorder keeps a runtime/trace flight recorder running (Go 1.25+) and saves a
 // snapshot of it with each trigger's "after" profiles (see WithAfterWindow). Default off: tracing costs a few percent of CPU.
 // minAge (default 10s) and maxBytes (default 8 MiB) bound the window it keeps; zero values
-// take the defaults.
+// take the defaults. A snapshot over 64 MiB (session.MaxTraceBytes, what a memdoctor session
+// stores) is dropped with a warning.
 func WithFlightRecorder(minAge time.Duration, maxBytes uint64) Option {
 	return func(c *config) {
 		if minAge < 0 {

@@ -26,6 +26,7 @@ type input struct {
 	spikes []Spike
 	log    *slog.Logger
 	notes  []string
+	limits []DetectionLimit
 	// growthPart is the part of memory the memory-growth rule found growing most.
 	growthPart string
 }
@@ -114,6 +115,7 @@ func Diagnose(ev *evidence.Evidence, opts Options) *Diagnosis {
 			a.Traces, humanDuration(a.Wall.Seconds()), humanDuration(a.Total.Seconds())))
 	}
 	d.Notes = append(d.Notes, in.notes...)
+	d.Limits = in.limits
 	d.Notes = append(d.Notes, ev.ProfileNotes()...)
 	return d
 }

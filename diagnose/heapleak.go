@@ -40,6 +40,11 @@ func heapLeak(in *input) outcome {
 			gpts := floor(gobs)
 			gg := judgeGrowth(gpts, leakLimits, 0)
 			gunseen := gg.capUnseen(ev, gobs)
+			if gg.conf == Confirmed && g.judged && g.conf == "" && g.n >= minConfirmPoints {
+				// The live heap's own readings, enough of them, saw no growth: the goal's
+				// lows, lifted by bursts the GC ran inside, are not proof against them.
+				gg.conf, gg.watchMore = Suspected, max(gg.watchMore, gg.span/3)
+			}
 			if better(gg, g) {
 				s, what, pts, g, unseen = &ev.HeapGoal, "live heap as the GC's goal follows it (goal = live x (1 + GOGC/100))", gpts, gg, gunseen
 			}
@@ -53,13 +58,15 @@ func heapLeak(in *input) outcome {
 		}
 	}
 	if !g.judged {
-		return cannot(KindHeapLeak, g.watchMore, "%d reading(s) of the live heap over %s: a trend needs %s or more",
-			s.Len(), humanDuration(s.Span().Seconds()), humanDuration(leakLimits.minSpan.Seconds()))
+		// Count what the trend could use: readings that repeat one GC cycle's figure are one.
+		return cannot(KindHeapLeak, g.watchMore, "%d distinct reading(s) of the live heap over %s (of %d taken): a trend needs 3 over %s or more",
+			g.n, humanDuration(g.span.Seconds()), s.Len(), humanDuration(leakLimits.minSpan.Seconds()))
 	}
 	if g.conf == "" {
 		// Say how slow a leak could be and still not show: below the effect that matters
 		// over this window, growth is not told from a warm-up or the GC's noise.
 		if g.span > 0 {
+			in.limits = append(in.limits, DetectionLimit{Kind: KindHeapLeak, PerMinute: g.threshold / g.span.Seconds() * 60, Unit: "bytes"})
 			in.notef("heap-leak: the live heap did not grow for good over %s; a leak slower than about %s/min would not show yet in a window this long",
 				humanDuration(g.span.Seconds()), bytesStr(g.threshold/g.span.Seconds()*60))
 		}

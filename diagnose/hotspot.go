@@ -95,6 +95,10 @@ func allocationHotspot(in *input) outcome {
 	topObjects := in.objectEvidence(&f, old, new, dt)
 	// Patterns, weighted by the bytes each site allocates through them.
 	pats := in.sitePatterns(new, cs)
+	// A specific anti-pattern (not just many small objects) whose site alone makes the GC run
+	// gcMinRate times a second or more costs what the gc-overhead rule counts: every cycle
+	// pauses the program and slows the allocating goroutines, whatever its share of the CPU.
+	drives := len(pats[top.Function]) > 0 && top.Share*sum.GCPerSecond >= gcMinRate
 	if len(pats[top.Function]) == 0 && topObjects > 0 && top.Bytes/topObjects <= smallObject {
 		pats[top.Function] = []pattern{{
 			name: "many small objects per call",
@@ -104,7 +108,7 @@ func allocationHotspot(in *input) outcome {
 		}}
 	}
 	known := len(pats[top.Function]) > 0
-	if !cheap && top.Share >= hotWarnShare && (cost >= hotWarnCost || known && cost >= hotKnownCost) {
+	if !cheap && top.Share >= hotWarnShare && (cost >= hotWarnCost || known && cost >= hotKnownCost || drives) {
 		f.Severity = Warning
 	}
 	if cheap {

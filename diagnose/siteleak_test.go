@@ -178,3 +178,99 @@ func TestHeldByGoroutines(t *testing.T) {
 		})
 	}
 }
+
+// A spike only heap profiles saw: a snapshot taken while a burst's buffer was live, between
+// snapshots at the floor. What the spike held is what grew in use from the floor to that
+// snapshot; the snapshots after it say nothing about it (its allocation is already behind
+// them), so the culprit must come from the one that saw it high.
+func TestSpikeCulpritFromTheSnapshotThatSawIt(t *testing.T) {
+	dir := t.TempDir()
+	t0 := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
+	ev := evidence.New("profiles", evidence.Target{}, evidence.Options{})
+	live := evidence.NewGauge(evidence.SourceHeapProfile, 0)
+	const mib = 1 << 20
+	for i := range 7 {
+		at := t0.Add(time.Duration(i) * 10 * time.Second)
+		burst := int64(0)
+		if i == 2 || i == 5 {
+			burst = 45 * mib // the profile was taken while an import's whole body was live
+		}
+		ev.AddSnapshot(heapSnapshot(t, dir, at, map[string]int64{
+			"example.com/svc/imports.(*service).handleImport": burst + 1,
+			"example.com/svc/rules.load":                      10 * mib,
+			"example.com/svc/conns.(*pool).get":               int64(i%3) * mib,
+		}))
+		live.Add(at, float64(11*mib+burst))
+	}
+	ev.Live = live.Series()
+	ev.Finish(evidence.Options{})
+	in := &input{ev: ev}
+	in.spikes = findSpikes(ev)
+	out := transientSpike(in)
+	if len(out.findings) != 1 {
+		t.Fatalf("want one transient-spike finding, got %+v (not judged %+v)", out.findings, out.notJudged)
+	}
+	f := out.findings[0]
+	if len(f.Culprits) == 0 || f.Culprits[0].Function != "example.com/svc/imports.(*service).handleImport" {
+		t.Fatalf("culprits %+v: want the import's handler first", f.Culprits)
+	}
+	if f.Culprits[0].Share < 0.9 {
+		t.Errorf("the handler's share is %.2f: the spike is all its buffer", f.Culprits[0].Share)
+	}
+}
+
+// A live heap that does not grow: no finding, and the diagnosis says how slow a leak could be
+// and not show: the rule's effect (4 MiB, or 10% of a larger heap) over the window.
+func TestHeapLeakStatesItsDetectionLimit(t *testing.T) {
+	for _, tc := range []struct {
+		live float64 // MiB
+		want float64 // MiB per minute over the 60 s the readings span
+	}{
+		{20, 4},   // 4 MiB is more than 10% of 20 MiB
+		{200, 20}, // 10% of 200 MiB
+	} {
+		lives := make([]float64, 31)
+		for i := range lives {
+			lives[i] = tc.live + float64(i%3)*0.1
+		}
+		ev := gcEvidence(2*time.Second, lives...)
+		ev.Live.Src = evidence.SourceGCTrace
+		in := &input{ev: ev}
+		if out := heapLeak(in); len(out.findings) != 0 {
+			t.Fatalf("live %v MiB, flat: findings %+v", tc.live, out.findings)
+		}
+		if len(in.limits) != 1 || in.limits[0].Kind != KindHeapLeak {
+			t.Fatalf("live %v MiB: limits %+v, want heap-leak's", tc.live, in.limits)
+		}
+		// The floor's lows span a little less than the readings: up to a quarter more per minute.
+		if got := in.limits[0].PerMinute / (1 << 20); got < 0.99*tc.want || got > 1.25*tc.want {
+			t.Errorf("live %v MiB: limit %.2f MiB/min, want %.0f to %.0f", tc.live, got, tc.want, 1.25*tc.want)
+		}
+	}
+}
+
+// The live heap's own readings (heap profiles, eight of them) stay flat while the GC's goal,
+// read with each MemStats sample, has lows that climb (cycles that ran inside bursts): the two
+// measures of one quantity disagree, and the goal alone does not confirm a leak.
+func TestGoalDoesNotOverruleFlatLiveReadings(t *testing.T) {
+	t0 := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
+	ev := &evidence.Evidence{Start: t0, Pacer: evidence.Pacer{GOGC: 100}}
+	const mib = 1 << 20
+	for i := range 9 {
+		at := t0.Add(time.Duration(i) * 20 * time.Second)
+		ev.Live.Points = append(ev.Live.Points, evidence.Point{T: at, V: float64(12*mib + i%2*mib), Src: evidence.SourceHeapProfile})
+	}
+	ev.Live.Src = evidence.SourceHeapProfile
+	for i := range 60 {
+		at := t0.Add(time.Duration(i) * 3 * time.Second)
+		ev.HeapGoal.Points = append(ev.HeapGoal.Points, evidence.Point{T: at, V: float64(24*mib + i*mib/2), Src: evidence.SourceMemStats})
+	}
+	ev.HeapGoal.Src = evidence.SourceMemStats
+	ev.End = t0.Add(180 * time.Second)
+	out := heapLeak(&input{ev: ev})
+	for _, f := range out.findings {
+		if f.Confidence == Confirmed {
+			t.Errorf("a confirmed %s from the goal alone: %s", f.Kind, f.Title)
+		}
+	}
+}

@@ -24,10 +24,10 @@ const spikeMinExplained = 0.25
 func transientSpike(in *input) outcome {
 	ev := in.ev
 	sd := spikeSeriesOf(ev)
-	if len(sd.pts) < 4 {
+	spikes := in.spikes
+	if len(sd.pts) < 4 && len(spikes) == 0 {
 		return cannot(KindTransientSpike, 0, "the live heap was read %d time(s): %s", len(sd.pts), orGap(ev.Gaps[evidence.GapLive], "too few readings to see a burst"))
 	}
-	spikes := in.spikes
 	if len(spikes) == 0 {
 		if sd.step >= 5*time.Second {
 			return cannot(KindTransientSpike, 0, "the live heap was read every %s (%s): bursts shorter than that cannot be seen; run the program under memdoctor run (gctrace) or embed the agent", humanDuration(sd.step.Seconds()), sd.what)
@@ -143,7 +143,7 @@ func (in *input) spikeCulprits(spikes []Spike) ([]Culprit, []evidence.Snapshot, 
 		return nil, nil, 0, false
 	}
 	shown := true
-	background := in.backgroundAllocRate(heaps, spikes)
+	background := in.leastAllocRate(in.ev.PeriodicHeaps())
 	excess := map[string]*Culprit{}
 	var total float64
 	var bestPair []evidence.Snapshot
@@ -154,21 +154,31 @@ func (in *input) spikeCulprits(spikes []Spike) ([]Culprit, []evidence.Snapshot, 
 		if i == maxSpikesExplained {
 			break
 		}
-		pub := published(in.ev, s.End)
-		before, after, ok := bracket(heaps, s, pub)
-		if !ok {
+		if s.Leading { // no snapshot before its rise
 			continue
 		}
-		shown = shown && (strings.HasPrefix(after.Label, "after-") || !pub.IsZero() && !after.T.Before(pub))
-		d, err := in.ev.HeapDiff(before, after, "alloc_space")
-		if err != nil {
-			in.notef("transient-spike: %v", err)
-			continue
+		before, after, d, held := in.heldInSpike(heaps, s)
+		if !held {
+			pub := published(in.ev, s.End)
+			var ok bool
+			before, after, ok = bracket(heaps, s, pub)
+			if !ok {
+				continue
+			}
+			shown = shown && (strings.HasPrefix(after.Label, "after-") || !pub.IsZero() && !after.T.Before(pub))
+			var err error
+			if d, err = in.ev.HeapDiff(before, after, "alloc_space"); err != nil {
+				in.notef("transient-spike: %v", err)
+				continue
+			}
 		}
 		dt := after.T.Sub(before.T).Seconds()
 		heights += s.Height()
 		for _, row := range d.ByFunction {
-			x := float64(row.Delta) - background[row.Site.Function]*dt
+			x := float64(row.Delta)
+			if !held {
+				x -= background[row.Site.Function] * dt
+			}
 			if x <= 0 {
 				continue
 			}
@@ -196,6 +206,51 @@ func (in *input) spikeCulprits(spikes []Spike) ([]Culprit, []evidence.Snapshot, 
 		return out[i].Function < out[j].Function
 	})
 	return keepCulprits(out, 5), bestPair, total / math.Max(heights, 1), shown
+}
+
+// heldInSpike looks for a periodic heap snapshot taken while the spike was up and the last
+// one before it began: what grew in use between them is what the spike held, the most
+// direct proof there is, and no background to subtract. It is used when that growth explains
+// at least spikeMinExplained of the spike's height (a heap profile is up to two GC cycles
+// old, so one taken early in a spike may not show it yet).
+func (in *input) heldInSpike(heaps []evidence.Snapshot, s Spike) (before, during evidence.Snapshot, d *evidence.SiteDiff, ok bool) {
+	var b *evidence.Snapshot
+	tried := 0
+	for i := range heaps {
+		h := &heaps[i]
+		if !h.Periodic() {
+			continue
+		}
+		if !h.T.After(s.From) {
+			b = h
+			continue
+		}
+		if b == nil || h.T.Before(s.Start) || h.T.After(s.End) || tried == 3 {
+			continue
+		}
+		tried++
+		diff, err := in.ev.HeapDiff(*b, *h, "inuse_space")
+		if err != nil {
+			continue
+		}
+		var grew float64
+		for _, row := range diff.ByFunction {
+			grew += math.Max(float64(row.Delta), 0)
+		}
+		if grew >= spikeMinExplained*s.Height() && (d == nil || grew > positive(d)) {
+			before, during, d, ok = *b, *h, diff, true
+		}
+	}
+	return before, during, d, ok
+}
+
+// positive is the sum of a diff's growing rows.
+func positive(d *evidence.SiteDiff) float64 {
+	var sum float64
+	for _, row := range d.ByFunction {
+		sum += math.Max(float64(row.Delta), 0)
+	}
+	return sum
 }
 
 // bracket picks the snapshots around a spike: a pair the agent captured for it (labelled
@@ -260,41 +315,41 @@ func published(ev *evidence.Evidence, t time.Time) time.Time {
 	return time.Time{}
 }
 
-// backgroundAllocRate is each site's allocation rate (bytes/s) between the two consecutive
-// periodic snapshots farthest from any spike.
-func (in *input) backgroundAllocRate(heaps []evidence.Snapshot, spikes []Spike) map[string]float64 {
-	var periodic []evidence.Snapshot
-	for _, h := range heaps {
-		if h.Label == "" {
-			periodic = append(periodic, h)
+// maxRatePairs bounds the profile diffs leastAllocRate makes.
+const maxRatePairs = 12
+
+// leastAllocRate is what the program allocates anyway: each site's lowest allocation rate
+// (bytes/s) over pairs of consecutive periodic snapshots spread over the window. A site that
+// allocates in bursts has a pair without one, and its least rate is near zero, however often
+// the bursts come and whether or not each was seen as a spike; a steady site's least rate is
+// about its usual one.
+func (in *input) leastAllocRate(periodic []evidence.Snapshot) map[string]float64 {
+	rates := map[string]float64{}
+	pairs := 0
+	stride := max(1, (len(periodic)-1)/maxRatePairs)
+	for i := 0; i+1 < len(periodic) && pairs < maxRatePairs; i += stride {
+		d, err := in.ev.HeapDiff(periodic[i], periodic[i+1], "alloc_space")
+		dt := periodic[i+1].T.Sub(periodic[i].T).Seconds()
+		if err != nil || dt <= 0 {
+			continue
 		}
-	}
-	best, bestLen := -1, 0.0
-	for i := 0; i+1 < len(periodic); i++ {
-		a, b := periodic[i].T, periodic[i+1].T
-		quiet := true
-		for _, s := range spikes {
-			if s.Start.Before(b.Add(2*time.Second)) && s.End.After(a.Add(-2*time.Second)) {
-				quiet = false
-				break
+		seen := map[string]float64{}
+		for _, row := range d.ByFunction {
+			if row.Delta > 0 {
+				seen[row.Site.Function] = float64(row.Delta) / dt
 			}
 		}
-		if l := b.Sub(a).Seconds(); quiet && l > bestLen {
-			best, bestLen = i, l
+		if pairs == 0 {
+			rates = seen
+		} else {
+			for fn, r := range rates {
+				rates[fn] = math.Min(r, seen[fn]) // absent from this pair: 0
+			}
 		}
+		pairs++
 	}
-	rates := map[string]float64{}
-	if best < 0 {
-		return rates
-	}
-	d, err := in.ev.HeapDiff(periodic[best], periodic[best+1], "alloc_space")
-	if err != nil {
-		return rates
-	}
-	for _, row := range d.ByFunction {
-		if row.Delta > 0 {
-			rates[row.Site.Function] = float64(row.Delta) / bestLen
-		}
+	if pairs < 2 {
+		return map[string]float64{}
 	}
 	return rates
 }

@@ -2,6 +2,7 @@ package diagnose
 
 import (
 	"math"
+	"slices"
 	"time"
 
 	"github.com/memdoctor/memdoctor/evidence"
@@ -18,6 +19,12 @@ type Spike struct {
 	Readings int
 	// InProgress is true when the window ended before the heap came back down.
 	InProgress bool
+	// InUse is true for a burst seen in the heap in use between GC cycles, not in the live
+	// heap: Baseline is then the floor of the heap in use, PeakLive that floor plus the rise.
+	InUse bool
+	// Leading is true for a spike already up at the window's first reading: where it rose
+	// from was not seen (it counts only when the bursts recur later in the window).
+	Leading bool
 	// From and To bound when the spike happened: the last low reading before it and the
 	// first low reading after it (To is the window's end for a spike in progress).
 	From, To time.Time
@@ -53,7 +60,7 @@ func findSpikes(ev *evidence.Evidence) []Spike {
 	pts, garbage := sd.pts, sd.garbage
 	n := len(pts)
 	if n < 4 {
-		return nil
+		return withBursts(ev, nil, max(sd.step, ev.Window()))
 	}
 	step := sd.step
 	lookback := max(spikeLookback, 3*step)
@@ -108,7 +115,50 @@ func findSpikes(ev *evidence.Evidence) []Spike {
 		}
 		spikes = append(spikes, sp)
 	}
-	return spikes
+	if len(spikes) > 0 && high(0) {
+		if sp, ok := leadingSpike(ev, pts, high, lowAfter, base[0], quietGap); ok {
+			spikes = append([]Spike{sp}, spikes...)
+		}
+	}
+	return withBursts(ev, spikes, distinctStep(pts, ev.Window()))
+}
+
+// distinctStep is the mean time between readings that changed (a sampler reads the live heap
+// again and again between two GC cycles); the window when fewer than two did.
+func distinctStep(pts []evidence.Point, window time.Duration) time.Duration {
+	obs := observed(pts)
+	if n := len(obs); n >= 2 {
+		return max(obs[n-1].T.Sub(obs[0].T)/time.Duration(n-1), pts[len(pts)-1].T.Sub(obs[n-1].T))
+	}
+	return window
+}
+
+// sortSpikes orders spikes by their start.
+func sortSpikes(spikes []Spike) {
+	slices.SortStableFunc(spikes, func(a, b Spike) int { return a.Start.Compare(b.Start) })
+}
+
+// leadingSpike is the run of high readings the window opens with, when the live heap then
+// comes back to its floor and the bursts recur later (the caller found another spike): one
+// burst among others, not a start-up, though its rise came before the window.
+func leadingSpike(ev *evidence.Evidence, pts []evidence.Point, high func(int) bool, lowAfter []float64, floor float64, quietGap time.Duration) (Spike, bool) {
+	j := 0
+	for j+1 < len(pts) && high(j+1) && pts[j+1].T.Sub(pts[j].T) < quietGap {
+		j++
+	}
+	if j+1 >= len(pts) {
+		return Spike{}, false
+	}
+	sp := Spike{Start: pts[0].T, End: pts[j].T, Baseline: floor, Readings: j + 1, From: ev.Start, To: pts[j+1].T, Leading: true}
+	for _, p := range pts[:j+1] {
+		sp.PeakLive = math.Max(sp.PeakLive, p.V)
+	}
+	sp.PeakHeap = peakHeap(ev, sp.Start, sp.End, sp.PeakLive)
+	h := sp.Height()
+	if h < spikeMinHeight || h < spikeMinRatio*floor || lowAfter[j+1] > floor+spikeReturn*h {
+		return Spike{}, false
+	}
+	return sp, true
 }
 
 // spikeSeries is the series spikes are looked for in, and what it is.

@@ -47,6 +47,10 @@ func TestFindSpikes(t *testing.T) {
 		// High from the first reading: no floor was seen before it, so it is not a spike
 		// (a start-up's first allocations are not a transient beside what follows).
 		{"start-up", gcEvidence(500*time.Millisecond, 90, 120, 10, 11, 10, 12, 10, 11, 10), 0, 0},
+		// ... unless the bursts recur: then the window opened inside one of them (readings ten
+		// seconds apart, as heap profiles alone give them).
+		{"opened inside a burst that recurs", gcEvidence(10*time.Second, 48, 61, 13, 12, 60), 2, 1},
+		{"opened inside a burst that recurs and ends", gcEvidence(10*time.Second, 48, 61, 13, 12, 60, 12, 13), 2, 0},
 		// A leak under bigger periodic spikes: the spikes are found over the rising floor.
 		{"spikes over a leak", gcEvidence(time.Second, 10, 12, 180, 14, 16, 18, 200, 20, 22, 24, 210, 26, 28, 30), 3, 0},
 	} {
@@ -96,6 +100,75 @@ func TestFindSpikesOnHeapInUse(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := findSpikes(tc.ev); len(got) != tc.count {
 				t.Errorf("%d spikes, want %d: %+v", len(got), tc.count, got)
+			}
+		})
+	}
+}
+
+// The GC runs seldom (three live readings in the window), but the heap in use is read every
+// second: a burst made and freed between two cycles shows there as a rise far steeper than the
+// heap's climb, freed by the next GC. A large allocation kept for good is no burst, nor is the
+// GC's sawtooth.
+func TestBurstsInTheHeapInUse(t *testing.T) {
+	sawtooth := func(n int, from, climb float64, gcEvery int) []float64 {
+		out := make([]float64, n)
+		v := from
+		for i := range out {
+			if i > 0 && i%gcEvery == 0 {
+				v = from
+			}
+			out[i] = v
+			v += climb
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		name       string
+		inUse      []float64
+		count      int
+		inProgress int
+	}{
+		{"the GC's sawtooth", sawtooth(40, 100, 4, 12), 0, 0},
+		{"a burst freed by the next GC", func() []float64 {
+			v := sawtooth(40, 100, 4, 12)
+			for i := 15; i < 24; i++ {
+				v[i] += 150 // inflated at 15 s, freed at the GC at 24 s
+			}
+			return v
+		}(), 1, 0},
+		{"a burst still held as the window ends", func() []float64 {
+			v := sawtooth(40, 100, 4, 12)
+			for i := 38; i < 40; i++ {
+				v[i] += 150
+			}
+			return v
+		}(), 1, 1},
+		{"a large allocation kept for good", func() []float64 {
+			v := sawtooth(40, 100, 4, 12)
+			for i := 15; i < 40; i++ {
+				v[i] += 150
+			}
+			return v
+		}(), 0, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ev := inUseEvidence(time.Second, 100, tc.inUse...)
+			for _, s := range []int{0, 12, 36} { // the GC's three readings of the live heap
+				ev.Live.Points = append(ev.Live.Points, evidence.Point{T: ev.Start.Add(time.Duration(s) * time.Second), V: 100 << 20, Src: evidence.SourceGCTrace})
+			}
+			ev.Live.Src = evidence.SourceGCTrace
+			got := findSpikes(ev)
+			inProgress := 0
+			for _, s := range got {
+				if !s.InUse || s.Height() < 100<<20 {
+					t.Errorf("spike %+v: want a burst of the heap in use of about 150 MiB", s)
+				}
+				if s.InProgress {
+					inProgress++
+				}
+			}
+			if len(got) != tc.count || inProgress != tc.inProgress {
+				t.Errorf("%d spikes (%d in progress), want %d (%d): %+v", len(got), inProgress, tc.count, tc.inProgress, got)
 			}
 		})
 	}

@@ -94,9 +94,22 @@ type Diagnosis struct {
 	// NotJudged lists the kinds of problem the data could not have shown, and why: "no
 	// memory problem found" is said only when it is empty.
 	NotJudged []NotJudged `json:"not_judged,omitempty"`
+	// Limits are the slowest growths the rules that found nothing could have seen in this
+	// window: a slower one may be there and not show yet.
+	Limits []DetectionLimit `json:"detection_limits,omitempty"`
 	// Notes are facts about the data a reader should know: what was missing, skipped or
 	// estimated.
 	Notes []string `json:"notes,omitempty"`
+}
+
+// DetectionLimit is the slowest growth of a quantity a rule would have reported over the
+// window: the effect that matters (4 MiB and 10% of the live heap, for heap-leak) spread over
+// the window's length.
+type DetectionLimit struct {
+	Kind Kind `json:"kind"`
+	// PerMinute is the growth per minute, in the unit Unit names ("bytes", "goroutines").
+	PerMinute float64 `json:"per_minute"`
+	Unit      string  `json:"unit"`
 }
 
 // NotJudged is a kind of problem that could not be judged, and why.

@@ -1,8 +1,9 @@
 package evidence
 
 import (
+	"errors"
 	"fmt"
-	"os"
+	"io/fs"
 	"path/filepath"
 	"sort"
 	"time"
@@ -49,6 +50,9 @@ func (ev *Evidence) readAssists() *Assists {
 	byFn := map[string]*FuncAssist{}
 	for _, path := range files {
 		sum, err := analyzeTrace(path)
+		if pe := (*fs.PathError)(nil); errors.As(err, &pe) {
+			err = pe.Err // the note names the file
+		}
 		if err != nil {
 			ev.profiles.note(fmt.Sprintf("skipped trace %s: %v", filepath.Base(path), err))
 			continue
@@ -92,7 +96,7 @@ func (ev *Evidence) readAssists() *Assists {
 }
 
 func analyzeTrace(path string) (*traceassist.Summary, error) {
-	f, err := os.Open(path)
+	f, err := session.OpenTrace(path)
 	if err != nil {
 		return nil, err
 	}

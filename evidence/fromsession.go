@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/memdoctor/memdoctor/breakdown"
+	"github.com/memdoctor/memdoctor/internal/bytesize"
 	"github.com/memdoctor/memdoctor/session"
 )
 
@@ -75,6 +76,7 @@ func FromSession(s *session.Session, opts Options) (*Evidence, error) {
 			at.SetLimits(b.pair.cgroup, ev.Budget)
 		}
 	}
+	ev.fromAttempts(m.Attempts)
 	ev.explainGaps()
 	return ev, nil
 }
@@ -412,6 +414,14 @@ func (b *sessionBuild) finish() {
 	}
 	if p.GOGC == 0 {
 		p.GOGC = gogcFromEnv(ev.Target.GOGC)
+	}
+	if p.GOMemLimit == 0 { // no runtime reading gave it (MemStats has none): the environment's
+		switch n, set, err := bytesize.GoMemLimit(ev.Target.GOMEMLIMIT); {
+		case err != nil:
+			ev.Notes = append(ev.Notes, fmt.Sprintf("the target's %v (a Go program does not start with it)", err))
+		case set && n > 0 && n < math.MaxInt64:
+			p.GOMemLimit = float64(n)
+		}
 	}
 	if ev.Latest != nil {
 		p.Outside = float64(ev.Latest.NonGoBytes + ev.Latest.FileBytes)

@@ -203,3 +203,107 @@ func goroutineProfile(t *testing.T, n int) []byte {
 	}
 	return b.Bytes()
 }
+
+// TestGoMemLimitFromEnv: without a runtime reading of the limit (MemStats has none), the
+// pacer model takes GOMEMLIMIT from the target's environment, read as the runtime reads it;
+// a value the runtime refuses is noted, not guessed.
+func TestGoMemLimitFromEnv(t *testing.T) {
+	t0 := time.Date(2026, 11, 24, 10, 0, 0, 0, time.UTC)
+	for _, c := range []struct {
+		env  string
+		want float64
+		note bool
+	}{
+		{"", 0, false}, {"off", 0, false}, {"1536MiB", 1536 * mb, false}, {"2147483648", 2048 * mb, false},
+		{"1536Mi", 0, true}, {"2G", 0, true},
+	} {
+		m := session.Manifest{Mode: "run", Start: t0, Target: session.Target{GOMEMLIMIT: c.env}}
+		ev := newSession(t, m, func(w *session.Writer) {
+			for i := range 3 {
+				w.AppendSample(memstats(t0.Add(time.Duration(i)*time.Second), 10*mb, 20*mb))
+			}
+		})
+		noted := strings.Contains(strings.Join(ev.Notes, "\n"), "GOMEMLIMIT=")
+		if ev.Pacer.GOMemLimit != c.want || noted != c.note {
+			t.Errorf("GOMEMLIMIT=%q: pacer limit %v, noted %v (%q); want %v, %v", c.env, ev.Pacer.GOMemLimit, noted, ev.Notes, c.want, c.note)
+		}
+	}
+}
+
+// TestNeverCollected: a session whose heap and goroutine profiles all failed (the profiles
+// were a login page), written by a collector killed before it could note it: the evidence's
+// notes say what could not be collected, and the quantities those reads would have measured
+// carry the reason, for the rules that cannot judge. Data that did come (MemStats) is not
+// said missing.
+func TestNeverCollected(t *testing.T) {
+	t0 := time.Date(2026, 11, 24, 10, 0, 0, 0, time.UTC)
+	m := session.Manifest{Mode: "watch", Start: t0, Target: session.Target{PprofURL: "http://127.0.0.1:6060"},
+		Attempts: map[string]session.Attempt{
+			session.AttemptHeap:      {Tries: 7, LastError: "not a pprof profile: the body is an HTML page"},
+			session.AttemptGoroutine: {Tries: 7},
+			session.AttemptMemStats:  {Tries: 7, OK: 7},
+			session.AttemptProc:      {Tries: 60, OK: 1},
+		}}
+	ev := newSession(t, m, func(w *session.Writer) {
+		for i := range 7 {
+			w.AppendSample(memstats(t0.Add(time.Duration(i)*10*time.Second), 10*mb, 20*mb))
+		}
+	})
+	notes := strings.Join(ev.Notes, "\n")
+	for _, want := range []string{
+		"heap profiles: 0 of 7 fetches succeeded (the last error: not a pprof profile: the body is an HTML page)",
+		"goroutine profiles: 0 of 7 fetches succeeded",
+	} {
+		if !strings.Contains(notes, want) {
+			t.Errorf("notes lack %q:\n%s", want, notes)
+		}
+	}
+	if strings.Contains(notes, "MemStats") || strings.Contains(notes, "/proc readings") {
+		t.Errorf("notes say missing what came (MemStats) or came once (/proc):\n%s", notes)
+	}
+	if g := ev.Gaps[GapHeapSnaps]; !strings.HasPrefix(g, "heap profiles: 0 of 7 fetches succeeded") {
+		t.Errorf("heap profiles gap %q", g)
+	}
+	if g := ev.Gaps[GapGoroutines]; !strings.HasPrefix(g, "goroutine profiles: 0 of 7") {
+		t.Errorf("goroutines gap %q", g)
+	}
+	// A note the recorder already wrote is not repeated.
+	m.Notes = []string{"heap profiles: 0 of 7 fetches succeeded (the server answered an HTML page: a login page?)"}
+	ev = newSession(t, m, func(w *session.Writer) {})
+	if c := strings.Count(strings.Join(ev.Notes, "\n"), "heap profiles:"); c != 1 {
+		t.Errorf("%d notes on heap profiles, want 1: %q", c, ev.Notes)
+	}
+}
+
+// TestProfileCacheLRU: the store keeps the most recently used parsed profiles, so that a
+// rule comparing the first snapshot with each of the others parses the first once; and it
+// keeps no more than its byte budget of them (the one just read aside).
+func TestProfileCacheLRU(t *testing.T) {
+	t0 := time.Date(2026, 11, 24, 10, 0, 0, 0, time.UTC)
+	ev := newSession(t, session.Manifest{Mode: "watch", Start: t0}, func(w *session.Writer) {
+		for i := range 2 * maxParsed {
+			w.WriteProfile(session.KindHeap, t0.Add(time.Duration(i)*10*time.Second), "", goroutineProfile(t, i+1))
+		}
+	})
+	first, err := ev.Profile(ev.Heaps[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range ev.Heaps[1:] {
+		if _, err := ev.Profile(s); err != nil {
+			t.Fatal(err)
+		}
+		if p, _ := ev.Profile(ev.Heaps[0]); p != first {
+			t.Fatalf("the first profile was parsed again after %s", filepath.Base(s.Path))
+		}
+	}
+	st := ev.profiles
+	if len(st.order) != maxParsed || st.held > st.maxBytes {
+		t.Errorf("%d kept, %d bytes; want %d within %d", len(st.order), st.held, maxParsed, st.maxBytes)
+	}
+	st.maxBytes = st.cost[st.order[0]] + 1 // room for one profile
+	ev.Profile(ev.Heaps[1])
+	if len(st.order) != 1 || st.held > st.cost[st.order[0]] {
+		t.Errorf("%d kept (%d bytes) under a budget of one", len(st.order), st.held)
+	}
+}

@@ -126,20 +126,29 @@ func (st *store) readInfo(path string) (*ProfileInfo, error) {
 
 // parse reads a profile whole: a goroutine dump becomes a count profile of its groups.
 func (st *store) parse(path string) (*profile.Profile, error) {
+	p, _, err := st.parseCost(path)
+	return p, err
+}
+
+// parseCost is parse that also says about what holding the profile costs: what parsing it
+// was estimated to allocate (pprofio.Estimate).
+func (st *store) parseCost(path string) (*profile.Profile, int64, error) {
 	name := filepath.Base(path)
 	data, err := st.limits.ReadFileDataAs(name, path)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
+	cost := pprofio.Estimate(data)
 	if pprofio.Sniff(data[:min(len(data), pprofio.SniffLen)]) == pprofio.FormatGoroutineText {
 		groups, typ, err := parseDump(name, data, st.opts)
 		if err != nil {
-			return nil, err
+			return nil, 0, err
 		}
 		st.keepGroups(path, groups)
-		return culprit.GroupsProfile(groups, typ), nil
+		return culprit.GroupsProfile(groups, typ), cost, nil
 	}
-	return st.limits.ParseData(name, data)
+	p, err := st.limits.ParseData(name, data)
+	return p, cost, err
 }
 
 // parseDump groups a goroutine text dump and says its profile type (goroutine, or

@@ -2,6 +2,7 @@ package evidence
 
 import (
 	"fmt"
+	"slices"
 	"sync"
 
 	"github.com/google/pprof/profile"
@@ -17,22 +18,32 @@ type store struct {
 	limits pprofio.Limits
 	opts   culprit.Options
 
-	mu     sync.Mutex
-	order  []string
-	byPath map[string]*profile.Profile
-	failed map[string]error
-	tables map[tableKey]*culprit.Table
-	groups map[string][]GoroutineGroup
-	infos  map[string]*ProfileInfo
-	noted  map[string]bool
-	dumps  map[string]bool // goroutine text dumps: their groups come from the text
-	notes  []string
+	mu       sync.Mutex
+	order    []string // least recently used first
+	byPath   map[string]*profile.Profile
+	cost     map[string]int64 // by path: the estimate of each kept profile
+	held     int64            // their sum
+	maxBytes int64            // maxParsedBytes
+	failed   map[string]error
+	tables   map[tableKey]*culprit.Table
+	groups   map[string][]GoroutineGroup
+	infos    map[string]*ProfileInfo
+	noted    map[string]bool
+	dumps    map[string]bool // goroutine text dumps: their groups come from the text
+	notes    []string
 }
 
 type tableKey struct{ path, typ string }
 
-// maxParsed is how many parsed profiles the store keeps: rules compare neighbours.
-const maxParsed = 4
+// The store keeps at most maxParsed parsed profiles, and no more than maxParsedBytes of them
+// as pprofio estimates what they took to parse (the one just read is kept whatever its
+// size), the least recently used going first: rules compare pairs. A profile can take up to
+// pprofio.Default.Memory (128 MiB): four of them kept took analyze to 412 MiB and report
+// --html to 468 MiB on a session of four profiles at that limit (bench/hostile).
+const (
+	maxParsed      = 4
+	maxParsedBytes = 160 << 20
+)
 
 // maxTables bounds the per-profile site tables kept (small: sites, not samples).
 const maxTables = 256
@@ -44,7 +55,7 @@ func newStore(maxBytes int64, mainModule string) *store {
 	}
 	return &store{
 		limits: limits, opts: culprit.Options{MainModule: mainModule},
-		byPath: map[string]*profile.Profile{}, failed: map[string]error{},
+		byPath: map[string]*profile.Profile{}, cost: map[string]int64{}, maxBytes: maxParsedBytes, failed: map[string]error{},
 		tables: map[tableKey]*culprit.Table{}, groups: map[string][]GoroutineGroup{},
 		infos: map[string]*ProfileInfo{}, noted: map[string]bool{}, dumps: map[string]bool{},
 	}
@@ -61,23 +72,30 @@ func (ev *Evidence) Profile(s Snapshot) (*profile.Profile, error) {
 
 func (st *store) getLocked(path string) (*profile.Profile, error) {
 	if p, ok := st.byPath[path]; ok {
+		if i := slices.Index(st.order, path); i >= 0 { // most recently used last
+			st.order = append(slices.Delete(st.order, i, i+1), path)
+		}
 		return p, nil
 	}
 	if err, ok := st.failed[path]; ok {
 		st.fail(path, err) // named once, when a rule first asks for it
 		return nil, err
 	}
-	p, err := st.parse(path)
+	p, cost, err := st.parseCost(path)
 	if err != nil {
 		st.fail(path, err)
 		return nil, err
 	}
-	if len(st.order) >= maxParsed {
-		delete(st.byPath, st.order[0])
+	for len(st.order) > 0 && (len(st.order) >= maxParsed || st.held+cost > st.maxBytes) {
+		old := st.order[0]
+		st.held -= st.cost[old]
+		delete(st.byPath, old)
+		delete(st.cost, old)
 		st.order = st.order[1:]
 	}
 	st.order = append(st.order, path)
-	st.byPath[path] = p
+	st.byPath[path], st.cost[path] = p, cost
+	st.held += cost
 	return p, nil
 }
 

@@ -9,6 +9,7 @@ import (
 	"github.com/google/pprof/profile"
 
 	"github.com/memdoctor/memdoctor/diagnose"
+	"github.com/memdoctor/memdoctor/evidence"
 	"github.com/memdoctor/memdoctor/internal/culprit"
 	"github.com/memdoctor/memdoctor/internal/pprofio"
 	"github.com/memdoctor/memdoctor/session"
@@ -197,11 +198,11 @@ func (b *builder) flame(f diagnose.Finding, named pair, isNamed bool, around pai
 }
 
 func (b *builder) flameOfPair(f diagnose.Finding, p pair) (*Flame, error) {
-	old, err := readProfile(p.old)
+	old, err := b.readProfile(p.old)
 	if err != nil {
 		return nil, err
 	}
-	new, err := readProfile(p.new)
+	new, err := b.readProfile(p.new)
 	if err != nil {
 		return nil, err
 	}
@@ -237,7 +238,11 @@ func (b *builder) flameTitle(fl *Flame, p pair) string {
 	return s
 }
 
-// readProfile parses a stored profile, within memdoctor's limits.
-func readProfile(path string) (*profile.Profile, error) {
+// readProfile parses a stored profile, within memdoctor's limits, through the evidence's
+// store: the diagnosis has most likely parsed it already, and keeps the last few.
+func (b *builder) readProfile(path string) (*profile.Profile, error) {
+	if b.ev != nil {
+		return b.ev.Profile(evidence.Snapshot{Path: path})
+	}
 	return pprofio.Default.ReadFileAs("profile "+filepath.Base(path), path)
 }

@@ -2,6 +2,8 @@ package report
 
 import (
 	"cmp"
+	"encoding/binary"
+	"hash/maphash"
 	"slices"
 	"strings"
 
@@ -61,7 +63,9 @@ func (n *flameNode) add(stack []string, value int64, culpritAt int, own bool) {
 // flameDiff builds the icicle of what grew between two profiles in sample type typ: each
 // distinct stack (by function names) weighs new minus old, and the stacks that grew are
 // drawn. Frames are attributed with the culprit package, so the frame a finding blames is
-// marked in every stack.
+// marked in every stack. The tree is built from the root down, a frame only when it is
+// wide enough to be drawn: the whole tree, a node per distinct stack prefix, allocated 59%
+// more on the Loki profile (BenchmarkFlameDiff).
 func flameDiff(old, new *profile.Profile, typ string, opts culprit.Options) (*Flame, error) {
 	oi, err := culprit.SampleIndex(old, typ)
 	if err != nil {
@@ -71,50 +75,163 @@ func flameDiff(old, new *profile.Profile, typ string, opts culprit.Options) (*Fl
 	if err != nil {
 		return nil, err
 	}
-	type stackVal struct {
-		stack     []string
-		culpritAt int
-		own       bool
-		delta     int64
-	}
-	stacks := make(map[string]*stackVal)
-	add := func(p *profile.Profile, idx int, sign int64) {
-		for _, s := range p.Sample {
-			if s == nil || idx >= len(s.Value) || s.Value[idx] == 0 {
-				continue
-			}
-			site, names := culprit.Attribute(s.Location, opts)
-			key := strings.Join(names, "\x00")
-			sv := stacks[key]
-			if sv == nil {
-				sv = &stackVal{stack: names, culpritAt: slices.Index(names, site.Function), own: site.Own}
-				stacks[key] = sv
-			}
-			sv.delta += sign * s.Value[idx]
-		}
-	}
-	add(old, oi, -1)
-	add(new, ni, +1)
-	root := &flameNode{name: "all"}
-	var shrank int64
-	keys := make([]string, 0, len(stacks))
-	for k := range stacks {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys) // a deterministic tree whatever the map order
-	for _, k := range keys {
-		sv := stacks[k]
+	unit := new.SampleType[ni].Unit
+	var stacks stackSet
+	stacks.add(old, oi, -1, opts)
+	stacks.add(new, ni, +1, opts)
+	var grew []*stackVal
+	var total, shrank int64
+	for _, sv := range stacks.all {
 		switch {
 		case sv.delta > 0:
-			root.add(sv.stack, sv.delta, sv.culpritAt, sv.own)
+			grew = append(grew, sv)
+			total += sv.delta
 		case sv.delta < 0:
 			shrank -= sv.delta
 		}
 	}
-	f := encodeFlame(root)
-	f.Unit = new.SampleType[ni].Unit
+	sortRootFirst(grew)
+	root := &flameNode{name: "all", value: total}
+	growFlame(root, grew, 0, int64(float64(total)*minFlameShare))
+	f := encodeFlameOf(root, countFrames(grew))
+	f.Unit = unit
 	f.Shrank = shrank
 	return f, nil
+}
+
+// stackVal is one distinct stack (function names, leaf first) and what it weighs.
+type stackVal struct {
+	stack     []string
+	culpritAt int // index in stack of the frame attribution picked (-1 for none)
+	own       bool
+	delta     int64
+}
+
+// stackSet holds distinct stacks by a hash of their names (equal names compared on a
+// collision), in the order first seen.
+type stackSet struct {
+	seed  maphash.Seed
+	byKey map[uint64][]*stackVal
+	all   []*stackVal
+}
+
+// add adds sign times the value idx of every sample of p.
+func (ss *stackSet) add(p *profile.Profile, idx int, sign int64, opts culprit.Options) {
+	if ss.byKey == nil {
+		ss.seed, ss.byKey = maphash.MakeSeed(), map[uint64][]*stackVal{}
+	}
+	for _, s := range p.Sample {
+		if s == nil || idx >= len(s.Value) || s.Value[idx] == 0 {
+			continue
+		}
+		site, names := culprit.Attribute(s.Location, opts)
+		var h maphash.Hash
+		h.SetSeed(ss.seed)
+		for _, n := range names {
+			writeName(&h, n)
+		}
+		key := h.Sum64()
+		var sv *stackVal
+		for _, c := range ss.byKey[key] {
+			if slices.Equal(c.stack, names) {
+				sv = c
+			}
+		}
+		if sv == nil {
+			sv = &stackVal{stack: names, culpritAt: slices.Index(names, site.Function), own: site.Own}
+			ss.byKey[key] = append(ss.byKey[key], sv)
+			ss.all = append(ss.all, sv)
+		}
+		sv.delta += sign * s.Value[idx]
+	}
+}
+
+// writeName hashes a function name with its length, so that no sequence of names hashes
+// like another that splits or joins them differently (names are the target's, any bytes).
+func writeName(h *maphash.Hash, name string) {
+	var n [8]byte
+	binary.LittleEndian.PutUint64(n[:], uint64(len(name)))
+	h.Write(n[:])
+	h.WriteString(name)
+}
+
+// growFlame gives n, whose stacks are those through it (depth frames below the root), a
+// child per next frame wider than min, and so on down: what encodeFlame would draw of the
+// whole tree, without building the rest. stacks are sorted root first (sortRootFirst), so
+// the stacks through each child are a run of them: no frame is built twice, nothing is
+// copied.
+func growFlame(n *flameNode, stacks []*stackVal, depth int, min int64) {
+	if depth >= maxFlameDepth {
+		return
+	}
+	i := 0
+	for i < len(stacks) && len(stacks[i].stack) <= depth { // the stacks that end at n sort first
+		i++
+	}
+	for i < len(stacks) {
+		name := frameAt(stacks[i], depth)
+		j, v := i, int64(0)
+		for ; j < len(stacks) && frameAt(stacks[j], depth) == name; j++ {
+			v += stacks[j].delta
+		}
+		if v > min {
+			c := n.child(name)
+			c.value = v
+			for _, sv := range stacks[i:j] {
+				if sv.culpritAt == len(sv.stack)-1-depth {
+					c.culprit = true
+					c.own = c.own || sv.own
+				}
+			}
+			growFlame(c, stacks[i:j], depth+1, min)
+		}
+		i = j
+	}
+}
+
+// frameAt is the frame of sv depth frames below the root.
+func frameAt(sv *stackVal, depth int) string { return sv.stack[len(sv.stack)-1-depth] }
+
+// sortRootFirst sorts stacks by their frames from the root (a stack before those it is a
+// prefix of), up to maxFlameDepth frames, the ones the tree holds.
+func sortRootFirst(stacks []*stackVal) {
+	slices.SortFunc(stacks, compareRootFirst)
+}
+
+// compareRootFirst compares two stacks frame by frame from the root, up to maxFlameDepth.
+func compareRootFirst(a, b *stackVal) int {
+	la, lb := min(len(a.stack), maxFlameDepth), min(len(b.stack), maxFlameDepth)
+	for d := range min(la, lb) {
+		if c := strings.Compare(frameAt(a, d), frameAt(b, d)); c != 0 {
+			return c
+		}
+	}
+	return cmp.Compare(la, lb)
+}
+
+// commonDepth is how many frames from the root two stacks share, up to maxFlameDepth.
+func commonDepth(a, b *stackVal) int {
+	n := min(len(a.stack), len(b.stack), maxFlameDepth)
+	for d := range n {
+		if frameAt(a, d) != frameAt(b, d) {
+			return d
+		}
+	}
+	return n
+}
+
+// countFrames counts the frames of the whole tree of stacks sorted root first (up to
+// maxFlameDepth from the root), the root included: each stack adds the frames it does not
+// share with the one before it.
+func countFrames(stacks []*stackVal) int {
+	n := 1
+	for i, sv := range stacks {
+		n += min(len(sv.stack), maxFlameDepth)
+		if i > 0 {
+			n -= commonDepth(stacks[i-1], sv)
+		}
+	}
+	return n
 }
 
 // flameCulprits builds an icicle from a finding's culprits' stacks, each as wide as what the
@@ -157,10 +274,13 @@ func abs64(v int64) int64 {
 
 // encodeFlame flattens a tree in pre-order, children widest first, dropping the nodes too
 // narrow to see (raising the bar until at most maxFlameNodes remain).
-func encodeFlame(root *flameNode) *Flame {
+func encodeFlame(root *flameNode) *Flame { return encodeFlameOf(root, countNodes(root, 0)) }
+
+// encodeFlameOf is encodeFlame for a tree that may hold only the frames wide enough to draw,
+// of a whole tree of total frames.
+func encodeFlameOf(root *flameNode, total int) *Flame {
 	f := &Flame{Total: root.value}
 	min := int64(float64(root.value) * minFlameShare)
-	total := countNodes(root, 0)
 	for countNodes(root, min) > maxFlameNodes {
 		min = max(min*2, 1)
 	}

@@ -14,10 +14,21 @@ import (
 	"time"
 
 	"github.com/memdoctor/memdoctor/gctrace"
+	"github.com/memdoctor/memdoctor/internal/infile"
 )
 
 // maxLine bounds a metrics.jsonl line; a longer one is skipped as corrupt.
 const maxLine = 256 << 10
+
+// Bounds on the files a session is read from (see internal/infile: each must also be a
+// regular file, so that a named pipe or a link to /dev/zero cannot hang the reader).
+const (
+	// MaxManifestBytes bounds manifest.json, which is read whole (a real one is a few KiB).
+	MaxManifestBytes = 16 << 20
+	// MaxStreamBytes bounds metrics.jsonl and gctrace.log, which are streamed: 16 GiB is
+	// half a year of samples at one a second.
+	MaxStreamBytes = 16 << 30
+)
 
 // Session is a session directory opened for analysis. Open reads the manifest and lists the
 // profiles; the samples and gctrace cycles, which can be hundreds of thousands, are streamed
@@ -28,6 +39,8 @@ type Session struct {
 	Profiles []ProfileRef // sorted by time
 	// Warnings say what was skipped or repaired while opening.
 	Warnings []string
+
+	skip map[string]bool // metrics.jsonl or gctrace.log when Open refused it (see Warnings)
 }
 
 // GCEvent is one gctrace cycle placed on the wall clock (Time is zero when the session has no
@@ -54,6 +67,8 @@ func Open(dir string) (*Session, error) {
 	if _, err := os.Stat(filepath.Join(s.Dir, MetricsFile)); errors.Is(err, fs.ErrNotExist) {
 		s.warnf("%s is missing: no samples", MetricsFile)
 	}
+	s.checkStream(MetricsFile, "no samples")
+	s.checkStream(GCTraceFile, "no gctrace cycles")
 	if err := s.listProfiles(); err != nil {
 		return nil, err
 	}
@@ -63,13 +78,31 @@ func Open(dir string) (*Session, error) {
 	return s, nil
 }
 
+// checkStream refuses, with a warning, a streamed file of the session that is not a regular
+// file or is larger than MaxStreamBytes: it is then read as absent.
+func (s *Session) checkStream(name, consequence string) {
+	err := infile.Check(filepath.Join(s.Dir, name), MaxStreamBytes)
+	if err == nil || errors.Is(err, fs.ErrNotExist) {
+		return
+	}
+	if s.skip == nil {
+		s.skip = map[string]bool{}
+	}
+	s.skip[name] = true
+	s.warnf("%s skipped (%v): %s", name, unwrapPathError(err), consequence)
+}
+
 func (s *Session) warnf(format string, args ...any) {
 	s.Warnings = append(s.Warnings, fmt.Sprintf(format, args...))
 }
 
 func (s *Session) readManifest() error {
 	path := filepath.Join(s.Dir, ManifestFile)
-	b, err := os.ReadFile(path)
+	b, err := infile.ReadFile(path, MaxManifestBytes)
+	if errors.Is(err, infile.ErrNotRegular) || errors.Is(err, infile.ErrTooLarge) {
+		s.warnf("%s skipped (%v); using what the other files say", ManifestFile, unwrapPathError(err))
+		return nil
+	}
 	if errors.Is(err, fs.ErrNotExist) {
 		if _, merr := os.Stat(filepath.Join(s.Dir, MetricsFile)); merr != nil {
 			return fmt.Errorf("session %s: not a memdoctor session (no %s or %s)", s.Dir, ManifestFile, MetricsFile)
@@ -114,7 +147,10 @@ func (st ReadStats) Warning(file string) string {
 // torn lines are skipped and counted. A missing metrics.jsonl is no samples, not an error.
 func (s *Session) EachSample(fn func(*Sample) error) (ReadStats, error) {
 	var st ReadStats
-	f, err := os.Open(filepath.Join(s.Dir, MetricsFile))
+	if s.skip[MetricsFile] {
+		return st, nil
+	}
+	f, err := infile.Open(filepath.Join(s.Dir, MetricsFile), MaxStreamBytes)
 	if errors.Is(err, fs.ErrNotExist) {
 		return st, nil
 	}
@@ -217,7 +253,10 @@ func trimNewline(b []byte) []byte {
 // when the manifest has the time base (GCTraceBase; Time is zero otherwise). It returns how
 // many gc lines could not be parsed. A missing gctrace.log is no cycles, not an error.
 func (s *Session) EachGC(fn func(GCEvent) error) (skipped int, err error) {
-	f, err := os.Open(filepath.Join(s.Dir, GCTraceFile))
+	if s.skip[GCTraceFile] {
+		return 0, nil
+	}
+	f, err := infile.Open(filepath.Join(s.Dir, GCTraceFile), MaxStreamBytes)
 	if errors.Is(err, fs.ErrNotExist) {
 		return 0, nil
 	}
@@ -270,6 +309,12 @@ func (s *Session) listProfiles() error {
 			continue
 		}
 		ref.Path = filepath.Join(dir, name)
+		if !e.Type().IsRegular() { // a link, a pipe, a device: only a link to a regular file is read
+			if err := infile.Check(ref.Path, 0); err != nil {
+				s.warnf("%s: ignored %s (%v)", ProfilesDir, name, unwrapPathError(err))
+				continue
+			}
+		}
 		s.Profiles = append(s.Profiles, ref)
 	}
 	sort.SliceStable(s.Profiles, func(i, j int) bool { return s.Profiles[i].Time.Before(s.Profiles[j].Time) })

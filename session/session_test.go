@@ -1,6 +1,7 @@
 package session
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"slices"
@@ -320,5 +321,56 @@ func TestAttempts(t *testing.T) {
 	}
 	if old.Manifest.Attempts != nil || old.NeverCollected() != nil {
 		t.Errorf("a session without attempts: %+v", old.Manifest.Attempts)
+	}
+}
+
+// TestTraceBounds: a trace over MaxTraceBytes is refused on write, and on read (a file put
+// in the session by other means).
+func TestTraceBounds(t *testing.T) {
+	w, dir := newTestWriter(t)
+	big := make([]byte, MaxTraceBytes+1)
+	if _, err := w.WriteTrace("trace-20261122T100000.000Z-x.trace", big); !errors.Is(err, ErrTraceTooLarge) {
+		t.Errorf("WriteTrace of %d bytes: %v, want ErrTraceTooLarge", len(big), err)
+	}
+	if _, err := w.WriteTrace("trace-20261122T100001.000Z-x.trace", big[:MaxTraceBytes]); err != nil {
+		t.Errorf("WriteTrace at the bound: %v", err)
+	}
+	w.Close(StatusComplete, "")
+	planted := filepath.Join(dir, TracesDir, "trace-20261122T100002.000Z-x.trace")
+	if err := os.WriteFile(planted, big, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	f, err := OpenTrace(planted)
+	if err == nil {
+		f.Close()
+	}
+	if err == nil || !strings.Contains(err.Error(), "larger than memdoctor reads") {
+		t.Errorf("OpenTrace of %d bytes: %v", len(big), err)
+	}
+}
+
+// TestManifestTooLarge: a manifest.json over MaxManifestBytes is not read whole: it is
+// skipped with a warning, and the session is read from its other files.
+func TestManifestTooLarge(t *testing.T) {
+	w, dir := newTestWriter(t)
+	w.AppendSample(Sample{Time: time.Date(2026, 11, 22, 10, 0, 1, 0, time.UTC), Proc: &Proc{PID: 7, RSSBytes: 1 << 20}})
+	w.Close(StatusComplete, "")
+	f, err := os.OpenFile(filepath.Join(dir, ManifestFile), os.O_WRONLY|os.O_TRUNC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Truncate(MaxManifestBytes + 1); err != nil { // sparse: costs no disk
+		t.Fatal(err)
+	}
+	f.Close()
+	s, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w := strings.Join(s.Warnings, "\n"); !strings.Contains(w, "manifest.json skipped (larger than memdoctor reads: 16 MiB, over 16 MiB)") {
+		t.Errorf("warnings %q", s.Warnings)
+	}
+	if smp, err := s.ReadSamples(); err != nil || len(smp) != 1 {
+		t.Errorf("samples %d, %v", len(smp), err)
 	}
 }

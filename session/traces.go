@@ -3,22 +3,36 @@ package session
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/memdoctor/memdoctor/internal/infile"
 )
 
 // TracesDir holds runtime/trace files (flight-recorder snapshots an embedded agent took around
 // a trigger), named by the agent, e.g. "trace-20261122T064512.345Z-heap-jump.trace".
 const TracesDir = "traces"
 
+// MaxTraceBytes bounds a stored trace, on write and on read: a flight-recorder snapshot
+// keeps about 8 MiB by default (the agent's WithFlightRecorder), and the trace parser's
+// memory grows with what it reads.
+const MaxTraceBytes = 64 << 20
+
+// ErrTraceTooLarge is wrapped by the error of WriteTrace for a trace over MaxTraceBytes.
+var ErrTraceTooLarge = errors.New("trace larger than memdoctor stores")
+
 // WriteTrace stores a runtime/trace file as it was captured under traces/name and returns its
 // path relative to the session directory. name must pass CheckTraceName. The file appears
-// whole or not at all.
+// whole or not at all. A trace over MaxTraceBytes is refused (ErrTraceTooLarge).
 func (w *Writer) WriteTrace(name string, data []byte) (string, error) {
 	if err := CheckTraceName(name); err != nil {
 		return "", fmt.Errorf("write trace: %w", err)
+	}
+	if len(data) > MaxTraceBytes {
+		return "", fmt.Errorf("write trace %s: %w: %d MiB, over %d MiB", name, ErrTraceTooLarge, len(data)>>20, MaxTraceBytes>>20)
 	}
 	dir := filepath.Join(w.dir, TracesDir)
 	if err := w.fs.MkdirAll(dir, 0o755); err != nil {
@@ -33,6 +47,7 @@ func (w *Writer) WriteTrace(name string, data []byte) (string, error) {
 
 // TraceFiles returns the paths of the trace files stored in a session directory, sorted by
 // name (which sorts by time for the names agents write). A session without traces has none.
+// Open each with OpenTrace, which checks it.
 func TraceFiles(dir string) ([]string, error) {
 	entries, err := os.ReadDir(filepath.Join(dir, TracesDir))
 	if errors.Is(err, os.ErrNotExist) {
@@ -50,4 +65,10 @@ func TraceFiles(dir string) ([]string, error) {
 	}
 	sort.Strings(out)
 	return out, nil
+}
+
+// OpenTrace opens a stored trace for reading: a regular file of at most MaxTraceBytes
+// (internal/infile), read no further than its size when opened.
+func OpenTrace(path string) (io.ReadCloser, error) {
+	return infile.Open(path, MaxTraceBytes)
 }

@@ -83,6 +83,30 @@ const (
 	AttemptAgentProfiles = "agent-profiles" // listings and fetches of an agent's profiles
 )
 
+// DescribeAttempt names a kind of data (an Attempt* key) and its reads, for notes:
+// ("heap profiles", "fetches").
+func DescribeAttempt(kind string) (what, reads string) {
+	switch kind {
+	case AttemptHeap:
+		return "heap profiles", "fetches"
+	case AttemptGoroutine:
+		return "goroutine profiles", "fetches"
+	case AttemptGoroutineText:
+		return "goroutine dumps (goroutine?debug=1)", "fetches"
+	case AttemptMemStats:
+		return "MemStats (heap?debug=1)", "fetches"
+	case AttemptProc:
+		return "/proc readings of the target", "reads"
+	case AttemptCgroup:
+		return "memory cgroup readings", "reads"
+	case AttemptAgentMetrics:
+		return "the agent's samples", "pulls"
+	case AttemptAgentProfiles:
+		return "the agent's profiles", "listings and fetches"
+	}
+	return kind, "reads"
+}
+
 // Target is the watched process or service.
 type Target struct {
 	PID       int      `json:"pid,omitempty"`

@@ -14,7 +14,8 @@
 //	                                 on DefaultServeMux too
 //	MEMDOCTOR_MEMLIMIT_RATIO=0.9     set GOMEMLIMIT to 90% of the cgroup memory limit, unless
 //	                                 GOMEMLIMIT is set
-//	MEMDOCTOR_BUDGET=2GiB            the guard's budget (default: the cgroup limit)
+//	MEMDOCTOR_BUDGET=2GiB            the guard's budget (default: the cgroup limit); 2Gi, 1.5G
+//	                                 and 800MB too, as Kubernetes writes them (M = 10^6)
 //	MEMDOCTOR_FLIGHT_RECORDER=on     keep a runtime/trace flight recorder (costs some CPU)
 //	MEMDOCTOR_EXIT_DIR=/path         enable the guard's exit action: write the evidence there
 //	                                 and exit when the hard limit holds
@@ -38,6 +39,7 @@ import (
 	"time"
 
 	"github.com/memdoctor/memdoctor/agent"
+	"github.com/memdoctor/memdoctor/internal/bytesize"
 )
 
 var (
@@ -166,31 +168,10 @@ func parseEnv(getenv func(string) string) (config, error) {
 	return cfg, nil
 }
 
-// ParseSize parses a byte size: "2GiB", "512MiB", "64KiB", "1.5GB", "100MB", "1048576".
-func ParseSize(s string) (uint64, error) {
-	s = strings.TrimSpace(s)
-	units := []struct {
-		suffix string
-		mult   float64
-	}{
-		{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30}, {"TiB", 1 << 40},
-		{"KB", 1e3}, {"MB", 1e6}, {"GB", 1e9}, {"TB", 1e12}, {"B", 1},
-	}
-	mult := 1.0
-	num := s
-	for _, u := range units {
-		if strings.HasSuffix(strings.ToLower(s), strings.ToLower(u.suffix)) {
-			num, mult = strings.TrimSpace(s[:len(s)-len(u.suffix)]), u.mult
-			break
-		}
-	}
-	v, err := strconv.ParseFloat(num, 64)
-	b := v * mult
-	if err != nil || !(b >= 1) || b >= 1<<63 { // !(b >= 1) also rejects NaN
-		return 0, fmt.Errorf("want a positive size such as 2GiB or 512MiB")
-	}
-	return uint64(b), nil
-}
+// ParseSize parses a byte size as memdoctor's flags do: "2GiB", "512MiB", "1.5GB", "100MB",
+// "1048576", and as Kubernetes writes them, "512Mi", "1G", "1.5Gi" ("M" is 10^6 bytes, "Mi"
+// 2^20; "512m", Kubernetes' milli, is refused).
+func ParseSize(s string) (uint64, error) { return bytesize.Parse(s) }
 
 // levelHandler passes records at or above level to h.
 type levelHandler struct {

@@ -96,6 +96,16 @@ func TestStart(t *testing.T) {
 	if in.BudgetBytes != 3<<30 || in.BudgetSource != "option" || !in.FlightRecorder {
 		t.Errorf("budget %d from %q, flight recorder %v", in.BudgetBytes, in.BudgetSource, in.FlightRecorder)
 	}
+	// A budget as Kubernetes writes a pod's memory limit (resourceFieldRef gives bytes; people write 1536Mi).
+	k, err := start(ctx, env(map[string]string{"MEMDOCTOR_BUDGET": "1536Mi"}), http.NewServeMux())
+	if err != nil {
+		t.Fatal(err)
+	}
+	in = k.Info()
+	k.Stop(context.Background())
+	if in.BudgetBytes != 1536<<20 {
+		t.Errorf("MEMDOCTOR_BUDGET=1536Mi: budget %d", in.BudgetBytes)
+	}
 	if a, err := start(ctx, env(map[string]string{"MEMDOCTOR_AGENT": "off"}), mux); a != nil || err != nil {
 		t.Errorf("off: %v, %v", a, err)
 	}
@@ -105,12 +115,14 @@ func TestStart(t *testing.T) {
 }
 
 func TestParseSize(t *testing.T) {
-	for in, want := range map[string]uint64{"2GiB": 2 << 30, "512MiB": 512 << 20, "64kib": 64 << 10, "1.5GB": 1.5e9, "100MB": 100e6, "1048576": 1 << 20, " 3 GiB ": 3 << 30, "10B": 10} {
+	for in, want := range map[string]uint64{"2GiB": 2 << 30, "512MiB": 512 << 20, "64kib": 64 << 10, "1.5GB": 1.5e9, "100MB": 100e6, "1048576": 1 << 20, " 3 GiB ": 3 << 30, "10B": 10,
+		// As Kubernetes writes a pod's memory limit.
+		"512Mi": 512 << 20, "1.5Gi": 1.5 * (1 << 30), "512M": 512e6, "1G": 1e9} {
 		if got, err := ParseSize(in); err != nil || got != want {
 			t.Errorf("ParseSize(%q) = %d, %v; want %d", in, got, err, want)
 		}
 	}
-	for _, bad := range []string{"", "GiB", "-1GiB", "0", ".1", "NaN", "Inf", "1e30GiB", "two"} {
+	for _, bad := range []string{"", "GiB", "-1GiB", "0", ".1", "NaN", "Inf", "1e30GiB", "two", "512m"} {
 		if _, err := ParseSize(bad); err == nil {
 			t.Errorf("ParseSize(%q) accepted", bad)
 		}

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"syscall"
 	"time"
 
 	"github.com/google/pprof/profile"
@@ -130,11 +131,25 @@ func makeInputs(dir string, validMiB float64) (map[string]input, error) {
 }
 
 // makeSession writes a session whose four heap snapshots (as many as the diagnosis keeps
-// parsed) are the profile file prof.
+// parsed) are the profile file prof; when memdoctor reads it, snapshot i has its values
+// scaled by i+1, so that no snapshot repeats its predecessor (the evidence counts a
+// repeated heap profile once, and would parse only one).
 func makeSession(dir, prof string) error {
 	data, err := os.ReadFile(prof)
 	if err != nil {
 		return err
+	}
+	snaps := [][]byte{data, data, data, data}
+	if p, err := pprofio.Default.Parse("p", data); err == nil {
+		for i := range snaps {
+			q := p.Copy()
+			q.Scale(float64(i + 1))
+			var b bytes.Buffer
+			if err := q.Write(&b); err != nil {
+				return err
+			}
+			snaps[i] = b.Bytes()
+		}
 	}
 	t0 := time.Now().UTC().Add(-time.Minute)
 	w, err := session.Create(dir, session.Manifest{Mode: "watch", Start: t0})
@@ -145,10 +160,48 @@ func makeSession(dir, prof string) error {
 		t := t0.Add(time.Duration(i) * 10 * time.Second)
 		w.AppendSample(session.Sample{Time: t, Go: &session.GoMem{Source: "runtime/metrics", HeapObjectsBytes: uint64(100+50*i) << 20, TotalBytes: uint64(200+50*i) << 20}})
 	}
-	for i := range 4 {
-		if _, err := w.WriteProfile(session.KindHeap, t0.Add(time.Duration(i)*10*time.Second), "", data); err != nil {
+	for i, snap := range snaps {
+		if _, err := w.WriteProfile(session.KindHeap, t0.Add(time.Duration(i)*10*time.Second), "", snap); err != nil {
 			return err
 		}
 	}
 	return w.Close(session.StatusComplete, "")
+}
+
+// makeTrapSession writes a session of a real profile whose other files are traps: its
+// metrics.jsonl is a link to /dev/zero (endless), its gctrace.log and its trace named pipes
+// no one writes (opening one for reading waits forever), a second and a third heap snapshot
+// a link to /dev/zero and a named pipe.
+func makeTrapSession(dir, prof string) error {
+	if err := makeSession(dir, prof); err != nil {
+		return err
+	}
+	t0 := time.Now().UTC().Add(-time.Hour)
+	traces := filepath.Join(dir, session.TracesDir)
+	if err := os.MkdirAll(traces, 0o755); err != nil {
+		return err
+	}
+	profiles := filepath.Join(dir, session.ProfilesDir)
+	for _, trap := range []struct {
+		path string
+		fifo bool
+	}{
+		{filepath.Join(dir, session.MetricsFile), false},
+		{filepath.Join(dir, session.GCTraceFile), true},
+		{filepath.Join(traces, "trace-20261124T100000.000Z-heap-jump.trace"), true},
+		{filepath.Join(profiles, session.ProfileFileName(session.KindHeap, t0, "")), false},
+		{filepath.Join(profiles, session.ProfileFileName(session.KindHeap, t0.Add(time.Second), "")), true},
+	} {
+		os.Remove(trap.path)
+		var err error
+		if trap.fifo {
+			err = syscall.Mkfifo(trap.path, 0o600)
+		} else {
+			err = os.Symlink("/dev/zero", trap.path)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -9,7 +9,7 @@
 // status, the peak RSS, the wall time and memdoctor's message. It needs Linux, prlimit and
 // /usr/bin/time; run it from the repository's root.
 //
-//	go run ./bench/hostile [-memdoctor BIN] [-cap BYTES] [-only SUBSTRING]
+//	go run ./bench/hostile [-memdoctor BIN] [-cap BYTES] [-only SUBSTRING] [-keep DIR]
 package main
 
 import (
@@ -25,6 +25,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -34,8 +35,9 @@ func main() {
 	capBytes := flag.Int64("cap", 8<<30, "address-space limit for each memdoctor run, in bytes (0: none)")
 	only := flag.String("only", "", "run only the cases whose name contains this")
 	validMiB := flag.Float64("valid-mib", 0, "raw size of the valid profile in MiB (default: the largest the limits accept)")
+	keep := flag.String("keep", "", "make the inputs and sessions in this `DIR` and keep them (default: a temporary one, removed)")
 	flag.Parse()
-	if err := run(*bin, *capBytes, *only, *validMiB); err != nil {
+	if err := run(*bin, *capBytes, *only, *validMiB, *keep); err != nil {
 		fmt.Fprintln(os.Stderr, "hostile:", err)
 		os.Exit(1)
 	}
@@ -51,12 +53,18 @@ type result struct {
 	extra   string
 }
 
-func run(bin string, capBytes int64, only string, validMiB float64) error {
-	dir, err := os.MkdirTemp("", "hostile")
-	if err != nil {
+func run(bin string, capBytes int64, only string, validMiB float64, keep string) error {
+	dir := keep
+	if dir == "" {
+		d, err := os.MkdirTemp("", "hostile")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(d)
+		dir = d
+	} else if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	defer os.RemoveAll(dir)
 	if bin == "" {
 		bin = filepath.Join(dir, "memdoctor")
 		if out, err := exec.Command("go", "build", "-o", bin, "./cmd/memdoctor").CombinedOutput(); err != nil {
@@ -91,9 +99,22 @@ func run(bin string, capBytes int64, only string, validMiB float64) error {
 		cases = append(cases,
 			tcase{"analyze, session of " + in, "four heap snapshots: " + ins[in].what, mdRun("analyze", sess)},
 			tcase{"report --html, session of " + in, "four heap snapshots: " + ins[in].what, mdRun("report", "--html", p("report-"+in+".html"), sess)},
-			tcase{"serve + 4 pprof requests, session of " + in, "four heap snapshots: " + ins[in].what, func() (result, error) { return serve(bin, capBytes, sess) }},
+			tcase{"serve + 4 pprof requests, session of " + in, "four heap snapshots: " + ins[in].what, func() (result, error) { return serve(bin, capBytes, sess, fourViews) }},
 		)
 	}
+	trap := p("session-traps")
+	if err := makeTrapSession(trap, p("real-loki.pb.gz")); err != nil {
+		return err
+	}
+	const trapWhat = "a session of the Loki profile whose metrics.jsonl and a snapshot are links to /dev/zero, whose gctrace.log, a snapshot and a trace are named pipes"
+	cases = append(cases,
+		tcase{"analyze, session of traps", trapWhat, mdRun("analyze", trap)},
+		tcase{"report --html, session of traps", trapWhat, mdRun("report", "--html", p("report-traps.html"), trap)},
+		tcase{"serve + 4 pprof requests, session of traps", trapWhat, func() (result, error) { return serve(bin, capBytes, trap, fourViews) }},
+	)
+	sess := p("session-real-loki.pb.gz")
+	cases = append(cases, tcase{"serve + 16 pprof requests (8 views twice), session of real-loki.pb.gz", "four heap snapshots: " + ins["real-loki.pb.gz"].what,
+		func() (result, error) { return serve(bin, capBytes, sess, append(eightViews, eightViews...)) }})
 	goroutine, _ := os.ReadFile("internal/pprofio/testdata/real/node_exporter_goroutine.pb.gz")
 	for _, w := range []struct{ name, what string }{
 		{"bomb-1g.pb.gz", "pprof heap endpoint serving the 1 GiB bomb"},
@@ -132,26 +153,38 @@ func run(bin string, capBytes int64, only string, validMiB float64) error {
 			return fmt.Errorf("%s: %w", c.name, err)
 		}
 		msg := message(r)
-		fmt.Printf("| %s | %s | %d | %.0f MiB | %.1fs | %s |\n", c.name, c.input, r.exit, float64(r.peakKiB)/1024, r.wall.Seconds(), msg)
+		peak := fmt.Sprintf("%.0f MiB", float64(r.peakKiB)/1024)
+		if r.peakKiB < 0 {
+			peak = "? (killed)"
+		}
+		fmt.Printf("| %s | %s | %d | %s | %.1fs | %s |\n", c.name, c.input, r.exit, peak, r.wall.Seconds(), msg)
 	}
 	return nil
 }
 
-// message picks the line that says what happened to the hostile input.
+// message picks the lines that say what happened to the hostile input: refusals, limits,
+// failures, files skipped, serve's answers; else memdoctor's last line.
 func message(r result) string {
 	var lines []string
-	for _, l := range strings.Split(r.stderr+"\n"+r.extra, "\n") {
-		l = strings.TrimSpace(l)
+	last := ""
+	for _, l := range strings.Split(r.stdout+"\n"+r.stderr+"\n"+r.extra, "\n") {
+		l = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(l), "- "))
 		low := strings.ToLower(l)
-		if strings.Contains(low, "refuse") || strings.Contains(low, "memdoctor:") || strings.Contains(low, "out of memory") ||
-			strings.Contains(low, "too large") || strings.Contains(low, "decompress") || strings.Contains(low, "not a pprof") || strings.HasPrefix(l, "GET ") {
+		if strings.Contains(low, "refuse") || strings.Contains(low, "out of memory") || strings.Contains(low, "too large") ||
+			strings.Contains(low, "decompress") || strings.Contains(low, "not a pprof") || strings.HasPrefix(l, "GET ") ||
+			strings.HasPrefix(l, "hung:") || strings.Contains(low, "skipped (not a regular file") {
 			lines = append(lines, l)
+		} else if strings.HasPrefix(l, "memdoctor:") {
+			last = l
 		}
 	}
 	if len(lines) == 0 {
-		return "(no error)"
+		lines = append(lines, last)
 	}
 	m := strings.Join(lines, " / ")
+	if m == "" {
+		return "(no error)"
+	}
 	if len(m) > 300 {
 		m = m[:300] + "..."
 	}
@@ -188,7 +221,11 @@ func finish(r *result, cmd *exec.Cmd, err error, peak string) error {
 		return err
 	}
 	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
-	_, err = fmt.Sscan(lines[len(lines)-1], &r.peakKiB) // after "Command exited with non-zero status N"
+	_, err = fmt.Sscan(lines[len(lines)-1], &r.peakKiB)  // after "Command exited with non-zero status N"
+	if err != nil && strings.Contains(r.extra, "hung") { // GNU time was killed with it
+		r.peakKiB = -1
+		return nil
+	}
 	return err
 }
 
@@ -206,14 +243,45 @@ func memdoctor(bin string, capBytes int64, args ...string) (result, error) {
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	start := time.Now()
-	err := cmd.Run()
-	r := result{wall: time.Since(start), stdout: stdout.String(), stderr: stderr.String()}
+	if err := cmd.Start(); err != nil {
+		return result{}, err
+	}
+	hung := watchdog(cmd)
+	err := cmd.Wait()
+	r := result{wall: time.Since(start), stdout: stdout.String(), stderr: stderr.String(), extra: hung()}
 	return r, finish(&r, cmd, err, peak)
 }
 
-// serve starts memdoctor serve on sess, asks for snapshot 0 three times and the diff of 0
-// and 1 once, then stops it with SIGINT.
-func serve(bin string, capBytes int64, sess string) (result, error) {
+// caseTimeout is how long one case may run before it is killed as hung.
+const caseTimeout = 2 * time.Minute
+
+// watchdog kills cmd's process group with SIGKILL if it runs past caseTimeout. The function
+// it returns stops the watch, and says whether it fired.
+func watchdog(cmd *exec.Cmd) func() string {
+	var fired atomic.Bool
+	t := time.AfterFunc(caseTimeout, func() {
+		fired.Store(true)
+		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	})
+	return func() string {
+		t.Stop()
+		if fired.Load() {
+			return fmt.Sprintf("hung: killed after %v", caseTimeout)
+		}
+		return ""
+	}
+}
+
+// The pprof views serve is asked for: snapshot 0 three times and the diff of 0 and 1; or
+// the eight views of four snapshots a cache of eight holds (each snapshot, four diffs).
+var (
+	fourViews  = []string{"/pprof/snap/0/", "/pprof/snap/0/", "/pprof/snap/0/", "/pprof/diff/0/1/"}
+	eightViews = []string{"/pprof/snap/0/", "/pprof/snap/1/", "/pprof/snap/2/", "/pprof/snap/3/", "/pprof/diff/0/1/", "/pprof/diff/1/2/", "/pprof/diff/2/3/", "/pprof/diff/0/3/"}
+)
+
+// serve starts memdoctor serve on sess, asks for the views at paths in turn, then stops it
+// with SIGINT.
+func serve(bin string, capBytes int64, sess string, paths []string) (result, error) {
 	peak := peakFile()
 	defer os.Remove(peak)
 	cmd := command(bin, capBytes, peak, "serve", "--addr", "127.0.0.1:0", sess)
@@ -227,11 +295,12 @@ func serve(bin string, capBytes int64, sess string) (result, error) {
 	if err := cmd.Start(); err != nil {
 		return result{}, err
 	}
+	hung := watchdog(cmd)
 	url, _ := bufio.NewReader(out).ReadString('\n')
 	url = strings.TrimSuffix(strings.TrimSpace(url), "/")
 	var log []string
 	if url != "" {
-		for _, path := range []string{"/pprof/snap/0/", "/pprof/snap/0/", "/pprof/snap/0/", "/pprof/diff/0/1/"} {
+		for _, path := range paths {
 			t := time.Now()
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 			req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url+path, nil)
@@ -253,6 +322,6 @@ func serve(bin string, capBytes int64, sess string) (result, error) {
 	}
 	stop(cmd)
 	err = cmd.Wait()
-	r := result{wall: time.Since(start), stderr: stderr.String(), extra: strings.Join(log, "\n")}
+	r := result{wall: time.Since(start), stderr: stderr.String(), extra: strings.Join(append(log, hung()), "\n")}
 	return r, finish(&r, cmd, err, peak)
 }

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -89,19 +90,26 @@ func TestAnalyzeRecordedHeapLeak(t *testing.T) {
 // them.
 func TestAnalyzeHandMadeSession(t *testing.T) {
 	files, _ := filepath.Glob(filepath.Join(recorded, "heapleak", "*.pb.gz"))
-	dir := filepath.Join(t.TempDir(), "s")
-	w, err := session.Create(dir, session.Manifest{Mode: "watch"})
-	if err != nil {
-		t.Fatal(err)
-	}
 	ev := evidence.New("profiles", evidence.Target{}, evidence.Options{})
+	var times []time.Time
 	for _, f := range files {
 		info, err := ev.ReadProfileInfo(f)
 		if err != nil {
 			t.Fatal(err)
 		}
+		times = append(times, info.Time)
+	}
+	// The session spans the profiles, as if it had recorded them: ending now would leave the
+	// heap unseen for however long ago they were recorded, and a leak unseen that long is only
+	// suspected.
+	dir := filepath.Join(t.TempDir(), "s")
+	w, err := session.Create(dir, session.Manifest{Mode: "watch", Start: slices.MinFunc(times, time.Time.Compare), End: slices.MaxFunc(times, time.Time.Compare)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, f := range files {
 		b, _ := os.ReadFile(f)
-		if _, err := w.WriteProfile(session.KindHeap, info.Time, "", b); err != nil {
+		if _, err := w.WriteProfile(session.KindHeap, times[i], "", b); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -61,7 +61,9 @@
 // SIGHUP) it stops the program (SIGINT to its process group, then SIGKILL after --grace),
 // closes the session and prints the diagnosis. A second Ctrl-C kills the program's process
 // group at once and exits without the diagnosis; the session is closed either way. If the
-// program exits by itself, the session ends there.
+// program exits by itself, the session ends there. Should memdoctor itself be killed (SIGKILL,
+// the OOM killer), the kernel kills the program it started; not the processes that program
+// started in turn (the server "go run" builds): run a built binary to be sure.
 //
 // Flags:
 //
@@ -415,6 +417,9 @@
 // views, one click away (the graph view needs Graphviz's dot on the PATH). pprof's UIs start on
 // first use and the few most recently used are kept. The source and disassembly views are off:
 // they would show any local file a profile names (use go tool pprof -http on your own machine).
+// A view costs memory in proportion to the profile's frames: pprof is given at most 200,000 of
+// them, the least significant stacks folded into one frame that says how many (totals
+// unchanged).
 //
 // Profiles show what the service holds and does: serve binds to loopback by default. To serve on
 // another address, give a token with --token or MEMDOCTOR_TOKEN (at least 16 printable

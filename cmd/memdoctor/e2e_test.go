@@ -410,6 +410,7 @@ func TestBadInput(t *testing.T) {
 		{"missing program", []string{"run", "--out", filepath.Join(t.TempDir(), "s"), "--", "/nonexistent/prog"}, 1, "/nonexistent/prog"},
 		{"non-Go target", []string{"run", "--out", filepath.Join(t.TempDir(), "s"), "--", "sleep", "60"}, 1, "not a Go program"},
 		{"non-Go target that exits at once", []string{"run", "--out", filepath.Join(t.TempDir(), "s"), "--", "true"}, 1, "not a Go program"},
+		{"non-Go target that exits within discovery's 5 s", []string{"run", "--out", filepath.Join(t.TempDir(), "s"), "--", "sh", "-c", "sleep 2"}, 1, "not a Go program"},
 		{"negative grace", []string{"run", "--grace", "-1s", "--", "x"}, 2, "--grace -1s"},
 		{"zero grace", []string{"run", "--grace", "0s", "--", "x"}, 2, "--grace 0s"},
 		{"negative top", []string{"diff", "--top", "-5", htmlFile, htmlFile}, 2, "--top -5"},

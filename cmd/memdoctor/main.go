@@ -7,5 +7,6 @@ import (
 )
 
 func main() {
+	cli.LimitMemory(os.Getenv, os.Args[1:])
 	os.Exit(cli.Main(os.Args[1:], os.Stdout, os.Stderr))
 }

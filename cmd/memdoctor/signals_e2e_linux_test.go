@@ -203,3 +203,26 @@ func TestFullDiskEndToEnd(t *testing.T) {
 		t.Errorf("the manifest (target %+v) and the profiles (%d) should have been written", s.Manifest.Target, len(s.Profiles))
 	}
 }
+
+// TestSIGKILLedMemdoctor kills memdoctor itself with SIGKILL (as the OOM killer would) while
+// it records a program that ignores SIGINT, SIGTERM and SIGHUP: memdoctor can do nothing, so
+// the kernel must kill the program (Pdeathsig SIGKILL; SIGTERM would be ignored). The
+// program's own child is not memdoctor's to reach: the kernel kills only the process
+// memdoctor started (the README says so). The session left behind is analysable.
+func TestSIGKILLedMemdoctor(t *testing.T) {
+	cmd, pids, dir, stderr := stubbornRun(t, "10m")
+	cmd.Process.Signal(syscall.SIGKILL)
+	waitExit(t, cmd, stderr)
+	deadline := time.Now().Add(5 * time.Second) // SIGKILL is delivered asynchronously
+	for alive(pids[0]) && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if alive(pids[0]) {
+		t.Errorf("the program memdoctor started (pid %d) survived memdoctor's SIGKILL", pids[0])
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if res := memdoctor(t, ctx, "analyze", dir); res.code != 0 || !strings.Contains(res.stdout+res.stderr, "did not finish") {
+		t.Errorf("analyze after memdoctor's SIGKILL: exit %d:\n%s%s", res.code, res.stdout, res.stderr)
+	}
+}

@@ -15,6 +15,7 @@ import (
 	"github.com/memdoctor/memdoctor/agent/wire"
 	"github.com/memdoctor/memdoctor/breakdown"
 	"github.com/memdoctor/memdoctor/internal/pprofio"
+	"github.com/memdoctor/memdoctor/session"
 )
 
 // Errors that callers may test for with errors.Is.
@@ -276,9 +277,10 @@ func (c *Client) Profile(ctx context.Context, name string) ([]byte, error) {
 	return raw, nil
 }
 
-// Trace fetches a flight-recorder snapshot's bytes.
+// Trace fetches a flight-recorder snapshot's bytes: at most session.MaxTraceBytes (what a
+// session stores), else the error wraps ErrTooLarge.
 func (c *Client) Trace(ctx context.Context, name string) ([]byte, error) {
-	return c.blob(ctx, "traces", name, c.maxBody)
+	return c.blob(ctx, "traces", name, min(c.maxBody, session.MaxTraceBytes))
 }
 
 func (c *Client) blob(ctx context.Context, dir, name string, limit int64) ([]byte, error) {

@@ -202,7 +202,7 @@ func loadProfileArg(arg string, opts culprit.Options) (diffInput, error) {
 		return diffInput{}, usagef("%s is a directory: give SESSION_DIR@N, or one SESSION_DIR alone", arg)
 	}
 	name := "profile " + arg
-	data, err := pprofio.Default.ReadFileDataAs(name, arg)
+	data, err := pprofio.Default.ReadArgDataAs(name, arg) // a pipe too: diff <(curl ...)
 	if err != nil {
 		return diffInput{}, err
 	}

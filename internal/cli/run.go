@@ -25,7 +25,9 @@ fetch runs one GC cycle in the program). When --duration ends, or on Ctrl-C (or 
 SIGHUP) it stops the program (SIGINT to its process group, then SIGKILL after --grace),
 closes the session and prints the diagnosis. A second Ctrl-C kills the program's process
 group at once and exits without the diagnosis; the session is closed either way. If the
-program exits by itself, the session ends there.`,
+program exits by itself, the session ends there. Should memdoctor itself be killed (SIGKILL,
+the OOM killer), the kernel kills the program it started; not the processes that program
+started in turn (the server "go run" builds): run a built binary to be sure.`,
 	examples: []string{
 		"memdoctor run --duration 2m -- ./server --port 8080",
 		"memdoctor run --memory-budget 2GiB --json diag.json -- go run ./cmd/server",

@@ -28,6 +28,9 @@ snapshot, or the difference of any two, in pprof's web UI: flame graph, top, pee
 views, one click away (the graph view needs Graphviz's dot on the PATH). pprof's UIs start on
 first use and the few most recently used are kept. The source and disassembly views are off:
 they would show any local file a profile names (use go tool pprof -http on your own machine).
+A view costs memory in proportion to the profile's frames: pprof is given at most 200,000 of
+them, the least significant stacks folded into one frame that says how many (totals
+unchanged).
 
 Profiles show what the service holds and does: serve binds to loopback by default. To serve on
 another address, give a token with --token or MEMDOCTOR_TOKEN (at least 16 printable

@@ -11,6 +11,8 @@ import (
 	"os"
 
 	"github.com/google/pprof/profile"
+
+	"github.com/memdoctor/memdoctor/internal/infile"
 )
 
 // Limits bound what reading one profile may cost.
@@ -51,9 +53,11 @@ func (l Limits) ReadFile(path string) (*profile.Profile, error) {
 	return l.ReadFileAs(path, path)
 }
 
-// ReadFileAs is ReadFile with errors naming the profile name.
+// ReadFileAs is ReadFile with errors naming the profile name. path must be a regular file
+// (internal/infile): a named pipe or a device, such as a link to /dev/zero planted in a
+// session, is refused before anything is read.
 func (l Limits) ReadFileAs(name, path string) (*profile.Profile, error) {
-	data, err := l.readFileData(name, path)
+	data, err := l.readFileData(name, path, false)
 	if err != nil {
 		return nil, err
 	}
@@ -63,16 +67,26 @@ func (l Limits) ReadFileAs(name, path string) (*profile.Profile, error) {
 // ReadFileData reads the profile at path within l's size limits and returns its decoded
 // bytes: decompressed when it was gzipped, as they are otherwise.
 func (l Limits) ReadFileData(path string) ([]byte, error) {
-	return l.readFileData(path, path)
+	return l.readFileData(path, path, false)
 }
 
 // ReadFileDataAs is ReadFileData with errors naming the profile name.
 func (l Limits) ReadFileDataAs(name, path string) ([]byte, error) {
-	return l.readFileData(name, path)
+	return l.readFileData(name, path, false)
 }
 
-func (l Limits) readFileData(name, path string) ([]byte, error) {
-	f, err := os.Open(path)
+// ReadArgDataAs is ReadFileDataAs for a path the user named on the command line: a pipe is
+// read too (memdoctor diff <(curl -s .../heap) new.pb.gz), within l.
+func (l Limits) ReadArgDataAs(name, path string) ([]byte, error) {
+	return l.readFileData(name, path, true)
+}
+
+func (l Limits) readFileData(name, path string, pipes bool) ([]byte, error) {
+	open := infile.Open
+	if pipes {
+		open = infile.OpenArg
+	}
+	f, err := open(path, 0) // the size is checked below, with the limits' own message
 	if err != nil {
 		if name != path {
 			return nil, fmt.Errorf("%s: %w", name, unwrapPathError(err))
@@ -80,10 +94,7 @@ func (l Limits) readFileData(name, path string) ([]byte, error) {
 		return nil, err
 	}
 	defer f.Close()
-	var size int64 = -1
-	if st, err := f.Stat(); err == nil && st.Mode().IsRegular() {
-		size = st.Size()
-	}
+	size := f.Size() // -1 for a pipe
 	var trailer []byte
 	if size >= 18 { // the smallest gzip member: a 10-byte header, an empty block, an 8-byte trailer
 		trailer = make([]byte, 4)

@@ -254,11 +254,18 @@ func (r *recorder) pullTraces(ctx context.Context) {
 			continue
 		}
 		raw, err := a.c.Trace(ctx, ti.Name)
+		if errors.Is(err, agentclient.ErrTooLarge) {
+			r.refuse(a.refusedTraces, "trace", ti.Name, err)
+			continue
+		}
 		if err != nil {
 			r.log.Debug("fetching an agent trace failed", "name", ti.Name, "err", err)
 			continue
 		}
-		if _, err := r.w.WriteTrace(ti.Name, raw); err != nil {
+		if _, err := r.w.WriteTrace(ti.Name, raw); errors.Is(err, session.ErrTraceTooLarge) {
+			r.refuse(a.refusedTraces, "trace", ti.Name, err)
+			continue
+		} else if err != nil {
 			r.writeFailed(err)
 			continue
 		}

@@ -90,33 +90,10 @@ func (t *tally) notes() []string {
 		if !a.MostlyFailed() {
 			continue
 		}
-		what, verb := describeKind(kind)
+		what, verb := session.DescribeAttempt(kind)
 		out = append(out, fmt.Sprintf("%s: %d of %d %s succeeded (%s)", what, a.OK, a.Tries, verb, explain(a.last)))
 	}
 	return out
-}
-
-// describeKind names a kind of data and its reads for a note.
-func describeKind(kind string) (what, reads string) {
-	switch kind {
-	case session.AttemptHeap:
-		return "heap profiles", "fetches"
-	case session.AttemptGoroutine:
-		return "goroutine profiles", "fetches"
-	case session.AttemptGoroutineText:
-		return "goroutine dumps (goroutine?debug=1)", "fetches"
-	case session.AttemptMemStats:
-		return "MemStats (heap?debug=1)", "fetches"
-	case session.AttemptProc:
-		return "/proc readings of the target", "reads"
-	case session.AttemptCgroup:
-		return "memory cgroup readings", "reads"
-	case session.AttemptAgentMetrics:
-		return "the agent's samples", "pulls"
-	case session.AttemptAgentProfiles:
-		return "the agent's profiles", "listings and fetches"
-	}
-	return kind, "reads"
 }
 
 // explain says in a few words why reads failed, from the last error.

@@ -15,6 +15,9 @@ import (
 
 	"github.com/memdoctor/memdoctor/collect/agentclient"
 	"github.com/memdoctor/memdoctor/collect/scrape"
+	"github.com/memdoctor/memdoctor/diagnose"
+	"github.com/memdoctor/memdoctor/evidence"
+	"github.com/memdoctor/memdoctor/report"
 	"github.com/memdoctor/memdoctor/session"
 )
 
@@ -97,6 +100,34 @@ func TestWatchHTMLProfiles(t *testing.T) {
 	want := fmt.Sprintf("MemStats (heap?debug=1): 0 of %d fetches succeeded (the server answered an HTML page: a login page?)", s.Manifest.Attempts[session.AttemptMemStats].Tries)
 	if !slices.Contains(s.Manifest.Notes, want) {
 		t.Errorf("notes %q lack %q", s.Manifest.Notes, want)
+	}
+	checkDiagnosisSays(t, s)
+}
+
+// checkDiagnosisSays diagnoses a session whose heap profiles all failed: the diagnosis (its
+// notes, what the JSON carries, and the text) says what could not be collected, the rule that
+// needs heap profiles says it could not judge because of it, and nothing claims health.
+func checkDiagnosisSays(t *testing.T, s *session.Session) {
+	t.Helper()
+	d, _, err := diagnose.DiagnoseSession(s, evidence.Options{}, diagnose.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	heap := s.Manifest.Attempts[session.AttemptHeap]
+	said := fmt.Sprintf("heap profiles: 0 of %d fetches succeeded", heap.Tries)
+	if !slices.ContainsFunc(d.Notes, func(n string) bool { return strings.HasPrefix(n, said) }) {
+		t.Errorf("diagnosis notes %q do not say %q", d.Notes, said)
+	}
+	i := slices.IndexFunc(d.NotJudged, func(n diagnose.NotJudged) bool { return n.Kind == diagnose.KindAllocationHotspot })
+	if i < 0 || !strings.HasPrefix(d.NotJudged[i].Reason, said) {
+		t.Errorf("not judged %+v: want allocation-hotspot, because %q", d.NotJudged, said)
+	}
+	var text strings.Builder
+	if err := report.Text(&text, d, report.TextOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if out := text.String(); d.Healthy() || strings.Contains(out, "no memory problem found") || !strings.Contains(out, "allocation-hotspot: "+said) {
+		t.Errorf("the text report claims health or hides the failed heap profiles:\n%s", out)
 	}
 }
 

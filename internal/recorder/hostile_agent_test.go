@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -167,5 +168,48 @@ func TestWatchStoresGoroutineText(t *testing.T) {
 	b, err := os.ReadFile(texts[0].Path)
 	if err != nil || !bytes.HasPrefix(b, []byte("goroutine profile: total ")) || !bytes.Contains(b, []byte("TestWatchStoresGoroutineText")) {
 		t.Errorf("the dump %s: %v, starts %q", texts[0].Path, err, b[:min(len(b), 40)])
+	}
+}
+
+// TestWatchAgentTraceBounded watches an agent that lists a trace larger than a session
+// stores (session.MaxTraceBytes) next to a small one: the small one is stored, the large
+// one is refused once with a note, whatever the number of pulls, and never stored.
+func TestWatchAgentTraceBounded(t *testing.T) {
+	t0 := time.Now().UTC().Add(-time.Minute).Truncate(time.Millisecond)
+	big := make([]byte, session.MaxTraceBytes+1)
+	f := &fakeAgent{
+		traces: []wire.TraceInfo{
+			{Name: "trace-20261122T100000.000Z-big.trace", Time: t0, Size: len(big)},
+			{Name: "trace-20261122T100001.000Z-small.trace", Time: t0, Size: 5},
+		},
+		blobs: map[string][]byte{"trace-20261122T100000.000Z-big.trace": big, "trace-20261122T100001.000Z-small.trace": []byte("trace")},
+	}
+	var fetches atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasSuffix(r.URL.Path, "-big.trace") {
+			fetches.Add(1)
+		}
+		f.ServeHTTP(w, r)
+	}))
+	defer srv.Close()
+	cfg := watchConfig(t)
+	cfg.Duration = 3 * time.Second
+	if _, err := Watch(context.Background(), cfg, srv.URL+"/debug/memdoctor/"); err != nil {
+		t.Fatal(err)
+	}
+	s, err := session.Open(cfg.Out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, _ := session.TraceFiles(cfg.Out)
+	if len(tr) != 1 || !strings.HasSuffix(tr[0], "-small.trace") {
+		t.Errorf("traces stored: %v, want the small one", tr)
+	}
+	notes := strings.Join(s.Manifest.Notes, "\n")
+	if c := strings.Count(notes, `refused the agent's trace "trace-20261122T100000.000Z-big.trace"`); c != 1 || !strings.Contains(notes, "response too large: over 67108864 bytes") {
+		t.Errorf("the large trace is refused in %d notes, want 1:\n%s", c, notes)
+	}
+	if n := fetches.Load(); n != 1 {
+		t.Errorf("the large trace was fetched %d times, want once", n)
 	}
 }

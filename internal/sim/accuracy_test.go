@@ -63,7 +63,7 @@ func TestSimAccuracy(t *testing.T) {
 					if err != nil {
 						t.Fatalf("seed %d %+v: %v", seed, spec, err)
 					}
-					score.Add(spec, truth, findings(d))
+					score.Add(spec, truth, findings(d), limits(d))
 					os.RemoveAll(dir)
 				}
 			}
@@ -79,6 +79,15 @@ func TestSimAccuracy(t *testing.T) {
 			t.Error(err)
 		}
 	}
+}
+
+// limits are a diagnosis's detection limits by kind.
+func limits(d *diagnose.Diagnosis) map[string]float64 {
+	out := map[string]float64{}
+	for _, l := range d.Limits {
+		out[string(l.Kind)] = l.PerMinute
+	}
+	return out
 }
 
 // findings reduces a diagnosis to what scoring needs.

@@ -24,6 +24,10 @@ type KindScore struct {
 	// Unobservable counts sessions where the kind was present but the vantage point could
 	// not show it; UnobservableFound those where it was reported anyway.
 	Unobservable, UnobservableFound int
+	// BelowLimit counts the false negatives whose growth was slower than the slowest the
+	// diagnosis said it could see in the window (its detection_limits): not missed, stated.
+	// They are left out of recall, like the unobservable.
+	BelowLimit int
 	// CulpritChecked counts true positives with a known culprit; CulpritTop3 those whose
 	// culprit was among the finding's first three.
 	CulpritChecked, CulpritTop3 int
@@ -70,8 +74,9 @@ func NewScore() *Score {
 const maxWrong = 40
 
 // Add scores one diagnosis of a session generated for spec with truth tr, and reports
-// whether its verdict was entirely right.
-func (s *Score) Add(spec Spec, tr Truth, found []Finding) bool {
+// whether its verdict was entirely right. limits are the diagnosis's detection limits: the
+// slowest growth per minute it says each kind's rule could see in the window.
+func (s *Score) Add(spec Spec, tr Truth, found []Finding, limits map[string]float64) bool {
 	best := map[string]Finding{}
 	for _, f := range found {
 		if b, ok := best[f.Kind]; !ok || (f.Warning && !b.Warning) {
@@ -86,6 +91,10 @@ func (s *Score) Add(spec Spec, tr Truth, found []Finding) bool {
 	for _, k := range tr.Kinds {
 		ks := s.kind(k)
 		f, ok := warned(k)
+		if !ok && limits[k] > 0 && tr.growthPerMinute(k) > 0 && tr.growthPerMinute(k) < limits[k] {
+			ks.BelowLimit++
+			continue
+		}
 		if !ok {
 			ks.FN++
 			if b, found := best[k]; found && b.Suspected {
@@ -165,11 +174,11 @@ func (s *Score) Markdown() string {
 		}
 		return fmt.Sprintf("%.0f%%", 100*r)
 	}
-	b.WriteString("| kind | TP | FP | FN (of which suspected) | TN | precision | recall | recall with suspected | culprit in top 3 | unobservable (found) |\n|---|---|---|---|---|---|---|---|---|---|\n")
+	b.WriteString("| kind | TP | FP | FN (of which suspected) | TN | precision | recall | recall with suspected | culprit in top 3 | unobservable (found) | below the stated limit |\n|---|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, k := range Kinds {
 		ks := s.kind(k)
-		fmt.Fprintf(&b, "| %s | %d | %d | %d (%d) | %d | %s | %s | %s | %s | %d (%d) |\n", k, ks.TP, ks.FP, ks.FN, ks.Suspected, ks.TN,
-			pct(ks.Precision()), pct(ks.Recall()), pct(ratio(ks.TP+ks.Suspected, ks.TP+ks.FN)), culpritCell(ks), ks.Unobservable, ks.UnobservableFound)
+		fmt.Fprintf(&b, "| %s | %d | %d | %d (%d) | %d | %s | %s | %s | %s | %d (%d) | %d |\n", k, ks.TP, ks.FP, ks.FN, ks.Suspected, ks.TN,
+			pct(ks.Precision()), pct(ks.Recall()), pct(ratio(ks.TP+ks.Suspected, ks.TP+ks.FN)), culpritCell(ks), ks.Unobservable, ks.UnobservableFound, ks.BelowLimit)
 	}
 	b.WriteString("\nRight verdicts (every required kind with its culprit, no forbidden kind), by shape and vantage point:\n\n| shape |")
 	for _, v := range Vantages {

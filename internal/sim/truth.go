@@ -151,3 +151,12 @@ func (g *generator) truth() Truth {
 }
 
 func rateBand(v, slow, fast float64) string { return band(v, slow, fast) }
+
+// growthPerMinute is how fast the kind's quantity grows in truth, in the unit of its
+// detection limit (bytes per minute for heap-leak); 0 when the kind is not a growth.
+func (t Truth) growthPerMinute(kind string) float64 {
+	if kind == KindHeapLeak {
+		return t.Params.LeakRate * 60
+	}
+	return 0
+}

@@ -17,43 +17,91 @@ import (
 // uiLimits bound the profiles pprof's web UI opens. Its views take far more than parsing:
 // the flame graph and the diff of the largest real profile we have (a merged Loki heap
 // profile, estimated at 33 MiB to parse) took serve to 832 MiB of RSS (bench/hostile), 20 to
-// 25 times the estimate. So serve accepts profiles up to 40 MiB of parsing, where memdoctor's
-// other commands accept pprofio.Default's 128 MiB; a larger one gets the error that says so.
+// 25 times the estimate, before profiles were trimmed to maxUIFrames (218 MiB after). Serve
+// accepts profiles up to 40 MiB of parsing, where memdoctor's other commands accept
+// pprofio.Default's 128 MiB: reading and trimming happen before the bound on frames applies.
+// A larger one gets the error that says so.
 var uiLimits = func() pprofio.Limits {
 	l := pprofio.Default
 	l.Memory = 40 << 20
 	return l
 }()
 
-// fetcher reads the profiles pprof's driver asks for (the session's files: the server names
-// them) within pprofio's limits, and remembers those that failed: a bomb costs one read, not
-// one per request.
+// fetcher reads the session's profiles within uiLimits and remembers those that failed: a
+// bomb costs one read, not one per request.
 type fetcher struct {
-	read   func(name, path string) (*profile.Profile, error)
-	mu     sync.Mutex
-	failed map[string]error // by path; paths are the session's, so the map is bounded
+	read      func(name, path string) (*profile.Profile, error)
+	maxFrames int // what pprof's UI is given: maxUIFrames
+	mu        sync.Mutex
+	failed    map[string]error // by path; paths are the session's, so the map is bounded
 }
 
 func newFetcher() *fetcher {
-	return &fetcher{read: uiLimits.ReadFileAs, failed: make(map[string]error)}
+	return &fetcher{read: uiLimits.ReadFileAs, maxFrames: maxUIFrames, failed: make(map[string]error)}
 }
 
-// Fetch implements driver.Fetcher. The empty source URL tells pprof the profile is local.
-func (f *fetcher) Fetch(src string, _, _ time.Duration) (*profile.Profile, string, error) {
+// readOnce reads the profile at path, unless it failed before.
+func (f *fetcher) readOnce(path string) (*profile.Profile, error) {
 	f.mu.Lock()
-	err, failed := f.failed[src]
+	err, failed := f.failed[path]
 	f.mu.Unlock()
 	if failed {
-		return nil, "", err
+		return nil, err
 	}
-	p, err := f.read(filepath.Base(src), src)
+	p, err := f.read(filepath.Base(path), path)
 	if err != nil {
 		f.mu.Lock()
-		f.failed[src] = err
+		f.failed[path] = err
 		f.mu.Unlock()
-		return nil, "", err
+		return nil, err
 	}
-	return p, "", nil
+	return p, nil
+}
+
+// snapshot is the profile at path as pprof's UI is given it: within f.maxFrames.
+func (f *fetcher) snapshot(path string) (*profile.Profile, error) {
+	p, err := f.readOnce(path)
+	if err != nil {
+		return nil, err
+	}
+	p, _, err = trimFrames(p, f.maxFrames)
+	return p, err
+}
+
+// diff is what pprof's -diff_base=base next makes of two profiles (next, and base with its
+// values negated and its samples labelled as the base, merged), within f.maxFrames as a
+// whole: a stack is kept or folded on both sides at once, so that every shown difference is
+// exact.
+func (f *fetcher) diff(base, next string) (*profile.Profile, error) {
+	pb, err := f.readOnce(base)
+	if err != nil {
+		return nil, err
+	}
+	pn, err := f.readOnce(next)
+	if err != nil {
+		return nil, err
+	}
+	pb.SetLabel(baseLabel, []string{"true"})
+	pb.Scale(-1)
+	both := []*profile.Profile{pn, pb}
+	if err := profile.CompatibilizeSampleTypes(both); err != nil {
+		return nil, fmt.Errorf("%s and %s cannot be compared: %w", filepath.Base(base), filepath.Base(next), err)
+	}
+	p, err := profile.Merge(both)
+	if err != nil {
+		return nil, fmt.Errorf("%s and %s cannot be compared: %w", filepath.Base(base), filepath.Base(next), err)
+	}
+	p, _, err = trimFrames(p, f.maxFrames)
+	return p, err
+}
+
+// source is a driver.Fetcher that gives pprof the profile it builds, whatever source pprof
+// names (the server's key). The empty source URL tells pprof the profile is local.
+type source func() (*profile.Profile, error)
+
+func (s source) Fetch(string, time.Duration, time.Duration) (*profile.Profile, string, error) {
+	p, err := s()
+	return p, "", err
 }
 
 // noObj is pprof's object tool that opens nothing: memdoctor serve neither symbolizes nor

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -161,5 +162,46 @@ func TestServeUILimit(t *testing.T) {
 	r := get(srv.Handler(), "/pprof/snap/0/top", nil)
 	if b := body(t, r); r.StatusCode != http.StatusInternalServerError || !strings.Contains(b, "more than 40 MiB") {
 		t.Errorf("%d %q, want 500 saying the profile is over serve's limit", r.StatusCode, b)
+	}
+}
+
+// TestServeOneViewAtATime asks for eight different views at once, as a browser with several
+// tabs does: pprof's views are built one at a time, so memory holds one view's cost, not
+// eight.
+func TestServeOneViewAtATime(t *testing.T) {
+	s := testSession(t, 4)
+	srv := newTestServer(t, s, Options{})
+	var mu sync.Mutex
+	inside, most := 0, 0
+	srv.uis.fetch.read = func(name, path string) (*profile.Profile, error) {
+		mu.Lock()
+		inside++
+		most = max(most, inside)
+		mu.Unlock()
+		time.Sleep(50 * time.Millisecond) // time for another request to come in, were it let
+		mu.Lock()
+		inside--
+		mu.Unlock()
+		return uiLimits.ReadFileAs(name, path)
+	}
+	h := srv.Handler()
+	var wg sync.WaitGroup
+	codes := make([]int, 8)
+	for i, path := range []string{"/pprof/snap/0/top", "/pprof/snap/1/top", "/pprof/snap/2/top", "/pprof/snap/3/top",
+		"/pprof/diff/0/1/top", "/pprof/diff/1/2/top", "/pprof/diff/2/3/top", "/pprof/diff/0/3/top"} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			codes[i] = get(h, path, nil).StatusCode
+		}()
+	}
+	wg.Wait()
+	for i, c := range codes {
+		if c != 200 {
+			t.Errorf("request %d: %d", i, c)
+		}
+	}
+	if most != 1 {
+		t.Errorf("%d views were built at once, want 1", most)
 	}
 }

@@ -36,8 +36,8 @@ func newUICache(max int, log *slog.Logger) *uiCache {
 	return &uiCache{max: max, byKey: make(map[string]*pprofUI), log: log, fetch: newFetcher()}
 }
 
-// get returns the UI for key, creating it with args (pprof's command line) when needed.
-func (c *uiCache) get(key string, args []string) (*pprofUI, error) {
+// get returns the UI for key, creating it from the profile build makes when needed.
+func (c *uiCache) get(key string, build source) (*pprofUI, error) {
 	c.mu.Lock()
 	ui, ok := c.byKey[key]
 	if ok {
@@ -52,7 +52,7 @@ func (c *uiCache) get(key string, args []string) (*pprofUI, error) {
 		c.order = append(c.order, key)
 	}
 	c.mu.Unlock()
-	ui.once.Do(func() { ui.handlers, ui.err = startPprof(args, c.fetch, c.log) })
+	ui.once.Do(func() { ui.handlers, ui.err = startPprof(key, build, c.log) })
 	return ui, ui.err
 }
 
@@ -76,13 +76,13 @@ func remove(s []string, v string) []string {
 	return out
 }
 
-// startPprof runs pprof's driver with args plus the web UI flags, and returns the handlers it
-// would have served: the HTTPServer option hands them over instead of listening. Profiles are
-// read by fetch; no binary is opened.
-func startPprof(args []string, fetch *fetcher, log *slog.Logger) (map[string]http.Handler, error) {
+// startPprof runs pprof's driver on the profile fetch gives (named key) with the web UI flags,
+// and returns the handlers it would have served: the HTTPServer option hands them over
+// instead of listening. No binary is opened.
+func startPprof(key string, fetch source, log *slog.Logger) (map[string]http.Handler, error) {
 	var handlers map[string]http.Handler
 	ui := &quietUI{log: log}
-	full := append([]string{"-http=127.0.0.1:0", "-no_browser", "-symbolize=none"}, args...)
+	full := []string{"-http=127.0.0.1:0", "-no_browser", "-symbolize=none", key}
 	err := driver.PProf(&driver.Options{
 		Flagset: newFlagSet(full),
 		Fetch:   fetch,
@@ -100,7 +100,7 @@ func startPprof(args []string, fetch *fetcher, log *slog.Logger) (map[string]htt
 		if msg := ui.lastError(); msg != "" {
 			err = fmt.Errorf("%w: %s", err, msg)
 		}
-		return nil, fmt.Errorf("pprof %s: %w", strings.Join(args, " "), err)
+		return nil, fmt.Errorf("pprof %s: %w", key, err)
 	}
 	return handlers, nil
 }

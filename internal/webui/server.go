@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/google/pprof/profile"
+
 	"github.com/memdoctor/memdoctor/agent/wire"
 	"github.com/memdoctor/memdoctor/diagnose"
 	"github.com/memdoctor/memdoctor/evidence"
@@ -40,6 +42,7 @@ type Server struct {
 	refs  []session.ProfileRef
 	uis   *uiCache
 	token string
+	views chan struct{} // one pprof view built at a time
 }
 
 // New renders the session's report page (d, diagnosed from the evidence ev) and prepares the
@@ -72,6 +75,7 @@ func New(s *session.Session, ev *evidence.Evidence, d *diagnose.Diagnosis, opts 
 		refs:  refs,
 		uis:   newUICache(opts.MaxUIs, opts.Logger),
 		token: opts.Token,
+		views: make(chan struct{}, 1),
 	}, nil
 }
 
@@ -116,7 +120,7 @@ func (srv *Server) serveSnap(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, fmt.Sprintf("no snapshot %q: the session has %d (0 to %d)", r.PathValue("id"), len(srv.refs), len(srv.refs)-1), http.StatusNotFound)
 		return
 	}
-	srv.servePprof(w, r, "snap/"+r.PathValue("id"), []string{ref.Path})
+	srv.servePprof(w, r, "snap/"+r.PathValue("id"), func() (*profile.Profile, error) { return srv.uis.fetch.snapshot(ref.Path) })
 }
 
 func (srv *Server) serveDiff(w http.ResponseWriter, r *http.Request) {
@@ -130,17 +134,24 @@ func (srv *Server) serveDiff(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, fmt.Sprintf("snapshots %s and %s are a %s and a %s profile: diff two of the same kind", r.PathValue("a"), r.PathValue("b"), a.Kind, b.Kind), http.StatusBadRequest)
 		return
 	}
-	srv.servePprof(w, r, "diff/"+r.PathValue("a")+"/"+r.PathValue("b"), []string{"-diff_base=" + a.Path, b.Path})
+	srv.servePprof(w, r, "diff/"+r.PathValue("a")+"/"+r.PathValue("b"), func() (*profile.Profile, error) { return srv.uis.fetch.diff(a.Path, b.Path) })
 }
 
-// servePprof hands the request to the pprof UI of key, mounted under /pprof/<key>, except
-// the views it refuses (see refused).
-func (srv *Server) servePprof(w http.ResponseWriter, r *http.Request, key string, args []string) {
+// servePprof hands the request to the pprof UI of key (made from the profile build gives),
+// mounted under /pprof/<key>, except the views it refuses (see refused). One view is built
+// at a time: each can take tens of MiB, and a browser asks for several at once.
+func (srv *Server) servePprof(w http.ResponseWriter, r *http.Request, key string, build source) {
 	rest := strings.TrimPrefix(r.URL.Path, "/pprof/"+key)
 	if refuse(w, rest) {
 		return
 	}
-	ui, err := srv.uis.get(key, args)
+	select {
+	case srv.views <- struct{}{}:
+		defer func() { <-srv.views }()
+	case <-r.Context().Done():
+		return
+	}
+	ui, err := srv.uis.get(key, build)
 	if err != nil {
 		http.Error(w, "memdoctor serve: "+err.Error(), http.StatusInternalServerError)
 		return

@@ -3,8 +3,8 @@ package pprofdir
 import (
 	"compress/gzip"
 	"io"
-	"os"
 
+	"github.com/memdoctor/memdoctor/internal/infile"
 	"github.com/memdoctor/memdoctor/internal/pprofio"
 )
 
@@ -20,11 +20,12 @@ const (
 // sniffFile reads the first bytes of a regular file (those it decompresses to, when it is
 // gzipped) and says what it may be. It reads at most pprofio.SniffLen bytes of either.
 func sniffFile(path string) (kind fileKind, gzipped bool, err error) {
-	f, err := os.Open(path)
+	rf, err := infile.Open(path, 0) // a regular file still, never waiting on a pipe
 	if err != nil {
 		return kindOther, false, err
 	}
-	defer f.Close()
+	defer rf.Close()
+	f := io.NewSectionReader(rf, 0, rf.Size())
 	head := make([]byte, pprofio.SniffLen)
 	n, err := io.ReadFull(f, head)
 	if err != nil && err != io.ErrUnexpectedEOF && err != io.EOF {

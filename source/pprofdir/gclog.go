@@ -6,10 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"time"
 
 	"github.com/memdoctor/memdoctor/gctrace"
+	"github.com/memdoctor/memdoctor/internal/infile"
 )
 
 // maxLogBytes bounds what is read of one gctrace log (decompressed): at a GC a second, years
@@ -129,7 +129,7 @@ func (l *gcLog) emit(fn func(t time.Time, c gctrace.Cycle, run *gcRun, first boo
 
 // each calls fn for every gc cycle line of the log, with the time the log gives it.
 func (l *gcLog) each(fn func(t time.Time, c gctrace.Cycle)) error {
-	f, err := os.Open(l.path)
+	f, err := infile.Open(l.path, 0) // a regular file still, never waiting on a pipe
 	if err != nil {
 		return err
 	}

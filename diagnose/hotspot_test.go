@@ -1,0 +1,90 @@
+package diagnose
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/google/pprof/profile"
+
+	"github.com/memdoctor/memdoctor/evidence"
+)
+
+// stackSnapshot writes a heap profile whose alloc_space holds the given bytes per stack (leaf
+// first, frames separated by ";"), and returns its snapshot.
+func stackSnapshot(t *testing.T, dir string, at time.Time, alloc map[string]int64) evidence.Snapshot {
+	t.Helper()
+	p := &profile.Profile{
+		SampleType: []*profile.ValueType{{Type: "alloc_objects", Unit: "count"}, {Type: "alloc_space", Unit: "bytes"},
+			{Type: "inuse_objects", Unit: "count"}, {Type: "inuse_space", Unit: "bytes"}},
+		PeriodType: &profile.ValueType{Type: "space", Unit: "bytes"}, Period: 512 << 10,
+		TimeNanos: at.UnixNano(),
+	}
+	fns := map[string]*profile.Function{}
+	locOf := func(name string) *profile.Location {
+		f, ok := fns[name]
+		if !ok {
+			f = &profile.Function{ID: uint64(len(fns) + 1), Name: name, SystemName: name, Filename: "/src/" + name + ".go"}
+			fns[name] = f
+			p.Function = append(p.Function, f)
+		}
+		l := &profile.Location{ID: uint64(len(p.Location) + 1), Line: []profile.Line{{Function: f, Line: 10}}}
+		p.Location = append(p.Location, l)
+		return l
+	}
+	for stack, v := range alloc {
+		var locs []*profile.Location
+		for _, fr := range bytes.Split([]byte(stack), []byte(";")) {
+			locs = append(locs, locOf(string(fr)))
+		}
+		p.Sample = append(p.Sample, &profile.Sample{Location: locs, Value: []int64{v / (32 << 10), v, 0, 0}})
+	}
+	var b bytes.Buffer
+	if err := p.Write(&b); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "heap-"+at.Format("150405")+".pb.gz")
+	if err := os.WriteFile(path, b.Bytes(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return evidence.Snapshot{Kind: "heap", T: at, Path: path}
+}
+
+// A handler reads whole 8 MiB bodies with io.ReadAll: 98% of what the program allocates. The
+// GC's CPU is modest (2.5%: decompressing costs more than collecting), but that one site makes
+// the GC run six times a second: a known anti-pattern driving the GC that often is worth a
+// warning. At one GC a second the same site and share is information.
+func TestHotspotThatDrivesTheGC(t *testing.T) {
+	for _, tc := range []struct {
+		gcPerSecond float64
+		want        Severity
+	}{
+		{6, Warning},
+		{1, Info},
+	} {
+		dir := t.TempDir()
+		t0 := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
+		ev := evidence.New("watch", evidence.Target{}, evidence.Options{})
+		const mib = 1 << 20
+		for i, at := range []time.Time{t0, t0.Add(20 * time.Second)} {
+			ev.AddSnapshot(stackSnapshot(t, dir, at, map[string]int64{
+				"io.ReadAll;example.com/svc.(*uploads).handleUpload": int64(i) * 1600 * mib,
+				"example.com/svc.(*uploads).count":                   int64(i)*30*mib + 1,
+			}))
+		}
+		for i := range 3 {
+			ev.GCCPU.Points = append(ev.GCCPU.Points, evidence.Point{T: t0.Add(time.Duration(i) * 10 * time.Second), V: float64(i) * 0.05})
+		}
+		ev.Finish(evidence.Options{})
+		sum := Summary{GCPerSecond: tc.gcPerSecond, GCCPUFraction: 0.025, GCCount: 120}
+		out := allocationHotspot(&input{ev: ev, sum: sum})
+		if len(out.findings) != 1 {
+			t.Fatalf("%v GC/s: findings %+v (not judged %+v)", tc.gcPerSecond, out.findings, out.notJudged)
+		}
+		if f := out.findings[0]; f.Severity != tc.want {
+			t.Errorf("%v GC/s: %s, want %s: %s", tc.gcPerSecond, f.Severity, tc.want, f.Title)
+		}
+	}
+}
