@@ -29,7 +29,7 @@ func heapLeak(in *input) outcome {
 	if s.Src != evidence.SourceGCTrace { // gctrace reads each cycle once; samplers repeat it
 		obs = observed(obs)
 	}
-	pts := floor(obs)
+	pts := floor(offBursts(obs, in.spikes))
 	g := judgeGrowth(pts, leakLimits, s.Res.Quantum)
 	unseen := g.capUnseen(ev, obs)
 	if g.conf != Confirmed && s.Src != evidence.SourceGCTrace {
@@ -37,7 +37,7 @@ func heapLeak(in *input) outcome {
 		// live heap too.
 		if gobs, ok := goalLive(ev); ok {
 			gobs = observed(settled(ev, gobs))
-			gpts := floor(gobs)
+			gpts := floor(offBursts(gobs, in.spikes))
 			gg := judgeGrowth(gpts, leakLimits, 0)
 			gunseen := gg.capUnseen(ev, gobs)
 			if gg.conf == Confirmed && g.judged && g.conf == "" && g.n >= minConfirmPoints {
@@ -259,6 +259,38 @@ func spread(refs []evidence.Snapshot, n int) []evidence.Snapshot {
 	out := make([]evidence.Snapshot, 0, n)
 	for i := range n {
 		out = append(out, refs[i*(len(refs)-1)/(n-1)])
+	}
+	return out
+}
+
+// offBursts drops the readings taken during the transient spikes: a floor is what the heap
+// returns to between bursts, and a GC that ran inside one lifts its reading by the burst. A
+// spike still in progress at the end counts only when an earlier one came back (the bursts
+// recur): else it may be a leak's own rise. When too few readings would be left (fewer than
+// three, or than half), the readings are kept as they are.
+func offBursts(pts []evidence.Point, spikes []Spike) []evidence.Point {
+	complete := false
+	for _, s := range spikes {
+		complete = complete || !s.InProgress
+	}
+	if !complete {
+		return pts
+	}
+	out := make([]evidence.Point, 0, len(pts))
+	for _, p := range pts {
+		inside := false
+		for _, s := range spikes {
+			if !p.T.Before(s.Start) && (s.InProgress || !p.T.After(s.End)) {
+				inside = true
+				break
+			}
+		}
+		if !inside {
+			out = append(out, p)
+		}
+	}
+	if len(out) < 3 || 2*len(out) < len(pts) {
+		return pts
 	}
 	return out
 }

@@ -274,3 +274,35 @@ func TestGoalDoesNotOverruleFlatLiveReadings(t *testing.T) {
 		}
 	}
 }
+
+// Bursts every twenty seconds over a flat floor, and the window ends inside one: the readings
+// taken during the bursts are not the floor, so the end of the window inside a burst is no
+// rise. Without a complete burst before it, a rise at the end is left to the leak rule.
+func TestOffBursts(t *testing.T) {
+	t0 := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
+	at := func(s int) time.Time { return t0.Add(time.Duration(s) * time.Second) }
+	var pts []evidence.Point
+	for s := 0; s < 60; s++ {
+		v := 12.0
+		if s%20 >= 15 { // bursts at 15-19 s, 35-39 s, 55-59 s
+			v = 50
+		}
+		pts = append(pts, evidence.Point{T: at(s), V: v})
+	}
+	spikes := []Spike{{Start: at(15), End: at(19)}, {Start: at(35), End: at(39)}, {Start: at(55), End: at(59), InProgress: true}}
+	got := offBursts(pts, spikes)
+	for _, p := range got {
+		if p.V != 12 {
+			t.Fatalf("a reading of a burst kept: %v", p)
+		}
+	}
+	if len(got) != 45 {
+		t.Errorf("%d readings kept, want the 45 between bursts", len(got))
+	}
+	if g := judgeGrowth(floor(got), leakLimits, 0); g.conf != "" {
+		t.Errorf("between the bursts the floor is flat, judged %s", g.conf)
+	}
+	if got := offBursts(pts, spikes[2:]); len(got) != len(pts) {
+		t.Errorf("a lone rise at the end dropped %d readings", len(pts)-len(got))
+	}
+}

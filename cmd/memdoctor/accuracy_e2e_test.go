@@ -26,6 +26,9 @@ func TestAccuracyMatrix(t *testing.T) {
 	}
 	scenarios := lab.All()
 	cfg := accuracy.Config{Memdoctor: memdoctorBin, Duration: 65 * time.Second, Dir: t.TempDir()}
+	if dir := os.Getenv("MEMDOCTOR_ACCURACY_KEEP"); dir != "" {
+		cfg.Dir = filepath.Join(dir, "sessions") // they stay, for go run ./bench/accuracy -rejudge DIR
+	}
 	if needsGo127(scenarios) {
 		cfg.LabGo127 = buildGo127(t)
 	}
