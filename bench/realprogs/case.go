@@ -1,0 +1,170 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"time"
+)
+
+// result is what one case did and how memdoctor's verdict compares with the truth.
+type result struct {
+	Program string `json:"program"`
+	Version string `json:"version"`
+	Role    string `json:"role"`
+	Expect  string `json:"expect"` // the expected kinds as the table shows them
+	// ExpectKinds are the finding kinds that would be right, none for a fixed version.
+	ExpectKinds []string `json:"expect_kinds"`
+	Culprits    []string `json:"expected_culprits,omitempty"`
+	// Skipped says why the case did not run (build, fetch or start failure); nothing else is
+	// set then.
+	Skipped      string    `json:"skipped,omitempty"`
+	BuildSeconds float64   `json:"build_seconds,omitempty"`
+	Load         string    `json:"load,omitempty"`
+	Found        []finding `json:"found"`
+	Verdict      bool      `json:"verdict_right"`
+	// CulpritRank is the 1-based rank of the first expected culprit among the expected
+	// finding's culprits, 0 when absent.
+	CulpritRank int     `json:"culprit_rank"`
+	Right       bool    `json:"right"`
+	Summary     summary `json:"summary"`
+	// Before and After are the harness's own readings of the program before the load and
+	// after it stopped (a second later): what really happened, whatever memdoctor says.
+	Before     reading `json:"before_load"`
+	After      reading `json:"after_load"`
+	Dir        string  `json:"dir"`
+	WatchError string  `json:"watch_error,omitempty"`
+	// Prefixes are the case judged on the first 5 s, 10 s, ... of its session, with this
+	// repository's rules; PrefixError says why they stop short.
+	Prefixes    []prefixVerdict `json:"prefixes,omitempty"`
+	PrefixError string          `json:"prefix_error,omitempty"`
+	Seconds     float64         `json:"seconds"`
+}
+
+// runCase builds, starts, loads and watches one case; it never leaves a process behind.
+func runCase(ctx context.Context, o options, b *builder, memdoctor string, c testCase, rep int) result {
+	r := result{Program: c.prog.name, Version: c.ver.version, Role: c.ver.role, Expect: c.ver.expect.String(), ExpectKinds: c.ver.expect, Culprits: c.ver.culprits}
+	start := time.Now()
+	defer func() { r.Seconds = time.Since(start).Seconds() }()
+	bin, secs, err := b.binary(ctx, c.prog, c.ver)
+	r.BuildSeconds = secs
+	if err != nil {
+		r.Skipped = err.Error()
+		return r
+	}
+	name := c.prog.name + "@" + c.ver.version
+	if o.repeat > 1 {
+		name += "#" + strconv.Itoa(rep+1)
+	}
+	r.Dir = filepath.Join(o.sessions, name)
+	if err := os.MkdirAll(r.Dir, 0o755); err != nil {
+		r.Skipped = err.Error()
+		return r
+	}
+	work, err := os.MkdirTemp("", "realprogs-work-")
+	if err != nil {
+		r.Skipped = err.Error()
+		return r
+	}
+	defer os.RemoveAll(work)
+	l, err := c.prog.setup(work)
+	if err != nil {
+		r.Skipped = "setup: " + err.Error()
+		return r
+	}
+	if l.close != nil {
+		defer l.close()
+	}
+	logf, err := os.Create(filepath.Join(r.Dir, "target.log"))
+	if err != nil {
+		r.Skipped = err.Error()
+		return r
+	}
+	defer logf.Close()
+	p, err := startProcess(bin, l.args, l.env, work, logf)
+	if err != nil {
+		r.Skipped = "start: " + err.Error()
+		return r
+	}
+	defer p.stop(5 * time.Second)
+	if err := waitReady(ctx, p, l.pprof, 60*time.Second); err != nil {
+		r.Skipped = "start: " + err.Error() + " (see " + logf.Name() + ")"
+		return r
+	}
+
+	pid := p.cmd.Process.Pid
+	r.Before = probe(ctx, l.pprof, pid, false)
+	loadCtx, stopLoad := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		r.Load = l.load(loadCtx)
+	}()
+	werr := watch(ctx, o, memdoctor, l.pprof, r.Dir)
+	stopLoad()
+	wg.Wait()
+	if ctx.Err() != nil {
+		r.Skipped = fmt.Sprintf("interrupted after %.0fs (session kept in %s)", time.Since(start).Seconds(), r.Dir)
+		return r
+	}
+	select {
+	case <-ctx.Done():
+	case <-time.After(time.Second): // let in-flight requests finish: what stays has leaked
+	}
+	r.After = probe(ctx, l.pprof, pid, true)
+	if werr != nil {
+		r.WatchError = werr.Error()
+	}
+	d, err := readDiagnosis(filepath.Join(r.Dir, "diagnosis.json"))
+	if err != nil {
+		if r.WatchError == "" {
+			r.WatchError = err.Error()
+		}
+		return r
+	}
+	judge(&r, d, c.ver)
+	return r
+}
+
+// watch runs memdoctor watch on url for o.duration, keeping its session, JSON diagnosis and
+// output in dir.
+func watch(ctx context.Context, o options, memdoctor, url, dir string) error {
+	args := []string{"watch", "--duration", o.duration.String(), "--json", filepath.Join(dir, "diagnosis.json"), "--out", filepath.Join(dir, "session")}
+	if o.interval > 0 {
+		args = append(args, "--interval", o.interval.String())
+	}
+	args = append(args, url)
+	wctx, cancel := context.WithTimeout(ctx, o.duration+2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(wctx, memdoctor, args...)
+	out, err := os.Create(filepath.Join(dir, "watch.txt"))
+	if err != nil {
+		return err
+	}
+	defer out.Close()
+	cmd.Stdout, cmd.Stderr = out, out
+	cmd.Env = append(os.Environ(), "NO_COLOR=1")
+	// Interrupted, memdoctor ends its session cleanly on SIGINT, as after Ctrl-C.
+	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
+	cmd.WaitDelay = 10 * time.Second
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("memdoctor %v: %w (see %s)", args, err, out.Name())
+	}
+	return nil
+}
+
+func (r result) line() string {
+	if r.Skipped != "" {
+		return fmt.Sprintf("%s@%s: skipped: %s", r.Program, r.Version, r.Skipped)
+	}
+	verdict := "wrong"
+	if r.Right {
+		verdict = "right"
+	}
+	return fmt.Sprintf("%s@%s (%s): expected %s, found %s: %s [%s]", r.Program, r.Version, r.Role, r.Expect, foundString(r.Found), verdict, r.Load)
+}
