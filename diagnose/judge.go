@@ -211,6 +211,9 @@ func lateShare(pts []evidence.Point, first, last float64) float64 {
 	}
 	mid := pts[0].T.Add(pts[len(pts)-1].T.Sub(pts[0].T) / 2)
 	i := sort.Search(len(pts), func(i int) bool { return !pts[i].T.Before(mid) })
+	if i == len(pts) || i > 0 && mid.Sub(pts[i-1].T) < pts[i].T.Sub(mid) {
+		i-- // the nearest reading: one a few milliseconds before the middle is the middle one
+	}
 	k := min(max(len(pts)/6, 1), 3)
 	lo, hi := max(i-k/2, 0), min(i-k/2+k, len(pts))
 	m := median(values(pts[lo:hi]))

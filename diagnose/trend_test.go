@@ -98,3 +98,17 @@ func TestExactMKP(t *testing.T) {
 		t.Errorf("exactMKP(10, 25) = %g, the normal approximation %g", got, approx)
 	}
 }
+
+// The readings every 10 s of a window that lasts a few milliseconds longer than 60 s: the
+// middle one (30 s) is a few milliseconds before the window's middle, and is the middle
+// reading all the same; the next one (40 s) would make a steady climb look half done.
+func TestLateShareNearestMiddle(t *testing.T) {
+	t0 := time.Date(2026, 11, 24, 10, 0, 0, 0, time.UTC)
+	var pts []evidence.Point
+	for i, v := range []float64{14, 42, 56, 74, 96, 110, 120} {
+		pts = append(pts, evidence.Point{T: t0.Add(time.Duration(i)*10*time.Second + time.Duration(i/6)*7*time.Millisecond), V: v})
+	}
+	if got, want := lateShare(pts, 14, 120), (120-74)/(120-14.0); math.Abs(got-want) > 1e-9 {
+		t.Errorf("late share %.3f, want %.3f (from the 30 s reading)", got, want)
+	}
+}
