@@ -89,8 +89,14 @@ func allocationHotspot(in *input) outcome {
 		Culprits: cs,
 	}
 	if n := sum.GCCount; n < gcMinCycles || ev.GCCycles.Span() < gcMinSpan {
+		// Until the GC has run gcMinCycles times over gcMinSpan: at its present rate when
+		// known (a hotspot of large objects can make it rare: ten cycles may take minutes).
 		f.Confidence = Suspected
-		f.WatchMoreSeconds = math.Max(gcMinSpan.Seconds()-ev.GCCycles.Span().Seconds(), 10)
+		more := math.Max(gcMinSpan.Seconds()-ev.GCCycles.Span().Seconds(), 10)
+		if sum.GCPerSecond > 0 && n < gcMinCycles {
+			more = math.Max(more, float64(gcMinCycles-n)/sum.GCPerSecond)
+		}
+		f.WatchMoreSeconds = more
 	}
 	topObjects := in.objectEvidence(&f, old, new, dt)
 	// Patterns, weighted by the bytes each site allocates through them.

@@ -88,3 +88,30 @@ func TestHotspotThatDrivesTheGC(t *testing.T) {
 		}
 	}
 }
+
+// A hotspot of large objects can make the GC rare: five cycles in a minute. Its cost is not
+// proved until the GC has run ten times, and at that rate that takes another minute, not the
+// ten seconds a faster GC would need.
+func TestHotspotWatchMoreAtTheGCsRate(t *testing.T) {
+	dir := t.TempDir()
+	t0 := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
+	ev := evidence.New("watch", evidence.Target{}, evidence.Options{})
+	const mib = 1 << 20
+	for i, at := range []time.Time{t0, t0.Add(60 * time.Second)} {
+		ev.AddSnapshot(stackSnapshot(t, dir, at, map[string]int64{
+			"io.ReadAll;example.com/svc.(*chunks).handle": int64(i) * 3000 * mib,
+			"example.com/svc.(*chunks).count":             int64(i)*30*mib + 1,
+		}))
+	}
+	for i := range 3 {
+		ev.GCCPU.Points = append(ev.GCCPU.Points, evidence.Point{T: t0.Add(time.Duration(i) * 30 * time.Second), V: float64(i) * 0.5})
+	}
+	ev.Finish(evidence.Options{})
+	out := allocationHotspot(&input{ev: ev, sum: Summary{GCPerSecond: 5.0 / 60, GCCPUFraction: 0.05, GCCount: 5}})
+	if len(out.findings) != 1 {
+		t.Fatalf("findings %+v (not judged %+v)", out.findings, out.notJudged)
+	}
+	if f := out.findings[0]; f.Confidence != Suspected || f.WatchMoreSeconds < 55 {
+		t.Errorf("%s, watch %.0fs more: want suspected until five more cycles, about 60 s", f.Confidence, f.WatchMoreSeconds)
+	}
+}
