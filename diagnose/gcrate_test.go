@@ -111,3 +111,18 @@ func TestGCCPUCorrectedForContention(t *testing.T) {
 		t.Errorf("contention %.3f busy, %.3f idle; want 0.5 and 0", busy.CPUContention, idle.CPUContention)
 	}
 }
+
+// On a machine so busy that the process waited for a CPU 65% of its runnable time, the GC's
+// share after the correction (12%) may be 9%: no warning rests on it. On a quiet machine the
+// same share is a warning's.
+func TestGCShareSure(t *testing.T) {
+	if got := gcShareSure(Summary{GCCPUFraction: 0.12, CPUContention: 0.65}); got >= gcWarnCPU {
+		t.Errorf("busy: %.3f, want under the warning's %.2f", got, gcWarnCPU)
+	}
+	if got := gcShareSure(Summary{GCCPUFraction: 0.12}); got != 0.12 {
+		t.Errorf("quiet: %.3f, want the share itself", got)
+	}
+	if got := gcShareSure(Summary{GCCPUFraction: 0.40, CPUContention: 0.5}); got < gcWarnCPU {
+		t.Errorf("busy, GC at 40%%: %.3f, still a warning's", got)
+	}
+}
