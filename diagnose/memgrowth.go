@@ -2,6 +2,8 @@ package diagnose
 
 import (
 	"fmt"
+	"math"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -35,7 +37,7 @@ func memoryGrowth(in *input) outcome {
 			s.Len(), what, humanDuration(s.Span().Seconds()), humanDuration(memGrowthLimits.minSpan.Seconds()))
 	}
 	if g.conf == "" {
-		return outcome{}
+		return in.memoryStep(s, what)
 	}
 	perMin := g.perMinute()
 	f := Finding{
@@ -142,4 +144,76 @@ func partBytes(parts []part, name string) float64 {
 		}
 	}
 	return 0
+}
+
+// What a step of resident memory must be to be said though it stopped rising: three times
+// where it started, and a quarter GiB more. A service warming a cache or its pools grows by
+// less; one that buffers requests whole can reach a GiB in seconds.
+const (
+	stepMinRatio = 3
+	stepMinBytes = 256 << 20
+)
+
+// memoryStep reports resident memory that rose steeply in the window and has not come back:
+// not growth for good (it stopped), so the growth rule says nothing, yet the process now
+// needs several times the memory it started with, start-up included. Whatever holds it (a
+// burst the GC has not collected yet, a cache that warmed, memory kept), it sets what the
+// process must be given. It is judged on the settled readings (the binary's own start-up
+// excluded), from the lowest of the first few to the lowest of the last quarter.
+func (in *input) memoryStep(s *evidence.Series, what string) outcome {
+	ev := in.ev
+	pts := settled(ev, s.Points)
+	n := len(pts)
+	if n < 8 {
+		return outcome{}
+	}
+	first := slices.Min(values(pts[:min(3, n/4)])) // a step can be over by the second reading
+	lastQ := pts[n-max(n/4, 2):]
+	low := math.Inf(1)
+	for _, p := range lastQ {
+		low = math.Min(low, p.V)
+	}
+	if first <= 0 || low < stepMinRatio*first || low-first < stepMinBytes {
+		return outcome{}
+	}
+	// When it rose: the first reading past half the step.
+	rose := pts[0].T
+	for _, p := range pts {
+		if p.V >= first+(low-first)/2 {
+			rose = p.T
+			break
+		}
+	}
+	f := Finding{
+		Kind:       KindMemoryGrowth,
+		Severity:   Warning,
+		Confidence: Confirmed,
+		Title: fmt.Sprintf("%s rose %.0fx, %s -> %s, and has not come back", what, low/first,
+			bytesStr(first), bytesStr(low)),
+		Detail: fmt.Sprintf("%s (%s) was %s at the start and at least %s over the last %s of the window (it passed half way %s in). "+
+			"It no longer rises, so it is no leak yet, but the process now needs %.0f times the memory it started with: "+
+			"a burst the GC has not collected, a cache or pool that filled, or memory kept. Watch longer to see whether it comes back, "+
+			"and size the memory limit from this peak, not from the start.",
+			what, s.Src, bytesStr(first), bytesStr(low), humanDuration(lastQ[len(lastQ)-1].T.Sub(lastQ[0].T).Seconds()),
+			humanDuration(rose.Sub(ev.Start).Seconds()), low/first),
+		Evidence: map[string]float64{
+			"memory_start_bytes": first,
+			"memory_end_bytes":   low,
+			"growth_bytes":       low - first,
+			"growth_ratio":       low / first,
+			"window_seconds":     ev.Seconds(),
+		},
+		Start: pts[0].T, End: pts[n-1].T,
+	}
+	parts := growthParts(ev, pts[0].T, pts[n-1].T)
+	if len(parts) > 0 && parts[0].bytes > 0 {
+		top := parts[0]
+		in.growthPart = top.name
+		f.Title += "; most of it is " + top.name
+		f.Detail += " The part that grew most: " + top.name + " (+" + bytesStr(top.bytes) + "). " + top.advice
+		if top.name == partLive || top.name == partGarbage {
+			in.leakCulprits(&f)
+		}
+	}
+	return found(f)
 }

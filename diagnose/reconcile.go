@@ -8,7 +8,16 @@ import (
 // reconcile makes the findings agree with each other: a finding that another explains is
 // dropped, so that one problem is said once, by the rule that names its cause.
 func reconcile(in *input, d *Diagnosis) {
-	has := func(k Kind) bool { return findingOfKind(d.Findings, k) != nil }
+	// Growth is explained only by a finding that says as much: a suspicion at info does not
+	// stand for a warning's growth.
+	has := func(k Kind) bool {
+		for _, f := range d.Findings {
+			if f.Kind == k && f.Severity.Rank() >= Warning.Rank() {
+				return true
+			}
+		}
+		return false
+	}
 	leak := findingOfKind(d.Findings, KindHeapLeak)
 	var keep []Finding
 	for _, f := range d.Findings {

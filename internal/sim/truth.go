@@ -86,6 +86,12 @@ func (g *generator) truth() Truth {
 		// Resident memory grows with what grows: memory-growth may name it too (the
 		// consistency pass drops it when another finding explains the part that grew).
 		dontCare[KindMemoryGrowth] = true
+	case Warmup:
+		// A warm-up that several times multiplies the memory the process needs is said, as
+		// a step that has not come back (RSS about twice the live heap's rise).
+		if o.LiveEnd >= 2*o.LiveStart && o.LiveEnd-o.LiveStart >= 128*mib {
+			dontCare[KindMemoryGrowth] = true
+		}
 	}
 	switch g.spec.Shape {
 	case HeapLeak:
