@@ -6,7 +6,7 @@
 //
 //	go run ./bench/realprogs [flags] [PROGRAM[@VERSION]...]
 //	go run ./bench/realprogs -busy 2 -duration 60s coredns nats
-//	../shared/tools/busy -- go run ./bench/realprogs
+//	bench/busy -- go run ./bench/realprogs
 package main
 
 import (
@@ -58,7 +58,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.DurationVar(&o.duration, "duration", 60*time.Second, "how long memdoctor watches each case")
 	fs.DurationVar(&o.interval, "interval", 0, "memdoctor watch --interval (default: memdoctor's)")
 	fs.StringVar(&o.memdoctor, "memdoctor", "", "memdoctor `BINARY` (default: built from this repository)")
-	fs.IntVar(&o.busy, "busy", 0, "run `N` busy loops beside the cases, like ../shared/tools/busy")
+	fs.IntVar(&o.busy, "busy", 0, "run `N` busy loops beside the cases, like bench/busy")
 	fs.StringVar(&o.jsonOut, "json", "", "also write the results as JSON to `FILE`")
 	fs.BoolVar(&o.buildOnly, "build-only", false, "build (or find in the cache) every selected binary, run nothing")
 	fs.BoolVar(&o.list, "list", false, "list the programs and versions, run nothing")

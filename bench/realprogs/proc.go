@@ -128,7 +128,7 @@ func waitReady(ctx context.Context, p *process, url string, timeout time.Duratio
 }
 
 // startBusy starts n busy loops, each a shell spinning in its own process group, as
-// ../shared/tools/busy does, and returns the function that stops them.
+// bench/busy does, and returns the function that stops them.
 func startBusy(n int) (func(), error) {
 	var procs []*process
 	stop := func() {

@@ -41,6 +41,7 @@ var evidenceCases = []struct {
 	{"growth_bytes", 74 << 20, "growth", "74.0 MiB"},
 	{"kendall_tau", 0.82, "Kendall tau", "0.82"},
 	{"late_slope_ratio", 1.01, "late slope", "1.01×"},
+	{"growth_ratio", 13.8, "growth", "13.80×"},
 	{"leaked_goroutines_count", 95, "leaked goroutines", "95"},
 	{"memory_start_bytes", 60 << 20, "memory start", "60.0 MiB"},
 	{"memory_end_bytes", 180 << 20, "memory end", "180.0 MiB"},
