@@ -1,55 +1,21 @@
 package diagnose
 
 import (
-	"bytes"
-	"os"
-	"path/filepath"
 	"testing"
 	"time"
-
-	"github.com/google/pprof/profile"
 
 	"github.com/memdoctor/memdoctor/evidence"
 )
 
 // stackSnapshot writes a heap profile whose alloc_space holds the given bytes per stack (leaf
-// first, frames separated by ";"), and returns its snapshot.
+// first, frames separated by ";"), nothing in use, and returns its snapshot.
 func stackSnapshot(t *testing.T, dir string, at time.Time, alloc map[string]int64) evidence.Snapshot {
 	t.Helper()
-	p := &profile.Profile{
-		SampleType: []*profile.ValueType{{Type: "alloc_objects", Unit: "count"}, {Type: "alloc_space", Unit: "bytes"},
-			{Type: "inuse_objects", Unit: "count"}, {Type: "inuse_space", Unit: "bytes"}},
-		PeriodType: &profile.ValueType{Type: "space", Unit: "bytes"}, Period: 512 << 10,
-		TimeNanos: at.UnixNano(),
-	}
-	fns := map[string]*profile.Function{}
-	locOf := func(name string) *profile.Location {
-		f, ok := fns[name]
-		if !ok {
-			f = &profile.Function{ID: uint64(len(fns) + 1), Name: name, SystemName: name, Filename: "/src/" + name + ".go"}
-			fns[name] = f
-			p.Function = append(p.Function, f)
-		}
-		l := &profile.Location{ID: uint64(len(p.Location) + 1), Line: []profile.Line{{Function: f, Line: 10}}}
-		p.Location = append(p.Location, l)
-		return l
-	}
+	rows := map[string][2]int64{}
 	for stack, v := range alloc {
-		var locs []*profile.Location
-		for _, fr := range bytes.Split([]byte(stack), []byte(";")) {
-			locs = append(locs, locOf(string(fr)))
-		}
-		p.Sample = append(p.Sample, &profile.Sample{Location: locs, Value: []int64{v / (32 << 10), v, 0, 0}})
+		rows[stack] = [2]int64{v, 0}
 	}
-	var b bytes.Buffer
-	if err := p.Write(&b); err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(dir, "heap-"+at.Format("150405")+".pb.gz")
-	if err := os.WriteFile(path, b.Bytes(), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return evidence.Snapshot{Kind: "heap", T: at, Path: path}
+	return profileSnapshot(t, dir, at, rows)
 }
 
 // A handler reads whole 8 MiB bodies with io.ReadAll: 98% of what the program allocates. The

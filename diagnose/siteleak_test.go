@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -12,9 +13,20 @@ import (
 	"github.com/memdoctor/memdoctor/evidence"
 )
 
-// heapSnapshot writes a heap profile whose inuse_space holds the given bytes per function,
-// and returns its snapshot.
+// heapSnapshot writes a heap profile whose inuse_space (and alloc_space) holds the given bytes
+// per function, and returns its snapshot.
 func heapSnapshot(t *testing.T, dir string, at time.Time, inuse map[string]int64) evidence.Snapshot {
+	t.Helper()
+	rows := map[string][2]int64{}
+	for fn, v := range inuse {
+		rows[fn] = [2]int64{v, v}
+	}
+	return profileSnapshot(t, dir, at, rows)
+}
+
+// profileSnapshot writes a heap profile with the given alloc_space and inuse_space per stack
+// (frames leaf first, separated by ";"), and returns its snapshot.
+func profileSnapshot(t *testing.T, dir string, at time.Time, rows map[string][2]int64) evidence.Snapshot {
 	t.Helper()
 	p := &profile.Profile{
 		SampleType: []*profile.ValueType{{Type: "alloc_objects", Unit: "count"}, {Type: "alloc_space", Unit: "bytes"},
@@ -22,13 +34,21 @@ func heapSnapshot(t *testing.T, dir string, at time.Time, inuse map[string]int64
 		PeriodType: &profile.ValueType{Type: "space", Unit: "bytes"}, Period: 512 << 10,
 		TimeNanos: at.UnixNano(),
 	}
-	id := uint64(0)
-	for fn, v := range inuse {
-		id++
-		f := &profile.Function{ID: id, Name: fn, SystemName: fn, Filename: "/src/svc/" + fn + ".go"}
-		l := &profile.Location{ID: id, Line: []profile.Line{{Function: f, Line: 10}}}
-		p.Function, p.Location = append(p.Function, f), append(p.Location, l)
-		p.Sample = append(p.Sample, &profile.Sample{Location: []*profile.Location{l}, Value: []int64{v / 1024, v, v / 1024, v}})
+	fns := map[string]*profile.Function{}
+	for stack, v := range rows {
+		var locs []*profile.Location
+		for _, name := range strings.Split(stack, ";") {
+			f, ok := fns[name]
+			if !ok {
+				f = &profile.Function{ID: uint64(len(fns) + 1), Name: name, SystemName: name, Filename: "/src/svc/" + name + ".go"}
+				fns[name] = f
+				p.Function = append(p.Function, f)
+			}
+			l := &profile.Location{ID: uint64(len(p.Location) + 1), Line: []profile.Line{{Function: f, Line: 10}}}
+			p.Location = append(p.Location, l)
+			locs = append(locs, l)
+		}
+		p.Sample = append(p.Sample, &profile.Sample{Location: locs, Value: []int64{v[0] / 1024, v[0], v[1] / 1024, v[1]}})
 	}
 	var b bytes.Buffer
 	if err := p.Write(&b); err != nil {

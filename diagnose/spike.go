@@ -215,7 +215,7 @@ func (in *input) spikeCulprits(spikes []Spike) ([]Culprit, []evidence.Snapshot, 
 // old, so one taken early in a spike may not show it yet).
 func (in *input) heldInSpike(heaps []evidence.Snapshot, s Spike) (before, during evidence.Snapshot, d *evidence.SiteDiff, ok bool) {
 	var b *evidence.Snapshot
-	tried := 0
+	tried, best := 0, 0.0
 	for i := range heaps {
 		h := &heaps[i]
 		if !h.Periodic() {
@@ -237,20 +237,11 @@ func (in *input) heldInSpike(heaps []evidence.Snapshot, s Spike) (before, during
 		for _, row := range diff.ByFunction {
 			grew += math.Max(float64(row.Delta), 0)
 		}
-		if grew >= spikeMinExplained*s.Height() && (d == nil || grew > positive(d)) {
-			before, during, d, ok = *b, *h, diff, true
+		if grew >= spikeMinExplained*s.Height() && grew > best {
+			before, during, d, ok, best = *b, *h, diff, true, grew
 		}
 	}
 	return before, during, d, ok
-}
-
-// positive is the sum of a diff's growing rows.
-func positive(d *evidence.SiteDiff) float64 {
-	var sum float64
-	for _, row := range d.ByFunction {
-		sum += math.Max(float64(row.Delta), 0)
-	}
-	return sum
 }
 
 // bracket picks the snapshots around a spike: a pair the agent captured for it (labelled
