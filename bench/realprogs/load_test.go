@@ -197,28 +197,9 @@ func TestChunkedUploads(t *testing.T) {
 		mu.Unlock()
 	}))
 	defer srv.Close()
-	ctx, cancel := context.WithCancel(context.Background())
-	var n int
-	var err error
-	done := make(chan struct{})
-	go func() {
-		n, err = chunkedUploads(ctx, srv.URL, 1<<20+5, time.Millisecond)
-		close(done)
-	}()
-	for {
-		mu.Lock()
-		k := len(sizes)
-		mu.Unlock()
-		if k >= 2 {
-			break
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	cancel()
-	<-done
-	if err != nil {
-		t.Fatal(err)
-	}
+	n := loadUntil(t, func() int { mu.Lock(); defer mu.Unlock(); return len(sizes) }, func(ctx context.Context) (int, error) {
+		return chunkedUploads(ctx, srv.URL, 1<<20+5, time.Millisecond)
+	})
 	mu.Lock()
 	defer mu.Unlock()
 	if n < 2 || n > len(sizes) {
@@ -250,28 +231,9 @@ func TestResolvedAlerts(t *testing.T) {
 		mu.Unlock()
 	}))
 	defer srv.Close()
-	ctx, cancel := context.WithCancel(context.Background())
-	var n int
-	var err error
-	done := make(chan struct{})
-	go func() {
-		n, err = resolvedAlerts(ctx, srv.URL+"/api/v2/alerts", 3, time.Millisecond)
-		close(done)
-	}()
-	for {
-		mu.Lock()
-		k := len(batches)
-		mu.Unlock()
-		if k >= 2 {
-			break
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	cancel()
-	<-done
-	if err != nil {
-		t.Fatal(err)
-	}
+	n := loadUntil(t, func() int { mu.Lock(); defer mu.Unlock(); return len(batches) }, func(ctx context.Context) (int, error) {
+		return resolvedAlerts(ctx, srv.URL+"/api/v2/alerts", 3, time.Millisecond)
+	})
 	mu.Lock()
 	defer mu.Unlock()
 	if n < 2 || n > len(batches) {
@@ -294,4 +256,27 @@ func TestResolvedAlertsRejected(t *testing.T) {
 	if n != 0 || err == nil || !strings.Contains(err.Error(), "400") {
 		t.Errorf("resolvedAlerts = %d, %v; want 0 and the 400", n, err)
 	}
+}
+
+// loadUntil runs load until the server has seen two of its requests (seen), stops it, and
+// returns how many it reported.
+func loadUntil(t *testing.T, seen func() int, load func(context.Context) (int, error)) int {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	var n int
+	var err error
+	done := make(chan struct{})
+	go func() {
+		n, err = load(ctx)
+		close(done)
+	}()
+	for seen() < 2 {
+		time.Sleep(5 * time.Millisecond)
+	}
+	cancel()
+	<-done
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
 }
