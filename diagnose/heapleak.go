@@ -31,7 +31,11 @@ func heapLeak(in *input) outcome {
 	}
 	pts := floor(offBursts(obs, in.spikes))
 	g := judgeGrowth(pts, leakLimits, s.Res.Quantum)
-	unseen := g.capUnseen(ev, obs)
+	var seen time.Time
+	if s.Src == evidence.SourceHeapProfile {
+		seen = ev.LiveSeen
+	}
+	unseen := g.capUnseen(ev, obs, seen)
 	if g.conf != Confirmed && s.Src != evidence.SourceGCTrace {
 		// Sparse or noisy live readings: the GC's goal, read with every sample, follows the
 		// live heap too.
@@ -39,7 +43,7 @@ func heapLeak(in *input) outcome {
 			gobs = observed(settled(ev, gobs))
 			gpts := floor(offBursts(gobs, in.spikes))
 			gg := judgeGrowth(gpts, leakLimits, 0)
-			gunseen := gg.capUnseen(ev, gobs)
+			gunseen := gg.capUnseen(ev, gobs, time.Time{})
 			if gg.conf == Confirmed && g.judged && g.conf == "" && g.n >= minConfirmPoints {
 				// The live heap's own readings, enough of them, saw no growth: the goal's
 				// lows, lifted by bursts the GC ran inside, are not proof against them.
@@ -98,7 +102,12 @@ func heapLeak(in *input) outcome {
 	}
 	if g.conf == Suspected {
 		f.Title = fmt.Sprintf("the live heap may be leaking: its floor rose %s -> %s", sizeStr(g.first, s.Res.Quantum), bytesStr(g.last))
-		if unseen > 0 {
+		switch {
+		case unseen > 0 && !seen.IsZero() && unseen == ev.End.Sub(seen):
+			f.Detail += fmt.Sprintf(" The last heap profile shows the heap as a GC found it about %s before the window's end: a heap profile "+
+				"shows the GC before the last one, and profiles that repeat their predecessor show that GCs ran less often than profiles were taken. "+
+				"Whether it still grows, or has levelled off (a cache warming up does), is not known.", humanDuration(unseen.Seconds()))
+		case unseen > 0:
 			f.Detail += fmt.Sprintf(" No GC measured the live heap in the last %s of the window: whether it still grows, or has levelled off (a cache warming up does), is not known.", humanDuration(unseen.Seconds()))
 		}
 		f.Detail += fmt.Sprintf(" Not yet proved: watch about %s more to confirm or dismiss it.", humanDuration(g.watchMore.Seconds()))

@@ -162,9 +162,17 @@ func judgeGrowth(pts []evidence.Point, lim limits, quantum float64) growth {
 // before the window's end: more than a quarter of the window, and more than twice the usual
 // gap between its readings. The live heap is measured by a GC: when none ran for a while,
 // whether it still grows is not known, and a warm-up that levelled off looks like a leak
-// whose last readings are missing. It returns how long the end went unseen (0 when it did
-// not lower the verdict).
-func (g *growth) capUnseen(ev *evidence.Evidence, obs []evidence.Point) time.Duration {
+// whose last readings are missing.
+//
+// seen, when not zero, is when the last reading was most likely measured, earlier than its
+// own time: a heap profile shows an earlier GC's heap (evidence.Evidence.LiveSeen). The
+// stretch after it went unseen too; it lowers the verdict when, besides, the growth went
+// unseen for longer than it was seen: a steady rise seen for minutes is not put in doubt by
+// the lag every heap profile has, a rise seen for half a minute and unseen for the next one
+// is (a cache warming up looks just like it).
+//
+// It returns how long the end went unseen (0 when it did not lower the verdict).
+func (g *growth) capUnseen(ev *evidence.Evidence, obs []evidence.Point, seen time.Time) time.Duration {
 	if g.conf != Confirmed || len(obs) < 3 || ev.End.IsZero() {
 		return 0
 	}
@@ -172,10 +180,17 @@ func (g *growth) capUnseen(ev *evidence.Evidence, obs []evidence.Point) time.Dur
 	for i := range gaps {
 		gaps[i] = obs[i+1].T.Sub(obs[i].T).Seconds()
 	}
-	tail := ev.End.Sub(obs[len(obs)-1].T)
 	usual := time.Duration(median(gaps) * float64(time.Second))
-	if tail <= max(ev.Window()/4, 2*usual) {
-		return 0
+	long := func(tail time.Duration) bool { return tail > max(ev.Window()/4, 2*usual) }
+	tail := ev.End.Sub(obs[len(obs)-1].T)
+	if !long(tail) {
+		if seen.IsZero() || !seen.Before(obs[len(obs)-1].T) {
+			return 0
+		}
+		tail = ev.End.Sub(seen)
+		if !long(tail) || tail <= seen.Sub(obs[0].T) {
+			return 0
+		}
 	}
 	g.conf = Suspected
 	g.watchMore = max(g.watchMore, tail)

@@ -36,7 +36,7 @@ func siteLeak(ev *evidence.Evidence) (c Culprit, g growth, pts []evidence.Point,
 	for _, d := range cands {
 		s := observed(series[d.Site.Function])
 		sg := judgeGrowth(s, lim, 0)
-		sg.capUnseen(ev, s)
+		sg.capUnseen(ev, s, ev.LiveSeen)
 		if better(sg, g) {
 			c, g, pts, ok = culpritFromDelta(d, diff.Unit, float64(d.Delta)/float64(max(diff.Growth, 1))), sg, s, sg.conf != ""
 		}

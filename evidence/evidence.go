@@ -33,7 +33,15 @@ type Evidence struct {
 	OOMKills                             uint64
 
 	// The Go runtime's memory.
-	Live            Series // the heap marked live by the last GC
+	Live Series // the heap marked live by the last GC
+	// LiveSeen is, when Live comes from heap profiles, when the heap its last reading shows
+	// was most likely measured, when that is earlier than the reading's own time (zero
+	// otherwise). The runtime publishes a cycle's heap profile one cycle late: a profile
+	// shows the heap as the GC before the last one left it. When profiles that repeat their
+	// predecessor prove that GCs ran less often than profiles were taken, that GC completed
+	// between the fetches of the two distinct profiles before: the heap's last stretch went
+	// unseen.
+	LiveSeen        time.Time
 	HeapInUse       Series // heap objects: live plus garbage not yet freed (MemStats HeapAlloc)
 	HeapAtGC        Series // the heap when each GC cycle started: the tops of the sawtooth
 	HeapGoal        Series

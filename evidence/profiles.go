@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/google/pprof/profile"
 
@@ -164,6 +165,7 @@ func (b *sessionBuild) profileFallbacks() {
 	needAlloc := countOf(b.allocB) < len(ev.Heaps)
 	if needLive || needAlloc {
 		prev, repeats := int64(-1), 0
+		var fresh liveFreshness
 		for _, s := range ev.Heaps {
 			in, ok := info(s)
 			if !ok || in.Window > 0 {
@@ -178,8 +180,10 @@ func (b *sessionBuild) profileFallbacks() {
 			if needLive && in.HasInuse && t.InuseSpace > 0 {
 				if t.InuseSpace != prev {
 					b.live.add(SourceHeapProfile, 0, s.T, float64(t.InuseSpace))
+					fresh.reading(s.T)
 				} else {
 					repeats++
+					fresh.repeat(s.T)
 				}
 				prev = t.InuseSpace
 			}
@@ -187,6 +191,9 @@ func (b *sessionBuild) profileFallbacks() {
 				b.allocB.addCounter(SourceHeapProfile, s.T, float64(t.AllocSpace))
 				b.allocO.addCounter(SourceHeapProfile, s.T, float64(t.AllocObjects))
 			}
+		}
+		if hp := b.live.get(SourceHeapProfile); hp != nil && countOf(b.live) == hp.count() {
+			ev.LiveSeen = fresh.seen()
 		}
 		if repeats > 0 && b.live.get(SourceHeapProfile) != nil && countOf(b.live) == b.live.get(SourceHeapProfile).count() {
 			ev.Notes = append(ev.Notes, fmt.Sprintf("%d heap profile(s) repeat their predecessor's in-use heap exactly (no GC completed in between): "+
@@ -217,4 +224,42 @@ func countOf(m multi) int {
 		n = max(n, b.count())
 	}
 	return n
+}
+
+// liveFreshness follows the fetches of a series of heap profiles, distinct readings and
+// repeats, to tell how recent the last distinct reading is.
+type liveFreshness struct {
+	fetched time.Time // the latest fetch
+	// prev and prevAfter: the previous distinct reading's fetch, and the fetch before it.
+	prev, prevAfter, last, lastAfter time.Time
+	repeatedPrev, repeatedLast       bool
+}
+
+func (f *liveFreshness) reading(t time.Time) {
+	f.prev, f.prevAfter = f.last, f.lastAfter
+	f.last, f.lastAfter = t, f.fetched
+	f.repeatedPrev, f.repeatedLast = f.repeatedLast, false
+	f.fetched = t
+}
+
+func (f *liveFreshness) repeat(t time.Time) {
+	f.repeatedLast = true
+	f.fetched = t
+}
+
+// seen is when the heap the last distinct reading shows was most likely measured, or zero
+// when that is its own time. A profile that repeats its predecessor saw no GC complete in
+// between: GCs ran less often than profiles were taken. Then the GC that published the last
+// distinct profile was the only one since the previous distinct fetch, and the heap it shows
+// is that of the GC before, which published the previous distinct profile: it completed
+// between that profile's fetch and the fetch before it (at the middle, as likely as
+// anywhere). That holds when the last reading followed repeats, and when repeats follow it.
+func (f liveFreshness) seen() time.Time {
+	if f.prev.IsZero() || !f.repeatedPrev && !f.repeatedLast {
+		return time.Time{}
+	}
+	if f.prevAfter.IsZero() {
+		return f.prev
+	}
+	return f.prevAfter.Add(f.prev.Sub(f.prevAfter) / 2)
 }
