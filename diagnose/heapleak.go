@@ -31,11 +31,18 @@ func heapLeak(in *input) outcome {
 	}
 	pts := floor(offBursts(obs, in.spikes))
 	g := judgeGrowth(pts, leakLimits, s.Res.Quantum)
+	back, backAt := cameBack(&g, obs)
 	var seen time.Time
 	if s.Src == evidence.SourceHeapProfile {
 		seen = ev.LiveSeen
 	}
 	unseen := g.capUnseen(ev, obs, seen)
+	var churn float64 // the turnover of the sites that grew, when the growth was in flight
+	if g.conf == Confirmed && s.Src == evidence.SourceHeapProfile {
+		if share, tv, ok := inFlightShare(ev); ok && share >= inFlightMajority {
+			g.conf, g.watchMore, churn = Suspected, max(g.watchMore, g.span), tv
+		}
+	}
 	if g.conf != Confirmed && s.Src != evidence.SourceGCTrace {
 		// Sparse or noisy live readings: the GC's goal, read with every sample, follows the
 		// live heap too.
@@ -43,6 +50,7 @@ func heapLeak(in *input) outcome {
 			gobs = observed(settled(ev, gobs))
 			gpts := floor(offBursts(gobs, in.spikes))
 			gg := judgeGrowth(gpts, leakLimits, 0)
+			cameBack(&gg, gobs)
 			gunseen := gg.capUnseen(ev, gobs, time.Time{})
 			if gg.conf == Confirmed && g.judged && g.conf == "" && g.n >= minConfirmPoints {
 				// The live heap's own readings, enough of them, saw no growth: the goal's
@@ -65,6 +73,10 @@ func heapLeak(in *input) outcome {
 		// Count what the trend could use: readings that repeat one GC cycle's figure are one.
 		return cannot(KindHeapLeak, g.watchMore, "%d distinct reading(s) of the live heap over %s (of %d taken): a trend needs 3 over %s or more",
 			g.n, humanDuration(g.span.Seconds()), s.Len(), humanDuration(leakLimits.minSpan.Seconds()))
+	}
+	if g.conf == "" && back != nil {
+		in.notef("heap-leak: the live heap's lows rose from %s, but it came back to %s at %s, in the window's last third: "+
+			"what a leak holds stays live, so what rose was in flight (requests, bursts), not held", bytesStr(g.first), bytesStr(back.V), humanDuration(backAt.Seconds()))
 	}
 	if g.conf == "" {
 		// Say how slow a leak could be and still not show: below the effect that matters
@@ -103,6 +115,9 @@ func heapLeak(in *input) outcome {
 	if g.conf == Suspected {
 		f.Title = fmt.Sprintf("the live heap may be leaking: its floor rose %s -> %s", sizeStr(g.first, s.Res.Quantum), bytesStr(g.last))
 		switch {
+		case churn > 0:
+			f.Detail += fmt.Sprintf(" Most of that growth is memory its sites allocated %.0f times over in the window: what they held at each "+
+				"profile's GC was in flight (requests, buffers), and a few profiles of it that happen to rise are not yet a leak.", churn)
 		case unseen > 0 && !seen.IsZero() && unseen == ev.End.Sub(seen):
 			f.Detail += fmt.Sprintf(" The last heap profile shows the heap as a GC found it about %s before the window's end: a heap profile "+
 				"shows the GC before the last one, and profiles that repeat their predecessor show that GCs ran less often than profiles were taken. "+
@@ -302,4 +317,29 @@ func offBursts(pts []evidence.Point, spikes []Spike) []evidence.Point {
 		return pts
 	}
 	return out
+}
+
+// cameBack withdraws a growth when the live heap came back near where the growth started
+// (within a third of the growth) during the window's last third: whatever a leak holds stays
+// live, and by then a leak has made two thirds of its growth, so no reading can fall that
+// low. A heap whose lows seem to rise only because its GCs ran with more requests in flight
+// (a loaded machine falls behind) still reaches its old low now and then. It returns that
+// reading, and how far into the window it came (nil when it did not).
+func cameBack(g *growth, obs []evidence.Point) (*evidence.Point, time.Duration) {
+	if g.conf == "" || len(obs) < 3 {
+		return nil, 0
+	}
+	t0 := obs[0].T
+	late := t0.Add(obs[len(obs)-1].T.Sub(t0) * 2 / 3)
+	var low *evidence.Point
+	for i := range obs {
+		if !obs[i].T.Before(late) && (low == nil || obs[i].V < low.V) {
+			low = &obs[i]
+		}
+	}
+	if low == nil || low.V-g.first >= g.grew()/3 {
+		return nil, 0
+	}
+	g.conf, g.watchMore = "", 0
+	return low, low.T.Sub(t0)
 }

@@ -129,3 +129,79 @@ func lagModel(t *testing.T, phase, every, end float64, state func(at float64) (f
 	}
 	return &out.findings[0]
 }
+
+// TestCameBack: gzip-readall recorded through its agent on a loaded machine, one reading a
+// second. The live heap is whatever bodies were in flight at the GC (5.5, 12.7, 17.1 or 25.1
+// MiB); as the machine falls behind, more are, and the lows of each slice of the window rise
+// 5 -> 9 MiB. It still reaches its old low at 43 s, which a leak's heap cannot: no leak. The
+// same readings lifted by a steady leak under them are one.
+func TestCameBack(t *testing.T) {
+	const mib = 1 << 20
+	recorded := []float64{5.1, 17.1, 12.7, 12.7, 5.5, 12.7, 4.7, 5.5, 12.7, 12.7, 12.7, 5.5, 17.1, 12.7, 12.7, 12.7,
+		25.1, 5.6, 12.7, 12.7, 25.1, 5.5, 12.8, 5.5, 12.7, 12.7, 5.9, 25.1, 12.7, 12.7, 17.1, 12.8, 12.8, 17.2, 12.8,
+		12.8, 17.1, 12.8, 25.1, 17.1, 17.1, 17.1, 17.1, 5.6, 12.8, 17.1}
+	for _, tc := range []struct {
+		name    string
+		leakMiB float64 // added per reading
+		want    Confidence
+	}{
+		{"in flight, drifting up", 0, ""},
+		{"a leak under it", 0.5, Confirmed},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t0 := time.Date(2026, 11, 24, 10, 0, 0, 0, time.UTC)
+			ev := evidence.New("watch", evidence.Target{}, evidence.Options{})
+			live := evidence.NewGauge(evidence.SourceRuntimeMetrics, 0)
+			for i, v := range recorded {
+				live.Add(t0.Add(time.Duration(i)*time.Second), (v+tc.leakMiB*float64(i))*mib)
+			}
+			ev.Live = live.Series()
+			ev.Finish(evidence.Options{})
+			ev.Start, ev.End = t0, t0.Add(45*time.Second)
+			out := heapLeak(&input{ev: ev})
+			var got Confidence
+			if len(out.findings) > 0 {
+				got = out.findings[0].Confidence
+			}
+			if got != tc.want {
+				t.Errorf("heap-leak %q, want %q: %+v", got, tc.want, out.findings)
+			}
+		})
+	}
+}
+
+// TestInFlightGrowth: six heap profiles whose in-use heap rises 10 -> 19 MiB. When the site
+// that grew allocated 300 times what it holds in the meantime (whole request bodies, read at
+// one GC of hundreds), the rise is only suspected; when it kept most of what it allocated,
+// it is a confirmed leak.
+func TestInFlightGrowth(t *testing.T) {
+	const mib = 1 << 20
+	for _, tc := range []struct {
+		name     string
+		turnover float64 // MiB allocated per MiB held
+		want     Confidence
+	}{
+		{"bodies in flight", 300, Suspected},
+		{"a map that keeps what it gets", 1.2, Confirmed},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			t0 := time.Date(2026, 11, 24, 10, 0, 0, 0, time.UTC)
+			ev := evidence.New("profiles", evidence.Target{}, evidence.Options{})
+			alloc := 0.0
+			for i, v := range []float64{9.8, 11.9, 12.3, 15.0, 15.4, 18.6} {
+				alloc += tc.turnover * 3.5
+				ev.AddSnapshot(profileSnapshot(t, dir, t0.Add(time.Duration(i)*10*time.Second), map[string][2]int64{
+					"example.com/svc/upload.(*Handler).read": {int64(alloc * mib), int64((v - 4) * mib)},
+					"example.com/svc/config.load":            {4 * mib, 4 * mib},
+				}))
+			}
+			ev.Finish(evidence.Options{})
+			ev.Start, ev.End = t0, t0.Add(55*time.Second)
+			out := heapLeak(&input{ev: ev})
+			if len(out.findings) != 1 || out.findings[0].Confidence != tc.want {
+				t.Fatalf("want a %s heap-leak, got %+v", tc.want, out.findings)
+			}
+		})
+	}
+}

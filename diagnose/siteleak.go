@@ -26,6 +26,7 @@ func siteLeak(ev *evidence.Evidence) (c Culprit, g growth, pts []evidence.Point,
 		return Culprit{}, growth{}, nil, false
 	}
 	cands := topGrowing(diff, 5)
+	tv, _ := turnovers(ev, refs[0], refs[len(refs)-1], diff) // nil without alloc_space: none is in flight
 	series, totals := siteSeries(ev, refs, cands, siteLeakSnaps)
 	if len(totals) == 0 {
 		return Culprit{}, growth{}, nil, false
@@ -34,6 +35,9 @@ func siteLeak(ev *evidence.Evidence) (c Culprit, g growth, pts []evidence.Point,
 	lim.minAbs = math.Max(lim.minAbs, lim.minRel*totals[0].V)
 	lim.minRel = 0
 	for _, d := range cands {
+		if tv[d.Site.Function] >= inFlightTurnover { // what it holds at a GC was in flight (inFlightShare)
+			continue
+		}
 		s := observed(series[d.Site.Function])
 		sg := judgeGrowth(s, lim, 0)
 		sg.capUnseen(ev, s, ev.LiveSeen)
