@@ -29,6 +29,9 @@ type input struct {
 	limits []DetectionLimit
 	// growthPart is the part of memory the memory-growth rule found growing most.
 	growthPart string
+	// profGrowth is what grew between the heap profiles (heapGrowth), read once.
+	profGrowth     *heapGrowth
+	profGrowthRead bool
 }
 
 func (in *input) notef(format string, args ...any) {

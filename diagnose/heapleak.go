@@ -31,7 +31,7 @@ func heapLeak(in *input) outcome {
 	}
 	pts := floor(offBursts(obs, in.spikes))
 	g := judgeGrowth(pts, leakLimits, s.Res.Quantum)
-	back, backAt := cameBack(&g, obs)
+	back := cameBack(&g, obs)
 	var seen time.Time
 	if s.Src == evidence.SourceHeapProfile {
 		seen = ev.LiveSeen
@@ -39,8 +39,10 @@ func heapLeak(in *input) outcome {
 	unseen := g.capUnseen(ev, obs, seen)
 	var churn float64 // the turnover of the sites that grew, when the growth was in flight
 	if g.conf == Confirmed && s.Src == evidence.SourceHeapProfile {
-		if share, tv, ok := inFlightShare(ev); ok && share >= inFlightMajority {
-			g.conf, g.watchMore, churn = Suspected, max(g.watchMore, g.span), tv
+		if hg := in.heapGrowth(); hg != nil {
+			if share, tv := hg.inFlightShare(); share >= inFlightMajority {
+				g.conf, g.watchMore, churn = Suspected, max(g.watchMore, g.span), tv
+			}
 		}
 	}
 	if g.conf != Confirmed && s.Src != evidence.SourceGCTrace {
@@ -63,7 +65,7 @@ func heapLeak(in *input) outcome {
 		}
 	}
 	if g.conf != Confirmed {
-		if c, sg, spts, ok := siteLeak(ev); ok && better(sg, g) {
+		if c, sg, spts, ok := siteLeak(ev, in.heapGrowth()); ok && better(sg, g) {
 			f := siteLeakFinding(ev, c, sg, spts)
 			in.leakCulprits(&f)
 			return found(f)
@@ -76,7 +78,7 @@ func heapLeak(in *input) outcome {
 	}
 	if g.conf == "" && back != nil {
 		in.notef("heap-leak: the live heap's lows rose from %s, but it came back to %s at %s, in the window's last third: "+
-			"what a leak holds stays live, so what rose was in flight (requests, bursts), not held", bytesStr(g.first), bytesStr(back.V), humanDuration(backAt.Seconds()))
+			"what a leak holds stays live, so what rose was in flight (requests, bursts), not held", bytesStr(g.first), bytesStr(back.V), humanDuration(back.T.Sub(obs[0].T).Seconds()))
 	}
 	if g.conf == "" {
 		// Say how slow a leak could be and still not show: below the effect that matters
@@ -324,10 +326,10 @@ func offBursts(pts []evidence.Point, spikes []Spike) []evidence.Point {
 // live, and by then a leak has made two thirds of its growth, so no reading can fall that
 // low. A heap whose lows seem to rise only because its GCs ran with more requests in flight
 // (a loaded machine falls behind) still reaches its old low now and then. It returns that
-// reading, and how far into the window it came (nil when it did not).
-func cameBack(g *growth, obs []evidence.Point) (*evidence.Point, time.Duration) {
+// reading (nil when it did not).
+func cameBack(g *growth, obs []evidence.Point) *evidence.Point {
 	if g.conf == "" || len(obs) < 3 {
-		return nil, 0
+		return nil
 	}
 	t0 := obs[0].T
 	late := t0.Add(obs[len(obs)-1].T.Sub(t0) * 2 / 3)
@@ -338,8 +340,8 @@ func cameBack(g *growth, obs []evidence.Point) (*evidence.Point, time.Duration) 
 		}
 	}
 	if low == nil || low.V-g.first >= g.grew()/3 {
-		return nil, 0
+		return nil
 	}
 	g.conf, g.watchMore = "", 0
-	return low, low.T.Sub(t0)
+	return low
 }

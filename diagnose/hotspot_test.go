@@ -30,20 +30,7 @@ func TestHotspotThatDrivesTheGC(t *testing.T) {
 		{6, Warning},
 		{1, Info},
 	} {
-		dir := t.TempDir()
-		t0 := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
-		ev := evidence.New("watch", evidence.Target{}, evidence.Options{})
-		const mib = 1 << 20
-		for i, at := range []time.Time{t0, t0.Add(20 * time.Second)} {
-			ev.AddSnapshot(stackSnapshot(t, dir, at, map[string]int64{
-				"io.ReadAll;example.com/svc.(*uploads).handleUpload": int64(i) * 1600 * mib,
-				"example.com/svc.(*uploads).count":                   int64(i)*30*mib + 1,
-			}))
-		}
-		for i := range 3 {
-			ev.GCCPU.Points = append(ev.GCCPU.Points, evidence.Point{T: t0.Add(time.Duration(i) * 10 * time.Second), V: float64(i) * 0.05})
-		}
-		ev.Finish(evidence.Options{})
+		ev := readAllEvidence(t, "example.com/svc.(*uploads)", 20*time.Second, 1600, 0.05)
 		sum := Summary{GCPerSecond: tc.gcPerSecond, GCCPUFraction: 0.025, GCCount: 120}
 		out := allocationHotspot(&input{ev: ev, sum: sum})
 		if len(out.findings) != 1 {
@@ -59,20 +46,7 @@ func TestHotspotThatDrivesTheGC(t *testing.T) {
 // proved until the GC has run ten times, and at that rate that takes another minute, not the
 // ten seconds a faster GC would need.
 func TestHotspotWatchMoreAtTheGCsRate(t *testing.T) {
-	dir := t.TempDir()
-	t0 := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
-	ev := evidence.New("watch", evidence.Target{}, evidence.Options{})
-	const mib = 1 << 20
-	for i, at := range []time.Time{t0, t0.Add(60 * time.Second)} {
-		ev.AddSnapshot(stackSnapshot(t, dir, at, map[string]int64{
-			"io.ReadAll;example.com/svc.(*chunks).handle": int64(i) * 3000 * mib,
-			"example.com/svc.(*chunks).count":             int64(i)*30*mib + 1,
-		}))
-	}
-	for i := range 3 {
-		ev.GCCPU.Points = append(ev.GCCPU.Points, evidence.Point{T: t0.Add(time.Duration(i) * 30 * time.Second), V: float64(i) * 0.5})
-	}
-	ev.Finish(evidence.Options{})
+	ev := readAllEvidence(t, "example.com/svc.(*chunks)", 60*time.Second, 3000, 0.5)
 	out := allocationHotspot(&input{ev: ev, sum: Summary{GCPerSecond: 5.0 / 60, GCCPUFraction: 0.05, GCCount: 5}})
 	if len(out.findings) != 1 {
 		t.Fatalf("findings %+v (not judged %+v)", out.findings, out.notJudged)
@@ -80,4 +54,26 @@ func TestHotspotWatchMoreAtTheGCsRate(t *testing.T) {
 	if f := out.findings[0]; f.Confidence != Suspected || f.WatchMoreSeconds < 55 {
 		t.Errorf("%s, watch %.0fs more: want suspected until five more cycles, about 60 s", f.Confidence, f.WatchMoreSeconds)
 	}
+}
+
+// readAllEvidence is a window of span between two allocation profiles in which typ's handle
+// method allocated allocMiB through io.ReadAll and its count method 30 MiB, with the GC's CPU
+// read three times, gcCPU seconds more each time.
+func readAllEvidence(t *testing.T, typ string, span time.Duration, allocMiB int64, gcCPU float64) *evidence.Evidence {
+	t.Helper()
+	dir := t.TempDir()
+	t0 := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
+	ev := evidence.New("watch", evidence.Target{}, evidence.Options{})
+	const mib = 1 << 20
+	for i, at := range []time.Time{t0, t0.Add(span)} {
+		ev.AddSnapshot(stackSnapshot(t, dir, at, map[string]int64{
+			"io.ReadAll;" + typ + ".handle": int64(i) * allocMiB * mib,
+			typ + ".count":                  int64(i)*30*mib + 1,
+		}))
+	}
+	for i := range 3 {
+		ev.GCCPU.Points = append(ev.GCCPU.Points, evidence.Point{T: t0.Add(time.Duration(i) * span / 2), V: float64(i) * gcCPU})
+	}
+	ev.Finish(evidence.Options{})
+	return ev
 }

@@ -13,52 +13,65 @@ const inFlightTurnover = 20
 // inFlightMajority: a growth mostly (this share of it) made by such sites is in flight.
 const inFlightMajority = 2.0 / 3
 
-// turnovers is, for each site whose in-use memory grew between two heap profiles, how many
-// times over it allocated what it held at the second: the allocation (alloc_space) between
-// them over its in-use memory (inuse_space) at the second.
-func turnovers(ev *evidence.Evidence, old, new evidence.Snapshot, inuse *evidence.SiteDiff) (map[string]float64, error) {
-	alloc, err := ev.HeapDiff(old, new, "alloc_space")
-	if err != nil {
-		return nil, err
-	}
-	allocated := make(map[string]int64, len(alloc.ByFunction))
-	for _, d := range alloc.ByFunction {
-		allocated[d.Site.Function] = d.Delta
-	}
-	out := make(map[string]float64)
-	for _, d := range inuse.ByFunction {
-		if d.Delta > 0 {
-			out[d.Site.Function] = float64(allocated[d.Site.Function]) / float64(max(d.New, 1))
-		}
-	}
-	return out, nil
+// heapGrowth is what grew between the first and the last settled periodic heap profiles,
+// site by site, and how many times over each growing site allocated what it held at the
+// last: the allocation (alloc_space) between them over its in-use memory (inuse_space).
+type heapGrowth struct {
+	refs     []evidence.Snapshot // the settled periodic heap profiles
+	inuse    *evidence.SiteDiff
+	turnover map[string]float64 // nil without alloc_space: no site is in flight
 }
 
-// inFlightShare is the share of the in-use growth between the first and the last settled
-// periodic heap profiles that sites with a high turnover made, and the highest turnover
-// among them. Heap profiles read the live heap at one GC each: when the GC runs hundreds of
-// times between them, each profile is a draw of whatever was in flight at one GC, and a few
-// draws that happen to rise are not a leak. ok is false without two profiles to compare.
-func inFlightShare(ev *evidence.Evidence) (share, turnover float64, ok bool) {
-	refs := settledSnaps(ev, ev.PeriodicHeaps())
+// heapGrowth compares the first and the last settled periodic heap profiles once for every
+// rule that asks; nil without two of them to compare.
+func (in *input) heapGrowth() *heapGrowth {
+	if in.profGrowthRead {
+		return in.profGrowth
+	}
+	in.profGrowthRead = true
+	refs := settledSnaps(in.ev, in.ev.PeriodicHeaps())
 	if len(refs) < 2 {
-		return 0, 0, false
+		return nil
 	}
 	old, new := refs[0], refs[len(refs)-1]
-	inuse, err := ev.HeapDiff(old, new, "inuse_space")
-	if err != nil || inuse.Growth <= 0 {
-		return 0, 0, false
-	}
-	tv, err := turnovers(ev, old, new, inuse)
+	inuse, err := in.ev.HeapDiff(old, new, "inuse_space")
 	if err != nil {
-		return 0, 0, false
+		return nil
 	}
-	var inFlight int64
-	for _, d := range inuse.ByFunction {
-		if t := tv[d.Site.Function]; d.Delta > 0 && t >= inFlightTurnover {
-			inFlight += d.Delta
-			turnover = max(turnover, t)
+	hg := &heapGrowth{refs: refs, inuse: inuse}
+	if alloc, err := in.ev.HeapDiff(old, new, "alloc_space"); err == nil {
+		allocated := make(map[string]int64, len(alloc.ByFunction))
+		for _, d := range alloc.ByFunction {
+			allocated[d.Site.Function] = d.Delta
+		}
+		hg.turnover = make(map[string]float64)
+		for _, d := range inuse.ByFunction {
+			if d.Delta > 0 {
+				hg.turnover[d.Site.Function] = float64(allocated[d.Site.Function]) / float64(max(d.New, 1))
+			}
 		}
 	}
-	return float64(inFlight) / float64(inuse.Growth), turnover, true
+	in.profGrowth = hg
+	return hg
+}
+
+// inFlight reports a site whose in-use memory is in flight (inFlightTurnover).
+func (hg *heapGrowth) inFlight(site string) bool { return hg.turnover[site] >= inFlightTurnover }
+
+// inFlightShare is the share of the in-use growth that sites in flight made, and the highest
+// turnover among them. Heap profiles read the live heap at one GC each: when the GC runs
+// hundreds of times between them, each profile is a draw of whatever was in flight at one
+// GC, and a few draws that happen to rise are not a leak.
+func (hg *heapGrowth) inFlightShare() (share, turnover float64) {
+	if hg.inuse.Growth <= 0 {
+		return 0, 0
+	}
+	var inFlight int64
+	for _, d := range hg.inuse.ByFunction {
+		if d.Delta > 0 && hg.inFlight(d.Site.Function) {
+			inFlight += d.Delta
+			turnover = max(turnover, hg.turnover[d.Site.Function])
+		}
+	}
+	return float64(inFlight) / float64(hg.inuse.Growth), turnover
 }

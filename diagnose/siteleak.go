@@ -15,18 +15,14 @@ const siteLeakSnaps = 16
 // holds it: when the GC runs only during bursts, every live-heap reading holds a burst's
 // buffers; a cache shrinking beside a growing map cancels it out. The growth that matters is
 // the live heap's (leakLimits against the heap profiles' first total). It returns the most
-// confident growing site; ok is false when none grows.
-func siteLeak(ev *evidence.Evidence) (c Culprit, g growth, pts []evidence.Point, ok bool) {
-	refs := settledSnaps(ev, ev.PeriodicHeaps())
-	if len(refs) < minConfirmPoints {
+// confident growing site; ok is false when none grows. Sites whose memory is in flight
+// (heapGrowth.inFlight) are not followed.
+func siteLeak(ev *evidence.Evidence, hg *heapGrowth) (c Culprit, g growth, pts []evidence.Point, ok bool) {
+	if hg == nil || len(hg.refs) < minConfirmPoints {
 		return Culprit{}, growth{}, nil, false
 	}
-	diff, err := ev.HeapDiff(refs[0], refs[len(refs)-1], "inuse_space")
-	if err != nil {
-		return Culprit{}, growth{}, nil, false
-	}
+	refs, diff := hg.refs, hg.inuse
 	cands := topGrowing(diff, 5)
-	tv, _ := turnovers(ev, refs[0], refs[len(refs)-1], diff) // nil without alloc_space: none is in flight
 	series, totals := siteSeries(ev, refs, cands, siteLeakSnaps)
 	if len(totals) == 0 {
 		return Culprit{}, growth{}, nil, false
@@ -35,7 +31,7 @@ func siteLeak(ev *evidence.Evidence) (c Culprit, g growth, pts []evidence.Point,
 	lim.minAbs = math.Max(lim.minAbs, lim.minRel*totals[0].V)
 	lim.minRel = 0
 	for _, d := range cands {
-		if tv[d.Site.Function] >= inFlightTurnover { // what it holds at a GC was in flight (inFlightShare)
+		if hg.inFlight(d.Site.Function) {
 			continue
 		}
 		s := observed(series[d.Site.Function])

@@ -61,32 +61,44 @@ func profileSnapshot(t *testing.T, dir string, at time.Time, rows map[string][2]
 	return evidence.Snapshot{Kind: "heap", T: at, Path: path}
 }
 
+// heapEvidence is n heap snapshots 10 s apart, each holding what rows(i) gives by site, and
+// the live heap read from src with each (live(i) bytes); finished.
+func heapEvidence(t *testing.T, mode string, src evidence.Source, n int, rows func(i int) map[string]int64, live func(i int) float64) *evidence.Evidence {
+	t.Helper()
+	dir := t.TempDir()
+	t0 := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
+	ev := evidence.New(mode, evidence.Target{}, evidence.Options{})
+	g := evidence.NewGauge(src, 0)
+	for i := range n {
+		at := t0.Add(time.Duration(i) * 10 * time.Second)
+		ev.AddSnapshot(heapSnapshot(t, dir, at, rows(i)))
+		g.Add(at, live(i))
+	}
+	ev.Live = g.Series()
+	ev.Finish(evidence.Options{})
+	return ev
+}
+
 // A leak under bursts the GC runs during: every live-heap reading holds a burst's 150 MiB
 // buffer or not, so the live heap's total swings and proves nothing; the map that holds the
 // leak grows in every heap profile. The site is the finding, confirmed, and named first.
 func TestSiteLeakUnderBursts(t *testing.T) {
-	dir := t.TempDir()
-	t0 := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
-	ev := evidence.New("watch", evidence.Target{}, evidence.Options{})
-	live := evidence.NewGauge(evidence.SourceRuntimeMetrics, 0)
 	const mib = 1 << 20
-	for i := range 9 {
-		at := t0.Add(time.Duration(i) * 10 * time.Second)
-		leaked := int64(i) * 25 * mib
-		burst := int64(0)
+	leaked := func(i int) int64 { return int64(i) * 25 * mib }
+	burst := func(i int) int64 {
 		if i%2 == 1 {
-			burst = 150 * mib // the GC ran while a burst's buffer was live
+			return 150 * mib // the GC ran while a burst's buffer was live
 		}
-		ev.AddSnapshot(heapSnapshot(t, dir, at, map[string]int64{
-			"example.com/svc/devices.(*Sessions).open": leaked + 1,
-			"example.com/svc/imports.inflateWhole":     burst + 1,
-			"example.com/svc/rules.load":               20 * mib,
-		}))
-		live.Add(at, float64(20*mib+leaked+burst))
+		return 0
 	}
 	// The live heap's readings: the burst makes them swing more than the leak grows.
-	ev.Live = live.Series()
-	ev.Finish(evidence.Options{})
+	ev := heapEvidence(t, "watch", evidence.SourceRuntimeMetrics, 9, func(i int) map[string]int64 {
+		return map[string]int64{
+			"example.com/svc/devices.(*Sessions).open": leaked(i) + 1,
+			"example.com/svc/imports.inflateWhole":     burst(i) + 1,
+			"example.com/svc/rules.load":               20 * mib,
+		}
+	}, func(i int) float64 { return float64(20*mib + leaked(i) + burst(i)) })
 	out := heapLeak(&input{ev: ev})
 	if len(out.findings) != 1 {
 		t.Fatalf("want one heap-leak finding, got %+v (not judged %+v)", out.findings, out.notJudged)
@@ -106,19 +118,11 @@ func TestSiteLeakUnderBursts(t *testing.T) {
 // A site that fills and stays (a cache warming up, churning entries once full, so that each
 // cycle reads it a little differently) is no leak, site by site either.
 func TestSiteLeakPlateau(t *testing.T) {
-	dir := t.TempDir()
-	t0 := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
-	ev := evidence.New("watch", evidence.Target{}, evidence.Options{})
-	live := evidence.NewGauge(evidence.SourceRuntimeMetrics, 0)
 	const mib = 1 << 20
-	for i := range 12 {
-		at := t0.Add(time.Duration(i) * 10 * time.Second)
-		cache := int64(min(i, 3))*40*mib + int64(i%3)*300<<10 // evictions: a few hundred KiB either way
-		ev.AddSnapshot(heapSnapshot(t, dir, at, map[string]int64{"example.com/svc/cache.(*LRU).add": cache + 1, "example.com/svc/rules.load": 20 * mib}))
-		live.Add(at, float64(20*mib+cache))
-	}
-	ev.Live = live.Series()
-	ev.Finish(evidence.Options{})
+	cache := func(i int) int64 { return int64(min(i, 3))*40*mib + int64(i%3)*300<<10 } // evictions: a few hundred KiB either way
+	ev := heapEvidence(t, "watch", evidence.SourceRuntimeMetrics, 12, func(i int) map[string]int64 {
+		return map[string]int64{"example.com/svc/cache.(*LRU).add": cache(i) + 1, "example.com/svc/rules.load": 20 * mib}
+	}, func(i int) float64 { return float64(20*mib + cache(i)) })
 	if out := heapLeak(&input{ev: ev}); len(out.findings) > 0 {
 		t.Errorf("a cache that filled in 30 s and stayed for 80 s: %s (%s)", out.findings[0].Title, out.findings[0].Confidence)
 	}
@@ -204,26 +208,20 @@ func TestHeldByGoroutines(t *testing.T) {
 // snapshot; the snapshots after it say nothing about it (its allocation is already behind
 // them), so the culprit must come from the one that saw it high.
 func TestSpikeCulpritFromTheSnapshotThatSawIt(t *testing.T) {
-	dir := t.TempDir()
-	t0 := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
-	ev := evidence.New("profiles", evidence.Target{}, evidence.Options{})
-	live := evidence.NewGauge(evidence.SourceHeapProfile, 0)
 	const mib = 1 << 20
-	for i := range 7 {
-		at := t0.Add(time.Duration(i) * 10 * time.Second)
-		burst := int64(0)
+	burst := func(i int) int64 {
 		if i == 2 || i == 5 {
-			burst = 45 * mib // the profile was taken while an import's whole body was live
+			return 45 * mib // the profile was taken while an import's whole body was live
 		}
-		ev.AddSnapshot(heapSnapshot(t, dir, at, map[string]int64{
-			"example.com/svc/imports.(*service).handleImport": burst + 1,
+		return 0
+	}
+	ev := heapEvidence(t, "profiles", evidence.SourceHeapProfile, 7, func(i int) map[string]int64 {
+		return map[string]int64{
+			"example.com/svc/imports.(*service).handleImport": burst(i) + 1,
 			"example.com/svc/rules.load":                      10 * mib,
 			"example.com/svc/conns.(*pool).get":               int64(i%3) * mib,
-		}))
-		live.Add(at, float64(11*mib+burst))
-	}
-	ev.Live = live.Series()
-	ev.Finish(evidence.Options{})
+		}
+	}, func(i int) float64 { return float64(11*mib + burst(i)) })
 	in := &input{ev: ev}
 	in.spikes = findSpikes(ev)
 	out := transientSpike(in)

@@ -192,6 +192,24 @@ func copyFile(src, dst string, perm fs.FileMode) error {
 	return out.Close()
 }
 
+// memdoctorBinary is the memdoctor binary given (-memdoctor), or one built from this
+// repository into a temporary directory that cleanup removes.
+func memdoctorBinary(ctx context.Context, given string) (bin string, cleanup func(), err error) {
+	if given != "" {
+		return given, func() {}, nil
+	}
+	tmp, err := os.MkdirTemp("", "realprogs-memdoctor")
+	if err != nil {
+		return "", nil, err
+	}
+	cleanup = func() { os.RemoveAll(tmp) }
+	if bin, err = buildMemdoctor(ctx, tmp); err != nil {
+		cleanup()
+		return "", nil, err
+	}
+	return bin, cleanup, nil
+}
+
 // buildMemdoctor builds ./cmd/memdoctor of the repository around the working directory into
 // dir.
 func buildMemdoctor(ctx context.Context, dir string) (string, error) {

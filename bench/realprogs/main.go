@@ -102,17 +102,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 }
 
 func runCases(ctx context.Context, o options, b *builder, cases []testCase, stdout, stderr io.Writer) error {
-	md := o.memdoctor
-	if md == "" {
-		tmp, err := os.MkdirTemp("", "realprogs-memdoctor")
-		if err != nil {
-			return err
-		}
-		defer os.RemoveAll(tmp)
-		if md, err = buildMemdoctor(ctx, tmp); err != nil {
-			return err
-		}
+	md, cleanup, err := memdoctorBinary(ctx, o.memdoctor)
+	if err != nil {
+		return err
 	}
+	defer cleanup()
 	if o.sessions == "" {
 		dir, err := os.MkdirTemp("", "memdoctor-realprogs-"+time.Now().Format("20060102-150405")+"-")
 		if err != nil {
@@ -184,17 +178,11 @@ func rejudge(ctx context.Context, o options, stdout io.Writer) error {
 	if err := json.Unmarshal(b, &results); err != nil {
 		return fmt.Errorf("-rejudge %s: %w", o.rejudge, err)
 	}
-	md := o.memdoctor
-	if md == "" {
-		tmp, err := os.MkdirTemp("", "realprogs-memdoctor")
-		if err != nil {
-			return err
-		}
-		defer os.RemoveAll(tmp)
-		if md, err = buildMemdoctor(ctx, tmp); err != nil {
-			return err
-		}
+	md, cleanup, err := memdoctorBinary(ctx, o.memdoctor)
+	if err != nil {
+		return err
 	}
+	defer cleanup()
 	for i := range results {
 		r := &results[i]
 		if r.Skipped != "" {
