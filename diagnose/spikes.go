@@ -69,6 +69,9 @@ func findSpikes(ev *evidence.Evidence) []Spike {
 	base := make([]float64, n) // the floor before each reading
 	for i := range pts {
 		base[i] = localFloor(pts, i, lookback, global)
+		if step >= sparseStep {
+			base[i] = math.Max(math.Min(base[i], floorAfter(pts, i, lookback)), global)
+		}
 	}
 	high := func(i int) bool {
 		return pts[i].V > base[i]*(1+garbage)+math.Max(spikeMinHeight, spikeMinRatio*base[i])
@@ -212,6 +215,21 @@ func gcHeadroom(ev *evidence.Evidence) float64 {
 	default:
 		return g / 100
 	}
+}
+
+// sparseStep: readings this far apart (a heap profile every 10 s) are each one GC's live
+// heap, as likely taken inside a burst as not. The floor around a reading is then the lowest
+// before or after it within the lookback: a burst read right after another one rises from
+// the floor the heap comes back to, not from the burst before it.
+const sparseStep = 5 * time.Second
+
+// floorAfter is the lowest reading in the lookback after reading i (+Inf when none).
+func floorAfter(pts []evidence.Point, i int, lookback time.Duration) float64 {
+	low := math.Inf(1)
+	for k := i + 1; k < len(pts) && pts[k].T.Sub(pts[i].T) <= lookback; k++ {
+		low = math.Min(low, pts[k].V)
+	}
+	return low
 }
 
 // localFloor is the lowest reading in the lookback before reading i, never below the
