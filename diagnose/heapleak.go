@@ -54,9 +54,14 @@ func heapLeak(in *input) outcome {
 			gg := judgeGrowth(gpts, leakLimits, 0)
 			cameBack(&gg, gobs)
 			gunseen := gg.capUnseen(ev, gobs, time.Time{})
-			if gg.conf == Confirmed && g.judged && g.conf == "" && g.n >= minConfirmPoints {
-				// The live heap's own readings, enough of them, saw no growth: the goal's
-				// lows, lifted by bursts the GC ran inside, are not proof against them.
+			// The live heap's own readings, enough of them, saw no growth: the goal's lows,
+			// lifted by bursts the GC ran inside, are not proof against them. Those readings
+			// are its lows between bursts, or all of them when the bursts left too few.
+			own := g
+			if own.n < minConfirmPoints {
+				own = judgeGrowth(obs, leakLimits, s.Res.Quantum)
+			}
+			if gg.conf == Confirmed && own.judged && own.conf == "" && own.n >= minConfirmPoints {
 				gg.conf, gg.watchMore = Suspected, max(gg.watchMore, gg.span/3)
 			}
 			if better(gg, g) {
