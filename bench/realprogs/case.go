@@ -42,7 +42,10 @@ type result struct {
 	// repository's rules; PrefixError says why they stop short.
 	Prefixes    []prefixVerdict `json:"prefixes,omitempty"`
 	PrefixError string          `json:"prefix_error,omitempty"`
-	Seconds     float64         `json:"seconds"`
+	// Holders is how memdoctor holders named the holder of the leaked objects on the live
+	// process at the end of the watch (-holders, versions with a holders expectation).
+	Holders *holdersVerdict `json:"holders,omitempty"`
+	Seconds float64         `json:"seconds"`
 }
 
 // runCase builds, starts, loads and watches one case; it never leaves a process behind.
@@ -121,6 +124,11 @@ func runCase(ctx context.Context, o options, b *builder, memdoctor string, c tes
 		r.WatchError = werr.Error()
 	}
 	d, err := readDiagnosis(filepath.Join(r.Dir, "diagnosis.json"))
+	// Who holds the leak, read from the process before it is stopped; judged apart from the
+	// diagnosis (holders gets the expected site besides the diagnosis' culprits).
+	if want, ok := c.prog.holders[c.ver.version]; ok && o.holders {
+		r.Holders = runHolders(ctx, memdoctor, r.Dir, pid, d, want)
+	}
 	if err != nil {
 		if r.WatchError == "" {
 			r.WatchError = err.Error()

@@ -148,6 +148,30 @@ func printTable(w io.Writer, results []result) {
 	}
 	tw.Flush()
 	fmt.Fprintf(w, "\n%d of %d judged cases right\n", right, judged)
+	printHolders(w, results)
+}
+
+// printHolders says, for each case whose holders were read, what memdoctor holders named and
+// whether it is the truth.
+func printHolders(w io.Writer, results []result) {
+	right, judged := 0, 0
+	for _, r := range results {
+		if r.Holders == nil {
+			continue
+		}
+		if judged == 0 {
+			fmt.Fprintln(w, "\nholders (who keeps the leak alive, read from the live process):")
+		}
+		judged++
+		if r.Holders.Right {
+			right++
+		}
+		want, _ := holdersExpectation(r.Program, r.Version)
+		fmt.Fprintf(w, "  %s@%s: %s\n", r.Program, r.Version, r.Holders.line(want))
+	}
+	if judged > 0 {
+		fmt.Fprintf(w, "%d of %d holders right\n", right, judged)
+	}
 }
 
 // topCulprit is the expected finding's top culprit for a buggy version, else the first

@@ -38,6 +38,7 @@ type options struct {
 	repeat    int
 	rejudge   string
 	step      time.Duration
+	holders   bool
 }
 
 func main() {
@@ -65,6 +66,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&o.repeat, "repeat", 1, "run every case `N` times")
 	fs.StringVar(&o.rejudge, "rejudge", "", "run nothing: diagnose the sessions of an earlier run in `DIR` afresh (memdoctor report) and judge them again")
 	fs.DurationVar(&o.step, "step", 5*time.Second, "judge each session also on its prefixes of `STEP`, 2*STEP, ... up to -duration (the time to verdict); 0 = not")
+	fs.BoolVar(&o.holders, "holders", false, "at the end of each watch of a version with a heap leak, run memdoctor holders on the live process and judge the path it names against the truth")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: go run ./bench/realprogs [flags] [PROGRAM[@VERSION]...]")
 		fs.PrintDefaults()
@@ -190,6 +192,7 @@ func rejudge(ctx context.Context, o options, stdout io.Writer) error {
 		}
 		// The run's directory may have moved: find the case by its name under o.rejudge.
 		dir := filepath.Join(o.rejudge, filepath.Base(r.Dir))
+		rejudgeHolders(r, dir)
 		out := filepath.Join(dir, "rejudged.json")
 		cmd := exec.CommandContext(ctx, md, "report", "--json", out, filepath.Join(dir, "session"))
 		cmd.Env = append(os.Environ(), "NO_COLOR=1")

@@ -72,7 +72,10 @@ type program struct {
 	trigger  string
 	links    []string
 	versions []version
-	setup    func(work string) (*launch, error)
+	// holders says, by version, what `memdoctor holders` must name as the holder of the
+	// leaked objects at the end of the watch (-holders): versions with a heap leak.
+	holders map[string]holdersWant
+	setup   func(work string) (*launch, error)
 }
 
 // binName is the name go install gives the binary: the last element of the package path,
@@ -147,6 +150,16 @@ func catalogue() []*program {
 			versions: []version{
 				{"v2.8.4", before, kinds{"heap-leak"}, []string{"server.keyFromSub", "updateRouteSubscriptionMap"}},
 				{"v2.9.0", after, nil, nil},
+			},
+			holders: map[string]holdersWant{
+				"v2.8.4": {
+					site:  "github.com/nats-io/nats-server/v2/server.keyFromSub",
+					path:  []string{".lqws[key]"},
+					share: 0.8,
+					truth: "each leaked key is a keyFromSub string kept only as a key of the account's lqws map " +
+						"(last queue weight sent, server/route.go:1612 writes lqws[key] = 0 after the last unsubscribe deleted it from rm and lqws); " +
+						"the account is the server's gacc, also in its accounts sync.Map and every client's acc",
+				},
 			},
 			setup: setupNATS,
 		},

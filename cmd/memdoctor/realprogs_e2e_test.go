@@ -15,7 +15,9 @@ import (
 // upstream programs with known, fixed memory bugs, each before and after its fix, under
 // memdoctor watch for 60 s with the load that triggers the bug. A buggy version must get the
 // bug's finding at warning or above with the culprit in the top three; a fixed one nothing at
-// warning or above. It needs the Go module proxy and about 16 minutes (the first time, 20
+// warning or above. A version with a heap leak also gets memdoctor holders on its live process
+// at the end of the watch (-holders), which must name the structure that really holds the
+// leaked objects (the case's expectation, read from the program's source). It needs the Go module proxy and about 16 minutes (the first time, 20
 // more to build the programs), so it runs only when MEMDOCTOR_REALPROGS is set: to 1 for every
 // program, or to a list of PROGRAM[@VERSION] (go run ./bench/realprogs -list names them).
 // Cases that cannot be built, fetched or started make the test SKIP (not PASS), naming
@@ -32,7 +34,7 @@ func TestRealPrograms(t *testing.T) {
 	if sessions == "" {
 		sessions = filepath.Join(t.TempDir(), "sessions")
 	}
-	args := []string{"run", "../../bench/realprogs", "-memdoctor", memdoctorBin, "-json", out, "-sessions", sessions}
+	args := []string{"run", "../../bench/realprogs", "-holders", "-memdoctor", memdoctorBin, "-json", out, "-sessions", sessions}
 	if sel != "1" {
 		args = append(args, strings.Fields(sel)...)
 	}
@@ -53,6 +55,13 @@ func TestRealPrograms(t *testing.T) {
 		Right                                   bool
 		CulpritRank                             int `json:"culprit_rank"`
 		Found                                   []struct{ Kind, Severity string }
+		Holders                                 *struct {
+			Site, Error string
+			Top         string   `json:"top_path"`
+			Want        []string `json:"want_path"`
+			Share       float64
+			Right       bool
+		}
 	}
 	if err := json.Unmarshal(b, &results); err != nil {
 		t.Fatal(err)
@@ -71,6 +80,9 @@ func TestRealPrograms(t *testing.T) {
 				found = append(found, f.Kind+"/"+f.Severity)
 			}
 			t.Errorf("%s@%s (%s): expected %s, found [%s], expected culprit at rank %d", r.Program, r.Version, r.Role, r.Expect, strings.Join(found, " "), r.CulpritRank)
+		}
+		if h := r.Holders; h != nil && !h.Right {
+			t.Errorf("%s@%s: memdoctor holders: %s held by %q (%.0f%% on paths with %q) %s", r.Program, r.Version, h.Site, h.Top, 100*h.Share, h.Want, h.Error)
 		}
 	}
 	// A case that did not run was not checked: the test reports SKIP, not PASS, naming
