@@ -1,8 +1,10 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -129,6 +131,9 @@ func runCase(ctx context.Context, o options, b *builder, memdoctor string, c tes
 	if want, ok := c.prog.holders[c.ver.version]; ok && o.holders {
 		r.Holders = runHolders(ctx, memdoctor, r.Dir, pid, d, want)
 	}
+	if o.keep {
+		keepRunning(ctx, o.stdin, o.stderr, name, pid, l.pprof)
+	}
 	if err != nil {
 		if r.WatchError == "" {
 			r.WatchError = err.Error()
@@ -137,6 +142,21 @@ func runCase(ctx context.Context, o options, b *builder, memdoctor string, c tes
 	}
 	judge(&r, d, c.ver)
 	return r
+}
+
+// keepRunning leaves the case's program running, loaded as the watch left it, until a line
+// is read from in (Enter) or ctx is done: for reading it with other tools, on the same process.
+func keepRunning(ctx context.Context, in io.Reader, out io.Writer, name string, pid int, pprof string) {
+	fmt.Fprintf(out, "realprogs: %s runs as pid %d (pprof %s): press Enter to stop it\n", name, pid, pprof)
+	line := make(chan struct{})
+	go func() {
+		bufio.NewReader(in).ReadString('\n')
+		close(line)
+	}()
+	select {
+	case <-line:
+	case <-ctx.Done():
+	}
 }
 
 // watch runs memdoctor watch on url for o.duration, keeping its session, JSON diagnosis and

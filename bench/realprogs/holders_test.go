@@ -213,14 +213,22 @@ func TestRunCaseHolders(t *testing.T) {
 	if !strings.Contains(out.String(), "fakeprog@v1: right: main.leak held by main.leak.never; 100%") || !strings.Contains(out.String(), "1 of 1 holders right") {
 		t.Errorf("table:\n%s", out.String())
 	}
-	// Without -holders, holders does not run.
+	// Without -holders, holders does not run; with -keep, the program waits for Enter.
 	os.Remove(args)
-	o.holders = false
-	if r := runCase(context.Background(), o, b, md, c, 0); r.Holders != nil {
-		t.Errorf("holders verdict %+v without -holders", r.Holders)
+	var said bytes.Buffer
+	o.holders, o.keep, o.stdin, o.stderr = false, true, strings.NewReader("\n"), &said
+	if r := runCase(context.Background(), o, b, md, c, 0); r.Holders != nil || !r.Right {
+		t.Errorf("result %+v without -holders; want right, no holders verdict", r)
 	}
 	if _, err := os.Stat(args); err == nil {
 		t.Error("memdoctor holders ran without -holders")
+	}
+	pid, _ = state()
+	if !strings.Contains(said.String(), "fakeprog@v1 runs as pid "+strconv.Itoa(pid)+" ") || !strings.Contains(said.String(), "press Enter") {
+		t.Errorf("-keep said %q", said.String())
+	}
+	if alive(pid) {
+		t.Errorf("fakeprog (pid %d) still runs after Enter", pid)
 	}
 }
 

@@ -39,6 +39,10 @@ type options struct {
 	rejudge   string
 	step      time.Duration
 	holders   bool
+	// keep leaves each case's program running after its watch until Enter is read from stdin.
+	keep   bool
+	stdin  io.Reader
+	stderr io.Writer
 }
 
 func main() {
@@ -66,6 +70,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&o.repeat, "repeat", 1, "run every case `N` times")
 	fs.StringVar(&o.rejudge, "rejudge", "", "run nothing: diagnose the sessions of an earlier run in `DIR` afresh (memdoctor report) and judge them again")
 	fs.DurationVar(&o.step, "step", 5*time.Second, "judge each session also on its prefixes of `STEP`, 2*STEP, ... up to -duration (the time to verdict); 0 = not")
+	fs.BoolVar(&o.keep, "keep", false, "leave each case's program running after its watch (and holders), until Enter: to read it with other tools")
 	fs.BoolVar(&o.holders, "holders", false, "at the end of each watch of a version with a heap leak, run memdoctor holders on the live process and judge the path it names against the truth")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: go run ./bench/realprogs [flags] [PROGRAM[@VERSION]...]")
@@ -74,6 +79,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
+	o.stdin, o.stderr = os.Stdin, stderr
 	if o.repeat < 1 || o.busy < 0 || o.duration <= 0 || o.step < 0 {
 		return errors.New("-repeat must be at least 1, -busy and -step at least 0 and -duration positive")
 	}
