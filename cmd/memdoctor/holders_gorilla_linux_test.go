@@ -37,7 +37,7 @@ func TestHoldersGorillaSessions(t *testing.T) {
 	bin := filepath.Join(t.TempDir(), "gorilla-sessions")
 	build := exec.Command("go", "build", "-o", bin, ".")
 	build.Dir = filepath.Join("testdata", "gorilla-sessions")
-	build.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS=-mod=readonly")
+	build.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS=-mod=readonly -buildvcs=false")
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("build testdata/gorilla-sessions (github.com/gorilla/sessions v1.1.3 through the module proxy): %v\n%s", err, out)
 	}
