@@ -188,7 +188,7 @@ func (w *reading) read() (*aggregator, error) {
 	w.res.Notes = append(w.res.Notes, g.notes...)
 	n := &namer{h: h, g: g, ix: w.ix, tab: w.tab, t: w.t, st: st, types: w.md.Word("types", 0),
 		direct: uint64(w.ix.Const("internal/abi.TFlagDirectIface", 1<<5)), dgs: st.dgs,
-		locals: map[int][]*proc.Variable{}, rtCache: map[uint64]godwarf.Type{}, memo: map[uint32]*named{}}
+		locals: map[int][]*proc.Variable{}, rtCache: map[uint64]godwarf.Type{}, memo: map[uint32]*named{}, named: map[string]godwarf.Type{}}
 	a := &aggregator{g: g, n: n, opts: w.opts, rate: w.r.memProfileRate, mainModule: w.t.Module}
 	w.res.Culprits = a.culprits(samples, buckets)
 	if w.r.memProfileRate == 0 {

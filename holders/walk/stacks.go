@@ -40,6 +40,7 @@ type stackRoots struct {
 	maxFrames int
 	rodata    uint64 // moduledata.rodata: stack objects' pointer masks are offsets from it
 	dgs       map[int64]*proc.G
+	objects   map[int][]stackObject // per frame, its live stack objects
 }
 
 const (
@@ -378,6 +379,10 @@ func (s *stackRoots) stackObjects(objs []stackObject, pending []uint64) error {
 		}
 		o := &objs[i]
 		o.live = true
+		if s.objects == nil {
+			s.objects = map[int][]stackObject{}
+		}
+		s.objects[o.frame] = append(s.objects[o.frame], *o)
 		words := uint64(len(o.mask)) * 8
 		buf := make([]byte, min(words*8, o.size))
 		if err := mem.Read(buf, o.addr); err != nil {
