@@ -146,3 +146,29 @@ func findCore(t *testing.T, dir string, pid int) string {
 	t.Fatalf("no core in %s (kernel.core_pattern is %q: memdoctor's tests need cores written as files)", dir, strings.TrimSpace(string(pattern)))
 	return ""
 }
+
+// TestHoldersGcore reads a core that gdb's gcore wrote of a running process (the process
+// keeps running), and finds the same path as in the live process.
+func TestHoldersGcore(t *testing.T) {
+	if _, err := exec.LookPath("gcore"); err != nil {
+		t.Fatal("gcore (Debian's gdb) is not installed; .ci/run installs it")
+	}
+	pid, heartbeat := startHoldersTarget(t, holdersTargetBin, 20000)
+	live := readHolders(t, "main.build", strconv.Itoa(pid))
+	prefix := filepath.Join(t.TempDir(), "core")
+	if out, err := exec.Command("gcore", "-o", prefix, strconv.Itoa(pid)).CombinedOutput(); err != nil {
+		t.Fatalf("gcore: %v\n%s", err, out)
+	}
+	core := prefix + "." + strconv.Itoa(pid)
+	defer os.Remove(core)
+	fromCore := readHolders(t, "main.build", core, holdersTargetBin)
+	os.Remove(core)
+	runsAgain(t, pid, heartbeat)
+	l, c := live.Culprits[0], fromCore.Culprits[0]
+	if len(l.Paths) == 0 || len(c.Paths) == 0 || l.Paths[0].Expr != c.Paths[0].Expr || c.Paths[0].Expr != "main.registry[value].payload" {
+		t.Fatalf("live %+v\ncore %+v", l.Paths, c.Paths)
+	}
+	if fromCore.Heap.Objects != live.Heap.Objects {
+		t.Errorf("the live process had %d objects reachable, its core %d", live.Heap.Objects, fromCore.Heap.Objects)
+	}
+}

@@ -55,8 +55,8 @@ func (g *graph) alloc(n int) ([]uint32, error) {
 
 // bfs reaches every object from the roots, level by level; each level is scanned in address
 // order so that the objects of one span are read together.
-func bfs(h *heap, roots []root, cancelled func() bool) (g *graph, err error) {
-	g = &graph{h: h, roots: roots}
+func bfs(h *heap, roots []root, cancelled func() bool) (_ *graph, err error) {
+	g := &graph{h: h, roots: roots}
 	defer func() {
 		if err != nil {
 			g.free()
