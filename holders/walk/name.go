@@ -616,7 +616,11 @@ func (n *namer) frameLocals(fi int) []*proc.Variable {
 	var out []*proc.Variable
 	cfg := proc.LoadConfig{MaxVariableRecurse: 2, MaxArrayValues: 16, MaxStructFields: -1}
 	if dg := n.dgs[g.id]; dg != nil {
-		frames, err := proc.GoroutineStacktrace(n.t.Delve, dg, fr.depth+1, 0)
+		var frames []proc.Stackframe
+		err := process.Safely(func() (err error) {
+			frames, err = proc.GoroutineStacktrace(n.t.Delve, dg, fr.depth+1, 0)
+			return err
+		})
 		if err == nil && fr.depth < len(frames) {
 			tid := 0
 			if dg.Thread != nil {
@@ -626,11 +630,14 @@ func (n *namer) frameLocals(fi int) []*proc.Variable {
 				if d < fr.depth && !frames[d].Inlined {
 					break
 				}
-				scope := proc.FrameToScope(n.t.Delve, n.t.Delve.Memory(), dg, tid, frames[d:]...)
-				args, _ := scope.FunctionArguments(cfg)
-				vars, _ := scope.LocalVariables(cfg)
-				out = append(out, args...)
-				out = append(out, vars...)
+				process.Safely(func() error {
+					scope := proc.FrameToScope(n.t.Delve, n.t.Delve.Memory(), dg, tid, frames[d:]...)
+					args, _ := scope.FunctionArguments(cfg)
+					vars, _ := scope.LocalVariables(cfg)
+					out = append(out, args...)
+					out = append(out, vars...)
+					return nil
+				})
 			}
 		}
 	}

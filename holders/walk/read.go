@@ -83,7 +83,7 @@ func Read(ctx context.Context, t *process.Target, opts Options) (res *holders.Re
 	if err != nil {
 		return nil, err
 	}
-	tab, err := process.ReadPclntab(r.mem, md, t.Arch)
+	tab, err := process.ReadPclntab(r.mem, process.TablesOf(md), t.Arch)
 	if err != nil {
 		return nil, err
 	}
@@ -190,6 +190,9 @@ func (w *reading) read() (a *aggregator, err error) {
 	}
 	w.res.Heap = holders.HeapSummary{Spans: len(h.spans), Slots: int(h.slots), Objects: g.reached(), Bytes: g.bytes,
 		Roots: len(rs.roots), Goroutines: len(gs), Samples: len(samples), SampleRate: w.r.memProfileRate}
+	if h.unreadable > 0 {
+		w.res.Notes = append(w.res.Notes, fmt.Sprintf("%d spans of the heap claim memory that cannot be read (a truncated core?): their objects are left out", h.unreadable))
+	}
 	w.res.Notes = append(w.res.Notes, rs.notes...)
 	w.res.Notes = append(w.res.Notes, g.notes...)
 	n := &namer{h: h, g: g, ix: w.ix, tab: w.tab, t: w.t, st: st, types: w.md.Word("types", 0),

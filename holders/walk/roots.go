@@ -143,7 +143,7 @@ func (rs *rootSet) specials() error {
 		sp := &h.spans[i]
 		n := 0
 		for s := sp.specials; s != 0; n++ {
-			if n > 1<<20 {
+			if uint64(n) > maxSpecials(sp) {
 				return fmt.Errorf("the span at %#x has more than %d specials: its list is corrupt", sp.base, n)
 			}
 			v, err := r.special.Read(h.cache, s)
