@@ -94,12 +94,14 @@ func describe(p Path) string {
 	default:
 		s.WriteString(r.Kind)
 	}
+	last := r.Type
 	if r.Type != "" {
 		s.WriteString(" " + r.Type)
 	}
 	for _, h := range p.Hops {
-		if h.Type != "" {
+		if h.Type != "" && h.Type != last {
 			s.WriteString(" → " + h.Type)
+			last = h.Type
 		}
 	}
 	return s.String()

@@ -45,6 +45,20 @@ func Attach(pid int) (*Target, error) {
 	return t, nil
 }
 
+// refreshRegions reads the process's memory map: called once it is stopped, so that the map
+// is the one its heap is read under.
+func (t *Target) refreshRegions() error {
+	if t.live == nil {
+		return nil
+	}
+	rs, err := mapsRegions(t.PID)
+	if err != nil {
+		return err
+	}
+	t.regions = rs
+	return nil
+}
+
 func cmdline(pid int) string {
 	b, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
 	return strings.TrimRight(strings.ReplaceAll(string(b), "\x00", " "), " ")

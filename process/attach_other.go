@@ -12,3 +12,5 @@ func Attach(pid int) (*Target, error) {
 	return nil, fmt.Errorf("process %d: %w", pid, errors.New("reading a live process needs Linux (ptrace and /proc); "+
 		"take a core on the Linux host (gcore PID) and give it with its executable"))
 }
+
+func (t *Target) refreshRegions() error { return nil }

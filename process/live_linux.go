@@ -1,7 +1,6 @@
 package process
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"os"
@@ -64,13 +63,8 @@ func auxvEntry(pid int) (uint64, error) {
 		}
 		return 0, fmt.Errorf("process %d: reading its auxiliary vector: %w", pid, err)
 	}
-	const atEntry = 9
-	for len(b) >= 16 {
-		k, v := binary.LittleEndian.Uint64(b), binary.LittleEndian.Uint64(b[8:])
-		if k == atEntry {
-			return v, nil
-		}
-		b = b[16:]
+	if e, ok := auxvEntryOf(b); ok {
+		return e, nil
 	}
 	return 0, fmt.Errorf("process %d: no entry point in its auxiliary vector", pid)
 }

@@ -14,11 +14,30 @@ const MaxRead = 64 << 20
 // Memory reads the target's memory, little-endian (both supported architectures are), in
 // reads of at most MaxRead bytes, and counts what it read.
 type Memory struct {
-	r    proc.MemoryReader
-	read int64
+	r       proc.MemoryReader
+	read    int64
+	regions *regions // the readable address space, when known
+	core    bool
 }
 
 func newMemory(r proc.MemoryReader) *Memory { return &Memory{r: r} }
+
+// NewMemory reads memory through r, as a Target's memory is read: for readers of recorded
+// memory, and tests.
+func NewMemory(r proc.MemoryReader) *Memory { return newMemory(r) }
+
+// auxvEntryOf finds AT_ENTRY in an auxiliary vector (pairs of little-endian words).
+func auxvEntryOf(b []byte) (uint64, bool) {
+	const atEntry = 9
+	for len(b) >= 16 {
+		k, v := binary.LittleEndian.Uint64(b), binary.LittleEndian.Uint64(b[8:])
+		if k == atEntry {
+			return v, true
+		}
+		b = b[16:]
+	}
+	return 0, false
+}
 
 // Read fills buf from addr; a read it cannot complete is an error naming the address.
 func (m *Memory) Read(buf []byte, addr uint64) error {
@@ -31,6 +50,9 @@ func (m *Memory) Read(buf []byte, addr uint64) error {
 	n, err := m.r.ReadMemory(buf, addr)
 	m.read += int64(n)
 	if err != nil {
+		if m.core && m.regions != nil && *m.regions != nil && !(&Target{regions: *m.regions}).Readable(addr, uint64(len(buf))) {
+			return fmt.Errorf("the core holds no memory at %#x (a truncated core, or a corrupt pointer)", addr)
+		}
 		return fmt.Errorf("reading %d bytes at %#x: %w", len(buf), addr, err)
 	}
 	if n < len(buf) {

@@ -55,33 +55,49 @@ type Func struct {
 	nfdata  uint8
 }
 
-// ReadPclntab reads the function table of the target's first module.
-func ReadPclntab(m *Memory, md Value, arch string) (*Pclntab, error) {
+// Slice is where a slice of the target lives: its array and its length.
+type Slice struct{ Ptr, Len uint64 }
+
+// Tables are the parts of a module's data (runtime.moduledata) that make its function table.
+type Tables struct {
+	Text, MinPC, MaxPC, GoFunc             uint64
+	FuncNameTab, PCTab, PCLnTable, FuncTab Slice
+}
+
+// TablesOf takes the function table's parts from a moduledata read from the target.
+func TablesOf(md Value) Tables {
+	slice := func(f string) Slice { return Slice{md.Word(f, 0), md.Word(f, 8)} }
+	return Tables{Text: md.Word("text", 0), MinPC: md.Word("minpc", 0), MaxPC: md.Word("maxpc", 0), GoFunc: md.Word("gofunc", 0),
+		FuncNameTab: slice("funcnametab"), PCTab: slice("pctab"), PCLnTable: slice("pclntable"), FuncTab: slice("ftab")}
+}
+
+// ReadPclntab reads a module's function table.
+func ReadPclntab(m *Memory, md Tables, arch string) (*Pclntab, error) {
 	p := &Pclntab{mem: m, quantum: 1}
 	if arch == "arm64" {
 		p.quantum = 4
 	}
-	p.text, p.minpc, p.maxpc, p.gofunc = md.Word("text", 0), md.Word("minpc", 0), md.Word("maxpc", 0), md.Word("gofunc", 0)
+	p.text, p.minpc, p.maxpc, p.gofunc = md.Text, md.MinPC, md.MaxPC, md.GoFunc
 	var err error
-	read := func(field string) []byte {
+	read := func(field string, s Slice) []byte {
 		if err != nil {
 			return nil
 		}
 		var b []byte
-		b, err = readSlice(m, md.Word(field, 0), md.Word(field, 8), 1)
+		b, err = readSlice(m, s.Ptr, s.Len, 1)
 		if err != nil {
 			err = fmt.Errorf("moduledata.%s: %w", field, err)
 		}
 		return b
 	}
-	p.funcnametab = read("funcnametab")
-	p.pctab = read("pctab")
-	p.pclntable = read("pclntable")
+	p.funcnametab = read("funcnametab", md.FuncNameTab)
+	p.pctab = read("pctab", md.PCTab)
+	p.pclntable = read("pclntable", md.PCLnTable)
 	if err != nil {
 		return nil, err
 	}
-	n := md.Word("ftab", 8)
-	raw, err := readSlice(m, md.Word("ftab", 0), n, 8)
+	n := md.FuncTab.Len
+	raw, err := readSlice(m, md.FuncTab.Ptr, n, 8)
 	if err != nil {
 		return nil, fmt.Errorf("moduledata.ftab: %w", err)
 	}

@@ -56,6 +56,7 @@ type Target struct {
 	grp       *proc.TargetGroup
 	live      *live // nil for a core
 	mem       *Memory
+	regions   regions // the readable address space; nil when unknown
 }
 
 // Memory is the target's memory.
@@ -71,6 +72,10 @@ func (t *Target) Stop() error {
 		return err
 	}
 	t.Delve.ClearCaches()
+	if err := t.refreshRegions(); err != nil {
+		t.Resume()
+		return err
+	}
 	return nil
 }
 
@@ -159,6 +164,10 @@ func OpenCore(corePath, exePath string) (*Target, error) {
 	t := &Target{Kind: "core", Exe: exePath, Core: corePath, GoVersion: goVersion, Module: module, Arch: arch, Delve: grp.Selected, grp: grp}
 	t.PID = grp.Selected.Pid()
 	t.mem = newMemory(grp.Selected.Memory())
+	if t.regions, err = coreRegions(corePath); err != nil {
+		return nil, err
+	}
+	t.mem.regions, t.mem.core = &t.regions, true
 	return t, nil
 }
 

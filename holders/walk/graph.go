@@ -7,134 +7,232 @@ import (
 )
 
 // graph is the heap as the GC sees it from its roots, kept compactly: each reached object has
-// a position (in breadth-first order, by levels), the position or root that first reached it
-// (so each object's path back to a root is a shortest one), and its out-edges.
+// a position (in breadth-first order, by levels, each level in address order), the position
+// or root that first reached it (so each object's path back to a root is a shortest one),
+// the offset of the word that did, and its out-edges. Its arrays live outside the Go heap
+// (words); call free when done.
 type graph struct {
 	h         *heap
 	roots     []root
+	n         uint32   // objects reached
 	pos       []uint32 // per slot id: position+1, 0 = not reached
 	order     []uint32 // position -> slot id
 	parent    []uint32 // position -> parent position, or rootBit|root index
 	parentOff []uint32 // position -> offset in the parent of the word that points here
-	span      []int32  // position -> its span's index
 	edgeStart []uint32 // position -> its first edge; one more entry ends the last
-	edges     []uint32 // child positions (slot ids while the walk runs)
-	bytes     uint64   // all reached objects' bytes
+	edges     [][]uint32
+	nedges    int
+	bytes     uint64 // all reached objects' bytes
 	notes     []string
+	frees     []func()
+	lastSpan  int // the span of the last obj: positions of a level are in address order
 }
 
-const rootBit = 1 << 31
+const (
+	rootBit = 1 << 31
+	// maxEdges bounds the edge list: 2^31 pointers is past any heap memdoctor will read.
+	maxEdges   = 1<<31 - 1
+	edgeChunk  = 1 << 20
+	edgeChunkM = edgeChunk - 1
+)
 
-// maxEdges bounds the edge list: 2^31 pointers is past any heap memdoctor will read.
-const maxEdges = 1<<31 - 1
+// free returns the graph's arrays.
+func (g *graph) free() {
+	for _, f := range g.frees {
+		f()
+	}
+	g.frees = nil
+}
+
+func (g *graph) alloc(n int) ([]uint32, error) {
+	w, free, err := words(n)
+	if err != nil {
+		return nil, err
+	}
+	g.frees = append(g.frees, free)
+	return w, nil
+}
 
 // bfs reaches every object from the roots, level by level; each level is scanned in address
 // order so that the objects of one span are read together.
-func bfs(h *heap, roots []root, cancelled func() bool) (*graph, error) {
-	g := &graph{h: h, roots: roots, pos: make([]uint32, h.slots)}
-	type found struct {
-		id, parent, off uint32
-		span            int32
+func bfs(h *heap, roots []root, cancelled func() bool) (_ *graph, err error) {
+	g := &graph{h: h, roots: roots}
+	defer func() {
+		if err != nil {
+			g.free()
+		}
+	}()
+	n := int(h.slots)
+	for _, a := range []*[]uint32{&g.pos, &g.order, &g.parent, &g.parentOff} {
+		if *a, err = g.alloc(n); err != nil {
+			return nil, err
+		}
 	}
-	var next []found
+	if g.edgeStart, err = g.alloc(n + 1); err != nil {
+		return nil, err
+	}
+	var lv levelSort
+	var words []ptrWord
 	seed := func(conservative bool) {
 		for i, r := range roots {
 			if r.conservative == conservative && g.pos[r.target] == 0 {
-				g.pos[r.target] = ^uint32(0) // found, position not yet given
-				si, _, _ := h.find(r.val)
-				next = append(next, found{r.target, rootBit | uint32(i), 0, si})
+				g.add(r.target, rootBit|uint32(i), 0)
 			}
 		}
 	}
 	// Precise roots first; then what only conservative ones reach.
 	seed(false)
-	var cur []uint32
+	lo := uint32(0)
 	for tier := 0; tier < 2; tier++ {
 		if tier == 1 {
 			seed(true)
 		}
-		for len(next) > 0 {
+		for lo < g.n {
 			if cancelled() {
 				return nil, errCancelled
 			}
-			slices.SortFunc(next, func(a, b found) int { return int(a.id) - int(b.id) })
-			cur = cur[:0]
-			for _, f := range next {
-				g.pos[f.id] = uint32(len(g.order)) + 1
-				g.order = append(g.order, f.id)
-				g.parent = append(g.parent, f.parent)
-				g.parentOff = append(g.parentOff, f.off)
-				g.span = append(g.span, f.span)
-				cur = append(cur, f.id)
-			}
-			next = next[:0]
-			for _, id := range cur {
-				p := g.pos[id] - 1
-				g.edgeStart = append(g.edgeStart, uint32(len(g.edges)))
+			hi := g.n
+			lv.sort(g, lo, hi)
+			for p := lo; p < hi; p++ {
+				id := g.order[p]
+				g.edgeStart[p] = uint32(g.nedges)
 				base, sp := g.obj(p)
 				g.bytes += sp.elemSize
-				var rerr error
-				err := h.pointers(sp, base, func(slot uint64) bool {
-					val, err := h.cache.word(slot)
-					if err != nil {
-						rerr = err
-						return false
-					}
-					si, cid, ok := h.find(val)
-					if !ok || cid == id {
-						return true
-					}
-					if len(g.edges) >= maxEdges {
-						rerr = fmt.Errorf("more than %d pointers in the heap", maxEdges)
-						return false
-					}
-					g.edges = append(g.edges, cid)
-					if g.pos[cid] == 0 {
-						g.pos[cid] = ^uint32(0)
-						next = append(next, found{cid, p, uint32(slot - base), si})
-					}
-					return true
-				})
-				if err == nil {
-					err = rerr
+				words, err = h.ptrWords(sp, base, words[:0])
+				if err != nil && len(g.notes) < 5 {
+					// An object that cannot be read is reached but not followed: say so.
+					g.notes = append(g.notes, fmt.Sprintf("an object at %#x could not be scanned: %v", base, err))
 				}
-				if err != nil {
-					// An object that cannot be read is reached but not followed: say so once.
-					if len(g.notes) < 5 {
-						g.notes = append(g.notes, fmt.Sprintf("an object at %#x could not be scanned: %v", base, err))
+				for _, w := range words {
+					_, cid, ok := h.find(w.val)
+					if !ok || cid == id {
+						continue
+					}
+					if err := g.addEdge(cid); err != nil {
+						return nil, err
+					}
+					if g.pos[cid] == 0 {
+						g.add(cid, p, w.off)
 					}
 				}
 			}
+			lo = hi
 		}
 	}
-	g.edgeStart = append(g.edgeStart, uint32(len(g.edges)))
-	for i, id := range g.edges {
-		g.edges[i] = g.pos[id] - 1
+	g.edgeStart[g.n] = uint32(g.nedges)
+	for i := 0; i < g.nedges; i++ {
+		c := g.edges[i>>20]
+		c[i&edgeChunkM] = g.pos[c[i&edgeChunkM]] - 1
 	}
 	return g, nil
 }
 
+// add gives a newly reached object the next position.
+func (g *graph) add(id, parent, off uint32) {
+	q := g.n
+	g.n++
+	g.order[q], g.parent[q], g.parentOff[q] = id, parent, off
+	g.pos[id] = q + 1
+}
+
+func (g *graph) addEdge(id uint32) error {
+	if g.nedges >= maxEdges {
+		return fmt.Errorf("more than %d pointers in the heap", maxEdges)
+	}
+	if g.nedges>>20 == len(g.edges) {
+		c, err := g.alloc(edgeChunk)
+		if err != nil {
+			return err
+		}
+		g.edges = append(g.edges, c)
+	}
+	g.edges[g.nedges>>20][g.nedges&edgeChunkM] = id
+	g.nedges++
+	return nil
+}
+
+// levelSort puts a level's objects in address order (slot id order), with a two-pass radix
+// sort of their positions: a level of millions of objects sorts in linear time. Its buffers
+// are reused from level to level.
+type levelSort struct {
+	perm, tmp []uint32
+}
+
+func (l *levelSort) sort(g *graph, lo, hi uint32) {
+	n := int(hi - lo)
+	if n < 2 {
+		return
+	}
+	l.perm = slices.Grow(l.perm[:0], n)[:n]
+	l.tmp = slices.Grow(l.tmp[:0], n)[:n]
+	for i := range l.perm {
+		l.perm[i] = lo + uint32(i)
+	}
+	a, t := l.perm, l.tmp
+	for shift := 0; shift < 32; shift += 16 {
+		var count [1 << 16]int
+		for _, p := range a {
+			count[(g.order[p]>>shift)&0xffff]++
+		}
+		sum := 0
+		for i, c := range count {
+			count[i] = sum
+			sum += c
+		}
+		for _, p := range a {
+			k := (g.order[p] >> shift) & 0xffff
+			t[count[k]] = p
+			count[k]++
+		}
+		a, t = t, a
+	}
+	// Apply the permutation to each array of the level, through the radix sort's other buffer.
+	buf := t
+	for _, arr := range [][]uint32{g.order, g.parent, g.parentOff} {
+		for i, p := range a {
+			buf[i] = arr[p]
+		}
+		copy(arr[lo:hi], buf)
+	}
+	for q := lo; q < hi; q++ {
+		g.pos[g.order[q]] = q + 1
+	}
+}
+
 // reached says how many objects the walk reached.
-func (g *graph) reached() int { return len(g.order) }
+func (g *graph) reached() int { return int(g.n) }
 
 // obj returns the address and span of the object at a position.
 func (g *graph) obj(p uint32) (uint64, *span) {
-	sp := &g.h.spans[g.span[p]]
-	return sp.base + uint64(g.order[p]-sp.firstID)*sp.elemSize, sp
+	id := g.order[p]
+	h := g.h
+	if i := g.lastSpan; i < len(h.spans) && id >= h.spans[i].firstID && id < h.spans[i].firstID+uint32(h.spans[i].nelems) {
+		sp := &h.spans[i]
+		return sp.base + uint64(id-sp.firstID)*sp.elemSize, sp
+	}
+	i := sort.Search(len(h.spans), func(i int) bool { return h.spans[i].firstID+uint32(h.spans[i].nelems) > id })
+	g.lastSpan = i
+	sp := &h.spans[i]
+	return sp.base + uint64(id-sp.firstID)*sp.elemSize, sp
 }
 
-// children returns the positions an object points to.
-func (g *graph) children(p uint32) []uint32 { return g.edges[g.edgeStart[p]:g.edgeStart[p+1]] }
+// children calls fn with the positions an object points to.
+func (g *graph) children(p uint32, fn func(uint32)) {
+	for e := g.edgeStart[p]; e < g.edgeStart[p+1]; e++ {
+		fn(g.edges[e>>20][e&edgeChunkM])
+	}
+}
 
 // size is the bytes of the object at a position.
 func (g *graph) size(p uint32) uint64 {
-	return g.h.spans[g.span[p]].elemSize
+	_, sp := g.obj(p)
+	return sp.elemSize
 }
 
 // freedWithout returns the bytes and objects that would become unreachable if the given roots
 // let go: everything reached minus what the other roots still reach.
 func (g *graph) freedWithout(drop map[int]bool) (bytes uint64, objects int) {
-	seen := make([]uint64, (len(g.order)+63)/64)
+	seen := make([]uint64, (g.n+63)/64)
 	var stack []uint32
 	mark := func(p uint32) {
 		if seen[p/64]&(1<<(p%64)) == 0 {
@@ -154,11 +252,9 @@ func (g *graph) freedWithout(drop map[int]bool) (bytes uint64, objects int) {
 		stack = stack[:len(stack)-1]
 		kept++
 		keptBytes += g.size(p)
-		for _, c := range g.children(p) {
-			mark(c)
-		}
+		g.children(p, mark)
 	}
-	return g.bytes - keptBytes, len(g.order) - kept
+	return g.bytes - keptBytes, int(g.n) - kept
 }
 
 // sortedRootIndexes groups root indexes by a key, largest group first.

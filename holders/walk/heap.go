@@ -24,17 +24,28 @@ type span struct {
 
 // heap indexes the spans by page, as the runtime's own arena index does.
 type heap struct {
-	r      *rt
-	spans  []span // sorted by base
-	arenas map[uint64][]int32
-	slots  uint32 // total object slots: the dense ids
-	types  map[uint64]*rtype
-	cache  *blockCache
+	r          *rt
+	lastArena  uint64 // the arena of the last find, and its pages: pointers cluster
+	lastPages  []int32
+	unreadable int    // spans whose memory could not be read
+	spans      []span // sorted by base
+	arenas     map[uint64][]int32
+	slots      uint32 // total object slots: the dense ids
+	types      map[uint64]*rtype
+	cache      *blockCache
 }
 
 // maxSpans bounds what a hostile target can make the walk allocate: one span per heap page of
 // a 4 TiB heap.
 const maxSpans = 1 << 29
+
+// maxObjects bounds the objects (object slots of in-use spans) a reading keeps a few words for:
+// about 5 GiB of memdoctor's memory for a heap of tens of GiB.
+const maxObjects = 1 << 28
+
+// maxSpecials bounds a span's list of specials: a few kinds per object at most (a corrupt list
+// that loops ends there).
+func maxSpecials(sp *span) uint64 { return 16*sp.nelems + 16 }
 
 func readHeap(r *rt, cache *blockCache) (*heap, error) {
 	h := &heap{r: r, arenas: map[uint64][]int32{}, types: map[uint64]*rtype{}, cache: cache}
@@ -55,8 +66,8 @@ func readHeap(r *rt, cache *blockCache) (*heap, error) {
 	if err != nil {
 		return nil, fmt.Errorf("mheap_.allspans: %w", err)
 	}
-	if n > maxSpans {
-		return nil, fmt.Errorf("mheap_.allspans claims %d spans, more than a heap can hold", n)
+	if n > maxSpans || (r.t.ReadableBytes() > 0 && n > r.t.ReadableBytes()/r.pageSize) {
+		return nil, fmt.Errorf("mheap_.allspans claims %d spans, more than the memory that can be read holds", n)
 	}
 	const chunk = 4096
 	buf := make([]byte, chunk*8)
@@ -74,8 +85,14 @@ func readHeap(r *rt, cache *blockCache) (*heap, error) {
 			if !ok {
 				continue
 			}
-			if ids+sp.nelems > 1<<31 {
-				return nil, fmt.Errorf("the heap claims more than %d objects", uint64(1<<31))
+			if !r.t.Readable(sp.base, sp.size) {
+				// A span whose memory is not there (a truncated core): its objects cannot be
+				// read; say how many once.
+				h.unreadable++
+				continue
+			}
+			if ids+sp.nelems > maxObjects {
+				return nil, fmt.Errorf("the heap holds more than %d objects: more than memdoctor reads", uint64(maxObjects))
 			}
 			sp.firstID = uint32(ids)
 			ids += sp.nelems
@@ -143,9 +160,13 @@ func (h *heap) index(i int) {
 // find returns the span holding addr and the object's slot id, or ok false for an address
 // outside the heap or in a span's unused tail.
 func (h *heap) find(addr uint64) (spanIdx int32, id uint32, ok bool) {
-	pages := h.arenas[addr/h.r.arenaBytes]
-	if pages == nil {
-		return 0, 0, false
+	a := addr / h.r.arenaBytes
+	pages := h.lastPages
+	if a != h.lastArena || pages == nil {
+		if pages = h.arenas[a]; pages == nil {
+			return 0, 0, false
+		}
+		h.lastArena, h.lastPages = a, pages
 	}
 	i := pages[(addr%h.r.arenaBytes)/h.r.pageSize] - 1
 	if i < 0 {
@@ -257,4 +278,46 @@ func (h *heap) smallPointers(sp *span, base uint64, fn func(uint64) bool) error 
 		w++
 	}
 	return nil
+}
+
+// ptrWord is one pointer word of an object: its offset in the object and its value.
+type ptrWord struct {
+	off uint32
+	val uint64
+}
+
+// ptrWords appends the object's pointer words to out. A small object is read from one cached
+// block; the others word by word through the cache.
+func (h *heap) ptrWords(sp *span, base uint64, out []ptrWord) ([]ptrWord, error) {
+	if sp.noscan {
+		return out, nil
+	}
+	if sp.small {
+		blk := base &^ (blockSize - 1)
+		if base+sp.elemSize <= blk+blockSize {
+			b, err := h.cache.block(blk)
+			if err != nil {
+				return out, err
+			}
+			err = h.smallPointers(sp, base, func(slot uint64) bool {
+				out = append(out, ptrWord{uint32(slot - base), binary.LittleEndian.Uint64(b[slot-blk:])})
+				return true
+			})
+			return out, err
+		}
+	}
+	var rerr error
+	err := h.pointers(sp, base, func(slot uint64) bool {
+		v, err := h.cache.word(slot)
+		if err != nil {
+			rerr = err
+			return false
+		}
+		out = append(out, ptrWord{uint32(slot - base), v})
+		return true
+	})
+	if err == nil {
+		err = rerr
+	}
+	return out, err
 }

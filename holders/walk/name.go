@@ -25,6 +25,7 @@ type namer struct {
 	locals  map[int][]*proc.Variable
 	rtCache map[uint64]godwarf.Type
 	memo    map[uint32]*named
+	named   map[string]godwarf.Type // types found by name
 }
 
 // path names the chain of objects from the root ri down to the last one.
@@ -87,7 +88,7 @@ func (n *namer) step(p uint32) *named {
 	m.v = next
 	expr := l.expr + extra
 	switch cur.inMap {
-	case mapHeader, mapDir, mapTable:
+	case mapHeader, mapDir, mapTable, trieIndirect:
 		return &m // a map's internals: the step shows as [key] or [value] at its slots
 	case mapGroups:
 		if i := strings.LastIndex(expr, "[value]"); i >= 0 {
@@ -95,8 +96,29 @@ func (n *namer) step(p uint32) *named {
 		} else if i := strings.LastIndex(expr, "[key]"); i >= 0 {
 			expr = expr[i:]
 		}
+	case trieEntry:
+		switch {
+		case strings.HasPrefix(expr, ".key"):
+			expr = "[key]" + strings.TrimPrefix(expr, ".key")
+		case strings.HasPrefix(expr, ".value"):
+			expr = "[value]" + strings.TrimPrefix(expr, ".value")
+		default:
+			return &m // the next entry of a collision list
+		}
 	}
-	if next.inMap != notMap && next.inMap != mapHeader {
+	switch next.inMap {
+	case notMap, mapHeader:
+	case trieIndirect:
+		// Into a sync.Map: one step that names it; its nodes are internals.
+		for _, inner := range []string{".m.root.v", ".root.v"} {
+			expr = strings.TrimSuffix(expr, inner)
+		}
+		if expr == "" && len(m.hops) > 0 {
+			return &m
+		}
+		m.hops = append(m.hops[:len(m.hops):len(m.hops)], holders.Hop{Expr: expr, Type: "sync.Map"})
+		return &m
+	default:
 		return &m
 	}
 	h := holders.Hop{Expr: expr, Type: viewName(next, sp)}
@@ -158,6 +180,8 @@ func (n *namer) rootSpan(r root, root holders.Root) rootSpan {
 
 func viewName(v view, sp *span) string {
 	switch {
+	case v.mapType != nil:
+		return typeName(v.mapType)
 	case v.closure != "":
 		return "closure " + v.closure
 	case v.typ == nil:
@@ -184,7 +208,7 @@ func (n *namer) root(r root) (holders.Root, leaf, view) {
 		var v view
 		if r.ref >= 0 {
 			base, sp := n.h.objBase(uint32(r.ref))
-			v = n.headerView(base, sp)
+			v = n.finalizedView(uint32(r.ref), base, sp)
 			name = "finalizer of " + viewName(v, sp)
 			if r.addr >= base && r.addr < base+sp.elemSize {
 				return holders.Root{Kind: "finalizer", Name: name}, locate(v, int64(r.addr-base), n.ix), v
@@ -216,6 +240,13 @@ func (n *namer) child(l leaf, cur view, slot, ptr, base uint64, sp *span) (view,
 			if cur.chanElem != nil && l.field == "buf" {
 				return view{typ: cur.chanElem, off: off, array: true}, ""
 			}
+			if l.field == "v" && strings.HasPrefix(typeName(l.parent), "sync/atomic.Pointer[") {
+				// atomic.Pointer[T] keeps an unsafe.Pointer; its type parameter says what to.
+				name := strings.TrimSuffix(strings.TrimPrefix(typeName(l.parent), "sync/atomic.Pointer["), "]")
+				if t := n.typeNamed(name); t != nil {
+					return n.refine(view{typ: t, off: off}, base), ""
+				}
+			}
 		case l.field == "dirPtr" && strings.HasPrefix(typeName(l.parent), "map<"):
 			return n.mapDirectory(l, cur, slot, elem, off), ""
 		case l.field == "data" && strings.HasPrefix(typeName(l.parent), "groupReference<"):
@@ -223,7 +254,7 @@ func (n *namer) child(l leaf, cur view, slot, ptr, base uint64, sp *span) (view,
 		case cur.inMap == mapDir:
 			return view{typ: elem, off: off, inMap: mapTable}, ""
 		default:
-			return view{typ: elem, off: off}, ""
+			return n.refine(view{typ: elem, off: off}, base), ""
 		}
 	case *godwarf.SliceType:
 		if l.rel == 0 {
@@ -334,14 +365,60 @@ func (n *namer) dynamic(t *godwarf.InterfaceType, slot, ptr, base uint64, off in
 		// Stored directly: the word is the pointer-shaped value itself.
 		return n.childOfValue(dt, ptr, base, off), assert
 	}
-	return view{typ: resolve(dt), off: off}, assert
+	return n.refine(view{typ: resolve(dt), off: off}, base), assert
+}
+
+// refine sees through what the runtime allocates under another type's name: a *time.Timer or
+// *time.Ticker is a runtime timeTimer (its callback and argument follow the public fields),
+// and a sync.Map's node is either an inner node or an entry, as its first byte says.
+func (n *namer) refine(v view, base uint64) view {
+	name := typeName(v.typ)
+	switch {
+	case name == "time.Timer" || name == "time.Ticker":
+		if t := n.typeNamed("runtime.timeTimer"); t != nil {
+			v.typ = t
+		}
+	case strings.HasPrefix(name, "internal/sync.node["):
+		w, err := n.h.cache.word((base + uint64(v.off)) &^ 7)
+		if err != nil {
+			return v
+		}
+		kind := "internal/sync.indirect["
+		if byte(w>>(8*((base+uint64(v.off))&7))) != 0 {
+			kind = "internal/sync.entry["
+		}
+		if t := n.typeNamed(kind + strings.TrimPrefix(name, "internal/sync.node[")); t != nil {
+			v.typ = t
+			return n.refine(v, base)
+		}
+	case strings.HasPrefix(name, "internal/sync.indirect["):
+		v.inMap = trieIndirect
+	case strings.HasPrefix(name, "internal/sync.entry["):
+		v.inMap = trieEntry
+	}
+	return v
+}
+
+// typeNamed finds a type of the executable by name, resolved; nil when it has none.
+func (n *namer) typeNamed(name string) godwarf.Type {
+	if t, ok := n.named[name]; ok {
+		return t
+	}
+	t, err := n.t.Delve.BinInfo().FindType(name)
+	if err != nil {
+		t = nil
+	} else {
+		t = resolve(t)
+	}
+	n.named[name] = t
+	return t
 }
 
 // childOfValue types what a pointer-shaped value of type t points to.
 func (n *namer) childOfValue(t godwarf.Type, ptr, base uint64, off int64) view {
 	switch x := resolve(t).(type) {
 	case *godwarf.PtrType:
-		return view{typ: resolve(x.Type), off: off}
+		return n.refine(view{typ: resolve(x.Type), off: off}, base)
 	case *godwarf.MapType:
 		if pt, ok := resolve(x.TypedefType.Type).(*godwarf.PtrType); ok {
 			return view{typ: resolve(pt.Type), off: off, mapType: x, inMap: mapHeader}
@@ -371,6 +448,20 @@ func (n *namer) dwarfType(typAddr uint64) godwarf.Type {
 	}
 	n.rtCache[typAddr] = t
 	return t
+}
+
+// finalizedView types an object with a finalizer from the pointer type SetFinalizer was
+// given (its descriptor is kept in the finalizer's record), else from its own header.
+func (n *namer) finalizedView(id uint32, base uint64, sp *span) view {
+	if ot, ok := n.st.rs.finTypes[id]; ok {
+		// abi.PtrType: the Type, then Elem.
+		if elem, err := n.h.cache.word(ot + uint64(n.h.r.abiType.Size)); err == nil {
+			if t := n.dwarfType(elem); t != nil {
+				return view{typ: resolve(t)}
+			}
+		}
+	}
+	return n.headerView(base, sp)
 }
 
 // headerView types an object from its own allocation header or its span's large type: the
@@ -420,9 +511,29 @@ func (n *namer) stackRoot(r root) (holders.Root, leaf, view) {
 	}
 	if val, err := n.h.cache.word(r.addr); err == nil {
 		for _, v := range vars {
+			if v.Flags&proc.VariableEscaped != 0 && v.Addr == val && v.DwarfType != nil {
+				// A variable moved to the heap (a closure captured it): the slot holds its cell.
+				root.Var, root.Type = v.Name, typeName(v.DwarfType)
+				return root, leaf{typ: &godwarf.PtrType{CommonType: godwarf.CommonType{ByteSize: 8}, Type: v.DwarfType}}, view{}
+			}
 			if expr, typ, ok := holdsPointer(v, val, 0); ok {
 				root.Var, root.Type = v.Name, typeName(v.DwarfType)
 				return root, leaf{expr: expr, typ: typ}, view{}
+			}
+		}
+	}
+	// A slot of a stack object (a struct the compiler kept on the stack): named through a
+	// pointer variable that points at it, in this frame or a callee's.
+	if obj, ok := n.stackObjectAt(int(r.ref), r.addr); ok {
+		for _, fi := range n.goroutineFrames(fr.g, int(r.ref)) {
+			for _, v := range n.frameLocals(fi) {
+				if v.Kind != reflect.Ptr || len(v.Children) == 0 || v.Children[0].DwarfType == nil || v.Children[0].Addr != obj.addr {
+					continue
+				}
+				pointee := resolve(v.Children[0].DwarfType)
+				owner := n.st.frames[fi]
+				root.Name, root.Var, root.Type = owner.fn, v.Name, typeName(v.DwarfType)
+				return root, locate(view{typ: pointee}, int64(r.addr-obj.addr), n.ix), view{typ: pointee}
 			}
 		}
 	}
@@ -473,6 +584,27 @@ func holdsPointer(v *proc.Variable, val uint64, depth int) (string, godwarf.Type
 	return "", nil, false
 }
 
+// stackObjectAt finds the live stack object of frame fi that holds addr.
+func (n *namer) stackObjectAt(fi int, addr uint64) (stackObject, bool) {
+	for _, o := range n.st.objects[fi] {
+		if addr >= o.addr && addr < o.addr+o.size {
+			return o, true
+		}
+	}
+	return stackObject{}, false
+}
+
+// goroutineFrames lists the frames of goroutine gi that hold roots, first, the frame fi.
+func (n *namer) goroutineFrames(gi, fi int) []int {
+	out := []int{fi}
+	for i, f := range n.st.frames {
+		if f.g == gi && i != fi {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
 // frameLocals lists, loaded, the local variables and arguments of a frame (its own and those
 // of the calls inlined into it at its pc).
 func (n *namer) frameLocals(fi int) []*proc.Variable {
@@ -484,7 +616,11 @@ func (n *namer) frameLocals(fi int) []*proc.Variable {
 	var out []*proc.Variable
 	cfg := proc.LoadConfig{MaxVariableRecurse: 2, MaxArrayValues: 16, MaxStructFields: -1}
 	if dg := n.dgs[g.id]; dg != nil {
-		frames, err := proc.GoroutineStacktrace(n.t.Delve, dg, fr.depth+1, 0)
+		var frames []proc.Stackframe
+		err := process.Safely(func() (err error) {
+			frames, err = proc.GoroutineStacktrace(n.t.Delve, dg, fr.depth+1, 0)
+			return err
+		})
 		if err == nil && fr.depth < len(frames) {
 			tid := 0
 			if dg.Thread != nil {
@@ -494,11 +630,14 @@ func (n *namer) frameLocals(fi int) []*proc.Variable {
 				if d < fr.depth && !frames[d].Inlined {
 					break
 				}
-				scope := proc.FrameToScope(n.t.Delve, n.t.Delve.Memory(), dg, tid, frames[d:]...)
-				args, _ := scope.FunctionArguments(cfg)
-				vars, _ := scope.LocalVariables(cfg)
-				out = append(out, args...)
-				out = append(out, vars...)
+				process.Safely(func() error {
+					scope := proc.FrameToScope(n.t.Delve, n.t.Delve.Memory(), dg, tid, frames[d:]...)
+					args, _ := scope.FunctionArguments(cfg)
+					vars, _ := scope.LocalVariables(cfg)
+					out = append(out, args...)
+					out = append(out, vars...)
+					return nil
+				})
 			}
 		}
 	}

@@ -83,7 +83,7 @@ func Read(ctx context.Context, t *process.Target, opts Options) (res *holders.Re
 	if err != nil {
 		return nil, err
 	}
-	tab, err := process.ReadPclntab(r.mem, md, t.Arch)
+	tab, err := process.ReadPclntab(r.mem, process.TablesOf(md), t.Arch)
 	if err != nil {
 		return nil, err
 	}
@@ -100,6 +100,7 @@ func Read(ctx context.Context, t *process.Target, opts Options) (res *holders.Re
 	for i := range res.Culprits {
 		res.Culprits[i].Releases = a.releases(a.kept[i])
 	}
+	a.g.free()
 	res.Timing.Releases = ms(time.Since(lap))
 	return res, nil
 }
@@ -135,7 +136,7 @@ type reading struct {
 
 func (w *reading) cancelled() bool { return w.ctx.Err() != nil }
 
-func (w *reading) read() (*aggregator, error) {
+func (w *reading) read() (a *aggregator, err error) {
 	lap := time.Now()
 	cache := newBlockCache(w.r.mem, w.opts.CacheBytes)
 	h, err := readHeap(w.r, cache)
@@ -172,6 +173,11 @@ func (w *reading) read() (*aggregator, error) {
 	if err != nil {
 		return nil, err
 	}
+	defer func() {
+		if err != nil {
+			g.free()
+		}
+	}()
 	w.res.Timing.Walk = ms(time.Since(lap))
 	lap = time.Now()
 	samples, err := readSamples(h)
@@ -184,12 +190,15 @@ func (w *reading) read() (*aggregator, error) {
 	}
 	w.res.Heap = holders.HeapSummary{Spans: len(h.spans), Slots: int(h.slots), Objects: g.reached(), Bytes: g.bytes,
 		Roots: len(rs.roots), Goroutines: len(gs), Samples: len(samples), SampleRate: w.r.memProfileRate}
+	if h.unreadable > 0 {
+		w.res.Notes = append(w.res.Notes, fmt.Sprintf("%d spans of the heap claim memory that cannot be read (a truncated core?): their objects are left out", h.unreadable))
+	}
 	w.res.Notes = append(w.res.Notes, rs.notes...)
 	w.res.Notes = append(w.res.Notes, g.notes...)
 	n := &namer{h: h, g: g, ix: w.ix, tab: w.tab, t: w.t, st: st, types: w.md.Word("types", 0),
 		direct: uint64(w.ix.Const("internal/abi.TFlagDirectIface", 1<<5)), dgs: st.dgs,
-		locals: map[int][]*proc.Variable{}, rtCache: map[uint64]godwarf.Type{}, memo: map[uint32]*named{}}
-	a := &aggregator{g: g, n: n, opts: w.opts, rate: w.r.memProfileRate, mainModule: w.t.Module}
+		locals: map[int][]*proc.Variable{}, rtCache: map[uint64]godwarf.Type{}, memo: map[uint32]*named{}, named: map[string]godwarf.Type{}}
+	a = &aggregator{g: g, n: n, opts: w.opts, rate: w.r.memProfileRate, mainModule: w.t.Module}
 	w.res.Culprits = a.culprits(samples, buckets)
 	if w.r.memProfileRate == 0 {
 		w.res.Notes = append(w.res.Notes, "the program samples no allocations (runtime.MemProfileRate is 0: it links no profiling): there are no sampled objects to find holders for")

@@ -33,6 +33,7 @@ type root struct {
 // rootSet collects the roots that point into the heap.
 type rootSet struct {
 	h            *heap
+	finTypes     map[uint32]uint64 // object with a finalizer -> the *ptrtype SetFinalizer was given
 	roots        []root
 	notes        []string
 	conservative bool // the roots being added are conservative
@@ -142,7 +143,7 @@ func (rs *rootSet) specials() error {
 		sp := &h.spans[i]
 		n := 0
 		for s := sp.specials; s != 0; n++ {
-			if n > 1<<20 {
+			if uint64(n) > maxSpecials(sp) {
 				return fmt.Errorf("the span at %#x has more than %d specials: its list is corrupt", sp.base, n)
 			}
 			v, err := r.special.Read(h.cache, s)
@@ -168,6 +169,14 @@ func (rs *rootSet) specials() error {
 					fnOff := int64(r.special.Size)
 					if r.specialFinalizer != nil {
 						fnOff, _ = r.specialFinalizer.Off("fn")
+						if otOff, err := r.specialFinalizer.Off("ot"); err == nil {
+							if ot, err := h.cache.word(s + uint64(otOff)); err == nil && ot != 0 {
+								if rs.finTypes == nil {
+									rs.finTypes = map[uint32]uint64{}
+								}
+								rs.finTypes[id] = ot
+							}
+						}
 					}
 					{
 						if fn, err := r.mem.Uint64(s + uint64(fnOff)); err == nil {

@@ -11,6 +11,7 @@ import (
 // rt is what the walk needs of the target's runtime: struct layouts and constants, all from
 // the executable's DWARF.
 type rt struct {
+	t     *process.Target
 	bi    *proc.BinaryInfo
 	mem   *process.Memory
 	cache *blockCache // set once the heap is read
@@ -37,7 +38,7 @@ type rt struct {
 
 func loadRuntime(t *process.Target, ix *process.Index) (*rt, error) {
 	bi := t.Delve.BinInfo()
-	r := &rt{bi: bi, mem: t.Memory(), ix: ix}
+	r := &rt{t: t, bi: bi, mem: t.Memory(), ix: ix}
 	var err error
 	layout := func(name string) *process.Struct {
 		if err != nil {

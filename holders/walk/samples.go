@@ -38,7 +38,7 @@ func readSamples(h *heap) ([]sample, error) {
 		sp := &h.spans[i]
 		n := 0
 		for s := sp.specials; s != 0; n++ {
-			if n > 1<<20 {
+			if uint64(n) > maxSpecials(sp) {
 				return nil, fmt.Errorf("the span at %#x has more than %d specials: its list is corrupt", sp.base, n)
 			}
 			// Read as a profile special: its special header comes first, so the kind and the

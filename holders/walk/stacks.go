@@ -40,7 +40,11 @@ type stackRoots struct {
 	maxFrames int
 	rodata    uint64 // moduledata.rodata: stack objects' pointer masks are offsets from it
 	dgs       map[int64]*proc.G
+	objects   map[int][]stackObject // per frame, its live stack objects
 }
+
+// maxGoroutines bounds the goroutines a reading lists (their g pointers fill one read).
+const maxGoroutines = process.MaxRead / 8
 
 const (
 	gStatusDead        = 6
@@ -62,8 +66,13 @@ func readGoroutines(r *rt) ([]goroutine, error) {
 	if err != nil {
 		return nil, err
 	}
-	if n > 1<<26 {
-		return nil, fmt.Errorf("runtime.allgs claims %d goroutines", n)
+	if n > maxGoroutines {
+		return nil, fmt.Errorf("runtime.allgs claims %d goroutines, more than memdoctor reads (%d)", n, maxGoroutines)
+	}
+	if g, ok := r.ix.Global("runtime.allglen"); ok {
+		if glen, err := r.mem.Uint64(g.Addr); err == nil && glen > n {
+			return nil, fmt.Errorf("runtime.allglen (%d) and runtime.allgs (%d) disagree: the runtime's goroutine list is corrupt", glen, n)
+		}
 	}
 	reasons := waitReasons(r)
 	raw := make([]byte, 8*n)
@@ -115,9 +124,22 @@ func waitReasons(r *rt) []string {
 
 // scan walks every goroutine's frames.
 func (s *stackRoots) scan() error {
-	dgs, _, err := proc.GoroutinesInfo(s.t.Delve, 0, 0)
-	if err != nil {
-		return fmt.Errorf("listing goroutines: %w", err)
+	var dgs []*proc.G
+	for start := 0; ; {
+		var page []*proc.G
+		var next int
+		err := process.Safely(func() (err error) {
+			page, next, err = proc.GoroutinesInfo(s.t.Delve, start, 10000)
+			return err
+		})
+		if err != nil {
+			return fmt.Errorf("listing goroutines: %w", err)
+		}
+		dgs = append(dgs, page...)
+		if next < 0 || next <= start || len(dgs) > len(s.gs)+10000 {
+			break
+		}
+		start = next
 	}
 	byID := make(map[int64]*proc.G, len(dgs))
 	for _, g := range dgs {
@@ -150,7 +172,11 @@ type stackObject struct {
 
 func (s *stackRoots) goroutine(gi int, dg *proc.G) error {
 	g := s.gs[gi]
-	frames, err := proc.GoroutineStacktrace(s.t.Delve, dg, s.maxFrames, 0)
+	var frames []proc.Stackframe
+	err := process.Safely(func() (err error) {
+		frames, err = proc.GoroutineStacktrace(s.t.Delve, dg, s.maxFrames, 0)
+		return err
+	})
 	if err != nil && len(frames) == 0 {
 		s.rs.notes = append(s.rs.notes, fmt.Sprintf("goroutine %d: %v; its stack was scanned word by word", g.id, err))
 		return s.conservativeRange(gi, -1, g.lo, g.hi)
@@ -378,6 +404,10 @@ func (s *stackRoots) stackObjects(objs []stackObject, pending []uint64) error {
 		}
 		o := &objs[i]
 		o.live = true
+		if s.objects == nil {
+			s.objects = map[int][]stackObject{}
+		}
+		s.objects[o.frame] = append(s.objects[o.frame], *o)
 		words := uint64(len(o.mask)) * 8
 		buf := make([]byte, min(words*8, o.size))
 		if err := mem.Read(buf, o.addr); err != nil {

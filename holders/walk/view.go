@@ -25,11 +25,13 @@ type view struct {
 type mapPart uint8
 
 const (
-	notMap    mapPart = iota
-	mapHeader         // the map value points to it
-	mapDir            // its directory of tables
-	mapTable          // one table
-	mapGroups         // a table's groups, or a small map's one group: the slots of keys and values
+	notMap       mapPart = iota
+	mapHeader            // the map value points to it
+	mapDir               // its directory of tables
+	mapTable             // one table
+	mapGroups            // a table's groups, or a small map's one group: the slots of keys and values
+	trieIndirect         // a sync.Map's (internal/sync.HashTrieMap's) inner node
+	trieEntry            // a sync.Map's entry: a key and its value
 )
 
 // leaf is the pointer-holding word a path goes through: the expression that names it from
@@ -49,7 +51,7 @@ func locate(v view, o int64, ix closureIndex) leaf {
 		for _, c := range ix.Closure(v.closure) {
 			if o >= c.Offset && o < c.Offset+max(sizeOf(c.Type), 8) {
 				l := descend(godwarf.ResolveTypedef(c.Type), o-c.Offset)
-				l.expr = "{" + v.closure + "}." + c.Name + l.expr
+				l.expr = "{" + v.closure + "}." + strings.TrimPrefix(c.Name, "&") + l.expr
 				return l
 			}
 		}

@@ -1,0 +1,247 @@
+package process_test
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+
+	"github.com/memdoctor/memdoctor/holders/walk"
+	"github.com/memdoctor/memdoctor/process"
+)
+
+// A kernel core of testdata's holders target (a global map of records), made once per test
+// binary and kept in the temporary directory, keyed by the target's source, for the fuzz
+// workers to share.
+var (
+	coreOnce          sync.Once
+	corePath, coreExe string
+	coreErr           error
+)
+
+const targetPkg = "../cmd/memdoctor/testdata/holders-target"
+
+func makeCore(t testing.TB) (core, exe string) {
+	t.Helper()
+	coreOnce.Do(func() { corePath, coreExe, coreErr = buildCore() })
+	if coreErr != nil {
+		t.Fatal(coreErr)
+	}
+	return corePath, coreExe
+}
+
+func buildCore() (string, string, error) {
+	src, err := os.ReadFile(filepath.Join(targetPkg, "main.go"))
+	if err != nil {
+		return "", "", err
+	}
+	sum := sha256.Sum256(append(src, runtime.Version()...))
+	dir := filepath.Join(os.TempDir(), "memdoctor-hostile-"+hex.EncodeToString(sum[:8]))
+	exe, core := filepath.Join(dir, "holders-target"), filepath.Join(dir, "core.done")
+	if _, err := os.Stat(core); err == nil {
+		return core, exe, nil
+	}
+	tmp, err := os.MkdirTemp(os.TempDir(), "memdoctor-hostile-tmp")
+	if err != nil {
+		return "", "", err
+	}
+	defer os.RemoveAll(tmp)
+	if out, err := exec.Command("go", "build", "-o", filepath.Join(tmp, "holders-target"), targetPkg).CombinedOutput(); err != nil {
+		return "", "", errors.New("go build: " + err.Error() + ": " + string(out))
+	}
+	cmd := exec.Command("sh", "-c", `ulimit -c unlimited && exec ./holders-target -objects 20000 -rate 4096`)
+	cmd.Dir = tmp
+	cmd.Env = append(os.Environ(), "GOTRACEBACK=crash")
+	out, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		return "", "", err
+	}
+	line := make([]byte, 64)
+	n, _ := out.Read(line)
+	if !strings.Contains(string(line[:n]), "ready") {
+		cmd.Process.Kill()
+		return "", "", errors.New("holders-target did not start: " + string(line[:n]))
+	}
+	cmd.Process.Signal(syscall.SIGQUIT)
+	io.Copy(io.Discard, out)
+	cmd.Wait()
+	made := ""
+	for _, name := range []string{"core", "core." + itoa(cmd.Process.Pid)} {
+		if _, err := os.Stat(filepath.Join(tmp, name)); err == nil {
+			made = filepath.Join(tmp, name)
+		}
+	}
+	if made == "" {
+		p, _ := os.ReadFile("/proc/sys/kernel/core_pattern")
+		return "", "", errors.New("no core written (kernel.core_pattern is " + strings.TrimSpace(string(p)) + ")")
+	}
+	os.MkdirAll(dir, 0o755)
+	if err := os.Rename(filepath.Join(tmp, "holders-target"), exe); err != nil {
+		return "", "", err
+	}
+	if err := os.Rename(made, core); err != nil {
+		return "", "", err
+	}
+	return core, exe, nil
+}
+
+func itoa(n int) string {
+	var b [20]byte
+	i := len(b)
+	for n > 0 || i == len(b) {
+		i--
+		b[i] = byte('0' + n%10)
+		n /= 10
+	}
+	return string(b[i:])
+}
+
+// readCore opens the core, applies patch, and reads its holders: the error, if any. It fails
+// t if the reading allocated more than bound bytes.
+func readCore(t testing.TB, core, exe string, patch func(t testing.TB, tg *process.Target)) error {
+	t.Helper()
+	tg, err := process.OpenCore(core, exe)
+	if err != nil {
+		return err
+	}
+	defer tg.Close()
+	if patch != nil {
+		patch(t, tg)
+	}
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	_, err = walk.Read(context.Background(), tg, walk.Options{Sites: []string{"main.build"}})
+	runtime.ReadMemStats(&after)
+	if grew := after.TotalAlloc - before.TotalAlloc; grew > 512<<20 {
+		t.Errorf("reading allocated %d MiB", grew>>20)
+	}
+	return err
+}
+
+// layoutOf finds a global's address and a field's offset in its type.
+func globalField(t testing.TB, tg *process.Target, global, typ, field string) uint64 {
+	t.Helper()
+	ix, err := process.BuildIndex(tg.Delve.BinInfo())
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, ok := ix.Global(global)
+	if !ok {
+		t.Fatalf("no %s", global)
+	}
+	if typ == "" {
+		return g.Addr
+	}
+	s, err := process.StructOf(tg.Delve.BinInfo(), typ)
+	if err != nil {
+		t.Fatal(err)
+	}
+	off, err := s.Off(field)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g.Addr + uint64(off)
+}
+
+func word(v uint64) []byte { return binary.LittleEndian.AppendUint64(nil, v) }
+
+func readWord(t testing.TB, tg *process.Target, addr uint64) uint64 {
+	v, err := tg.Memory().Uint64(addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+// TestHostileCores: a corrupt core (absurd counts and sizes in the runtime's structures, lists
+// that loop, a truncated file) gets a clear error or a partial reading, in bounded memory, and
+// never a crash.
+func TestHostileCores(t *testing.T) {
+	core, exe := makeCore(t)
+	if err := readCore(t, core, exe, nil); err != nil {
+		t.Fatalf("the intact core: %v", err)
+	}
+	cases := map[string]func(t testing.TB, tg *process.Target){
+		"allspans claims 2^40 spans": func(t testing.TB, tg *process.Target) {
+			process.Patch(tg, globalField(t, tg, "runtime.mheap_", "runtime.mheap", "allspans")+8, word(1<<40))
+		},
+		"allgs claims 2^40 goroutines": func(t testing.TB, tg *process.Target) {
+			process.Patch(tg, globalField(t, tg, "runtime.allgs", "", "")+8, word(1<<40))
+		},
+		"allglen disagrees with allgs": func(t testing.TB, tg *process.Target) {
+			process.Patch(tg, globalField(t, tg, "runtime.allglen", "", ""), word(1<<30))
+		},
+		"a span claims a terabyte": func(t testing.TB, tg *process.Target) {
+			all := readWord(t, tg, globalField(t, tg, "runtime.mheap_", "runtime.mheap", "allspans"))
+			span := readWord(t, tg, all)
+			s, _ := process.StructOf(tg.Delve.BinInfo(), "runtime.mspan")
+			off, _ := s.Off("npages")
+			process.Patch(tg, span+uint64(off), word(1<<27))
+		},
+		"the function table claims 2^40 entries": func(t testing.TB, tg *process.Target) {
+			process.Patch(tg, globalField(t, tg, "runtime.firstmoduledata", "runtime.moduledata", "ftab")+8, word(1<<40))
+		},
+		"the data segment's pointer mask is elsewhere": func(t testing.TB, tg *process.Target) {
+			process.Patch(tg, globalField(t, tg, "runtime.firstmoduledata", "runtime.moduledata", "gcdatamask.bytedata"), word(0x10))
+		},
+	}
+	for name, patch := range cases {
+		t.Run(name, func(t *testing.T) {
+			err := readCore(t, core, exe, patch)
+			t.Logf("%v", err) // an error or a partial reading are both fine; a crash is not
+		})
+	}
+	t.Run("truncated", func(t *testing.T) {
+		b, err := os.ReadFile(core)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, frac := range []int{10, 50, 90} {
+			cut := filepath.Join(t.TempDir(), "core")
+			os.WriteFile(cut, b[:len(b)*frac/100], 0o600)
+			err := readCore(t, cut, exe, nil)
+			t.Logf("%d%%: %v", frac, err)
+		}
+	})
+}
+
+// FuzzHostileCore overlays a word anywhere in the runtime's own structures or the heap of a
+// real core and reads it: never a crash, always bounded.
+func FuzzHostileCore(f *testing.F) {
+	core, exe := makeCore(f)
+	for _, s := range []struct {
+		region uint8
+		off    uint32
+		val    uint64
+	}{{0, 8, 1 << 40}, {1, 16, 0}, {2, 0, 0xffffffff}, {3, 64, 1}, {4, 24, 1 << 33}} {
+		f.Add(s.region, s.off, s.val)
+	}
+	f.Fuzz(func(t *testing.T, region uint8, off uint32, val uint64) {
+		readCore(t, core, exe, func(t testing.TB, tg *process.Target) {
+			var base uint64
+			switch region % 5 {
+			case 0:
+				base = globalField(t, tg, "runtime.mheap_", "", "")
+			case 1:
+				base = globalField(t, tg, "runtime.firstmoduledata", "", "")
+			case 2:
+				base = readWord(t, tg, globalField(t, tg, "runtime.allgs", "", ""))
+			case 3:
+				base = readWord(t, tg, readWord(t, tg, globalField(t, tg, "runtime.mheap_", "runtime.mheap", "allspans")))
+			case 4:
+				base = readWord(t, tg, readWord(t, tg, globalField(t, tg, "runtime.allgs", "", "")))
+			}
+			process.Patch(tg, base+uint64(off%4096)&^7, word(val))
+		})
+	})
+}

@@ -1,0 +1,127 @@
+package process
+
+import (
+	"bufio"
+	"debug/elf"
+	"fmt"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// Region is a range of the target's address space that can be read.
+type Region struct{ Lo, Hi uint64 }
+
+// regions is the target's readable address space, sorted and merged.
+type regions []Region
+
+// Readable says whether [addr, addr+size) lies wholly in one readable region.
+func (t *Target) Readable(addr, size uint64) bool {
+	rs := t.regions
+	if rs == nil {
+		return true // not known: every read is still checked
+	}
+	i := sort.Search(len(rs), func(i int) bool { return rs[i].Hi > addr })
+	return i < len(rs) && addr >= rs[i].Lo && addr+size <= rs[i].Hi && addr+size >= addr
+}
+
+// ReadableBytes is the size of the readable address space (0 when not known).
+func (t *Target) ReadableBytes() uint64 {
+	var n uint64
+	for _, r := range t.regions {
+		n += r.Hi - r.Lo
+	}
+	return n
+}
+
+func merge(rs []Region) regions {
+	sort.Slice(rs, func(i, j int) bool { return rs[i].Lo < rs[j].Lo })
+	var out regions
+	for _, r := range rs {
+		if r.Hi <= r.Lo {
+			continue
+		}
+		if n := len(out); n > 0 && r.Lo <= out[n-1].Hi {
+			out[n-1].Hi = max(out[n-1].Hi, r.Hi)
+			continue
+		}
+		out = append(out, r)
+	}
+	if out == nil {
+		out = regions{}
+	}
+	return out
+}
+
+// maxRegions bounds what a hostile maps file or core's program headers can list.
+const maxRegions = 1 << 20
+
+// mapsRegions reads the readable mappings of a live process from /proc/PID/maps.
+func mapsRegions(pid int) (regions, error) {
+	f, err := os.Open("/proc/" + strconv.Itoa(pid) + "/maps")
+	if err != nil {
+		return nil, fmt.Errorf("process %d: reading its memory map: %w", pid, err)
+	}
+	defer f.Close()
+	var rs []Region
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() && len(rs) < maxRegions {
+		if r, ok := parseMapsLine(sc.Text()); ok {
+			rs = append(rs, r)
+		}
+	}
+	return merge(rs), sc.Err()
+}
+
+// parseMapsLine reads one line of /proc/PID/maps ("lo-hi perms ..."), keeping it only when
+// readable.
+func parseMapsLine(line string) (Region, bool) {
+	fields := strings.Fields(line)
+	if len(fields) < 2 || !strings.HasPrefix(fields[1], "r") {
+		return Region{}, false
+	}
+	lo, hi, ok := strings.Cut(fields[0], "-")
+	if !ok {
+		return Region{}, false
+	}
+	a, err1 := strconv.ParseUint(lo, 16, 64)
+	b, err2 := strconv.ParseUint(hi, 16, 64)
+	if err1 != nil || err2 != nil || b <= a {
+		return Region{}, false
+	}
+	return Region{a, b}, true
+}
+
+// coreRegions reads the memory a core file holds: its loadable segments, each as far as the
+// file really holds it (a truncated core holds less than its headers say).
+func coreRegions(path string) (regions, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	ef, err := elf.NewFile(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: not an ELF core file (%v)", path, err)
+	}
+	size := uint64(st.Size())
+	var rs []Region
+	for _, p := range ef.Progs {
+		if p.Type != elf.PT_LOAD || p.Flags&elf.PF_R == 0 || p.Filesz == 0 || len(rs) >= maxRegions {
+			continue
+		}
+		n := p.Filesz
+		if p.Off >= size {
+			continue
+		}
+		n = min(n, size-p.Off)
+		rs = append(rs, Region{p.Vaddr, p.Vaddr + n})
+	}
+	return merge(rs), nil
+}
