@@ -1,6 +1,7 @@
 package process_test
 
 import (
+	"compress/gzip"
 	"context"
 	"crypto/sha256"
 	"encoding/binary"
@@ -8,102 +9,80 @@ import (
 	"errors"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
-	"strings"
 	"sync"
-	"syscall"
 	"testing"
 
 	"github.com/memdoctor/memdoctor/holders/walk"
 	"github.com/memdoctor/memdoctor/process"
 )
 
-// A kernel core of testdata's holders target (a global map of records), made once per test
-// binary and kept in the temporary directory, keyed by the target's source, for the fuzz
-// workers to share.
+// The recorded amd64 core of the holders target (a global map of records), unpacked once per
+// test binary into the temporary directory, keyed by its content, for the fuzz workers to
+// share.
 var (
 	coreOnce          sync.Once
 	corePath, coreExe string
 	coreErr           error
 )
 
-const targetPkg = "../cmd/memdoctor/testdata/holders-target"
+const recorded = "../holders/walk/testdata/cores/amd64"
 
 func makeCore(t testing.TB) (core, exe string) {
 	t.Helper()
-	coreOnce.Do(func() { corePath, coreExe, coreErr = buildCore() })
+	coreOnce.Do(func() { corePath, coreExe, coreErr = unpackCore() })
 	if coreErr != nil {
 		t.Fatal(coreErr)
 	}
 	return corePath, coreExe
 }
 
-func buildCore() (string, string, error) {
-	src, err := os.ReadFile(filepath.Join(targetPkg, "main.go"))
-	if err != nil {
-		return "", "", err
+func unpackCore() (string, string, error) {
+	h := sha256.New()
+	for _, name := range []string{"core.gz", "holders-target.gz"} {
+		b, err := os.ReadFile(filepath.Join(recorded, name))
+		if err != nil {
+			return "", "", err
+		}
+		h.Write(b)
 	}
-	sum := sha256.Sum256(append(src, runtime.Version()...))
-	dir := filepath.Join(os.TempDir(), "memdoctor-hostile-"+hex.EncodeToString(sum[:8]))
-	exe, core := filepath.Join(dir, "holders-target"), filepath.Join(dir, "core.done")
-	if _, err := os.Stat(core); err == nil {
+	dir := filepath.Join(os.TempDir(), "memdoctor-hostile-"+hex.EncodeToString(h.Sum(nil)[:8]))
+	core, exe := filepath.Join(dir, "core"), filepath.Join(dir, "holders-target")
+	if _, err := os.Stat(exe); err == nil {
 		return core, exe, nil
 	}
 	tmp, err := os.MkdirTemp(os.TempDir(), "memdoctor-hostile-tmp")
 	if err != nil {
 		return "", "", err
 	}
-	defer os.RemoveAll(tmp)
-	if out, err := exec.Command("go", "build", "-o", filepath.Join(tmp, "holders-target"), targetPkg).CombinedOutput(); err != nil {
-		return "", "", errors.New("go build: " + err.Error() + ": " + string(out))
-	}
-	cmd := exec.Command("sh", "-c", `ulimit -c unlimited && exec ./holders-target -objects 20000 -rate 4096`)
-	cmd.Dir = tmp
-	cmd.Env = append(os.Environ(), "GOTRACEBACK=crash")
-	out, _ := cmd.StdoutPipe()
-	if err := cmd.Start(); err != nil {
-		return "", "", err
-	}
-	line := make([]byte, 64)
-	n, _ := out.Read(line)
-	if !strings.Contains(string(line[:n]), "ready") {
-		cmd.Process.Kill()
-		return "", "", errors.New("holders-target did not start: " + string(line[:n]))
-	}
-	cmd.Process.Signal(syscall.SIGQUIT)
-	io.Copy(io.Discard, out)
-	cmd.Wait()
-	made := ""
-	for _, name := range []string{"core", "core." + itoa(cmd.Process.Pid)} {
-		if _, err := os.Stat(filepath.Join(tmp, name)); err == nil {
-			made = filepath.Join(tmp, name)
+	for _, name := range []string{"core", "holders-target"} {
+		f, err := os.Open(filepath.Join(recorded, name+".gz"))
+		if err != nil {
+			return "", "", err
+		}
+		zr, err := gzip.NewReader(f)
+		if err != nil {
+			return "", "", err
+		}
+		out, err := os.OpenFile(filepath.Join(tmp, name), os.O_CREATE|os.O_WRONLY, 0o700)
+		if err != nil {
+			return "", "", err
+		}
+		_, err = io.Copy(out, io.LimitReader(zr, 256<<20))
+		out.Close()
+		f.Close()
+		if err != nil {
+			return "", "", err
 		}
 	}
-	if made == "" {
-		p, _ := os.ReadFile("/proc/sys/kernel/core_pattern")
-		return "", "", errors.New("no core written (kernel.core_pattern is " + strings.TrimSpace(string(p)) + ")")
+	if err := os.Rename(tmp, dir); err != nil && !errors.Is(err, os.ErrExist) {
+		if _, serr := os.Stat(exe); serr != nil {
+			return "", "", err
+		}
 	}
-	os.MkdirAll(dir, 0o755)
-	if err := os.Rename(filepath.Join(tmp, "holders-target"), exe); err != nil {
-		return "", "", err
-	}
-	if err := os.Rename(made, core); err != nil {
-		return "", "", err
-	}
+	os.RemoveAll(tmp)
 	return core, exe, nil
-}
-
-func itoa(n int) string {
-	var b [20]byte
-	i := len(b)
-	for n > 0 || i == len(b) {
-		i--
-		b[i] = byte('0' + n%10)
-		n /= 10
-	}
-	return string(b[i:])
 }
 
 // readCore opens the core, applies patch, and reads its holders: the error, if any. It fails

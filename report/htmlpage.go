@@ -23,6 +23,7 @@ type pageView struct {
 	Notes           []string
 	NotJudged       []string
 	SnapshotViews   []snapshotHTML
+	Holders         *holdersView
 	Snapshots       string
 	SessionDir      string
 	Serve           bool
@@ -56,6 +57,9 @@ func HTML(w io.Writer, s *session.Session, ev *evidence.Evidence, d *diagnose.Di
 	}
 	v := b.view(cards)
 	v.Charts = data.Charts
+	if v.Holders, err = b.holdersSection(); err != nil {
+		return fmt.Errorf("html report: %w", err)
+	}
 	v.Data = template.JS(js) // json.Marshal escapes <, > and &: no "</script>" can appear
 	v.Style = template.CSS(assetStyle)
 	v.UPlotStyle = template.CSS(assetUPlotCSS)

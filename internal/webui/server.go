@@ -1,6 +1,8 @@
 package webui
 
 import (
+	"os"
+
 	"bytes"
 	"fmt"
 	"log/slog"
@@ -14,6 +16,7 @@ import (
 	"github.com/memdoctor/memdoctor/agent/wire"
 	"github.com/memdoctor/memdoctor/diagnose"
 	"github.com/memdoctor/memdoctor/evidence"
+	"github.com/memdoctor/memdoctor/holders"
 	"github.com/memdoctor/memdoctor/report"
 	"github.com/memdoctor/memdoctor/session"
 )
@@ -38,11 +41,12 @@ type Options struct {
 // and for the difference of snapshots A and B (B minus A) at /pprof/diff/A/B/. N, A and B
 // are indices in report.SnapshotRefs.
 type Server struct {
-	page  []byte
-	refs  []session.ProfileRef
-	uis   *uiCache
-	token string
-	views chan struct{} // one pprof view built at a time
+	page    []byte
+	refs    []session.ProfileRef
+	holders string // the session's holders profile, when memdoctor holders saved one
+	uis     *uiCache
+	token   string
+	views   chan struct{} // one pprof view built at a time
 }
 
 // New renders the session's report page (d, diagnosed from the evidence ev) and prepares the
@@ -70,12 +74,19 @@ func New(s *session.Session, ev *evidence.Evidence, d *diagnose.Diagnosis, opts 
 			refs[i].Path = abs
 		}
 	}
+	holdersPath := ""
+	if p, err := filepath.Abs(filepath.Join(s.Dir, holders.ProfileFile)); err == nil {
+		if st, err := os.Stat(p); err == nil && st.Mode().IsRegular() {
+			holdersPath = p
+		}
+	}
 	return &Server{
-		page:  page.Bytes(),
-		refs:  refs,
-		uis:   newUICache(opts.MaxUIs, opts.Logger),
-		token: opts.Token,
-		views: make(chan struct{}, 1),
+		page:    page.Bytes(),
+		refs:    refs,
+		holders: holdersPath,
+		uis:     newUICache(opts.MaxUIs, opts.Logger),
+		token:   opts.Token,
+		views:   make(chan struct{}, 1),
 	}, nil
 }
 
@@ -85,6 +96,8 @@ func (srv *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /{$}", srv.servePage)
 	mux.HandleFunc("/pprof/snap/{id}/", srv.serveSnap)
 	mux.HandleFunc("/pprof/diff/{a}/{b}/", srv.serveDiff)
+	mux.HandleFunc("/pprof/holders/", srv.serveHolders)
+	mux.HandleFunc("/pprof/holders", addSlash)
 	mux.HandleFunc("/pprof/snap/{id}", addSlash)
 	mux.HandleFunc("/pprof/diff/{a}/{b}", addSlash)
 	return authorize(mux, srv.token)
@@ -121,6 +134,16 @@ func (srv *Server) serveSnap(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	srv.servePprof(w, r, "snap/"+r.PathValue("id"), func() (*profile.Profile, error) { return srv.uis.fetch.snapshot(ref.Path) })
+}
+
+// serveHolders opens the paths memdoctor holders saved in the session in pprof's UI: its
+// flame graph draws who holds what, the roots at the bottom.
+func (srv *Server) serveHolders(w http.ResponseWriter, r *http.Request) {
+	if srv.holders == "" {
+		http.Error(w, "the session has no holders: run memdoctor holders --from SESSION_DIR PID", http.StatusNotFound)
+		return
+	}
+	srv.servePprof(w, r, "holders", func() (*profile.Profile, error) { return srv.uis.fetch.snapshot(srv.holders) })
 }
 
 func (srv *Server) serveDiff(w http.ResponseWriter, r *http.Request) {
