@@ -13,9 +13,13 @@ func common(name string, size int64) godwarf.CommonType {
 	return godwarf.CommonType{Name: name, ByteSize: size}
 }
 
-func intT() godwarf.Type { return &godwarf.IntType{BasicType: godwarf.BasicType{CommonType: common("int", 8)}} }
+func intT() godwarf.Type {
+	return &godwarf.IntType{BasicType: godwarf.BasicType{CommonType: common("int", 8)}}
+}
 
-func ptrTo(t godwarf.Type) godwarf.Type { return &godwarf.PtrType{CommonType: common("*"+t.String(), 8), Type: t} }
+func ptrTo(t godwarf.Type) godwarf.Type {
+	return &godwarf.PtrType{CommonType: common("*"+t.String(), 8), Type: t}
+}
 
 func structT(name string, fields ...*godwarf.StructField) *godwarf.StructType {
 	var size int64
