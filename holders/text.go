@@ -46,6 +46,11 @@ func WriteText(w io.Writer, r *Result) error {
 }
 
 func writeCulprit(b *strings.Builder, c Culprit) {
+	if c.Samples == 0 {
+		fmt.Fprintf(b, "\n%s: no sampled object was allocated there: no allocation stack has that function "+
+			"(give its full name as pprof prints it, or its end after a dot or a slash)\n", clean(c.Site))
+		return
+	}
 	fmt.Fprintf(b, "\n%s: about %s in use (%s sampled objects)", clean(c.Site), units.Bytes(c.Bytes), count(c.Samples))
 	if c.GarbageSamples > 0 {
 		fmt.Fprintf(b, "; %s of it unreachable, freed at the next GC", units.Bytes(c.GarbageBytes))

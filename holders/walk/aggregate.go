@@ -21,7 +21,12 @@ func (a *aggregator) culprits(samples []sample, buckets map[uint64]*bucketInfo) 
 	groups := map[string][]sample{}
 	var order []string
 	if len(a.opts.Sites) > 0 {
+		seen := map[string]bool{}
 		for _, site := range a.opts.Sites {
+			if seen[site] {
+				continue // named twice (by --site and by a diagnosis): counted once
+			}
+			seen[site] = true
 			order = append(order, site)
 			for _, s := range samples {
 				if b := buckets[s.bucket]; b != nil && stackHas(b.stack, site) {

@@ -268,6 +268,7 @@ func (n *namer) child(l leaf, cur view, slot, ptr, base uint64, sp *span) (view,
 		return n.childOfValue(t, ptr, base, off), ""
 	case *godwarf.FuncType:
 		if v := n.childOfValue(t, ptr, base, off); v.closure != "" {
+			v.ownClosure = l.own
 			return v, ""
 		}
 	case *godwarf.InterfaceType:
@@ -485,7 +486,11 @@ func (n *namer) headerView(base uint64, sp *span) view {
 	if t == nil {
 		return view{}
 	}
-	return view{typ: resolve(t), off: data, array: true}
+	// An allocation of several values of the type (make([]T, n)) is an array; one value in a
+	// larger size class is not.
+	t = resolve(t)
+	size := sizeOf(t)
+	return view{typ: t, off: data, array: size > 0 && int64(sp.elemSize)-data >= 2*size}
 }
 
 // stackRoot names a stack slot by the local variable that holds it: by its address when the
@@ -498,6 +503,10 @@ func (n *namer) stackRoot(r root) (holders.Root, leaf, view) {
 	fr := n.st.frames[r.ref]
 	g := n.st.gs[fr.g]
 	root := holders.Root{Kind: "goroutine", Name: fr.fn, Goroutine: g.id, Wait: g.wait}
+	if val, err := n.h.cache.word(r.addr); err == nil && n.ownClosure(fr, val) {
+		// The frame's own closure context: its captured variables read as its locals.
+		return root, leaf{typ: &godwarf.FuncType{}, own: true}, view{}
+	}
 	vars := n.frameLocals(int(r.ref))
 	for _, v := range vars {
 		if v.Flags&proc.VariableFakeAddress != 0 || v.DwarfType == nil {
@@ -536,6 +545,10 @@ func (n *namer) stackRoot(r root) (holders.Root, leaf, view) {
 				return root, locate(view{typ: pointee}, int64(r.addr-obj.addr), n.ix), view{typ: pointee}
 			}
 		}
+	}
+	if name, typ, ok := n.capturedHolding(fr, r.val); ok {
+		root.Var, root.Type = name, typeName(typ)
+		return root, leaf{typ: typ}, view{}
 	}
 	if fr.conservative {
 		root.Var = "(unnamed word)"
@@ -592,6 +605,52 @@ func (n *namer) stackObjectAt(fi int, addr uint64) (stackObject, bool) {
 		}
 	}
 	return stackObject{}, false
+}
+
+// capturedHolding names a closure frame's temporary by the variable the closure captured that
+// it is a copy of: the one captured pointer whose pointee has the type of the object the word
+// points to (typed by its allocation header). The compiler loads captured variables into
+// temporaries that DWARF does not describe at every pc.
+func (n *namer) capturedHolding(fr frame, val uint64) (string, godwarf.Type, bool) {
+	cvs := n.ix.Closure(fr.fn)
+	if len(cvs) == 0 {
+		return "", nil, false
+	}
+	si, id, ok := n.h.find(val)
+	if !ok {
+		return "", nil, false
+	}
+	sp := &n.h.spans[si]
+	obj := n.headerView(sp.base+uint64(id-sp.firstID)*sp.elemSize, sp)
+	if obj.typ == nil {
+		return "", nil, false
+	}
+	want := typeName(obj.typ)
+	var name string
+	var typ godwarf.Type
+	for _, c := range cvs {
+		if p, ok := resolve(c.Type).(*godwarf.PtrType); ok && typeName(resolve(p.Type)) == want {
+			if typ != nil {
+				return "", nil, false // two candidates: no guess
+			}
+			name, typ = strings.TrimPrefix(c.Name, "&"), c.Type
+		}
+	}
+	return name, typ, typ != nil
+}
+
+// ownClosure says whether val points at the closure context of the frame's own function (a
+// funcval whose code is that function).
+func (n *namer) ownClosure(fr frame, val uint64) bool {
+	f, ok := n.tab.FuncForPC(fr.pc)
+	if !ok || !strings.Contains(f.Name, ".func") {
+		return false
+	}
+	if _, _, ok := n.h.find(val); !ok {
+		return false
+	}
+	fn, err := n.h.cache.word(val)
+	return err == nil && fn == f.Entry
 }
 
 // goroutineFrames lists the frames of goroutine gi that hold roots, first, the frame fi.

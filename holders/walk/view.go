@@ -12,13 +12,16 @@ import (
 // possibly repeated (a slice's backing array, a map's groups, a channel's buffer), or the
 // context of a closure.
 type view struct {
-	typ      godwarf.Type     // nil: unknown
-	off      int64            // where typ starts in the object
-	array    bool             // the object holds consecutive typ values from off
-	closure  string           // the object is the context of this closure function
-	mapType  *godwarf.MapType // the object is this map's header
-	inMap    mapPart          // the object is part of a map's internals
-	chanElem godwarf.Type     // the object is a channel's header; its buffer holds these
+	typ     godwarf.Type // nil: unknown
+	off     int64        // where typ starts in the object
+	array   bool         // the object holds consecutive typ values from off
+	closure string       // the object is the context of this closure function
+	// ownClosure: the closure context of the root's own frame, whose captured variables read
+	// as the frame's locals.
+	ownClosure bool
+	mapType    *godwarf.MapType // the object is this map's header
+	inMap      mapPart          // the object is part of a map's internals
+	chanElem   godwarf.Type     // the object is a channel's header; its buffer holds these
 }
 
 // mapPart is which of a map's internal objects a view is.
@@ -43,6 +46,7 @@ type leaf struct {
 	parent godwarf.Type // the struct that holds the word, when there is one
 	field  string       // its field name in that struct
 	rel    int64        // the word's offset within typ (an interface's data word is at 8)
+	own    bool         // a frame's pointer to its own closure context
 }
 
 // locate names the word at offset o of an object seen through v.
@@ -51,7 +55,12 @@ func locate(v view, o int64, ix closureIndex) leaf {
 		for _, c := range ix.Closure(v.closure) {
 			if o >= c.Offset && o < c.Offset+max(sizeOf(c.Type), 8) {
 				l := descend(godwarf.ResolveTypedef(c.Type), o-c.Offset)
-				l.expr = "{" + v.closure + "}." + strings.TrimPrefix(c.Name, "&") + l.expr
+				name := strings.TrimPrefix(c.Name, "&")
+				if v.ownClosure {
+					l.expr = "." + name + l.expr
+				} else {
+					l.expr = "{" + v.closure + "}." + name + l.expr
+				}
 				return l
 			}
 		}

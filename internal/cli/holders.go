@@ -101,6 +101,9 @@ func runHolders(ctx context.Context, e *env, args []string) error {
 	if err := holders.WriteText(text, res); err != nil {
 		return err
 	}
+	if len(opts.Sites) > 0 && !anySampled(res) {
+		return fmt.Errorf("holders: no sampled object was allocated under %s", strings.Join(opts.Sites, ", "))
+	}
 	if *jsonOut != "" {
 		if err := writeOutput(e, "json", *jsonOut, func(w io.Writer) error { return writeHoldersJSON(w, res) }); err != nil {
 			return err
@@ -119,6 +122,16 @@ func runHolders(ctx context.Context, e *env, args []string) error {
 		}
 	}
 	return nil
+}
+
+// anySampled says whether a culprit has sampled objects.
+func anySampled(r *holders.Result) bool {
+	for _, c := range r.Culprits {
+		if c.Samples > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // openHolderTarget opens PID, or CORE EXECUTABLE.
