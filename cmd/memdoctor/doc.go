@@ -138,6 +138,8 @@
 //	  	stop after this long, e.g. 90s or 10m (default: until Ctrl-C or the target exits)
 //	-fail-on SEVERITY
 //	  	exit with status 3 when a finding of this SEVERITY or above exists: warning or critical
+//	-holders
+//	  	at the end, when a heap leak is confirmed and the process can be read (Linux, ptrace allowed), read who holds it (memdoctor holders) and save it in the session
 //	-html FILE
 //	  	also write the report as one self-contained HTML page with charts to FILE (see memdoctor report -h)
 //	-interval duration

@@ -65,6 +65,7 @@ func runWatch(ctx context.Context, e *env, args []string) error {
 	untilConfirmed := fs.Bool("until-confirmed", false, "stop once every finding is confirmed and everything that more time would settle is judged (at most --duration, default 10m)")
 	source := fs.String("source", recorder.SourceAuto, "record from `SOURCE`: auto (pprof, the agent, or both), pprof (never the agent), agent (required; never pprof)")
 	pid := fs.Int("pid", 0, "sample the /proc of this local `PID`, not of the process listening on the URL's port (a proxy or port-forward)")
+	fs.BoolVar(&cf.output.holders, "holders", false, "at the end, when a heap leak is confirmed and the process can be read (Linux, ptrace allowed), read who holds it (memdoctor holders) and save it in the session")
 	pos, err := parse(watchCmd, e, fs, args, true)
 	if err != nil {
 		return err
