@@ -7,8 +7,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/memdoctor/memdoctor/breakdown"
-	"github.com/memdoctor/memdoctor/internal/bytesize"
+	"github.com/memdoctor/memdoctor/agent/breakdown"
+	"github.com/memdoctor/memdoctor/agent/bytesize"
 	"github.com/memdoctor/memdoctor/session"
 )
 

@@ -3,8 +3,8 @@ package recorder
 import (
 	"time"
 
-	"github.com/memdoctor/memdoctor/collect/procfs"
-	"github.com/memdoctor/memdoctor/collect/sample"
+	"github.com/memdoctor/memdoctor/agent/procfs"
+	"github.com/memdoctor/memdoctor/agent/sample"
 	"github.com/memdoctor/memdoctor/session"
 )
 

@@ -4,19 +4,19 @@
 package sample
 
 import (
-	"github.com/memdoctor/memdoctor/collect/procfs"
-	"github.com/memdoctor/memdoctor/session"
+	"github.com/memdoctor/memdoctor/agent/procfs"
+	"github.com/memdoctor/memdoctor/agent/record"
 )
 
 // Proc fills p from /proc/PID (status, smaps_rollup, stat). A missing smaps_rollup
 // (Linux before 4.14) leaves LazyFree 0 and a missing stat leaves CPUSeconds 0; a missing
 // status is an error (the process is gone, or /proc is hidden).
-func Proc(fs procfs.FS, pid int, p *session.Proc) error {
+func Proc(fs procfs.FS, pid int, p *record.Proc) error {
 	st, err := fs.Status(pid)
 	if err != nil {
 		return err
 	}
-	*p = session.Proc{
+	*p = record.Proc{
 		PID:           pid,
 		RSSBytes:      st.VmRSS,
 		RSSAnonBytes:  st.RssAnon,
@@ -35,12 +35,12 @@ func Proc(fs procfs.FS, pid int, p *session.Proc) error {
 }
 
 // Cgroup fills c from the memory cgroup of PID.
-func Cgroup(fs procfs.FS, pid int, c *session.Cgroup) error {
+func Cgroup(fs procfs.FS, pid int, c *record.Cgroup) error {
 	cg, err := fs.Cgroup(pid)
 	if err != nil {
 		return err
 	}
-	*c = session.Cgroup{
+	*c = record.Cgroup{
 		Version:         cg.Version,
 		LimitBytes:      cg.LimitBytes,
 		UsageBytes:      cg.UsageBytes,
@@ -54,11 +54,11 @@ func Cgroup(fs procfs.FS, pid int, c *session.Cgroup) error {
 
 // Sched fills s from the scheduler's statistics of PID's threads: how long they ran, and
 // how long they waited for a CPU.
-func Sched(fs procfs.FS, pid int, s *session.Sched) error {
+func Sched(fs procfs.FS, pid int, s *record.Sched) error {
 	st, err := fs.Sched(pid)
 	if err != nil {
 		return err
 	}
-	*s = session.Sched{RunSeconds: st.Run.Seconds(), WaitSeconds: st.Wait.Seconds(), Tasks: st.Tasks}
+	*s = record.Sched{RunSeconds: st.Run.Seconds(), WaitSeconds: st.Wait.Seconds(), Tasks: st.Tasks}
 	return nil
 }

@@ -11,7 +11,7 @@ package breakdown
 import (
 	"time"
 
-	"github.com/memdoctor/memdoctor/session"
+	"github.com/memdoctor/memdoctor/agent/record"
 )
 
 // At is the split of resident memory at one instant. The rows add up to RSSBytes: every Go
@@ -48,7 +48,7 @@ type At struct {
 // target without pprof has no Go reading). live is the live heap when the Go reading does
 // not carry it (from gctrace or heap profiles; 0 = unknown), liveSource names where it came
 // from.
-func Compute(t time.Time, p *session.Proc, g *session.GoMem, live uint64, liveSource string) At {
+func Compute(t time.Time, p *record.Proc, g *record.GoMem, live uint64, liveSource string) At {
 	b := At{Time: t}
 	if p != nil {
 		b.RSSBytes = p.RSSBytes
@@ -84,7 +84,7 @@ func Compute(t time.Time, p *session.Proc, g *session.GoMem, live uint64, liveSo
 }
 
 // SetLimits fills the cgroup and budget figures.
-func (b *At) SetLimits(c *session.Cgroup, budget uint64) {
+func (b *At) SetLimits(c *record.Cgroup, budget uint64) {
 	if c != nil {
 		b.CgroupLimitBytes = c.LimitBytes
 		b.CgroupUsageBytes = c.UsageBytes
