@@ -20,7 +20,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
 	"strings"
 
 	"github.com/memdoctor/memdoctor/internal/modproxy"
@@ -120,13 +119,23 @@ func require(dir, version string, sums []string) error {
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return err
 	}
-	lines := append([]string(nil), sums...)
-	for _, l := range strings.Split(string(b), "\n") {
-		if l != "" && !strings.HasPrefix(l, agentModule+" ") {
-			lines = append(lines, l)
+	// go.sum is sorted by module path, then by version in semver order: keep the other lines
+	// as they are and put the agent's where its path sorts.
+	var lines []string
+	placed := false
+	for _, l := range strings.Split(strings.TrimSuffix(string(b), "\n"), "\n") {
+		mod, _, _ := strings.Cut(l, " ")
+		if l == "" || mod == agentModule {
+			continue
 		}
+		if !placed && mod > agentModule {
+			lines, placed = append(lines, sums...), true
+		}
+		lines = append(lines, l)
 	}
-	sort.Strings(lines)
+	if !placed {
+		lines = append(lines, sums...)
+	}
 	return os.WriteFile(path, []byte(strings.Join(lines, "\n")+"\n"), 0o644)
 }
 
