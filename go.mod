@@ -6,7 +6,7 @@ require (
 	github.com/chromedp/cdproto v0.159.0
 	github.com/chromedp/chromedp v0.23.0
 	github.com/google/pprof v0.0.0-20260906184651-6331bc6350fe
-	github.com/memdoctor/memdoctor/agent v0.0.0-00010101000000-000000000000
+	github.com/memdoctor/memdoctor/agent v0.0.0-20261126131858-f21606a37a60
 	github.com/prometheus/client_golang v1.24.1
 	github.com/prometheus/common v0.70.1
 	go.uber.org/goleak v1.3.0
