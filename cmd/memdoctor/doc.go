@@ -28,6 +28,8 @@
 //		serve a session's report locally, with pprof's web UI for any snapshot or the diff of two
 //	memdoctor diff [flags] OLD NEW | SESSION_DIR
 //		show what grew and what shrank between two heap or goroutine profiles, in the program's own code
+//	memdoctor mcp --root DIR [flags]
+//		serve memdoctor's verdicts to an AI assistant: a Model Context Protocol server over stdio
 //	memdoctor demo [flags]
 //		watch a built-in example service for about a minute and diagnose it
 //	memdoctor lab list | run [flags] NAME
@@ -478,6 +480,45 @@
 //	memdoctor diff --type alloc_space memdoctor-sessions/server-20261122T101500Z@3 memdoctor-sessions/server-20261122T101500Z@4
 //	memdoctor diff --json - ./session
 //	memdoctor diff --module github.com/acme/svc before.pb.gz after.pb.gz
+//
+// # memdoctor mcp
+//
+// usage: memdoctor mcp --root DIR [flags]
+//
+// Mcp is a Model Context Protocol server on its standard input and output, for assistants
+// (Claude, Copilot, Cursor, Zed, ...) that start it as a local tool. Its tools: diagnose (a
+// session, a folder of profiles, a profile or a gctrace log), diff (two heap or goroutine
+// profiles, or SESSION_DIR@N snapshots), compare (two sessions), list_sessions, and, when
+// allowed, watch (a URL or a local PID, for a bounded time) and fleet (a Prometheus). Each
+// result is the JSON the command writes (a diagnosis is memdoctor/diagnosis/v1) with a short
+// text. Its resources are the sessions under the --root directories: each one's text report
+// and diagnosis JSON, made afresh on each read.
+//
+// It reads only files under the --root directories (at least one is required; symbolic
+// links are resolved before the check), and writes only the sessions watch records, under
+// --sessions. Tools that reach the network (watch of a URL, fleet) are offered only with
+// --allow-network, those that read another process (watch of a PID) only with --allow-attach.
+// One command runs at a time, each as a memdoctor process of its own, so the server stays
+// small however long it runs. See docs/mcp.md for each assistant's configuration.
+//
+// Flags:
+//
+//	-allow-attach
+//	  	offer the tools that read another process: watch of a local PID
+//	-allow-network
+//	  	offer the tools that reach the network: watch of a URL, fleet
+//	-max-watch duration
+//	  	the longest watch a client may ask for (default 10m0s)
+//	-root DIR
+//	  	a DIR whose sessions, profiles and logs the server may read (repeatable; at least one)
+//	-sessions DIR
+//	  	where watch records its sessions: a DIR under a --root (default: the first root's memdoctor-sessions)
+//
+// Examples:
+//
+//	memdoctor mcp --root ~/memdoctor-sessions --root ./profiles
+//	memdoctor mcp --root . --allow-network --max-watch 5m
+//	claude mcp add memdoctor -- memdoctor mcp --root $PWD
 //
 // # memdoctor demo
 //
