@@ -54,6 +54,9 @@ const (
 	KindGoroutineLeak = record.KindGoroutineLeak
 )
 
+// LabelBeforeOOM marks the profiles taken at once near the memory limit (record.LabelBeforeOOM).
+const LabelBeforeOOM = record.LabelBeforeOOM
+
 // Bounds on names and traces (see the record package).
 const (
 	MaxLabelLen     = record.MaxLabelLen

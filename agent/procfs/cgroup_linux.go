@@ -52,16 +52,31 @@ func (fsys FS) Cgroup(pid int) (Cgroup, error) {
 			cg.Dir = cg.Dir[:len(base)+len(point)]
 		}
 	}
-	top := cg.Dir[:len(base)+len(point)] // the mount point: the walk for limits stops here
-	if cg.Version == 1 {
-		err = fillV1(&cg, top)
-	} else {
-		err = fillV2(&cg, top)
-	}
-	if err != nil {
+	cg.Mount = cg.Dir[:len(base)+len(point)] // the walk for limits stops here
+	if err := fill(&cg); err != nil {
 		return cg, fmt.Errorf("procfs: cgroup of pid %d: %w", pid, err)
 	}
 	return cg, nil
+}
+
+// Reread reads a cgroup that Cgroup found again, from its directory: after its process has
+// ended (an OOM kill), the cgroup can still say so (OOMKills), while /proc/PID is gone.
+func (FS) Reread(cg Cgroup) (Cgroup, error) {
+	if cg.Dir == "" || cg.Mount == "" || cg.Version != 1 && cg.Version != 2 {
+		return Cgroup{}, fmt.Errorf("procfs: reread a cgroup: no directory, mount point or version (%q, %q, v%d)", cg.Dir, cg.Mount, cg.Version)
+	}
+	again := Cgroup{Version: cg.Version, Path: cg.Path, Dir: cg.Dir, Mount: cg.Mount}
+	if err := fill(&again); err != nil {
+		return again, fmt.Errorf("procfs: cgroup %s: %w", cg.Dir, err)
+	}
+	return again, nil
+}
+
+func fill(cg *Cgroup) error {
+	if cg.Version == 1 {
+		return fillV1(cg, cg.Mount)
+	}
+	return fillV2(cg, cg.Mount)
 }
 
 // viewPrefix returns "" when pid shares the reader's mount namespace (or

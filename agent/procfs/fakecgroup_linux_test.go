@@ -22,7 +22,7 @@ func TestFakeCgroup(t *testing.T) {
 		want   Cgroup // Dir and LimitDir are below the fake root
 	}{
 		{name: "v2: parent limit below the leaf's max", tree: "v2", want: Cgroup{
-			Version: 2, Path: "/app/worker", Dir: "/sys/fs/cgroup/app/worker",
+			Version: 2, Path: "/app/worker", Dir: "/sys/fs/cgroup/app/worker", Mount: "/sys/fs/cgroup",
 			LimitBytes: 536870912, LimitDir: "/sys/fs/cgroup", HighBytes: 419430400,
 			UsageBytes: 293601280, PeakBytes: 482344960, WorkingSetBytes: 293601280 - 52428800,
 			AnonBytes: 209715200, FileBytes: 73400320, InactiveFileBytes: 52428800, KernelBytes: 8388608, SockBytes: 1048576,
@@ -32,13 +32,13 @@ func TestFakeCgroup(t *testing.T) {
 			writeFile(t, root, "sys/fs/cgroup/memory.max", "max\n")
 			writeFile(t, root, "sys/fs/cgroup/app/memory.max", "max\n")
 		}, want: Cgroup{
-			Version: 2, Path: "/app/worker", Dir: "/sys/fs/cgroup/app/worker", HighBytes: 419430400,
+			Version: 2, Path: "/app/worker", Dir: "/sys/fs/cgroup/app/worker", Mount: "/sys/fs/cgroup", HighBytes: 419430400,
 			UsageBytes: 293601280, PeakBytes: 482344960, WorkingSetBytes: 293601280 - 52428800,
 			AnonBytes: 209715200, FileBytes: 73400320, InactiveFileBytes: 52428800, KernelBytes: 8388608, SockBytes: 1048576,
 			OOMKills: 2, MaxEvents: 7,
 		}},
 		{name: "v1: unlimited leaf, limit on the pod, hierarchical stat", tree: "v1", want: Cgroup{
-			Version: 1, Path: "/kubepods/burstable/pod1/abc", Dir: pod + "/abc",
+			Version: 1, Path: "/kubepods/burstable/pod1/abc", Dir: pod + "/abc", Mount: "/sys/fs/cgroup/memory",
 			LimitBytes: 268435456, LimitDir: pod,
 			UsageBytes: 201326592, PeakBytes: 250000000, WorkingSetBytes: 201326592 - 33554432,
 			AnonBytes: 94371840, FileBytes: 100663296, InactiveFileBytes: 33554432, KernelBytes: 5242880, SockBytes: 65536,
@@ -49,7 +49,7 @@ func TestFakeCgroup(t *testing.T) {
 			stat := strings.Replace(string(readTestdata(t, "v1/"+path)), "hierarchical_memory_limit 268435456", "hierarchical_memory_limit 9223372036854771712", 1)
 			writeFile(t, root, path, stat)
 		}, want: Cgroup{
-			Version: 1, Path: "/kubepods/burstable/pod1/abc", Dir: pod + "/abc",
+			Version: 1, Path: "/kubepods/burstable/pod1/abc", Dir: pod + "/abc", Mount: "/sys/fs/cgroup/memory",
 			UsageBytes: 201326592, PeakBytes: 250000000, WorkingSetBytes: 201326592 - 33554432,
 			AnonBytes: 94371840, FileBytes: 100663296, InactiveFileBytes: 33554432, KernelBytes: 5242880, SockBytes: 65536,
 			OOMKills: 1, MaxEvents: 3,
@@ -58,20 +58,20 @@ func TestFakeCgroup(t *testing.T) {
 			path := "sys/fs/cgroup/memory/kubepods/burstable/pod1/abc/memory.stat"
 			writeFile(t, root, path, "total_rss 10\ntotal_cache 20\ntotal_inactive_file 5\n")
 		}, want: Cgroup{
-			Version: 1, Path: "/kubepods/burstable/pod1/abc", Dir: pod + "/abc",
+			Version: 1, Path: "/kubepods/burstable/pod1/abc", Dir: pod + "/abc", Mount: "/sys/fs/cgroup/memory",
 			LimitBytes: 268435456, LimitDir: pod,
 			UsageBytes: 201326592, PeakBytes: 250000000, WorkingSetBytes: 201326592 - 5,
 			AnonBytes: 10, FileBytes: 20, InactiveFileBytes: 5, KernelBytes: 5242880, SockBytes: 65536,
 			OOMKills: 1, MaxEvents: 3,
 		}},
 		{name: "hybrid: v1 memory preferred over the unified mount", tree: "hybrid", want: Cgroup{
-			Version: 1, Path: "/system.slice/api.service", Dir: m + "/system.slice/api.service",
+			Version: 1, Path: "/system.slice/api.service", Dir: m + "/system.slice/api.service", Mount: m,
 			LimitBytes: 1073741824, LimitDir: m + "/system.slice/api.service",
 			UsageBytes: 524288000, PeakBytes: 600000000, WorkingSetBytes: 524288000 - 157286400,
 			AnonBytes: 314572800, FileBytes: 209715200, InactiveFileBytes: 157286400,
 		}},
 		{name: "container-root: long path, own cgroup at the mount root", tree: "container-root", want: Cgroup{
-			Version: 2, Path: long, Dir: "/sys/fs/cgroup",
+			Version: 2, Path: long, Dir: "/sys/fs/cgroup", Mount: "/sys/fs/cgroup",
 			LimitBytes: 268435456, LimitDir: "/sys/fs/cgroup",
 			UsageBytes: 104857600, WorkingSetBytes: 104857600 - 20971520,
 			AnonBytes: 62914560, FileBytes: 31457280, InactiveFileBytes: 20971520, KernelBytes: 524288 + 1048576 + 65536 + 3145728,
@@ -80,13 +80,13 @@ func TestFakeCgroup(t *testing.T) {
 			mi := strings.Replace(string(readTestdata(t, "container-root/proc/4242/mountinfo")), "0:27 / ", "0:27 /kubepods.slice/other.slice ", 1)
 			writeFile(t, root, "proc/4242/mountinfo", mi)
 		}, want: Cgroup{
-			Version: 2, Path: long, Dir: "/sys/fs/cgroup",
+			Version: 2, Path: long, Dir: "/sys/fs/cgroup", Mount: "/sys/fs/cgroup",
 			LimitBytes: 268435456, LimitDir: "/sys/fs/cgroup",
 			UsageBytes: 104857600, WorkingSetBytes: 104857600 - 20971520,
 			AnonBytes: 62914560, FileBytes: 31457280, InactiveFileBytes: 20971520, KernelBytes: 524288 + 1048576 + 65536 + 3145728,
 		}},
 		{name: "v1-docker: mount root is the container, limit above it, co-mounted controllers", tree: "v1-docker", want: Cgroup{
-			Version: 1, Path: "/docker/0123abcd", Dir: "/sys/fs/cgroup/cpuacct,memory",
+			Version: 1, Path: "/docker/0123abcd", Dir: "/sys/fs/cgroup/cpuacct,memory", Mount: "/sys/fs/cgroup/cpuacct,memory",
 			LimitBytes: 2147483648, LimitDir: "/sys/fs/cgroup/cpuacct,memory",
 			UsageBytes: 52428800, PeakBytes: 62914560, WorkingSetBytes: 52428800 - 4194304,
 			AnonBytes: 41943040, FileBytes: 10485760, InactiveFileBytes: 4194304,
@@ -99,7 +99,7 @@ func TestFakeCgroup(t *testing.T) {
 				tt.mutate(t, root)
 			}
 			want := tt.want
-			want.Dir = root + want.Dir
+			want.Dir, want.Mount = root+want.Dir, root+want.Mount
 			if want.LimitDir != "" {
 				want.LimitDir = root + want.LimitDir
 			}
@@ -109,6 +109,10 @@ func TestFakeCgroup(t *testing.T) {
 			}
 			if got != want {
 				t.Errorf("got  %+v\nwant %+v", got, want)
+			}
+			// Read again from its directory alone, as after its process ended.
+			if again, err := (FS{}).Reread(got); err != nil || again != got {
+				t.Errorf("Reread: %v\ngot  %+v\nwant %+v", err, again, got)
 			}
 		})
 	}

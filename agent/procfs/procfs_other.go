@@ -36,6 +36,9 @@ func (FS) Descendants(int) ([]int, error) { return nil, errUnsupported }
 // Cgroup is not supported outside Linux.
 func (FS) Cgroup(int) (Cgroup, error) { return Cgroup{}, errUnsupported }
 
+// Reread is not supported outside Linux.
+func (FS) Reread(Cgroup) (Cgroup, error) { return Cgroup{}, errUnsupported }
+
 // ListeningPorts is not supported outside Linux.
 func (FS) ListeningPorts(int) ([]Listener, error) { return nil, errUnsupported }
 

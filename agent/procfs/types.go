@@ -46,6 +46,9 @@ type Cgroup struct {
 	Version int    // 1 or 2
 	Path    string // cgroup path from /proc/PID/cgroup, e.g. /kubepods/pod1/abc
 	Dir     string // directory in the mounted hierarchy (under Root; under /proc/PID/root for a process in another mount namespace)
+	// Mount is the hierarchy's mount point, as Dir spells it: where the walk for a parent's
+	// limit stops (Reread reads the cgroup again from Dir and Mount).
+	Mount string
 
 	// LimitBytes is the effective memory limit: the smallest of this
 	// cgroup's and its visible ancestors' limits (and, on v1, the kernel's

@@ -259,6 +259,11 @@ const (
 	KindGoroutineLeak = "goroutineleak"
 )
 
+// LabelBeforeOOM marks the profiles a collector took at once, outside its interval, when the
+// target's memory came within 10% of its limit and was rising: the last look at the heap
+// before a possible OOM kill.
+const LabelBeforeOOM = "before-oom"
+
 // ProfileRef is one stored profile snapshot.
 type ProfileRef struct {
 	Kind string    `json:"kind"`

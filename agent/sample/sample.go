@@ -40,7 +40,13 @@ func Cgroup(fs procfs.FS, pid int, c *record.Cgroup) error {
 	if err != nil {
 		return err
 	}
-	*c = record.Cgroup{
+	*c = FromCgroup(cg)
+	return nil
+}
+
+// FromCgroup is the record of a cgroup reading.
+func FromCgroup(cg procfs.Cgroup) record.Cgroup {
+	return record.Cgroup{
 		Version:         cg.Version,
 		LimitBytes:      cg.LimitBytes,
 		UsageBytes:      cg.UsageBytes,
@@ -49,7 +55,6 @@ func Cgroup(fs procfs.FS, pid int, c *record.Cgroup) error {
 		FileBytes:       cg.FileBytes,
 		OOMKills:        cg.OOMKills,
 	}
-	return nil
 }
 
 // Sched fills s from the scheduler's statistics of PID's threads: how long they ran, and
