@@ -59,7 +59,12 @@
 // net/http/pprof (found on the ports it listens on, or given with --pprof), takes heap and
 // goroutine profiles every --interval, reads the counts of the pprof index page every
 // --sample, and fetches the goroutineleak profile when served (see --leak-check-every; each
-// fetch runs one GC cycle in the program). When --duration ends, or on Ctrl-C (or SIGTERM, or
+// fetch runs one GC cycle in the program). When the target's memory comes within 10% of its
+// cgroup limit or --memory-budget and rises, it takes heap and goroutine profiles at once,
+// outside the interval (labelled before-oom; at most one a second, and one per 1% of the limit
+// climbed): when the OOM killer ends the program, the session holds the heap from its last
+// seconds, and the diagnosis says so (oom-risk, critical) with what that profile held most.
+// When --duration ends, or on Ctrl-C (or SIGTERM, or
 // SIGHUP) it stops the program (SIGINT to its process group, then SIGKILL after --grace),
 // closes the session and prints the diagnosis. A second Ctrl-C kills the program's process
 // group at once and exits without the diagnosis; the session is closed either way. If the
@@ -118,7 +123,12 @@
 // built with GOEXPERIMENT=goroutineleakprofile), watch fetches it at the start, when the
 // goroutine count climbs, and otherwise every --leak-check-every; each fetch runs one GC cycle
 // with leak detection in the service, the only GC memdoctor ever causes (with an agent, the
-// agent takes these profiles and watch copies them). --source pprof records from pprof alone,
+// agent takes these profiles and watch copies them). When the local service's memory comes
+// within 10% of its cgroup limit or --memory-budget and rises, watch takes heap and goroutine
+// profiles at once, outside the interval (labelled before-oom; at most one a second, one per
+// 1% of the limit climbed); when the service then vanishes, the cgroup's OOM-kill count, or
+// its last reading near the limit, makes the diagnosis say so (oom-risk, critical), with what
+// those profiles held. --source pprof records from pprof alone,
 // --source agent from the agent alone, to compare vantage points.
 // Behind a proxy or a port-forward (kubectl port-forward, ssh -L) that process is the
 // forwarder: a Go heap well above its RSS gives it away, and watch then drops its figures
