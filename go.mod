@@ -6,7 +6,7 @@ require (
 	github.com/chromedp/cdproto v0.159.0
 	github.com/chromedp/chromedp v0.23.0
 	github.com/google/pprof v0.0.0-20260906184651-6331bc6350fe
-	github.com/memdoctor/memdoctor/agent v0.0.0-20261126131858-f21606a37a60
+	github.com/memdoctor/memdoctor/agent v0.0.0-20261126134512-770f07e4ad20
 	github.com/modelcontextprotocol/go-sdk v1.8.0
 	github.com/prometheus/client_golang v1.24.1
 	github.com/prometheus/common v0.70.1

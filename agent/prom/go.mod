@@ -3,7 +3,7 @@ module github.com/memdoctor/memdoctor/agent/prom
 go 1.25.0
 
 require (
-	github.com/memdoctor/memdoctor/agent v0.0.0-20261126131858-f21606a37a60
+	github.com/memdoctor/memdoctor/agent v0.0.0-20261126134512-770f07e4ad20
 	github.com/prometheus/client_golang v1.24.1
 )
 
