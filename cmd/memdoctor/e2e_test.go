@@ -27,9 +27,10 @@ import (
 
 // Binaries built once for the end-to-end tests.
 var (
-	memdoctorBin string
-	targetBin    string
-	stubbornBin  string
+	memdoctorBin     string
+	targetBin        string
+	stubbornBin      string
+	holdersTargetBin string
 )
 
 func TestMain(m *testing.M) {
@@ -41,7 +42,8 @@ func TestMain(m *testing.M) {
 	memdoctorBin = filepath.Join(dir, "memdoctor")
 	targetBin = filepath.Join(dir, "e2e-target")
 	stubbornBin = filepath.Join(dir, "stubborn")
-	for _, b := range [][]string{{memdoctorBin, "."}, {targetBin, "./testdata/e2e-target"}, {stubbornBin, "./testdata/stubborn"}} {
+	holdersTargetBin = filepath.Join(dir, "holders-target")
+	for _, b := range [][]string{{memdoctorBin, "."}, {targetBin, "./testdata/e2e-target"}, {stubbornBin, "./testdata/stubborn"}, {holdersTargetBin, "./testdata/holders-target"}} {
 		out, err := exec.Command("go", "build", "-o", b[0], b[1]).CombinedOutput()
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "go build %s: %v\n%s", b[1], err, out)

@@ -46,12 +46,6 @@ small however long it runs. See docs/mcp.md for each assistant's configuration.`
 
 func init() { mcpCmd.run = runMCP }
 
-// stringsFlag is a repeatable string flag.
-type stringsFlag []string
-
-func (s *stringsFlag) String() string     { return strings.Join(*s, ",") }
-func (s *stringsFlag) Set(v string) error { *s = append(*s, v); return nil }
-
 func runMCP(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(mcpCmd, e)
 	var roots stringsFlag

@@ -1,0 +1,62 @@
+// Command holders-target builds a heap of a chosen size and number of objects for memdoctor
+// holders' tests and benchmarks: records in a global map (each a small struct and its
+// payload), the newest also in a goroutine's local slice. It prints its pid when the heap is
+// built, then writes a counter to the heartbeat file every 20 ms, so a test can tell that it
+// runs.
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"runtime"
+	"strconv"
+	"time"
+)
+
+type record struct {
+	id      int
+	payload []byte
+}
+
+var registry = map[int]*record{}
+
+func main() {
+	objects := flag.Int("objects", 100000, "objects to build (a record and its payload are two)")
+	size := flag.Int("size", 64, "bytes of each payload")
+	rate := flag.Int("rate", 0, "runtime.MemProfileRate (0: the default)")
+	heartbeat := flag.String("heartbeat", "", "a `FILE` to write a counter to every 20 ms")
+	flag.Parse()
+	if *rate > 0 {
+		runtime.MemProfileRate = *rate
+	}
+	build(*objects/2, *size)
+	recent := make(chan []*record)
+	go keepRecent(recent)
+	recent <- []*record{registry[0], registry[1]}
+	fmt.Println(os.Getpid(), "ready")
+	for n := 0; ; n++ {
+		if *heartbeat != "" {
+			os.WriteFile(*heartbeat, []byte(strconv.Itoa(n)), 0o600)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// build fills the registry: the site holders names.
+//
+//go:noinline
+func build(n, size int) {
+	for i := range n {
+		registry[i] = &record{id: i, payload: make([]byte, size)}
+	}
+}
+
+// keepRecent holds the records it is sent in a local slice, for ever.
+func keepRecent(in chan []*record) {
+	var kept []*record
+	for rs := range in {
+		kept = append(kept, rs...)
+	}
+	runtime.KeepAlive(kept)
+}
