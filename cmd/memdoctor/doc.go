@@ -548,8 +548,9 @@
 // Mcp is a Model Context Protocol server on its standard input and output, for assistants
 // (Claude, Copilot, Cursor, Zed, ...) that start it as a local tool. Its tools: diagnose (a
 // session, a folder of profiles, a profile or a gctrace log), diff (two heap or goroutine
-// profiles, or SESSION_DIR@N snapshots), compare (two sessions), list_sessions, and, when
-// allowed, watch (a URL or a local PID, for a bounded time) and fleet (a Prometheus). Each
+// profiles, or SESSION_DIR@N snapshots), compare (two sessions), holders (of a core file, or
+// of a live process when allowed), list_sessions, and, when allowed, watch (a URL or a local
+// PID, for a bounded time) and fleet (a Prometheus). Each
 // result is the JSON the command writes (a diagnosis is memdoctor/diagnosis/v1) with a short
 // text. Its resources are the sessions under the --root directories: each one's text report
 // and diagnosis JSON, made afresh on each read.
@@ -557,14 +558,15 @@
 // It reads only files under the --root directories (at least one is required; symbolic
 // links are resolved before the check), and writes only the sessions watch records, under
 // --sessions. Tools that reach the network (watch of a URL, fleet) are offered only with
-// --allow-network, those that read another process (watch of a PID) only with --allow-attach.
+// --allow-network, those that read another process (watch of a PID, holders of a live one) only
+// with --allow-attach.
 // One command runs at a time, each as a memdoctor process of its own, so the server stays
 // small however long it runs. See docs/mcp.md for each assistant's configuration.
 //
 // Flags:
 //
 //	-allow-attach
-//	  	offer the tools that read another process: watch of a local PID
+//	  	offer the tools that read another process: watch of a local PID, holders of a live one
 //	-allow-network
 //	  	offer the tools that reach the network: watch of a URL, fleet
 //	-max-watch duration

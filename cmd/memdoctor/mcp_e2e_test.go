@@ -111,7 +111,7 @@ func TestMCPOverStdio(t *testing.T) {
 		names = append(names, tool.Name)
 	}
 	slices.Sort(names)
-	if want := []string{"compare", "diagnose", "diff", "list_sessions"}; !slices.Equal(names, want) {
+	if want := []string{"compare", "diagnose", "diff", "holders", "list_sessions"}; !slices.Equal(names, want) {
 		t.Errorf("tools %q, want %q: watch and fleet only with --allow-network", names, want)
 	}
 	if !strings.Contains(cs.InitializeResult().Instructions, "--allow-network") {
@@ -274,8 +274,8 @@ func TestMCPInspector(t *testing.T) {
 		return v
 	}
 	tools, _ := inspect("--method", "tools/list")["tools"].([]any)
-	if len(tools) != 4 {
-		t.Errorf("tools/list: %d tools, want 4", len(tools))
+	if len(tools) != 5 {
+		t.Errorf("tools/list: %d tools, want 5", len(tools))
 	}
 	res := inspect("--method", "tools/call", "--tool-name", "diagnose", "--tool-arg", "path="+leak)
 	sc, _ := res["structuredContent"].(map[string]any)

@@ -9,7 +9,6 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
-	"strconv"
 	"strings"
 	"time"
 
@@ -25,8 +24,9 @@ var mcpCmd = &command{
 	help: `Mcp is a Model Context Protocol server on its standard input and output, for assistants
 (Claude, Copilot, Cursor, Zed, ...) that start it as a local tool. Its tools: diagnose (a
 session, a folder of profiles, a profile or a gctrace log), diff (two heap or goroutine
-profiles, or SESSION_DIR@N snapshots), compare (two sessions), list_sessions, and, when
-allowed, watch (a URL or a local PID, for a bounded time) and fleet (a Prometheus). Each
+profiles, or SESSION_DIR@N snapshots), compare (two sessions), holders (of a core file, or
+of a live process when allowed), list_sessions, and, when allowed, watch (a URL or a local
+PID, for a bounded time) and fleet (a Prometheus). Each
 result is the JSON the command writes (a diagnosis is memdoctor/diagnosis/v1) with a short
 text. Its resources are the sessions under the --root directories: each one's text report
 and diagnosis JSON, made afresh on each read.
@@ -34,7 +34,8 @@ and diagnosis JSON, made afresh on each read.
 It reads only files under the --root directories (at least one is required; symbolic
 links are resolved before the check), and writes only the sessions watch records, under
 --sessions. Tools that reach the network (watch of a URL, fleet) are offered only with
---allow-network, those that read another process (watch of a PID) only with --allow-attach.
+--allow-network, those that read another process (watch of a PID, holders of a live one) only
+with --allow-attach.
 One command runs at a time, each as a memdoctor process of its own, so the server stays
 small however long it runs. See docs/mcp.md for each assistant's configuration.`,
 	examples: []string{
@@ -52,7 +53,7 @@ func runMCP(ctx context.Context, e *env, args []string) error {
 	fs.Var(&roots, "root", "a `DIR` whose sessions, profiles and logs the server may read (repeatable; at least one)")
 	sessions := fs.String("sessions", "", "where watch records its sessions: a `DIR` under a --root (default: the first root's memdoctor-sessions)")
 	network := fs.Bool("allow-network", false, "offer the tools that reach the network: watch of a URL, fleet")
-	attach := fs.Bool("allow-attach", false, "offer the tools that read another process: watch of a local PID")
+	attach := fs.Bool("allow-attach", false, "offer the tools that read another process: watch of a local PID, holders of a live one")
 	maxWatch := fs.Duration("max-watch", 10*time.Minute, "the longest watch a client may ask for")
 	pos, err := parse(mcpCmd, e, fs, args, true)
 	if err != nil {
@@ -74,9 +75,6 @@ func runMCP(ctx context.Context, e *env, args []string) error {
 	opts := mcpserver.Options{
 		Roots: roots, SessionsDir: *sessions, AllowNetwork: *network, AllowAttach: *attach,
 		MaxWatch: *maxWatch, Run: selfRunner(self), Version: version(), Logger: e.log,
-	}
-	if lookup("holders") != nil {
-		opts.Holders = holdersTool(opts.Run)
 	}
 	server, err := mcpserver.New(opts)
 	if err != nil {
@@ -116,18 +114,6 @@ func selfRunner(self string) mcpserver.Runner {
 			return stdout.Bytes(), stderr.Bytes(), errors.New(strings.TrimPrefix(msg, "memdoctor: "))
 		}
 		return stdout.Bytes(), stderr.Bytes(), nil
-	}
-}
-
-// holdersTool is the holders tool over `memdoctor holders --json - PID`.
-func holdersTool(run mcpserver.Runner) func(context.Context, mcpserver.HoldersInput) ([]byte, string, error) {
-	return func(ctx context.Context, in mcpserver.HoldersInput) ([]byte, string, error) {
-		args := []string{"holders", "--json", "-"}
-		if in.Top > 0 {
-			args = append(args, "--top", strconv.Itoa(in.Top))
-		}
-		stdout, stderr, err := run(ctx, append(args, strconv.Itoa(in.PID)))
-		return stdout, string(stderr), err
 	}
 }
 

@@ -41,26 +41,17 @@ type Options struct {
 	// AllowNetwork offers the tools that reach the network: watch of a URL, fleet.
 	AllowNetwork bool
 	// AllowAttach offers the tools that read another process: watch of a PID (its /proc and
-	// the endpoints it serves) and holders.
+	// the endpoints it serves) and holders of a live PID (it stops the process while it
+	// reads its heap). holders of a core file under a root needs no permission.
 	AllowAttach bool
 	// MaxWatch bounds a watch (default 10 minutes).
 	MaxWatch time.Duration
 	// Run runs the memdoctor command (required).
 	Run Runner
-	// Holders, when set (and AllowAttach), offers the holders tool: what holds a live
-	// process's heap, by reference path (memdoctor holders). It returns the JSON and a short
-	// text of the command's answer.
-	Holders func(ctx context.Context, in HoldersInput) (json []byte, text string, err error)
 	// Version is memdoctor's version, for the server's identity.
 	Version string
 	// Logger logs what the server does (nil: nothing).
 	Logger *slog.Logger
-}
-
-// HoldersInput are the arguments of the holders tool.
-type HoldersInput struct {
-	PID int `json:"pid" jsonschema:"the process ID of a local Go program"`
-	Top int `json:"top,omitempty" jsonschema:"how many holders to list (default 10)"`
 }
 
 // server is the state the tools share.
@@ -150,7 +141,7 @@ func (s *server) instructions() string {
 		b.WriteString("Watching a URL and fleet triage are off (start memdoctor mcp with --allow-network). ")
 	}
 	if !s.opts.AllowAttach {
-		b.WriteString("Watching a local PID is off (start memdoctor mcp with --allow-attach).")
+		b.WriteString("Watching a local PID and reading a live process's holders are off (start memdoctor mcp with --allow-attach); holders of a core file under the roots works.")
 	}
 	return strings.TrimSpace(b.String())
 }

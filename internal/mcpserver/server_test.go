@@ -103,19 +103,18 @@ func TestToolsOffered(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	holders := func(context.Context, HoldersInput) ([]byte, string, error) { return []byte(`{}`), "", nil }
 	for _, tc := range []struct {
 		name           string
 		network, attch bool
 		want           []string
 	}{
-		{"default", false, false, []string{"compare", "diagnose", "diff", "list_sessions"}},
-		{"network", true, false, []string{"compare", "diagnose", "diff", "fleet", "list_sessions", "watch"}},
+		{"default", false, false, []string{"compare", "diagnose", "diff", "holders", "list_sessions"}},
+		{"network", true, false, []string{"compare", "diagnose", "diff", "fleet", "holders", "list_sessions", "watch"}},
 		{"attach", false, true, []string{"compare", "diagnose", "diff", "holders", "list_sessions", "watch"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			fr := &fakeRunner{out: diag}
-			cs := connect(t, Options{Roots: []string{root}, AllowNetwork: tc.network, AllowAttach: tc.attch, Run: fr.run, Holders: holders})
+			cs := connect(t, Options{Roots: []string{root}, AllowNetwork: tc.network, AllowAttach: tc.attch, Run: fr.run})
 			if got := toolNames(t, cs); !slices.Equal(got, tc.want) {
 				t.Errorf("tools %q, want %q", got, tc.want)
 			}
@@ -139,6 +138,37 @@ func TestToolsOffered(t *testing.T) {
 				t.Errorf("watch ran memdoctor %s", args)
 			}
 		})
+	}
+}
+
+// TestHolders: a core file under a root needs no permission; a live process needs
+// --allow-attach; a core outside the roots is refused.
+func TestHolders(t *testing.T) {
+	root, outside := tree(t)
+	fr := &fakeRunner{out: []byte(`{}`)}
+	cs := connect(t, Options{Roots: []string{root}, Run: fr.run})
+	for _, tc := range []struct {
+		args map[string]any
+		ok   bool
+		want string
+	}{
+		{map[string]any{"core": "p.pb.gz", "executable": "s1/manifest.json", "sites": []string{"main.hoard"}}, true, ""},
+		{map[string]any{"pid": 4242}, false, "--allow-attach"},
+		{map[string]any{"core": filepath.Join(outside, "secret.pb.gz"), "executable": "p.pb.gz"}, false, "outside"},
+		{map[string]any{}, false, "give a pid, or a core"},
+	} {
+		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "holders", Arguments: tc.args})
+		if err != nil {
+			t.Fatal(err)
+		}
+		text := res.Content[0].(*mcp.TextContent).Text
+		if res.IsError == tc.ok || !strings.Contains(text, tc.want) {
+			t.Errorf("holders %v: error %v %q, want ok %v with %q", tc.args, res.IsError, text, tc.ok, tc.want)
+		}
+	}
+	want := []string{"holders", "--json", "-", "--site", "main.hoard", "--", filepath.Join(root, "p.pb.gz"), filepath.Join(root, "s1", "manifest.json")}
+	if len(fr.calls) != 1 || !slices.Equal(fr.calls[0], want) {
+		t.Errorf("commands %q, want %q", fr.calls, want)
 	}
 }
 

@@ -50,6 +50,16 @@ type FleetInput struct {
 	Window     string `json:"window,omitempty" jsonschema:"how far back to judge, e.g. 1h or 6h (default 1h)"`
 }
 
+// HoldersInput are the arguments of the holders tool: a live process, or a core file and the
+// executable that made it.
+type HoldersInput struct {
+	PID        int      `json:"pid,omitempty" jsonschema:"a live local Go process (needs the server's --allow-attach; it is stopped while its heap is read)"`
+	Core       string   `json:"core,omitempty" jsonschema:"a core file (gcore PID, or the kernel's) under the server's roots, instead of a PID"`
+	Executable string   `json:"executable,omitempty" jsonschema:"with core: the executable that made it"`
+	Sites      []string `json:"sites,omitempty" jsonschema:"culprit functions whose objects' holders to show (e.g. a heap-leak finding's culprits); default: the sites holding the most"`
+	Top        int      `json:"top,omitempty" jsonschema:"without sites: how many allocation sites to show (default 5)"`
+}
+
 // ListSessionsInput are the arguments of the list_sessions tool (none).
 type ListSessionsInput struct{}
 
@@ -89,11 +99,10 @@ func (s *server) addTools() {
 			Description: "Triage every Go service a Prometheus scrapes, from its standard Go metrics: leaks, GC pressure, ranked worst first (JSON schema memdoctor/fleet/v1).",
 			Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: ptr(true)}}, s.fleet)
 	}
-	if s.opts.Holders != nil && s.opts.AllowAttach {
-		mcp.AddTool(s.mcp, &mcp.Tool{Name: "holders", Title: "List what holds the heap",
-			Description: "What holds a live Go process's heap, by reference path from its roots (memdoctor holders).",
-			Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: ptr(false)}}, s.holders)
-	}
+	mcp.AddTool(s.mcp, &mcp.Tool{Name: "holders", Title: "Who holds the leak",
+		Description: "What keeps a heap leak alive: the reference paths from the GC roots (package variables, goroutines' variables) to the objects a culprit function allocated, " +
+			"with the bytes each path holds, read from a core file under the server's roots or (with --allow-attach) a live process (memdoctor holders).",
+		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: ptr(false)}}, s.holders)
 }
 
 // result is a tool's answer: the command's JSON as structured content, and a text.
@@ -231,16 +240,37 @@ func (s *server) fleet(ctx context.Context, _ *mcp.CallToolRequest, in FleetInpu
 }
 
 func (s *server) holders(ctx context.Context, _ *mcp.CallToolRequest, in HoldersInput) (*mcp.CallToolResult, any, error) {
-	if in.PID <= 0 {
-		return nil, nil, fmt.Errorf("pid %d: give the process ID of a local Go program", in.PID)
+	args := []string{"holders", "--json", "-"}
+	for _, site := range in.Sites {
+		args = append(args, "--site", site)
 	}
-	s.busy.Lock()
-	defer s.busy.Unlock()
-	out, text, err := s.opts.Holders(ctx, in)
+	if in.Top != 0 {
+		args = append(args, "--top", strconv.Itoa(in.Top))
+	}
+	switch {
+	case in.PID > 0 && in.Core == "":
+		if !s.opts.AllowAttach {
+			return nil, nil, fmt.Errorf("pid %d: reading a live process is off: start memdoctor mcp with --allow-attach, or give a core file (gcore PID) under %s", in.PID, s.roots)
+		}
+		args = append(args, "--", strconv.Itoa(in.PID))
+	case in.PID == 0 && in.Core != "":
+		core, err := s.roots.resolve("core", in.Core)
+		if err != nil {
+			return nil, nil, err
+		}
+		exe, err := s.roots.resolve("executable", in.Executable)
+		if err != nil {
+			return nil, nil, err
+		}
+		args = append(args, "--", core, exe)
+	default:
+		return nil, nil, errors.New("holders: give a pid, or a core and its executable")
+	}
+	stdout, stderr, err := s.run(ctx, args...)
 	if err != nil {
 		return nil, nil, err
 	}
-	return result(out, text)
+	return result(stdout, bound(stderr))
 }
 
 // bound keeps the first maxTextLines lines of a command's text.
