@@ -77,7 +77,7 @@ func (k oomKill) finding() Finding {
 		what = fmt.Sprintf("the process ended with %s at %s of its limit: most likely OOM-killed", k.what, pct(k.share))
 	}
 	if k.limit > 0 {
-		f.Evidence["last_reading_of_limit"] = k.share
+		f.Evidence["last_reading_of_limit_fraction"] = k.share
 		f.Evidence["limit_bytes"] = k.limit
 	}
 	f.Title = "memory ran out: " + what
@@ -103,7 +103,7 @@ func (k oomKill) finding() Finding {
 		f.Culprits = v.Retainers
 		f.Profiles = []string{k.heap.Path}
 		f.Evidence["last_heap_inuse_bytes"] = float64(v.InuseBytes)
-		f.Evidence["last_heap_seconds_before_end"] = max(before, 0)
+		f.Evidence["last_heap_age_seconds"] = max(before, 0)
 	} else {
 		f.Detail += " No heap profile was taken before it: watch a pprof endpoint, or embed the memdoctor agent, which keeps one from just before memory runs out."
 	}

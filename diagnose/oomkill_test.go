@@ -66,7 +66,7 @@ func TestOOMKill(t *testing.T) {
 			if len(f.Culprits) == 0 || f.Culprits[0].Function != "example.com/svc.hoard" || len(f.Profiles) != 1 || f.Profiles[0] != last.Path {
 				t.Errorf("culprits %+v, profiles %v: want what the last heap profile held most", f.Culprits, f.Profiles)
 			}
-			if got := f.Evidence["last_heap_seconds_before_end"]; got != 0.5 {
+			if got := f.Evidence["last_heap_age_seconds"]; got != 0.5 {
 				t.Errorf("last heap profile %.1f s before the last reading, want 0.5", got)
 			}
 			if !strings.Contains(f.Detail, "The last heap profile (before-oom)") {
