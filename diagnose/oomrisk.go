@@ -20,8 +20,11 @@ const (
 
 // oomRisk reports a process that will reach its memory budget or cgroup limit (by trend), or
 // whose peak (the kernel's high-water mark included) is already within 10% of it, or whose
-// cgroup saw OOM kills.
+// cgroup saw OOM kills; first of all, one the OOM killer ended in the window (oomkill.go).
 func oomRisk(in *input) outcome {
+	if k, ok := in.oomKilled(); ok {
+		return found(k.finding())
+	}
 	ev := in.ev
 	if ev.Budget == 0 {
 		return cannot(KindOOMRisk, 0, "%s: pass --memory-budget", ev.Gaps[evidence.GapBudget])

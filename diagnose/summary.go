@@ -3,7 +3,7 @@ package diagnose
 import (
 	"math"
 
-	"github.com/memdoctor/memdoctor/breakdown"
+	"github.com/memdoctor/memdoctor/agent/breakdown"
 	"github.com/memdoctor/memdoctor/evidence"
 )
 

@@ -351,3 +351,12 @@ func (s *Session) ProfilesOf(kind string, periodicOnly bool) []ProfileRef {
 func (s *Session) Window() (start, end time.Time) {
 	return s.Manifest.Start, s.Manifest.End
 }
+
+// unwrapPathError drops the *fs.PathError wrapper whose path the caller already names.
+func unwrapPathError(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}

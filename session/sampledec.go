@@ -138,10 +138,10 @@ func (d *sampleDecoder) schedField(key []byte) error {
 
 func (d *sampleDecoder) goField(key []byte) error {
 	g := &d.gomem
-	if p := g.uintField(string(key)); p != nil {
+	if p := goUintField(g, string(key)); p != nil {
 		return d.uint(p)
 	}
-	if p := g.floatField(string(key)); p != nil {
+	if p := goFloatField(g, string(key)); p != nil {
 		return d.float(p)
 	}
 	switch string(key) {
@@ -157,8 +157,8 @@ func (d *sampleDecoder) goField(key []byte) error {
 	return d.skip(0)
 }
 
-// uintField returns the uint64 field named key in the JSON form, or nil.
-func (g *GoMem) uintField(key string) *uint64 {
+// goUintField returns the uint64 field of g named key in the JSON form, or nil.
+func goUintField(g *GoMem, key string) *uint64 {
 	switch key {
 	case "heap_objects_bytes":
 		return &g.HeapObjectsBytes
@@ -200,8 +200,8 @@ func (g *GoMem) uintField(key string) *uint64 {
 	return nil
 }
 
-// floatField returns the float64 field named key in the JSON form, or nil.
-func (g *GoMem) floatField(key string) *float64 {
+// goFloatField returns the float64 field of g named key in the JSON form, or nil.
+func goFloatField(g *GoMem, key string) *float64 {
 	switch key {
 	case "gc_total_seconds":
 		return &g.GCTotalSeconds

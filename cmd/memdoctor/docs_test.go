@@ -73,7 +73,7 @@ func TestEveryFlagDocumented(t *testing.T) {
 		t.Fatal(err)
 	}
 	flagLine := regexp.MustCompile(`(?m)^  -([\w-]+)`)
-	for _, name := range []string{"run", "watch", "analyze", "fleet", "compare", "tune", "diff", "demo", "lab"} {
+	for _, name := range []string{"run", "watch", "analyze", "fleet", "compare", "tune", "diff", "demo", "lab", "mcp"} {
 		if !strings.Contains(string(help), "memdoctor "+name+" ") {
 			t.Errorf("memdoctor help does not list %s", name)
 		}

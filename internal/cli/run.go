@@ -21,7 +21,12 @@ samples the target's /proc and cgroup every --sample and, when the target serves
 net/http/pprof (found on the ports it listens on, or given with --pprof), takes heap and
 goroutine profiles every --interval, reads the counts of the pprof index page every
 --sample, and fetches the goroutineleak profile when served (see --leak-check-every; each
-fetch runs one GC cycle in the program). When --duration ends, or on Ctrl-C (or SIGTERM, or
+fetch runs one GC cycle in the program). When the target's memory comes within 10% of its
+cgroup limit or --memory-budget and rises, it takes heap and goroutine profiles at once,
+outside the interval (labelled before-oom; at most one a second, and one per 1% of the limit
+climbed): when the OOM killer ends the program, the session holds the heap from its last
+seconds, and the diagnosis says so (oom-risk, critical) with what that profile held most.
+When --duration ends, or on Ctrl-C (or SIGTERM, or
 SIGHUP) it stops the program (SIGINT to its process group, then SIGKILL after --grace),
 closes the session and prints the diagnosis. A second Ctrl-C kills the program's process
 group at once and exits without the diagnosis; the session is closed either way. If the
