@@ -5,11 +5,11 @@ import (
 	"strings"
 	"time"
 
-	"github.com/memdoctor/memdoctor/evidence"
+	"github.com/memdoctor/memdoctor/facts"
 )
 
 // addAssists adds what the traces say about mark assists to a finding.
-func addAssists(a *evidence.Assists, f *Finding) {
+func addAssists(a *facts.Assists, f *Finding) {
 	if a == nil || a.Total <= 0 {
 		return
 	}

@@ -6,10 +6,8 @@ import (
 	"sort"
 	"time"
 
-	"github.com/memdoctor/memdoctor/evidence"
+	"github.com/memdoctor/memdoctor/facts"
 )
-
-func init() { register(KindCostGrowth, costGrowth) }
 
 // What growth of the allocation rate matters.
 var costLimits = limits{minAbs: 8 << 20, minRel: 0.5, minSpan: 20 * time.Second}
@@ -19,15 +17,15 @@ var costLimits = limits{minAbs: 8 << 20, minRel: 0.5, minSpan: 20 * time.Second}
 // that grows, a cache rebuilt per call...). The load itself is not measured, so the finding
 // says what it would mean under steady load.
 func costGrowth(in *input) outcome {
-	ev := in.ev
-	if ev.AllocBytes.Len() < 6 {
-		return cannot(KindCostGrowth, 0, "allocation was counted %d time(s): %s", ev.AllocBytes.Len(), orGap(ev.Gaps[evidence.GapLive], "too few to follow its rate"))
+	fs := in.f
+	if fs.AllocBytes.Len() < 6 {
+		return cannot(KindCostGrowth, 0, "allocation was counted %d time(s): %s", fs.AllocBytes.Len(), orGap(fs.Gaps[facts.GapLive], "too few to follow its rate"))
 	}
-	rates := settled(ev, rateSeries(&ev.AllocBytes))
+	rates := fs.AllocRates
 	g := judgeGrowth(rates, costLimits, 0)
 	if !g.judged {
 		return cannot(KindCostGrowth, g.watchMore, "the allocation rate was followed over %s: a trend needs %s or more",
-			humanDuration(ev.AllocBytes.Span().Seconds()), humanDuration(costLimits.minSpan.Seconds()))
+			humanDuration(fs.AllocBytes.Span().Seconds()), humanDuration(costLimits.minSpan.Seconds()))
 	}
 	if g.conf == "" {
 		return outcome{}
@@ -50,9 +48,9 @@ func costGrowth(in *input) outcome {
 		},
 		Start: rates[0].T, End: rates[len(rates)-1].T,
 	}
-	if gc := rateSeries(&ev.GCCycles); len(gc) >= 4 {
+	if gc := fs.GC.Rates; len(gc) >= 4 {
 		k := min(max(len(gc)/6, 1), 5)
-		a, b := median(values(gc[:k])), median(values(gc[len(gc)-k:]))
+		a, b := facts.Median(facts.Values(gc[:k])), facts.Median(facts.Values(gc[len(gc)-k:]))
 		f.Evidence["gc_start_per_second"], f.Evidence["gc_end_per_second"] = a, b
 		f.Detail += fmt.Sprintf(" The GC went from %.1f to %.1f cycles per second.", a, b)
 		if g.conf == Confirmed && b >= 1.5*a && b >= gcMinRate/2 {
@@ -66,58 +64,28 @@ func costGrowth(in *input) outcome {
 	return found(f)
 }
 
-// rateSeries turns a cumulative counter into its rate over about ten slices (each at least
-// two readings wide), placed at each slice's end.
-func rateSeries(c *evidence.Series) []evidence.Point {
-	pts := c.Points
-	n := len(pts)
-	if n < 3 {
-		return nil
-	}
-	span := pts[n-1].T.Sub(pts[0].T)
-	width := max(span/floorSlices, 2*span/time.Duration(n-1))
-	var out []evidence.Point
-	prev := pts[0]
-	for _, p := range pts[1:] {
-		if dt := p.T.Sub(prev.T); dt >= width || p == pts[n-1] && dt >= width/2 {
-			out = append(out, evidence.Point{T: p.T, V: math.Max(0, p.V-prev.V) / dt.Seconds(), Src: p.Src})
-			prev = p
-		}
-	}
-	return out
-}
-
 // costCulprits names the sites whose allocation rate grew most between the first and the
 // last pairs of periodic heap snapshots.
 func (in *input) costCulprits(f *Finding) {
-	refs := in.ev.PeriodicHeaps()
-	if len(refs) < 4 {
+	c := &in.f.Cost
+	if !c.Pair {
 		return
 	}
-	early, err := in.ev.HeapDiff(refs[0], refs[1], "alloc_space")
-	if err != nil {
-		return
-	}
-	late, err := in.ev.HeapDiff(refs[len(refs)-2], refs[len(refs)-1], "alloc_space")
-	if err != nil {
-		return
-	}
-	de := refs[1].T.Sub(refs[0].T).Seconds()
-	dl := refs[len(refs)-1].T.Sub(refs[len(refs)-2].T).Seconds()
+	de, dl := c.EarlySecs, c.LateSecs
 	if de <= 0 || dl <= 0 {
 		return
 	}
 	before := map[string]float64{}
-	for _, d := range early.ByFunction {
+	for _, d := range c.Early.ByFunction {
 		before[d.Site.Function] = float64(d.Delta) / de
 	}
 	var cs []Culprit
 	var total float64
-	for _, d := range late.ByFunction {
+	for _, d := range c.Late.ByFunction {
 		if up := float64(d.Delta)/dl - before[d.Site.Function]; up > 0 {
-			c := culpritFromDelta(d, late.Unit, 0)
-			c.Bytes = int64(up) // bytes per second more than early on
-			cs = append(cs, c)
+			cu := culpritFromDelta(d, c.Late.Unit, 0)
+			cu.Bytes = int64(up) // bytes per second more than early on
+			cs = append(cs, cu)
 			total += up
 		}
 	}
@@ -126,5 +94,5 @@ func (in *input) costCulprits(f *Finding) {
 		cs[i].Share = float64(cs[i].Bytes) / math.Max(total, 1)
 	}
 	f.Culprits = keepCulprits(cs, 5)
-	f.Profiles = []string{refs[0].Path, refs[len(refs)-1].Path}
+	f.Profiles = []string{c.First.Path, c.Last.Path}
 }

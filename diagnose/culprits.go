@@ -4,11 +4,11 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/memdoctor/memdoctor/evidence"
+	"github.com/memdoctor/memdoctor/facts"
 )
 
 // culpritFromDelta turns a diff row into a finding's culprit.
-func culpritFromDelta(d evidence.SiteDelta, unit string, share float64) Culprit {
+func culpritFromDelta(d facts.SiteDelta, unit string, share float64) Culprit {
 	c := Culprit{
 		Function: d.Site.Function, File: d.Site.File, Line: d.Site.Line,
 		Share: share, Stack: d.Stack, Own: d.Site.Own,
@@ -22,7 +22,7 @@ func culpritFromDelta(d evidence.SiteDelta, unit string, share float64) Culprit 
 }
 
 // pprofDiffCommand is the go tool pprof command that shows what a finding compares.
-func pprofDiffCommand(typ string, old, new evidence.Snapshot) string {
+func pprofDiffCommand(typ string, old, new facts.Snapshot) string {
 	return fmt.Sprintf("go tool pprof -sample_index=%s -diff_base %s %s", typ, old.Path, new.Path)
 }
 

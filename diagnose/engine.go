@@ -3,11 +3,11 @@ package diagnose
 import (
 	"cmp"
 	"fmt"
-	"log/slog"
 	"slices"
 	"time"
 
 	"github.com/memdoctor/memdoctor/evidence"
+	"github.com/memdoctor/memdoctor/facts"
 	"github.com/memdoctor/memdoctor/session"
 )
 
@@ -15,23 +15,15 @@ import (
 type Options struct {
 	// Now stamps the diagnosis; nil = time.Now.
 	Now func() time.Time
-	// Logger receives debug messages from rules; nil = discard.
-	Logger *slog.Logger
 }
 
-// input is what every rule reads: the evidence, and what is derived from it once.
+// input is what every rule reads: the facts of the evidence, computed once.
 type input struct {
-	ev     *evidence.Evidence
-	sum    Summary
-	spikes []Spike
-	log    *slog.Logger
+	f      *facts.Facts
 	notes  []string
 	limits []DetectionLimit
 	// growthPart is the part of memory the memory-growth rule found growing most.
 	growthPart string
-	// profGrowth is what grew between the heap profiles (heapGrowth), read once.
-	profGrowth     *heapGrowth
-	profGrowthRead bool
 }
 
 func (in *input) notef(format string, args ...any) {
@@ -52,11 +44,12 @@ func cannot(kind Kind, watchMore time.Duration, format string, args ...any) outc
 	return outcome{notJudged: &NotJudged{Kind: kind, Reason: fmt.Sprintf(format, args...), WatchMoreSeconds: watchMore.Seconds()}}
 }
 
-// rules is the rule set, one per finding kind; each lives in its own file and registers
-// itself. Diagnose runs them in the order of Kinds.
-var rules = map[Kind]func(in *input) outcome{}
-
-func register(k Kind, check func(in *input) outcome) { rules[k] = check }
+// rules is the rule set, one per finding kind, in the order of Kinds: the order Diagnose
+// runs them in. Each lives in its own file.
+var rules = []func(in *input) outcome{
+	heapLeak, goroutineLeak, runtimeRetention, transientSpike, gcOverhead,
+	allocationHotspot, nonGoMemory, oomRisk, memoryGrowth, costGrowth,
+}
 
 // Diagnose judges the evidence: every rule reads the same evidence, whatever observed the
 // service, so every vantage point gets the same verdict from the same data.
@@ -65,12 +58,7 @@ func Diagnose(ev *evidence.Evidence, opts Options) *Diagnosis {
 	if opts.Now != nil {
 		now = opts.Now
 	}
-	in := &input{ev: ev, log: opts.Logger}
-	if in.log == nil {
-		in.log = slog.New(slog.DiscardHandler)
-	}
-	in.sum = computeSummary(ev)
-	in.spikes = findSpikes(ev)
+	in := &input{f: facts.Of(ev)}
 	t := ev.Target
 	d := &Diagnosis{
 		Schema:    Schema,
@@ -82,15 +70,11 @@ func Diagnose(ev *evidence.Evidence, opts Options) *Diagnosis {
 			PprofURL: t.PprofURL, AgentURL: t.AgentURL, Local: t.Local, Status: t.Status,
 		},
 		Window:    Window{Start: ev.Start, End: ev.End, Seconds: ev.Seconds()},
-		Summary:   in.sum,
+		Summary:   in.f.Summary,
 		Breakdown: Breakdown{Peak: ev.Peak, Latest: ev.Latest},
 		Findings:  []Finding{},
 	}
-	for _, k := range Kinds {
-		check, ok := rules[k]
-		if !ok {
-			continue
-		}
+	for _, check := range rules {
 		o := check(in)
 		for i := range o.findings {
 			o.findings[i].settle()
@@ -106,14 +90,14 @@ func Diagnose(ev *evidence.Evidence, opts Options) *Diagnosis {
 		return cmp.Or(cmp.Compare(b.Severity.Rank(), a.Severity.Rank()), cmp.Compare(confRank(b.Confidence), confRank(a.Confidence)))
 	})
 	d.Notes = append(d.Notes, ev.Notes...)
-	if c := in.sum.CPUContention; c >= 0.1 {
+	if c := in.f.Summary.CPUContention; c >= 0.1 {
 		d.Notes = append(d.Notes, fmt.Sprintf("the machine was busy: the process's threads waited for a CPU %s of the time they could run; "+
 			"the GC's CPU, which the Go runtime counts in wall-clock time, is corrected by that much", pct(c)))
 	}
 	if ev.PeakSkew > 0 {
 		d.Notes = append(d.Notes, fmt.Sprintf("at the RSS peak the nearest Go reading is %s away: memory is not split there (too far apart to pair)", humanDuration(ev.PeakSkew.Seconds())))
 	}
-	if a := ev.Assists(); a != nil && findingOfKind(d.Findings, KindTransientSpike) == nil {
+	if a := in.f.Assists; a != nil && findingOfKind(d.Findings, KindTransientSpike) == nil {
 		d.Notes = append(d.Notes, fmt.Sprintf("%d execution trace(s) cover %s: goroutines spent %s in GC mark assists",
 			a.Traces, humanDuration(a.Wall.Seconds()), humanDuration(a.Total.Seconds())))
 	}

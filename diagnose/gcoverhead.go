@@ -7,10 +7,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/memdoctor/memdoctor/evidence"
+	"github.com/memdoctor/memdoctor/facts"
 )
-
-func init() { register(KindGCOverhead, gcOverhead) }
 
 // Thresholds of the gc-overhead rule.
 const (
@@ -34,21 +32,21 @@ const (
 // against the process's own CPU time from every vantage point (gctrace, runtime/metrics, or
 // MemStats with the process's start time), else against GOMAXPROCS x wall time.
 func gcOverhead(in *input) outcome {
-	ev, sum := in.ev, in.sum
-	if ev.GCCycles.Len() < 2 {
-		return cannot(KindGCOverhead, 0, "GC cycles were not counted: %s", ev.Gaps[evidence.GapGC])
+	fs, sum := in.f, in.f.Summary
+	if fs.GCCycles.Len() < 2 {
+		return cannot(KindGCOverhead, 0, "GC cycles were not counted: %s", fs.Gaps[facts.GapGC])
 	}
-	if !gcCPUKnown(ev) {
+	if !fs.GC.CPUKnown {
 		if sum.GCPerSecond >= gcMinRate {
 			return gcRateOnly(in)
 		}
 		return outcome{}
 	}
-	cores := gcCores(ev)
-	if gcIdle(ev, sum) || !(sum.GCPerSecond >= gcMinRate && sum.GCCPUFraction >= gcMinCPU || sum.GCCPUFraction >= gcAloneCPU) {
+	cores := fs.GC.Cores
+	if gcIdle(fs, sum) || !(sum.GCPerSecond >= gcMinRate && sum.GCCPUFraction >= gcMinCPU || sum.GCCPUFraction >= gcAloneCPU) {
 		return outcome{}
 	}
-	m, ok := gcModelOf(ev, sum)
+	m, ok := gcModelOf(fs.GC, fs.Pacer, sum)
 	if !ok {
 		in.notef("gc-overhead: the GC runs %.1f/s but the live heap or the allocation rate is unknown: no advice", sum.GCPerSecond)
 		return outcome{}
@@ -69,12 +67,12 @@ func gcOverhead(in *input) outcome {
 			"model_gc_per_second_now":   m.rateNow,
 			"model_heap_goal_bytes_now": m.now.goal(),
 		},
-		Start: ev.Start, End: ev.End,
+		Start: fs.Start, End: fs.End,
 	}
 	// A GC rate needs cycles to be measured: few cycles over a short span are a hint.
-	if n := sum.GCCount; n < gcMinCycles || ev.GCCycles.Span() < gcMinSpan {
+	if n := sum.GCCount; n < gcMinCycles || fs.GCCycles.Span() < gcMinSpan {
 		f.Confidence = Suspected
-		f.WatchMoreSeconds = math.Max(gcMinSpan.Seconds()-ev.GCCycles.Span().Seconds(), float64(gcMinCycles-int(min(n, gcMinCycles)))/math.Max(sum.GCPerSecond, 0.1))
+		f.WatchMoreSeconds = math.Max(gcMinSpan.Seconds()-fs.GCCycles.Span().Seconds(), float64(gcMinCycles-int(min(n, gcMinCycles)))/math.Max(sum.GCPerSecond, 0.1))
 	}
 	// A warning needs a GC that touches the service: frequent cycles, or mark assists that
 	// stall its goroutines. A large share of a light process's CPU at a calm rate (the GC
@@ -89,16 +87,16 @@ func gcOverhead(in *input) outcome {
 	if sum.GCPerSecond >= gcMinRate && share >= gcWarnCPU || sum.GCAssistFraction >= 0.25 && sum.GCPerSecond >= gcMinRate {
 		f.Severity = Warning
 	}
-	rec, fits := m.recommend(sum.GCPerSecond, ev.Budget, gcBudgetUse)
+	rec, fits := m.recommend(sum.GCPerSecond, fs.Budget, gcBudgetUse)
 	if !fits {
 		f.Severity = Info
 		f.Title = fmt.Sprintf("the GC runs %.1f times per second because memory is tight", sum.GCPerSecond)
 		f.Detail = fmt.Sprintf("The GC uses %s of the CPU, but the live heap (%s) leaves little room under the memory budget (%s): "+
 			"raising GOGC would not fit. Cut the allocation rate (%s/s) instead: see the allocation hotspots.",
-			pct(sum.GCCPUFraction), bytesStr(m.now.live), bytesStr(float64(ev.Budget)), bytesStr(m.alloc))
+			pct(sum.GCCPUFraction), bytesStr(m.now.live), bytesStr(float64(fs.Budget)), bytesStr(m.alloc))
 		return found(f)
 	}
-	m.explain(&f, sum, rec, ev.Budget)
+	m.explain(&f, sum, rec, fs.Budget)
 	return found(f)
 }
 
@@ -120,17 +118,17 @@ func gcShareSure(sum Summary) float64 {
 // gcIdle reports a GC with nothing worth tuning: it runs less than gcMinRate times a second
 // and uses less than gcMinCores. Either alone is a busy service's GC: absolute CPU depends on
 // the load and the machine's speed, and a light load with frequent cycles scales with traffic.
-func gcIdle(ev *evidence.Evidence, sum Summary) bool {
-	return gcCores(ev) < gcMinCores && sum.GCPerSecond < gcMinRate
+func gcIdle(fs *facts.Facts, sum Summary) bool {
+	return fs.GC.Cores < gcMinCores && sum.GCPerSecond < gcMinRate
 }
 
 // gcRateOnly judges a frequent GC whose CPU cost was not measured (Prometheus's default Go
 // metrics, for one): a suspicion at most, with the pacer model's advice when the live heap
 // and the allocation rate are known, and what would measure the cost.
 func gcRateOnly(in *input) outcome {
-	ev, sum := in.ev, in.sum
-	why := ev.Gaps[evidence.GapGCCPU]
-	m, ok := gcModelOf(ev, sum)
+	fs, sum := in.f, in.f.Summary
+	why := fs.Gaps[facts.GapGCCPU]
+	m, ok := gcModelOf(fs.GC, fs.Pacer, sum)
 	if !ok {
 		return cannot(KindGCOverhead, 0, "the GC runs %.1f times per second but its CPU cost is unknown: %s", sum.GCPerSecond, why)
 	}
@@ -143,10 +141,10 @@ func gcRateOnly(in *input) outcome {
 			"gogc_current":            m.now.gogc,
 			"model_gc_per_second_now": m.rateNow,
 		},
-		Start: ev.Start, End: ev.End,
+		Start: fs.Start, End: fs.End,
 	}
-	if rec, fits := m.recommend(sum.GCPerSecond, ev.Budget, gcBudgetUse); fits {
-		m.explain(&f, sum, rec, ev.Budget)
+	if rec, fits := m.recommend(sum.GCPerSecond, fs.Budget, gcBudgetUse); fits {
+		m.explain(&f, sum, rec, fs.Budget)
 	}
 	f.Title = fmt.Sprintf("the GC runs %.1f times per second on a %s live heap; its CPU cost was not measured", sum.GCPerSecond, bytesStr(m.now.live))
 	f.Detail = fmt.Sprintf("The GC's CPU time is not in this data (%s), so how much the cycles cost cannot be told: "+
@@ -172,16 +170,11 @@ type gcModel struct {
 	rssPeak   float64 // the peak RSS measured
 }
 
-func gcModelOf(ev *evidence.Evidence, sum Summary) (gcModel, bool) {
-	live := medianLive(ev)
-	alloc := sum.AllocBytesPerSecond
-	if alloc <= 0 {
-		alloc = gctraceAllocRate(ev)
-	}
+func gcModelOf(gc facts.GC, p facts.Pacer, sum Summary) (gcModel, bool) {
+	live, alloc := gc.MedianLive, gc.AllocRate
 	if live <= 0 || alloc <= 0 {
 		return gcModel{}, false
 	}
-	p := ev.Pacer
 	gogc := p.GOGC
 	if gogc == 0 {
 		gogc = 100
@@ -261,34 +254,6 @@ func (m gcModel) explain(f *Finding, sum Summary, rec pacer, budget uint64) {
 		f.Advice = append(f.Advice, "No memory budget is known (no --memory-budget, no cgroup limit): pass --memory-budget to get a GOMEMLIMIT that caps the heap safely; GOGC alone lets the heap grow with the live heap.")
 	}
 	f.Advice = append(f.Advice, "Allocating less lowers GC work in proportion: see the allocation hotspots.")
-}
-
-// medianLive is the live heap's median over the window. gctrace truncates to whole MiB, so a
-// live heap under 1 MiB reads 0 there: it counts as half a MiB.
-func medianLive(ev *evidence.Evidence) float64 {
-	s, _ := liveSeries(ev)
-	m := median(s.Values())
-	if m == 0 && s.Src == evidence.SourceGCTrace && s.Len() > 0 {
-		m = 512 << 10
-	}
-	return m
-}
-
-// gctraceAllocRate estimates the allocation rate from gctrace: what the heap grew by between
-// one cycle's end (its live heap) and the next cycle's start.
-func gctraceAllocRate(ev *evidence.Evidence) float64 {
-	live, atGC := ev.Live.Points, ev.HeapAtGC.Points
-	if len(live) < 3 || len(live) != len(atGC) || ev.Live.Src != evidence.SourceGCTrace {
-		return 0
-	}
-	var total float64
-	for i := 1; i < len(live); i++ {
-		total += math.Max(0, atGC[i].V-live[i-1].V)
-	}
-	if span := live[len(live)-1].T.Sub(live[0].T).Seconds(); span > 0 {
-		return total / span
-	}
-	return 0
 }
 
 func roundDown(v, step float64) float64 { return math.Floor(v/step) * step }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/memdoctor/memdoctor/evidence"
+	"github.com/memdoctor/memdoctor/facts"
 )
 
 // A GC running 8 times a second whose CPU time no source measured (Prometheus's default
@@ -73,7 +74,7 @@ func TestGCIdle(t *testing.T) {
 				at := t0.Add(time.Duration(i) * time.Second)
 				ev.GCCPU.Points = append(ev.GCCPU.Points, evidence.Point{T: at, V: tc.cores * float64(i)})
 			}
-			if got := gcIdle(ev, Summary{GCPerSecond: tc.perSecond}); got != tc.wantIdling {
+			if got := gcIdle(facts.Of(ev), Summary{GCPerSecond: tc.perSecond}); got != tc.wantIdling {
 				t.Errorf("gcIdle = %v, want %v", got, tc.wantIdling)
 			}
 		})
@@ -101,7 +102,7 @@ func TestGCCPUCorrectedForContention(t *testing.T) {
 		}
 		ev.GCCPU, ev.GCCycles, ev.ProcessCPU, ev.SchedRun, ev.SchedWait = gc.Series(), cycles.Series(), cpu.Series(), run.Series(), wait.Series()
 		ev.Finish(evidence.Options{})
-		return computeSummary(ev)
+		return facts.Summarize(ev)
 	}
 	idle, busy := build(0), build(0.5)
 	if math.Abs(idle.GCCPUFraction-0.1) > 1e-6 || math.Abs(busy.GCCPUFraction-0.1) > 1e-6 {

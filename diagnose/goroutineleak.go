@@ -3,14 +3,11 @@ package diagnose
 import (
 	"fmt"
 	"math"
-	"sort"
 	"strings"
 	"time"
 
-	"github.com/memdoctor/memdoctor/evidence"
+	"github.com/memdoctor/memdoctor/facts"
 )
-
-func init() { register(KindGoroutineLeak, goroutineLeak) }
 
 // What growth of the goroutine count's floor matters.
 var gleakLimits = limits{minAbs: 30, minRel: 0.3, minSpan: 10 * time.Second}
@@ -27,19 +24,19 @@ const (
 // goroutineleak profile: blocked forever on something nobody can reach), or a goroutine
 // count whose floor grows for good. It names the sites where the new goroutines block.
 func goroutineLeak(in *input) outcome {
-	ev := in.ev
-	proof := in.leakProof()
-	s := &ev.Goroutines
+	fs := in.f
+	proof := fs.Goroutine.Proof
+	s := &fs.Goroutines
 	if s.Empty() && proof == nil {
-		return cannot(KindGoroutineLeak, 0, "goroutines were never counted: %s", ev.Gaps[evidence.GapGoroutines])
+		return cannot(KindGoroutineLeak, 0, "goroutines were never counted: %s", fs.Gaps[facts.GapGoroutines])
 	}
 	var g growth
 	if !s.Empty() {
-		g = judgeGrowth(floor(settled(ev, s.Points)), gleakLimits, 1)
+		g = judgeGrowth(fs.Goroutine.Floor, gleakLimits, 1)
 	}
 	if proof == nil && !g.judged {
-		if snap, one := singleSnapshot(ev.GoroutineSnaps); one && s.Len() <= 1 {
-			if f, ok := in.pileUp(snap); ok {
+		if fs.Goroutine.Single != nil && s.Len() <= 1 {
+			if f, ok := in.pileUp(); ok {
 				return found(f)
 			}
 			return cannot(KindGoroutineLeak, 0, "one goroutine profile is a snapshot: no blocked site of the program holds %s of its goroutines "+
@@ -74,7 +71,7 @@ func goroutineLeak(in *input) outcome {
 	if proof != nil {
 		in.addProof(&f, proof, g)
 	}
-	if n, ok := pinnedStacks(ev, f.Evidence["goroutines_end_count"]-f.Evidence["goroutines_start_count"]); ok {
+	if n, ok := pinnedStacks(fs, f.Evidence["goroutines_end_count"]-f.Evidence["goroutines_start_count"]); ok {
 		f.Evidence["pinned_stack_bytes"] = n
 		f.Detail += fmt.Sprintf(" The new ones pin about %s of stacks alone.", bytesStr(n))
 	}
@@ -89,60 +86,32 @@ func goroutineLeak(in *input) outcome {
 }
 
 // pinnedStacks estimates the stack memory of n more goroutines, from the latest stacks total.
-func pinnedStacks(ev *evidence.Evidence, n float64) (float64, bool) {
-	g := ev.Goroutines.Last().V
-	st := ev.Stacks.Last().V
+func pinnedStacks(fs *facts.Facts, n float64) (float64, bool) {
+	g := fs.Goroutines.Last().V
+	st := fs.Stacks.Last().V
 	if n <= 0 || g <= 0 || st <= 0 {
 		return 0, false
 	}
 	return st / g * n, true
 }
 
-// leakProof is what the goroutineleak profiles proved: the last snapshot with leaked
-// goroutines and its count, growing or not.
-type leakProof struct {
-	snap     evidence.Snapshot
-	hasSnap  bool
-	first    float64 // leaked goroutines at the first reading
-	leaked   float64 // ... at the last
-	at       time.Time
-	readings int
-}
-
-func (in *input) leakProof() *leakProof {
-	ev := in.ev
-	s := &ev.Leaked
-	if s.Empty() {
-		return nil
-	}
-	last := s.Last()
-	if last.V <= 0 {
-		return nil
-	}
-	p := &leakProof{first: s.First().V, leaked: last.V, at: last.T, readings: s.Len()}
-	if n := len(ev.LeakSnaps); n > 0 {
-		p.snap, p.hasSnap = ev.LeakSnaps[n-1], true
-	}
-	return p
-}
-
 // addProof makes the finding a proved leak and names the leaked goroutines' sites.
-func (in *input) addProof(f *Finding, p *leakProof, g growth) {
+func (in *input) addProof(f *Finding, p *facts.LeakProof, g growth) {
 	f.Confidence, f.WatchMoreSeconds = Confirmed, 0
-	if p.leaked < provenWarn && (p.readings < 2 || p.leaked <= p.first) && g.conf != Confirmed {
+	if p.Leaked < provenWarn && (p.Readings < 2 || p.Leaked <= p.First) && g.conf != Confirmed {
 		f.Severity = Info // a handful of leaked goroutines, not growing: a bug, not yet a memory problem
 	}
-	f.Evidence["leaked_goroutines_count"] = p.leaked
-	proof := fmt.Sprintf("The runtime's leak detector (the goroutineleak profile) proved %.0f goroutine(s) blocked forever on something no running goroutine can reach.", p.leaked)
+	f.Evidence["leaked_goroutines_count"] = p.Leaked
+	proof := fmt.Sprintf("The runtime's leak detector (the goroutineleak profile) proved %.0f goroutine(s) blocked forever on something no running goroutine can reach.", p.Leaked)
 	if f.Title == "" {
-		f.Title = fmt.Sprintf("%.0f goroutines leaked, proved by the runtime's leak detector", p.leaked)
-		f.Start, f.End = p.at, p.at
+		f.Title = fmt.Sprintf("%.0f goroutines leaked, proved by the runtime's leak detector", p.Leaked)
+		f.Start, f.End = p.At.T, p.At.T
 	}
 	f.Detail = strings.TrimSpace(proof + " " + f.Detail)
-	if !p.hasSnap {
+	if !p.HasSnap {
 		return
 	}
-	sites, err := in.ev.GoroutineSites(p.snap)
+	sites, err := p.Sites, p.SitesErr
 	if err != nil {
 		in.notef("goroutine-leak: %v", err)
 		return
@@ -157,83 +126,49 @@ func (in *input) addProof(f *Finding, p *leakProof, g growth) {
 			Count: int64(s.Count), Share: float64(s.Count) / math.Max(float64(total), 1), Stack: s.Stack, Own: s.Culprit.Own,
 		})
 		if i == 0 {
-			f.Title = fmt.Sprintf("%.0f goroutines leaked (proved): %d blocked forever in %s in %s", p.leaked, s.Count, waitState(s.GoroutineGroup), s.Blocking)
+			f.Title = fmt.Sprintf("%.0f goroutines leaked (proved): %d blocked forever in %s in %s", p.Leaked, s.Count, waitState(s.GoroutineGroup), s.Blocking)
 			f.Advice = append(f.Advice, goroutineAdvice(s.GoroutineGroup)...)
 		}
 	}
 	f.Culprits = keepCulprits(f.Culprits, 5)
-	f.Profiles = []string{p.snap.Path}
-	f.Advice = append(f.Advice, "See the leaked goroutines' stacks: go tool pprof -traces "+p.snap.Path)
+	f.Profiles = []string{p.Snap.Path}
+	f.Advice = append(f.Advice, "See the leaked goroutines' stacks: go tool pprof -traces "+p.Snap.Path)
 }
 
 // blameGoroutines names the sites whose goroutines grew between the first and last goroutine
 // snapshots, and gives advice for the largest.
 func (in *input) blameGoroutines(f *Finding, perMin float64) {
-	var refs []evidence.Snapshot
-	for _, s := range in.ev.GoroutineSnaps {
-		if s.Periodic() {
-			refs = append(refs, s)
-		}
-	}
-	if len(refs) < 2 {
+	gr := &in.f.Goroutine
+	if !gr.GrowthPair {
 		return
 	}
-	old, new := refs[0], refs[len(refs)-1]
-	groups, err := in.growingSites(old, new)
+	old, new := gr.Old, gr.New
+	groups, err := gr.Growth, gr.GrowthErr
 	if err != nil {
 		in.notef("goroutine-leak: %v", err)
 	}
 	var total int
 	for _, g := range groups {
-		total += g.delta
+		total += g.Delta
 	}
 	for i, g := range groups {
 		f.Culprits = append(f.Culprits, Culprit{
-			Function: g.site.Culprit.Function, File: g.site.Culprit.File, Line: g.site.Culprit.Line,
-			Count: int64(g.delta), Share: float64(g.delta) / math.Max(float64(total), 1),
-			Stack: g.site.Stack, Own: g.site.Culprit.Own,
+			Function: g.Site.Culprit.Function, File: g.Site.Culprit.File, Line: g.Site.Culprit.Line,
+			Count: int64(g.Delta), Share: float64(g.Delta) / math.Max(float64(total), 1),
+			Stack: g.Site.Stack, Own: g.Site.Culprit.Own,
 		})
 		if i == 0 {
 			if f.Confidence == Confirmed && f.Evidence["leaked_goroutines_count"] == 0 {
-				f.Title = fmt.Sprintf("goroutines pile up (%+.0f/min): %d more blocked in %s in %s", perMin, g.delta, waitState(g.site.GoroutineGroup), g.site.Blocking)
+				f.Title = fmt.Sprintf("goroutines pile up (%+.0f/min): %d more blocked in %s in %s", perMin, g.Delta, waitState(g.Site.GoroutineGroup), g.Site.Blocking)
 			}
 			f.Detail += fmt.Sprintf(" The largest growing site: %d more goroutines blocked in %s at %s, started by %s.",
-				g.delta, waitState(g.site.GoroutineGroup), g.site.Blocking, g.site.CreatedBy)
+				g.Delta, waitState(g.Site.GoroutineGroup), g.Site.Blocking, g.Site.CreatedBy)
 		}
 	}
 	f.Culprits = keepCulprits(f.Culprits, 5)
 	f.Profiles = []string{old.Path, new.Path}
 	f.Advice = append(f.Advice, fmt.Sprintf("Compare the goroutine snapshots: go tool pprof -diff_base %s %s", old.Path, new.Path))
 	if len(groups) > 0 {
-		f.Advice = append(f.Advice, goroutineAdvice(groups[0].site.GoroutineGroup)...)
+		f.Advice = append(f.Advice, goroutineAdvice(groups[0].Site.GoroutineGroup)...)
 	}
-}
-
-type siteDelta struct {
-	site  evidence.GoroutineGroup
-	delta int
-}
-
-// growingSites returns the goroutine sites that grew between two snapshots, most first.
-func (in *input) growingSites(old, new evidence.Snapshot) ([]siteDelta, error) {
-	og, err := in.ev.GoroutineSites(old)
-	if err != nil {
-		return nil, err
-	}
-	ng, err := in.ev.GoroutineSites(new)
-	if err != nil {
-		return nil, err
-	}
-	before := make(map[string]int, len(og))
-	for _, g := range og {
-		before[g.SiteKey] = g.Count
-	}
-	var out []siteDelta
-	for _, g := range ng {
-		if d := g.Count - before[g.SiteKey]; d > 0 {
-			out = append(out, siteDelta{g, d})
-		}
-	}
-	sort.SliceStable(out, func(i, j int) bool { return out[i].delta > out[j].delta })
-	return out, nil
 }

@@ -3,11 +3,11 @@ package diagnose
 import (
 	"strings"
 
-	"github.com/memdoctor/memdoctor/evidence"
+	"github.com/memdoctor/memdoctor/facts"
 )
 
 // waitState names what a group waits on, from its state or its runtime frames.
-func waitState(g evidence.StackGroup) string {
+func waitState(g facts.StackGroup) string {
 	if g.State != "" {
 		return g.State
 	}
@@ -35,7 +35,7 @@ func waitState(g evidence.StackGroup) string {
 }
 
 // goroutineAdvice is specific advice for the largest growing group.
-func goroutineAdvice(g evidence.StackGroup) []string {
+func goroutineAdvice(g facts.StackGroup) []string {
 	stack := strings.Join(g.Stack, " ")
 	switch state := waitState(g); {
 	case strings.Contains(stack, "net/http.(*persistConn)"):

@@ -4,13 +4,10 @@ import (
 	"fmt"
 	"math"
 	"regexp"
-	"sort"
 	"time"
 
-	"github.com/memdoctor/memdoctor/evidence"
+	"github.com/memdoctor/memdoctor/facts"
 )
-
-func init() { register(KindAllocationHotspot, allocationHotspot) }
 
 // Thresholds of the allocation-hotspot rule. A hotspot is judged on what it costs, not on
 // how much is allocated: a busy, healthy server allocates a lot. Its cost is its share of the
@@ -34,23 +31,23 @@ const (
 // allocationHotspot names the sites that dominate what the program allocates, matched
 // against known patterns with specific advice, when the GC work they cause costs CPU.
 func allocationHotspot(in *input) outcome {
-	ev, sum := in.ev, in.sum
-	refs := ev.PeriodicHeaps()
-	if snap, one := singleSnapshot(ev.Heaps); one && len(refs) <= 1 {
-		return in.snapshotHotspot(snap)
+	fs, sum := in.f, in.f.Summary
+	refs := fs.PeriodicHeaps
+	if fs.HeapSnap != nil && len(refs) <= 1 {
+		return in.snapshotHotspot(fs.HeapSnap)
 	}
 	if len(refs) < 2 {
-		return cannot(KindAllocationHotspot, 0, "%s", ev.Gaps[evidence.GapHeapSnaps])
+		return cannot(KindAllocationHotspot, 0, "%s", fs.Gaps[facts.GapHeapSnaps])
 	}
-	old, new := refs[0], refs[len(refs)-1]
+	old, new := fs.Alloc.Old, fs.Alloc.New
 	dt := new.T.Sub(old.T).Seconds()
 	if dt < hotMinSpanSeconds {
 		return cannot(KindAllocationHotspot, time.Duration((hotMinSpanSeconds-dt)*float64(time.Second)), "the heap snapshots span %s: allocation is compared over %ds or more", humanDuration(dt), hotMinSpanSeconds)
 	}
-	if !gcCPUKnown(ev) {
-		return cannot(KindAllocationHotspot, 0, "what allocation costs is unknown: the GC's CPU time was not measured (%s)", ev.Gaps[evidence.GapGCCPU])
+	if !fs.GC.CPUKnown {
+		return cannot(KindAllocationHotspot, 0, "what allocation costs is unknown: the GC's CPU time was not measured (%s)", fs.Gaps[facts.GapGCCPU])
 	}
-	space, err := ev.HeapDiff(old, new, "alloc_space")
+	space, err := fs.Alloc.Space, fs.Alloc.SpaceErr
 	if err != nil {
 		in.notef("allocation-hotspot: %v", err)
 		return cannot(KindAllocationHotspot, 0, "the heap snapshots could not be compared: %v", err)
@@ -66,8 +63,8 @@ func allocationHotspot(in *input) outcome {
 	cost := top.Share * gcCPU * (1 + sum.GCAssistFraction)
 	// Below hotInfoCost the GC work is not worth a word, but a known anti-pattern among the
 	// top sites still is (as information): it costs CPU a heap profile does not show.
-	cheap := cost < hotInfoCost || gcIdle(ev, sum)
-	if cheap && !anyKnown(in.sitePatterns(new, cs), cs) {
+	cheap := cost < hotInfoCost || gcIdle(fs, sum)
+	if cheap && !anyKnown(fs.Alloc.Patterns, cs) {
 		return outcome{}
 	}
 	f := Finding{
@@ -88,30 +85,29 @@ func allocationHotspot(in *input) outcome {
 		Profiles: []string{old.Path, new.Path},
 		Culprits: cs,
 	}
-	if n := sum.GCCount; n < gcMinCycles || ev.GCCycles.Span() < gcMinSpan {
+	if n := sum.GCCount; n < gcMinCycles || fs.GCCycles.Span() < gcMinSpan {
 		// Until the GC has run gcMinCycles times over gcMinSpan: at its present rate when
 		// known (a hotspot of large objects can make it rare: ten cycles may take minutes).
 		f.Confidence = Suspected
-		more := math.Max(gcMinSpan.Seconds()-ev.GCCycles.Span().Seconds(), 10)
+		more := math.Max(gcMinSpan.Seconds()-fs.GCCycles.Span().Seconds(), 10)
 		if sum.GCPerSecond > 0 && n < gcMinCycles {
 			more = math.Max(more, float64(gcMinCycles-n)/sum.GCPerSecond)
 		}
 		f.WatchMoreSeconds = more
 	}
-	topObjects := in.objectEvidence(&f, old, new, dt)
+	topObjects := objectEvidence(&f, fs.Alloc.Objects, dt)
 	// Patterns, weighted by the bytes each site allocates through them.
-	pats := in.sitePatterns(new, cs)
+	pats := culpritPatterns(fs.Alloc.Patterns, cs)
 	// A specific anti-pattern (not just many small objects) whose site alone makes the GC run
 	// gcMinRate times a second or more costs what the gc-overhead rule counts: every cycle
 	// pauses the program and slows the allocating goroutines, whatever its share of the CPU.
 	drives := len(pats[top.Function]) > 0 && top.Share*sum.GCPerSecond >= gcMinRate
+	smallAdvice := ""
 	if len(pats[top.Function]) == 0 && topObjects > 0 && top.Bytes/topObjects <= smallObject {
-		pats[top.Function] = []pattern{{
-			name: "many small objects per call",
-			advice: fmt.Sprintf("It allocates %.0f small objects per second (%d bytes on average): allocate them once and reuse them "+
-				"(a preallocated slice of values used as a stack, a free list, or sync.Pool), and keep per-element state in values rather than pointers.",
-				float64(topObjects)/dt, top.Bytes/topObjects),
-		}}
+		pats[top.Function] = []facts.Pattern{{Name: patternSmallObjects}}
+		smallAdvice = fmt.Sprintf("It allocates %.0f small objects per second (%d bytes on average): allocate them once and reuse them "+
+			"(a preallocated slice of values used as a stack, a free list, or sync.Pool), and keep per-element state in values rather than pointers.",
+			float64(topObjects)/dt, top.Bytes/topObjects)
 	}
 	known := len(pats[top.Function]) > 0
 	if !cheap && top.Share >= hotWarnShare && (cost >= hotWarnCost || known && cost >= hotKnownCost || drives) {
@@ -122,20 +118,20 @@ func allocationHotspot(in *input) outcome {
 	}
 	name := "allocates the most"
 	if known {
-		name = pats[top.Function][0].name
+		name = pats[top.Function][0].Name
 	}
 	f.Title = fmt.Sprintf("%s: %s allocates %s of all bytes (%s/s), costing about %s of the CPU in GC work", name, top.Function, pct(top.Share), bytesStr(float64(top.Bytes)/dt), pct(cost))
 	f.Detail = fmt.Sprintf("Between the first and last heap snapshots the program allocated %s/s; the GC ran %.1f times per second and used %s of the process's CPU. "+
 		"The GC's work grows with what is allocated, so this site's %s of the bytes costs about %s of the CPU: cutting the top sites cuts GC frequency and its CPU in proportion.",
 		bytesStr(rate), sum.GCPerSecond, pct(gcCPU), pct(top.Share), pct(cost))
-	f.Advice = hotspotAdvice(cs, pats)
+	f.Advice = hotspotAdvice(cs, pats, smallAdvice)
 	f.Advice = append(f.Advice, "Dig into the lines: "+fmt.Sprintf("go tool pprof -sample_index=alloc_space -list '%s' %s", regexp.QuoteMeta(top.Function), new.Path))
 	return found(f)
 }
 
 // anyKnown reports whether a culprit with at least the minimum share goes through a known
 // anti-pattern.
-func anyKnown(pats map[string][]pattern, cs []Culprit) bool {
+func anyKnown(pats map[string][]facts.Pattern, cs []Culprit) bool {
 	for _, c := range cs {
 		if c.Share >= hotMinShare && len(pats[c.Function]) > 0 {
 			return true
@@ -145,7 +141,7 @@ func anyKnown(pats map[string][]pattern, cs []Culprit) bool {
 }
 
 // hotspotCulprits are the sites that allocate the most, down to a third of the minimum share.
-func hotspotCulprits(space *evidence.SiteDiff) []Culprit {
+func hotspotCulprits(space *facts.SiteDiff) []Culprit {
 	var cs []Culprit
 	for _, d := range space.ByFunction {
 		share := float64(d.Delta) / math.Max(float64(space.Growth), 1)
@@ -157,11 +153,10 @@ func hotspotCulprits(space *evidence.SiteDiff) []Culprit {
 	return keepCulprits(cs, 5)
 }
 
-// objectEvidence adds the object counts to a hotspot finding and returns the number of
-// objects its top site allocated between the snapshots (0 when unknown).
-func (in *input) objectEvidence(f *Finding, old, new evidence.Snapshot, dt float64) int64 {
-	objects, err := in.ev.HeapDiff(old, new, "alloc_objects")
-	if err != nil || objects.Growth <= 0 {
+// objectEvidence adds the object counts (nil when unknown) to a hotspot finding and returns
+// the number of objects its top site allocated between the snapshots (0 when unknown).
+func objectEvidence(f *Finding, objects *facts.SiteDiff, dt float64) int64 {
+	if objects == nil || objects.Growth <= 0 {
 		return 0
 	}
 	top := f.Culprits[0]
@@ -176,65 +171,40 @@ func (in *input) objectEvidence(f *Finding, old, new evidence.Snapshot, dt float
 	return 0
 }
 
-// hotspotAdvice gives each pattern's advice once, naming the first culprit that shows it.
-func hotspotAdvice(cs []Culprit, pats map[string][]pattern) []string {
+// patternSmallObjects names a site that allocates many small objects: not a known pattern of
+// its stacks, but of its allocation's object size.
+const patternSmallObjects = "many small objects per call"
+
+// culpritPatterns is the patterns of the culprits' functions alone.
+func culpritPatterns(all map[string][]facts.Pattern, cs []Culprit) map[string][]facts.Pattern {
+	out := map[string][]facts.Pattern{}
+	for _, c := range cs {
+		if p, ok := all[c.Function]; ok {
+			out[c.Function] = p
+		}
+	}
+	return out
+}
+
+// hotspotAdvice gives each pattern's advice once, naming the first culprit that shows it
+// (small is the advice for many small objects).
+func hotspotAdvice(cs []Culprit, pats map[string][]facts.Pattern, small string) []string {
 	var out []string
 	seen := map[string]bool{}
 	for _, c := range cs {
 		for _, p := range pats[c.Function] {
-			if !seen[p.name] {
-				seen[p.name] = true
-				out = append(out, fmt.Sprintf("%s (%s): %s", c.Function, p.name, p.advice))
+			if !seen[p.Name] {
+				seen[p.Name] = true
+				advice := patternAdvice[p.Name].hotspot
+				if p.Name == patternSmallObjects {
+					advice = small
+				}
+				out = append(out, fmt.Sprintf("%s (%s): %s", c.Function, p.Name, advice))
 			}
 		}
 	}
 	if len(out) == 0 {
 		out = append(out, fmt.Sprintf("%s allocates %s of the bytes: reuse buffers (sync.Pool), preallocate, and avoid building temporary values per call.", cs[0].Function, pct(cs[0].Share)))
-	}
-	return out
-}
-
-// sitePatterns returns, for each culprit function, the known patterns its allocating
-// stacks go through, heaviest first, keeping those with at least 10% of its bytes. It reads
-// the cumulative alloc_space of one snapshot: the mix of stacks, not its amount, matters.
-func (in *input) sitePatterns(snap evidence.Snapshot, cs []Culprit) map[string][]pattern {
-	out := map[string][]pattern{}
-	want := map[string]bool{}
-	for _, c := range cs {
-		want[c.Function] = true
-	}
-	weights := map[string][]float64{} // function -> weight per pattern
-	totals := map[string]float64{}
-	err := in.ev.EachStack(snap, "alloc_space", func(site evidence.Site, stack []string, v int64) {
-		if !want[site.Function] {
-			return
-		}
-		totals[site.Function] += float64(v)
-		w := weights[site.Function]
-		if w == nil {
-			w = make([]float64, len(patterns))
-			weights[site.Function] = w
-		}
-		for i, pat := range patterns {
-			if pat.matches(stack) {
-				w[i] += float64(v)
-			}
-		}
-	})
-	if err != nil {
-		return out
-	}
-	for fn, w := range weights {
-		var idxs []int
-		for i, v := range w {
-			if v >= 0.1*totals[fn] && v > 0 {
-				idxs = append(idxs, i)
-			}
-		}
-		sort.SliceStable(idxs, func(a, b int) bool { return w[idxs[a]] > w[idxs[b]] })
-		for _, i := range idxs {
-			out[fn] = append(out[fn], patterns[i])
-		}
 	}
 	return out
 }

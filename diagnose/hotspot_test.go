@@ -32,7 +32,9 @@ func TestHotspotThatDrivesTheGC(t *testing.T) {
 	} {
 		ev := readAllEvidence(t, "example.com/svc.(*uploads)", 20*time.Second, 1600, 0.05)
 		sum := Summary{GCPerSecond: tc.gcPerSecond, GCCPUFraction: 0.025, GCCount: 120}
-		out := allocationHotspot(&input{ev: ev, sum: sum})
+		in := inputOf(ev)
+		in.f.Summary = sum
+		out := allocationHotspot(in)
 		if len(out.findings) != 1 {
 			t.Fatalf("%v GC/s: findings %+v (not judged %+v)", tc.gcPerSecond, out.findings, out.notJudged)
 		}
@@ -47,7 +49,9 @@ func TestHotspotThatDrivesTheGC(t *testing.T) {
 // ten seconds a faster GC would need.
 func TestHotspotWatchMoreAtTheGCsRate(t *testing.T) {
 	ev := readAllEvidence(t, "example.com/svc.(*chunks)", 60*time.Second, 3000, 0.5)
-	out := allocationHotspot(&input{ev: ev, sum: Summary{GCPerSecond: 5.0 / 60, GCCPUFraction: 0.05, GCCount: 5}})
+	in := inputOf(ev)
+	in.f.Summary = Summary{GCPerSecond: 5.0 / 60, GCCPUFraction: 0.05, GCCount: 5}
+	out := allocationHotspot(in)
 	if len(out.findings) != 1 {
 		t.Fatalf("findings %+v (not judged %+v)", out.findings, out.notJudged)
 	}

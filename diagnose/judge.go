@@ -2,11 +2,10 @@ package diagnose
 
 import (
 	"math"
-	"slices"
 	"sort"
 	"time"
 
-	"github.com/memdoctor/memdoctor/evidence"
+	"github.com/memdoctor/memdoctor/facts"
 )
 
 // What "grows for good" means: the growth is large enough to matter (effect size), rises
@@ -93,7 +92,7 @@ func (g growth) perMinute() float64 {
 func (g growth) grew() float64 { return math.Max(0, g.last-g.first) }
 
 // judgeGrowth judges a series (its floor, for quantities that swing) against the limits.
-func judgeGrowth(pts []evidence.Point, lim limits, quantum float64) growth {
+func judgeGrowth(pts []facts.Point, lim limits, quantum float64) growth {
 	g := growth{n: len(pts)}
 	if g.n >= 2 {
 		g.span = pts[g.n-1].T.Sub(pts[0].T)
@@ -113,8 +112,8 @@ func judgeGrowth(pts []evidence.Point, lim limits, quantum float64) growth {
 	// The ends are medians of a few readings (a quarter of a short series, a sixth of a long
 	// one, at most 5), so that one odd reading at either end does not set the growth.
 	k := min(max(g.n/6, min(3, g.n/4), 1), 5)
-	g.first = median(values(pts[:k]))
-	g.last = median(values(pts[g.n-k:]))
+	g.first = facts.Median(facts.Values(pts[:k]))
+	g.last = facts.Median(facts.Values(pts[g.n-k:]))
 	g.firstT, g.lastT = pts[(k-1)/2].T, pts[g.n-k+(k-1)/2].T
 	g.threshold = math.Max(lim.minAbs, math.Max(lim.minRel*math.Max(g.first, 0), 3*quantum))
 	if g.slope <= 0 || g.tau < suspectTau {
@@ -165,29 +164,29 @@ func judgeGrowth(pts []evidence.Point, lim limits, quantum float64) growth {
 // whose last readings are missing.
 //
 // seen, when not zero, is when the last reading was most likely measured, earlier than its
-// own time: a heap profile shows an earlier GC's heap (evidence.Evidence.LiveSeen). The
+// own time: a heap profile shows an earlier GC's heap (facts.Facts.LiveSeen). The
 // stretch after it went unseen too; it lowers the verdict when, besides, the growth went
 // unseen for longer than it was seen: a steady rise seen for minutes is not put in doubt by
 // the lag every heap profile has, a rise seen for half a minute and unseen for the next one
 // is (a cache warming up looks just like it).
 //
 // It returns how long the end went unseen (0 when it did not lower the verdict).
-func (g *growth) capUnseen(ev *evidence.Evidence, obs []evidence.Point, seen time.Time) time.Duration {
-	if g.conf != Confirmed || len(obs) < 3 || ev.End.IsZero() {
+func (g *growth) capUnseen(f *facts.Facts, obs []facts.Point, seen time.Time) time.Duration {
+	if g.conf != Confirmed || len(obs) < 3 || f.End.IsZero() {
 		return 0
 	}
 	gaps := make([]float64, len(obs)-1)
 	for i := range gaps {
 		gaps[i] = obs[i+1].T.Sub(obs[i].T).Seconds()
 	}
-	usual := time.Duration(median(gaps) * float64(time.Second))
-	long := func(tail time.Duration) bool { return tail > max(ev.Window()/4, 2*usual) }
-	tail := ev.End.Sub(obs[len(obs)-1].T)
+	usual := time.Duration(facts.Median(gaps) * float64(time.Second))
+	long := func(tail time.Duration) bool { return tail > max(f.Window()/4, 2*usual) }
+	tail := f.End.Sub(obs[len(obs)-1].T)
 	if !long(tail) {
 		if seen.IsZero() || !seen.Before(obs[len(obs)-1].T) {
 			return 0
 		}
-		tail = ev.End.Sub(seen)
+		tail = f.End.Sub(seen)
 		if !long(tail) || tail <= seen.Sub(obs[0].T) {
 			return 0
 		}
@@ -220,7 +219,7 @@ const minLateShare = 0.25
 
 // lateShare is the share of the observed growth (first to last) made after the window's
 // middle, from the reading nearest the middle.
-func lateShare(pts []evidence.Point, first, last float64) float64 {
+func lateShare(pts []facts.Point, first, last float64) float64 {
 	if last <= first {
 		return 0
 	}
@@ -231,7 +230,7 @@ func lateShare(pts []evidence.Point, first, last float64) float64 {
 	}
 	k := min(max(len(pts)/6, 1), 3)
 	lo, hi := max(i-k/2, 0), min(i-k/2+k, len(pts))
-	m := median(values(pts[lo:hi]))
+	m := facts.Median(facts.Values(pts[lo:hi]))
 	return (last - m) / (last - first)
 }
 
@@ -239,10 +238,10 @@ func lateShare(pts []evidence.Point, first, last float64) float64 {
 // between the medians of the middle and the last thirds (by time), each placed at its median
 // time, so that one outlier among the last readings (a burst live at a GC) cannot turn a rise
 // into a fall. With no reading in one of the thirds, the Theil-Sen slope of the last three.
-func lateRatio(pts []evidence.Point, slope float64) float64 {
+func lateRatio(pts []facts.Point, slope float64) float64 {
 	t0, span := pts[0].T, pts[len(pts)-1].T.Sub(pts[0].T)
 	mid, late := t0.Add(span/3), t0.Add(span*2/3)
-	var middle, last []evidence.Point
+	var middle, last []facts.Point
 	for _, p := range pts {
 		switch {
 		case !p.T.Before(late):
@@ -254,138 +253,23 @@ func lateRatio(pts []evidence.Point, slope float64) float64 {
 	if len(middle) == 0 || len(last) == 0 {
 		return trend(pts[max(len(pts)-3, 0):]).Slope / slope
 	}
-	at := func(g []evidence.Point) float64 { return g[len(g)/2].T.Sub(t0).Seconds() }
+	at := func(g []facts.Point) float64 { return g[len(g)/2].T.Sub(t0).Seconds() }
 	dt := at(last) - at(middle)
 	if dt <= 0 {
 		return trend(pts[max(len(pts)-3, 0):]).Slope / slope
 	}
-	return (median(values(last)) - median(values(middle))) / dt / slope
+	return (facts.Median(facts.Values(last)) - facts.Median(facts.Values(middle))) / dt / slope
 }
 
 // scatter is the spread of the readings around the fitted trend (1.4826 x the median
 // absolute residual, which estimates a standard deviation), at least half the values'
 // resolution.
-func scatter(pts []evidence.Point, tr Trend, quantum float64) float64 {
+func scatter(pts []facts.Point, tr Trend, quantum float64) float64 {
 	res := make([]float64, len(pts))
 	t0 := pts[0].T
 	for i, p := range pts {
 		res[i] = math.Abs(p.V - (tr.Intercept + tr.Slope*p.T.Sub(t0).Seconds()))
 	}
-	s := 1.4826 * median(res)
-	return math.Max(s, math.Max(quantum/2, 1e-9*math.Abs(median(values(pts)))+1e-12))
-}
-
-// startupGrace is how long after its start a process is left to settle: the binary pages in
-// and the runtime initializes; growth then is start-up, not a trend.
-const startupGrace = 2 * time.Second
-
-// settled drops the readings taken while the process was starting (when its start is known),
-// unless too few would be left.
-func settled(ev *evidence.Evidence, pts []evidence.Point) []evidence.Point {
-	return settledAfter(ev, pts, startupGrace)
-}
-
-// residentGrace is how long resident memory takes to settle after a start: the heap rises to
-// its goal, free pages accumulate, the binary pages in.
-const residentGrace = 30 * time.Second
-
-// settledAfter drops the readings taken within grace of the process's start, or of its last
-// restart in the window (the readings before it belong to a process that is gone).
-func settledAfter(ev *evidence.Evidence, pts []evidence.Point, grace time.Duration) []evidence.Point {
-	start := ev.Target.Started
-	if n := len(ev.Restarts); n > 0 && ev.Restarts[n-1].After(start) {
-		start = ev.Restarts[n-1]
-	}
-	if start.IsZero() {
-		return pts
-	}
-	from := start.Add(grace)
-	i := 0
-	for i < len(pts) && pts[i].T.Before(from) {
-		i++
-	}
-	if len(pts)-i < 3 {
-		return pts
-	}
-	return pts[i:]
-}
-
-// floorSlices is about how many slices floor cuts a window into.
-const floorSlices = 10
-
-// floor returns the lows a swinging series returns to: the lowest reading of each of about
-// ten equal time slices (each at least three readings wide), so that bursts of garbage or
-// of in-flight requests between them do not count as growth. A series of fewer than 20
-// readings is returned as it is: it is too sparse to tell its lows from its highs. A last
-// slice shorter than half the others is left out (a burst in progress would read as a rise).
-func floor(pts []evidence.Point) []evidence.Point {
-	n := len(pts)
-	if n < 20 {
-		return pts
-	}
-	span := pts[n-1].T.Sub(pts[0].T)
-	width := max(span/floorSlices, 3*span/time.Duration(n-1))
-	if width <= 0 {
-		return pts
-	}
-	var out []evidence.Point
-	start := pts[0].T
-	for i := 0; i < n; {
-		end := start.Add(width)
-		lo := i
-		j := i
-		for ; j < n && pts[j].T.Before(end); j++ {
-			if pts[j].V < pts[lo].V {
-				lo = j
-			}
-		}
-		if j == n && pts[n-1].T.Sub(start) < width/2 && len(out) > 0 {
-			break
-		}
-		if j > i {
-			out = append(out, pts[lo])
-		}
-		i, start = j, end
-	}
-	return out
-}
-
-// values returns the values of points.
-func values(pts []evidence.Point) []float64 {
-	vs := make([]float64, len(pts))
-	for i, p := range pts {
-		vs[i] = p.V
-	}
-	return vs
-}
-
-// maxPoint returns the point with the largest value.
-func maxPoint(pts []evidence.Point) (evidence.Point, bool) {
-	if len(pts) == 0 {
-		return evidence.Point{}, false
-	}
-	best := pts[0]
-	for _, p := range pts[1:] {
-		if p.V > best.V {
-			best = p
-		}
-	}
-	return best, true
-}
-
-// percentile returns the p-th percentile (0..100) of vs by linear interpolation between
-// closest ranks; 0 for no values.
-func percentile(vs []float64, p float64) float64 {
-	if len(vs) == 0 {
-		return 0
-	}
-	s := slices.Clone(vs)
-	slices.Sort(s)
-	if len(s) == 1 {
-		return s[0]
-	}
-	r := p / 100 * float64(len(s)-1)
-	lo := int(math.Floor(r))
-	hi := min(lo+1, len(s)-1)
-	return s[lo] + (s[hi]-s[lo])*(r-float64(lo))
+	s := 1.4826 * facts.Median(res)
+	return math.Max(s, math.Max(quantum/2, 1e-9*math.Abs(facts.Median(facts.Values(pts)))+1e-12))
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/memdoctor/memdoctor/evidence"
+	"github.com/memdoctor/memdoctor/facts"
 )
 
 // TestJudgeGrowth: effect size, consistency and enough data, together. A large monotone
@@ -73,7 +74,7 @@ func TestFloorIgnoresBursts(t *testing.T) {
 		}
 		return 4 << 20
 	})
-	fl := floor(pts)
+	fl := facts.Floor(pts)
 	if len(fl) < 5 {
 		t.Fatalf("floor has %d points", len(fl))
 	}

@@ -4,14 +4,11 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"sort"
 	"strings"
 	"time"
 
-	"github.com/memdoctor/memdoctor/evidence"
+	"github.com/memdoctor/memdoctor/facts"
 )
-
-func init() { register(KindMemoryGrowth, memoryGrowth) }
 
 // What growth of resident memory's floor matters: half again what it was (a process warming
 // up to its steady state grows too, by less), and 32 MiB.
@@ -22,15 +19,16 @@ var memGrowthLimits = limits{minAbs: 32 << 20, minRel: 0.5, minSpan: 15 * time.S
 // finding, even when no other rule's shape matched. It names the part that grew most; the
 // consistency pass drops it when another finding already explains that part.
 func memoryGrowth(in *input) outcome {
-	ev := in.ev
-	s, what := &ev.RSS, "resident memory (RSS)"
-	if s.Empty() {
-		s, what = &ev.RuntimeResident, "memory the Go runtime holds (its total less what it released to the OS)"
+	fs := in.f
+	r := &fs.Resident
+	s, what := &r.Series, "resident memory (RSS)"
+	if r.Runtime {
+		what = "memory the Go runtime holds (its total less what it released to the OS)"
 	}
 	if s.Empty() {
-		return cannot(KindMemoryGrowth, 0, "resident memory was never read: %s", ev.Gaps[evidence.GapRSS])
+		return cannot(KindMemoryGrowth, 0, "resident memory was never read: %s", fs.Gaps[facts.GapRSS])
 	}
-	pts := floor(settledAfter(ev, s.Points, residentGrace))
+	pts := r.Floor
 	g := judgeGrowth(pts, memGrowthLimits, 0)
 	if !g.judged {
 		return cannot(KindMemoryGrowth, g.watchMore, "%d reading(s) of %s over %s: a trend needs %s or more",
@@ -59,25 +57,25 @@ func memoryGrowth(in *input) outcome {
 		},
 		Start: pts[0].T, End: pts[len(pts)-1].T,
 	}
-	parts := growthParts(ev, pts[0].T, pts[len(pts)-1].T)
-	if len(parts) > 0 && parts[0].name == partGarbage && partBytes(parts, partLive) < 0.1*g.grew() {
+	parts := r.FloorParts
+	if len(parts) > 0 && parts[0].Name == facts.PartGarbage && facts.PartBytes(parts, facts.PartLive) < 0.1*g.grew() {
 		// The heap in use rose toward its GC goal while the live heap stayed: a process
 		// warming up to its steady state, bounded by the goal. Not growth for good.
 		return outcome{}
 	}
-	if len(parts) > 0 && parts[0].bytes > 0 {
+	if len(parts) > 0 && parts[0].Bytes > 0 {
 		top := parts[0]
-		in.growthPart = top.name
-		f.Title += "; most of it is " + top.name
+		in.growthPart = top.Name
+		f.Title += "; most of it is " + top.Name
 		var said []string
 		for _, p := range parts {
-			if p.bytes >= 1<<20 {
-				said = append(said, fmt.Sprintf("%s +%s", p.name, bytesStr(p.bytes)))
-				f.Evidence[strings.ReplaceAll(p.name, " ", "_")+"_growth_bytes"] = p.bytes
+			if p.Bytes >= 1<<20 {
+				said = append(said, fmt.Sprintf("%s +%s", p.Name, bytesStr(p.Bytes)))
+				f.Evidence[strings.ReplaceAll(p.Name, " ", "_")+"_growth_bytes"] = p.Bytes
 			}
 		}
-		f.Detail += " What grew, by the split of memory: " + strings.Join(said, ", ") + ". " + top.advice
-		if top.name == partLive {
+		f.Detail += " What grew, by the split of memory: " + strings.Join(said, ", ") + ". " + partAdvice[top.Name]
+		if top.Name == facts.PartLive {
 			in.leakCulprits(&f)
 		}
 	} else {
@@ -86,64 +84,19 @@ func memoryGrowth(in *input) outcome {
 	if g.conf == Suspected {
 		f.Detail += fmt.Sprintf(" Not yet proved: watch about %s more to confirm or dismiss it.", humanDuration(g.watchMore.Seconds()))
 	}
-	timeToBudget(ev, &f, g.perMinute()/60/2)
+	timeToBudget(fs, &f, g.perMinute()/60/2)
 	return found(f)
 }
 
-// Parts of memory that can grow.
-const (
-	partLive     = "live heap"
-	partGarbage  = "garbage awaiting GC"
-	partRetained = "free heap the runtime keeps"
-	partReleased = "released memory still resident"
-	partStacks   = "goroutine stacks"
-	partNonGo    = "non-Go memory"
-	partFiles    = "files and the binary"
-)
-
-type part struct {
-	name, advice string
-	bytes        float64
-}
-
-// growthParts is how much each part of memory grew over [from, to], largest first.
-func growthParts(ev *evidence.Evidence, from, to time.Time) []part {
-	live := floorGrowth(&ev.Live, from, to)
-	inUse := floorGrowth(&ev.HeapInUse, from, to)
-	parts := []part{
-		{partLive, "Reachable objects accumulate: see the heap-leak advice and the growing sites.", live},
-		{partGarbage, "The heap in use grows faster than the live heap: the GC goal grows with it (GOGC), or garbage piles up between cycles; GOMEMLIMIT bounds it.", inUse - live},
-		{partRetained, "The runtime keeps freed heap for reuse: not a leak of objects; GOMEMLIMIT makes the scavenger return it.", floorGrowth(&ev.HeapFree, from, to)},
-		{partReleased, "Pages released with MADV_FREE stay resident until the kernel needs them (GODEBUG=madvdontneed=1 returns them at once).", floorGrowth(&ev.ReleasedResident, from, to)},
-		{partStacks, "Goroutine stacks grow with the number of goroutines: see the goroutine counts.", floorGrowth(&ev.Stacks, from, to)},
-		{partNonGo, "Memory outside the Go runtime (cgo, C libraries, mmap) grows: Go's profiles cannot see it; look at /proc/PID/smaps.", floorGrowth(&ev.NonGo, from, to)},
-		{partFiles, "File-backed memory grows: mapped files or the page cache of files the process maps.", floorGrowth(&ev.RSSFile, from, to)},
-	}
-	if ev.Live.Empty() {
-		parts[0].bytes, parts[1].bytes = inUse, 0
-	}
-	sort.SliceStable(parts, func(i, j int) bool { return parts[i].bytes > parts[j].bytes })
-	return parts
-}
-
-// floorGrowth is how much a series' floor rose over [from, to] (0 when unknown).
-func floorGrowth(s *evidence.Series, from, to time.Time) float64 {
-	pts := floor(s.Between(from.Add(-time.Second), to.Add(time.Second)))
-	if len(pts) < 2 {
-		return 0
-	}
-	k := min(max(len(pts)/6, 1), 5)
-	return median(values(pts[len(pts)-k:])) - median(values(pts[:k]))
-}
-
-// partBytes is how much the named part grew.
-func partBytes(parts []part, name string) float64 {
-	for _, p := range parts {
-		if p.name == name {
-			return p.bytes
-		}
-	}
-	return 0
+// partAdvice says what each part of memory that grows calls for.
+var partAdvice = map[string]string{
+	facts.PartLive:     "Reachable objects accumulate: see the heap-leak advice and the growing sites.",
+	facts.PartGarbage:  "The heap in use grows faster than the live heap: the GC goal grows with it (GOGC), or garbage piles up between cycles; GOMEMLIMIT bounds it.",
+	facts.PartRetained: "The runtime keeps freed heap for reuse: not a leak of objects; GOMEMLIMIT makes the scavenger return it.",
+	facts.PartReleased: "Pages released with MADV_FREE stay resident until the kernel needs them (GODEBUG=madvdontneed=1 returns them at once).",
+	facts.PartStacks:   "Goroutine stacks grow with the number of goroutines: see the goroutine counts.",
+	facts.PartNonGo:    "Memory outside the Go runtime (cgo, C libraries, mmap) grows: Go's profiles cannot see it; look at /proc/PID/smaps.",
+	facts.PartFiles:    "File-backed memory grows: mapped files or the page cache of files the process maps.",
 }
 
 // What a step of resident memory must be to be said though it stopped rising: three times
@@ -160,14 +113,14 @@ const (
 // burst the GC has not collected yet, a cache that warmed, memory kept), it sets what the
 // process must be given. It is judged on the settled readings (the binary's own start-up
 // excluded), from the lowest of the first few to the lowest of the last quarter.
-func (in *input) memoryStep(s *evidence.Series, what string) outcome {
-	ev := in.ev
-	pts := settled(ev, s.Points)
+func (in *input) memoryStep(s *facts.Series, what string) outcome {
+	fs := in.f
+	pts := fs.Resident.Settled
 	n := len(pts)
 	if n < 8 {
 		return outcome{}
 	}
-	first := slices.Min(values(pts[:min(3, n/4)])) // a step can be over by the second reading
+	first := slices.Min(facts.Values(pts[:min(3, n/4)])) // a step can be over by the second reading
 	lastQ := pts[n-max(n/4, 2):]
 	low := math.Inf(1)
 	for _, p := range lastQ {
@@ -195,23 +148,23 @@ func (in *input) memoryStep(s *evidence.Series, what string) outcome {
 			"a burst the GC has not collected, a cache or pool that filled, or memory kept. Watch longer to see whether it comes back, "+
 			"and size the memory limit from this peak, not from the start.",
 			what, s.Src, bytesStr(first), bytesStr(low), humanDuration(lastQ[len(lastQ)-1].T.Sub(lastQ[0].T).Seconds()),
-			humanDuration(rose.Sub(ev.Start).Seconds()), low/first),
+			humanDuration(rose.Sub(fs.Start).Seconds()), low/first),
 		Evidence: map[string]float64{
 			"memory_start_bytes": first,
 			"memory_end_bytes":   low,
 			"growth_bytes":       low - first,
 			"growth_ratio":       low / first,
-			"window_seconds":     ev.Seconds(),
+			"window_seconds":     fs.Seconds(),
 		},
 		Start: pts[0].T, End: pts[n-1].T,
 	}
-	parts := growthParts(ev, pts[0].T, pts[n-1].T)
-	if len(parts) > 0 && parts[0].bytes > 0 {
+	parts := fs.Resident.SettledParts
+	if len(parts) > 0 && parts[0].Bytes > 0 {
 		top := parts[0]
-		in.growthPart = top.name
-		f.Title += "; most of it is " + top.name
-		f.Detail += " The part that grew most: " + top.name + " (+" + bytesStr(top.bytes) + "). " + top.advice
-		if top.name == partLive || top.name == partGarbage {
+		in.growthPart = top.Name
+		f.Title += "; most of it is " + top.Name
+		f.Detail += " The part that grew most: " + top.Name + " (+" + bytesStr(top.Bytes) + "). " + partAdvice[top.Name]
+		if top.Name == facts.PartLive || top.Name == facts.PartGarbage {
 			in.leakCulprits(&f)
 		}
 	}

@@ -4,10 +4,8 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/memdoctor/memdoctor/evidence"
+	"github.com/memdoctor/memdoctor/facts"
 )
-
-func init() { register(KindNonGoMemory, nonGoMemory) }
 
 // Thresholds of the non-go-memory rule.
 const (
@@ -19,22 +17,22 @@ const (
 // cgo/C allocations and syscall.Mmap regions. It is at least RssAnon - LazyFree - (what the
 // runtime may have resident), so it is a lower bound.
 func nonGoMemory(in *input) outcome {
-	ev := in.ev
-	if ev.Aligned == 0 {
-		return cannot(KindNonGoMemory, 0, "memory could not be split: %s", ev.Gaps[evidence.GapAligned])
+	fs := in.f
+	if fs.Aligned == 0 {
+		return cannot(KindNonGoMemory, 0, "memory could not be split: %s", fs.Gaps[facts.GapAligned])
 	}
-	if ev.NonGo.Empty() && ev.Gaps[evidence.GapNonGo] != "" {
-		return cannot(KindNonGoMemory, 0, "memory outside Go could not be measured: %s", ev.Gaps[evidence.GapNonGo])
+	if fs.NonGo.Empty() && fs.Gaps[facts.GapNonGo] != "" {
+		return cannot(KindNonGoMemory, 0, "memory outside Go could not be measured: %s", fs.Gaps[facts.GapNonGo])
 	}
-	ng, share := ev.NonGo.Points, ev.NonGoShare.Points
+	ng, share := fs.NonGo.Points, fs.NonGoShare.Points
 	if len(ng) < 3 {
-		return cannot(KindNonGoMemory, 3*time.Second, "memory was split %d time(s): too few to judge", ev.Aligned)
+		return cannot(KindNonGoMemory, 3*time.Second, "memory was split %d time(s): too few to judge", fs.Aligned)
 	}
-	med, medShare := median(values(ng)), median(values(share))
+	med, medShare := facts.Median(facts.Values(ng)), facts.Median(facts.Values(share))
 	if med < nonGoMinBytes || medShare < nonGoMinShare {
 		return outcome{}
 	}
-	peak, _ := maxPoint(ng)
+	peak, _ := facts.MaxPoint(ng)
 	last := ng[len(ng)-1]
 	f := Finding{
 		Kind:       KindNonGoMemory,
@@ -54,18 +52,18 @@ func nonGoMemory(in *input) outcome {
 		},
 		Start: ng[0].T, End: last.T,
 		Advice: []string{
-			fmt.Sprintf("Find the mappings: pmap -x %d, or sort the Anonymous field of /proc/%[1]d/smaps by size; large anonymous regions that are not the Go heap arenas are the culprits.", ev.Target.PID),
+			fmt.Sprintf("Find the mappings: pmap -x %d, or sort the Anonymous field of /proc/%[1]d/smaps by size; large anonymous regions that are not the Go heap arenas are the culprits.", fs.Target.PID),
 			"For cgo: check that every C.malloc/C.CString has its C.free, and bound the caches of C libraries; with glibc, MALLOC_ARENA_MAX=2 limits per-thread arenas.",
 			"For syscall.Mmap: munmap regions when done, and size off-heap caches with an explicit limit (GOMEMLIMIT does not see them: subtract them from it).",
 		},
 	}
-	if !ev.RSS.Empty() {
-		f.Evidence["rss_latest_bytes"] = ev.RSS.Last().V
+	if !fs.RSS.Empty() {
+		f.Evidence["rss_latest_bytes"] = fs.RSS.Last().V
 	}
 	if len(ng) < 5 {
-		f.Confidence, f.WatchMoreSeconds = Suspected, 5*ev.NonGo.Res.Step.Seconds()
+		f.Confidence, f.WatchMoreSeconds = Suspected, 5*fs.NonGo.Res.Step.Seconds()
 	}
-	if g := judgeGrowth(floor(ng), limits{minAbs: nonGoMinBytes, minRel: 0.2, minSpan: 10 * time.Second}, 0); g.conf == Confirmed {
+	if g := judgeGrowth(fs.NonGoFloor, limits{minAbs: nonGoMinBytes, minRel: 0.2, minSpan: 10 * time.Second}, 0); g.conf == Confirmed {
 		f.Evidence["non_go_growth_bytes_per_minute"] = g.perMinute()
 		f.Detail += fmt.Sprintf(" It grows steadily, %s -> %s: a leak outside Go.", bytesStr(g.first), bytesStr(g.last))
 	}

@@ -4,10 +4,8 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/memdoctor/memdoctor/evidence"
+	"github.com/memdoctor/memdoctor/facts"
 )
-
-func init() { register(KindOOMRisk, oomRisk) }
 
 // Thresholds of the oom-risk rule.
 const (
@@ -22,15 +20,15 @@ const (
 // whose peak (the kernel's high-water mark included) is already within 10% of it, or whose
 // cgroup saw OOM kills.
 func oomRisk(in *input) outcome {
-	ev := in.ev
-	if ev.Budget == 0 {
-		return cannot(KindOOMRisk, 0, "%s: pass --memory-budget", ev.Gaps[evidence.GapBudget])
+	fs := in.f
+	if fs.Budget == 0 {
+		return cannot(KindOOMRisk, 0, "%s: pass --memory-budget", fs.Gaps[facts.GapBudget])
 	}
-	if ev.RSS.Len() < 3 {
-		return cannot(KindOOMRisk, 0, "resident memory was read %d time(s): %s", ev.RSS.Len(), orGap(ev.Gaps[evidence.GapRSS], "too few"))
+	if fs.RSS.Len() < 3 {
+		return cannot(KindOOMRisk, 0, "resident memory was read %d time(s): %s", fs.RSS.Len(), orGap(fs.Gaps[facts.GapRSS], "too few"))
 	}
-	budget := float64(ev.Budget)
-	peak := float64(in.sum.RSSPeakBytes)
+	budget := float64(fs.Budget)
+	peak := float64(fs.Summary.RSSPeakBytes)
 	f := Finding{
 		Kind:       KindOOMRisk,
 		Confidence: Confirmed,
@@ -39,22 +37,22 @@ func oomRisk(in *input) outcome {
 			"rss_peak_bytes":      peak,
 			"peak_of_budget":      peak / budget,
 		},
-		Start: ev.RSS.First().T, End: ev.RSS.Last().T,
+		Start: fs.RSS.First().T, End: fs.RSS.Last().T,
 	}
 	var reasons []string
 	peakWhat := "RSS peaked"
-	if in.sum.RSSPeakSource == "high-water mark" {
+	if fs.Summary.RSSPeakSource == "high-water mark" {
 		peakWhat = "RSS's high-water mark reached"
 	}
 	switch {
 	case peak >= oomCritical*budget:
 		f.Severity = Critical
-		reasons = append(reasons, fmt.Sprintf("%s %s, %s of the %s budget (%s)", peakWhat, bytesStr(peak), pct(peak/budget), bytesStr(budget), ev.BudgetSource))
+		reasons = append(reasons, fmt.Sprintf("%s %s, %s of the %s budget (%s)", peakWhat, bytesStr(peak), pct(peak/budget), bytesStr(budget), fs.BudgetSource))
 	case peak >= oomNear*budget:
 		f.Severity = Warning
-		reasons = append(reasons, fmt.Sprintf("%s %s, %s of the %s budget (%s)", peakWhat, bytesStr(peak), pct(peak/budget), bytesStr(budget), ev.BudgetSource))
+		reasons = append(reasons, fmt.Sprintf("%s %s, %s of the %s budget (%s)", peakWhat, bytesStr(peak), pct(peak/budget), bytesStr(budget), fs.BudgetSource))
 	}
-	if g := judgeGrowth(floor(settled(ev, ev.RSS.Points)), limits{minAbs: oomMinGrowth, minRel: 0.05, minSpan: 20 * time.Second}, 0); g.conf != "" {
+	if g := judgeGrowth(fs.RSSSettledFloor, limits{minAbs: oomMinGrowth, minRel: 0.05, minSpan: 20 * time.Second}, 0); g.conf != "" {
 		if left := budget - g.last; left > 0 {
 			secs := left / g.slope
 			f.Evidence["growth_bytes_per_minute"] = g.slope * 60
@@ -73,10 +71,10 @@ func oomRisk(in *input) outcome {
 			}
 		}
 	}
-	if ev.OOMKills > 0 {
+	if fs.OOMKills > 0 {
 		f.Severity, f.Confidence = Critical, Confirmed
-		f.Evidence["cgroup_oom_kills_count"] = float64(ev.OOMKills)
-		reasons = append(reasons, fmt.Sprintf("the kernel OOM-killed %d process(es) in this cgroup", ev.OOMKills))
+		f.Evidence["cgroup_oom_kills_count"] = float64(fs.OOMKills)
+		reasons = append(reasons, fmt.Sprintf("the kernel OOM-killed %d process(es) in this cgroup", fs.OOMKills))
 	}
 	if f.Severity == "" {
 		return outcome{}
@@ -84,7 +82,7 @@ func oomRisk(in *input) outcome {
 	f.Title = "memory will run out: " + reasons[0]
 	f.Detail = fmt.Sprintf("%s. When RSS (with the page cache the cgroup counts) reaches the limit, the kernel OOM killer ends the process without warning.", joinSentences(reasons))
 	f.Advice = append(f.Advice, "Find what grows or peaks first: see the heap-leak, transient-spike, runtime-retention and non-go-memory findings.")
-	if b := lastAligned(ev); b != nil && b.NonGoBytes+b.FileBytes < uint64(0.5*budget) {
+	if b := fs.LastSplit; b != nil && b.NonGoBytes+b.FileBytes < uint64(0.5*budget) {
 		limit := 0.9*budget - float64(b.NonGoBytes+b.FileBytes)
 		f.AdviceEnv = map[string]string{"GOMEMLIMIT": mib(limit)}
 		f.Advice = append(f.Advice, fmt.Sprintf("Set GOMEMLIMIT=%s so the GC works harder before the limit instead of letting garbage push RSS over it (it cannot save a real leak).", mib(limit)))

@@ -3,6 +3,8 @@ package diagnose
 import (
 	"fmt"
 	"math"
+
+	"github.com/memdoctor/memdoctor/facts"
 )
 
 // reconcile makes the findings agree with each other: a finding that another explains is
@@ -41,15 +43,15 @@ func reconcile(in *input, d *Diagnosis) {
 // explained reports whether another finding already explains growth of part.
 func explained(part string, has func(Kind) bool) bool {
 	switch part {
-	case partLive:
+	case facts.PartLive:
 		return has(KindHeapLeak)
-	case partGarbage:
+	case facts.PartGarbage:
 		return has(KindHeapLeak) || has(KindGCOverhead)
-	case partRetained, partReleased:
+	case facts.PartRetained, facts.PartReleased:
 		return has(KindRuntimeRetention)
-	case partStacks:
+	case facts.PartStacks:
 		return has(KindGoroutineLeak)
-	case partNonGo:
+	case facts.PartNonGo:
 		return has(KindNonGoMemory)
 	}
 	return false

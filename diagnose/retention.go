@@ -6,10 +6,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/memdoctor/memdoctor/evidence"
+	"github.com/memdoctor/memdoctor/facts"
 )
-
-func init() { register(KindRuntimeRetention, runtimeRetention) }
 
 // Thresholds of the runtime-retention rule.
 const (
@@ -22,13 +20,13 @@ const (
 // explain because the runtime keeps freed pages (heap free, not yet scavenged) or the kernel
 // has not reclaimed MADV_FREE pages (LazyFree). It is not a leak.
 func runtimeRetention(in *input) outcome {
-	ev := in.ev
-	if ev.Aligned == 0 {
-		return cannot(KindRuntimeRetention, 0, "memory could not be split: %s", ev.Gaps[evidence.GapAligned])
+	fs := in.f
+	if fs.Aligned == 0 {
+		return cannot(KindRuntimeRetention, 0, "memory could not be split: %s", fs.Gaps[facts.GapAligned])
 	}
-	ret, share := ev.Retained.Points, ev.RetainedShare.Points
+	ret, share := fs.Retained.Points, fs.RetainedShare.Points
 	if len(ret) < 3 || len(ret) != len(share) {
-		return cannot(KindRuntimeRetention, 3*time.Second, "memory was split %d time(s): too few to judge", ev.Aligned)
+		return cannot(KindRuntimeRetention, 3*time.Second, "memory was split %d time(s): too few to judge", fs.Aligned)
 	}
 	hits, worst := 0, 0.0
 	var worstAt time.Time
@@ -45,15 +43,15 @@ func runtimeRetention(in *input) outcome {
 	}
 	// Tell it at the last split that shows it: retention that comes and goes (batches freed
 	// and reclaimed) is still retention.
-	last := lastAligned(ev)
+	last := fs.LastSplit
 	if last == nil {
 		return outcome{}
 	}
 	lastR := float64(last.RetainedFreeBytes + last.ReleasedResidentBytes)
 	comesAndGoes := lastR < retainMinBytes || lastR < retainMinShare*float64(last.RSSBytes)
 	if comesAndGoes {
-		for i := len(ev.Splits) - 1; i >= 0; i-- {
-			if a := &ev.Splits[i]; a.GoSource != "" && a.Time.Equal(worstAt) {
+		for i := len(fs.Splits) - 1; i >= 0; i-- {
+			if a := &fs.Splits[i]; a.GoSource != "" && a.Time.Equal(worstAt) {
 				last = a
 				break
 			}
@@ -77,10 +75,10 @@ func runtimeRetention(in *input) outcome {
 		Start: ret[0].T, End: last.Time,
 	}
 	if len(ret) < 5 {
-		f.Confidence, f.WatchMoreSeconds = Suspected, 5*ev.Retained.Res.Step.Seconds()
+		f.Confidence, f.WatchMoreSeconds = Suspected, 5*fs.Retained.Res.Step.Seconds()
 	}
 
-	goVer, godebug := ev.Target.GoVersion, ev.Target.GODEBUG
+	goVer, godebug := fs.Target.GoVersion, fs.Target.GODEBUG
 	if lazy {
 		f.Title = fmt.Sprintf("%s of RSS is freed memory the kernel has not taken back (MADV_FREE), not a leak", bytesStr(float64(last.ReleasedResidentBytes)))
 		f.Detail = fmt.Sprintf("RSS is %s but the live heap is only %s. The runtime has already returned %s to the kernel with MADV_FREE; "+
@@ -95,8 +93,8 @@ func runtimeRetention(in *input) outcome {
 			"The background scavenger returns it slowly (about 1%% of one CPU, toward a goal recomputed at each GC, and a freed spike "+
 			"takes two GCs to release; an idle program gets a forced GC only every 2 minutes). It is not a leak: the heap will reuse it.",
 			bytesStr(float64(last.RSSBytes)), bytesStr(float64(last.LiveHeapBytes)), bytesStr(float64(last.RetainedFreeBytes)))
-		if ev.Budget > 0 {
-			limit := 0.9 * float64(ev.Budget)
+		if fs.Budget > 0 {
+			limit := 0.9 * float64(fs.Budget)
 			f.AdviceEnv = map[string]string{"GOMEMLIMIT": mib(limit)}
 			f.Advice = append(f.Advice, fmt.Sprintf("Set GOMEMLIMIT=%s: with a limit the scavenger keeps the runtime's resident memory under 95%% of it, returning free pages as needed.", mib(limit)))
 		} else {
@@ -107,9 +105,9 @@ func runtimeRetention(in *input) outcome {
 	if comesAndGoes {
 		f.Detail += fmt.Sprintf(" It comes and goes: retained in %d of %d readings (at most %s), lower at the end.", hits, len(ret), bytesStr(worst))
 	}
-	if len(in.spikes) > 0 && !lazy {
+	if len(fs.Spikes) > 0 && !lazy {
 		f.Severity = Info
-		f.Detail += fmt.Sprintf(" The memory is kept between %d allocation spike(s), which it will serve again: fixing the spikes (see transient-spike) removes the need for it.", len(in.spikes))
+		f.Detail += fmt.Sprintf(" The memory is kept between %d allocation spike(s), which it will serve again: fixing the spikes (see transient-spike) removes the need for it.", len(fs.Spikes))
 	}
 	return found(f)
 }

@@ -4,11 +4,8 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/memdoctor/memdoctor/evidence"
+	"github.com/memdoctor/memdoctor/facts"
 )
-
-// siteLeakSnaps bounds the heap snapshots read to follow each site.
-const siteLeakSnaps = 16
 
 // siteLeak judges, site by site, the memory each top growing allocation site retains across
 // the periodic heap snapshots. A leak the live heap's total hides still shows in the site that
@@ -17,26 +14,22 @@ const siteLeakSnaps = 16
 // the live heap's (leakLimits against the heap profiles' first total). It returns the most
 // confident growing site; ok is false when none grows. Sites whose memory is in flight
 // (heapGrowth.inFlight) are not followed.
-func siteLeak(ev *evidence.Evidence, hg *heapGrowth) (c Culprit, g growth, pts []evidence.Point, ok bool) {
-	if hg == nil || len(hg.refs) < minConfirmPoints {
+func siteLeak(hg *facts.HeapGrowth, f *facts.Facts) (c Culprit, g growth, pts []facts.Point, ok bool) {
+	if hg == nil || len(hg.Refs) < minConfirmPoints || len(hg.Totals) == 0 {
 		return Culprit{}, growth{}, nil, false
 	}
-	refs, diff := hg.refs, hg.inuse
-	cands := topGrowing(diff, 5)
-	series, totals := siteSeries(ev, refs, cands, siteLeakSnaps)
-	if len(totals) == 0 {
-		return Culprit{}, growth{}, nil, false
-	}
+	diff := hg.InUse
 	lim := leakLimits
-	lim.minAbs = math.Max(lim.minAbs, lim.minRel*totals[0].V)
+	lim.minAbs = math.Max(lim.minAbs, lim.minRel*hg.Totals[0].V)
 	lim.minRel = 0
-	for _, d := range cands {
-		if hg.inFlight(d.Site.Function) {
+	for _, site := range hg.Sites {
+		d := site.Delta
+		if inFlight(hg, d.Site.Function) {
 			continue
 		}
-		s := observed(series[d.Site.Function])
+		s := site.Points
 		sg := judgeGrowth(s, lim, 0)
-		sg.capUnseen(ev, s, ev.LiveSeen)
+		sg.capUnseen(f, s, f.LiveSeen)
 		if better(sg, g) {
 			c, g, pts, ok = culpritFromDelta(d, diff.Unit, float64(d.Delta)/float64(max(diff.Growth, 1))), sg, s, sg.conf != ""
 		}
@@ -62,35 +55,9 @@ func better(a, b growth) bool {
 	return a.conf != "" && a.grew() > b.grew()
 }
 
-// settledSnaps drops the snapshots taken while the process was starting, as settled does
-// for readings.
-func settledSnaps(ev *evidence.Evidence, refs []evidence.Snapshot) []evidence.Snapshot {
-	pts := make([]evidence.Point, len(refs))
-	for i, r := range refs {
-		pts[i] = evidence.Point{T: r.T}
-	}
-	return refs[len(refs)-len(settled(ev, pts)):]
-}
-
-// observed keeps the first of each run of equal readings. The live heap is measured by a
-// GC: a heap profile, or a gauge sampled between two cycles, repeats the last cycle's value,
-// and the repeats are not new observations (they would also date the last one too late).
-func observed(pts []evidence.Point) []evidence.Point {
-	if len(pts) < 2 {
-		return pts
-	}
-	out := make([]evidence.Point, 0, len(pts))
-	for i, p := range pts {
-		if i == 0 || p.V != pts[i-1].V {
-			out = append(out, p)
-		}
-	}
-	return out
-}
-
 // siteLeakFinding is the heap-leak finding of a growing site whose growth the live heap's
 // total did not show.
-func siteLeakFinding(ev *evidence.Evidence, c Culprit, g growth, pts []evidence.Point) Finding {
+func siteLeakFinding(fs *facts.Facts, c Culprit, g growth, pts []facts.Point) Finding {
 	perMin := g.perMinute()
 	f := Finding{
 		Kind:             KindHeapLeak,
@@ -121,6 +88,6 @@ func siteLeakFinding(ev *evidence.Evidence, c Culprit, g growth, pts []evidence.
 		f.Title = fmt.Sprintf("the heap retained by %s may be leaking: %s -> %s", c.Function, bytesStr(g.first), bytesStr(g.last))
 		f.Detail += fmt.Sprintf(" Not yet proved: watch about %s more to confirm or dismiss it.", humanDuration(g.watchMore.Seconds()))
 	}
-	timeToBudget(ev, &f, perMin/60)
+	timeToBudget(fs, &f, perMin/60)
 	return f
 }

@@ -1,13 +1,12 @@
 package diagnose
 
 import (
-	"cmp"
 	"fmt"
 	"math"
 	"regexp"
 	"time"
 
-	"github.com/memdoctor/memdoctor/evidence"
+	"github.com/memdoctor/memdoctor/facts"
 )
 
 // SnapshotView is what one profile shows at the instant it was taken, for a kind of profile
@@ -74,26 +73,18 @@ const (
 	pileUpCount = 100
 )
 
-// singleSnapshot returns the only snapshot of a kind, when there is exactly one.
-func singleSnapshot(snaps []evidence.Snapshot) (evidence.Snapshot, bool) {
-	if len(snaps) != 1 {
-		return evidence.Snapshot{}, false
-	}
-	return snaps[0], true
-}
-
 // snapshotViews describes the kinds of profile the evidence holds only one of.
 func (in *input) snapshotViews() []SnapshotView {
 	var out []SnapshotView
-	if s, ok := singleSnapshot(in.ev.Heaps); ok {
-		if v, err := in.heapView(s); err == nil {
+	if h := in.f.HeapSnap; h != nil {
+		if v, err := heapView(h); err == nil {
 			out = append(out, v)
 		} else {
 			in.notef("snapshot: %v", err)
 		}
 	}
-	if s, ok := singleSnapshot(in.ev.GoroutineSnaps); ok {
-		if v, err := in.goroutineView(s); err == nil {
+	if g := &in.f.Goroutine; g.Single != nil {
+		if v, err := goroutineView(*g.Single, g.SingleSites, g.SingleErr); err == nil {
 			out = append(out, v)
 		} else {
 			in.notef("snapshot: %v", err)
@@ -104,25 +95,11 @@ func (in *input) snapshotViews() []SnapshotView {
 
 // heapView lists a heap profile's top retainers and allocators in the program's own code: by
 // bytes, else (a profile that kept only object counts) by objects.
-func (in *input) heapView(s evidence.Snapshot) (SnapshotView, error) {
-	ev := in.ev
-	v := SnapshotView{Kind: s.Kind, Time: s.T, Profile: s.Path}
-	if info, err := ev.ReadProfileInfo(s.Path); err == nil && info.Window > 0 {
-		v.WindowSeconds = info.Window.Seconds()
-	}
-	var firstErr error
-	read := func(types ...string) (*evidence.SiteTable, bool) {
-		for _, typ := range types {
-			tab, err := ev.HeapSites(s, typ)
-			if err == nil {
-				return tab, true
-			}
-			firstErr = cmp.Or(firstErr, err)
-		}
-		return nil, false
-	}
-	held, okHeld := read("inuse_space", "inuse_objects")
-	if okHeld {
+func heapView(h *facts.HeapSnapshot) (SnapshotView, error) {
+	s := h.Snap
+	v := SnapshotView{Kind: s.Kind, Time: s.T, Profile: s.Path, WindowSeconds: h.Window}
+	held, allocated := h.Held, h.Allocated
+	if held != nil {
 		v.Retainers = topSites(held)
 		if held.Unit == "bytes" {
 			v.InuseBytes = held.Total
@@ -130,8 +107,7 @@ func (in *input) heapView(s evidence.Snapshot) (SnapshotView, error) {
 			v.InuseObjects = held.Total
 		}
 	}
-	allocated, okAlloc := read("alloc_space", "alloc_objects")
-	if okAlloc {
+	if allocated != nil {
 		v.Allocators = topSites(allocated)
 		if allocated.Unit == "bytes" {
 			v.AllocBytes = allocated.Total
@@ -139,14 +115,13 @@ func (in *input) heapView(s evidence.Snapshot) (SnapshotView, error) {
 			v.AllocObjects = allocated.Total
 		}
 	}
-	if !okHeld && !okAlloc {
-		return v, firstErr
+	if held == nil && allocated == nil {
+		return v, h.Err
 	}
-	if okAlloc && allocated.Unit == "bytes" {
-		pats := in.sitePatterns(s, v.Allocators)
+	if allocated != nil && allocated.Unit == "bytes" {
 		for _, c := range v.Allocators {
-			for _, p := range pats[c.Function] {
-				v.Patterns = append(v.Patterns, SnapshotPattern{Name: p.name, Function: c.Function, Share: c.Share, Advice: p.advice})
+			for _, p := range h.Patterns[c.Function] {
+				v.Patterns = append(v.Patterns, SnapshotPattern{Name: p.Name, Function: c.Function, Share: c.Share, Advice: patternAdvice[p.Name].hotspot})
 			}
 		}
 	}
@@ -154,7 +129,7 @@ func (in *input) heapView(s evidence.Snapshot) (SnapshotView, error) {
 }
 
 // topSites are a table's heaviest sites, as culprits with their share of its total.
-func topSites(tab *evidence.SiteTable) []Culprit {
+func topSites(tab *facts.SiteTable) []Culprit {
 	var cs []Culprit
 	for _, e := range tab.ByFunction {
 		if e.Value <= 0 || len(cs) == 2*snapTopSites {
@@ -173,8 +148,7 @@ func topSites(tab *evidence.SiteTable) []Culprit {
 }
 
 // goroutineView lists a goroutine profile's sites, most goroutines first.
-func (in *input) goroutineView(s evidence.Snapshot) (SnapshotView, error) {
-	sites, err := in.ev.GoroutineSites(s)
+func goroutineView(s facts.Snapshot, sites []facts.GoroutineGroup, err error) (SnapshotView, error) {
 	if err != nil {
 		return SnapshotView{}, err
 	}
@@ -191,7 +165,7 @@ func (in *input) goroutineView(s evidence.Snapshot) (SnapshotView, error) {
 	return v, nil
 }
 
-func goroutineSite(g evidence.GoroutineGroup, total int) GoroutineSite {
+func goroutineSite(g facts.GoroutineGroup, total int) GoroutineSite {
 	return GoroutineSite{
 		Culprit: Culprit{Function: g.Culprit.Function, File: g.Culprit.File, Line: g.Culprit.Line, Count: int64(g.Count),
 			Share: float64(g.Count) / math.Max(float64(total), 1), Stack: g.Stack, Own: g.Culprit.Own},
@@ -202,8 +176,9 @@ func goroutineSite(g evidence.GoroutineGroup, total int) GoroutineSite {
 // pileUp is the suspected goroutine pile-up of a single goroutine profile: one blocked site
 // of the program's own code (or an HTTP client's connections, whose readers are all standard
 // library) holding at least pileUpShare of all goroutines and at least pileUpCount.
-func (in *input) pileUp(s evidence.Snapshot) (Finding, bool) {
-	sites, err := in.ev.GoroutineSites(s)
+func (in *input) pileUp() (Finding, bool) {
+	g := &in.f.Goroutine
+	s, sites, err := *g.Single, g.SingleSites, g.SingleErr
 	if err != nil || len(sites) == 0 {
 		return Finding{}, false
 	}
@@ -245,7 +220,7 @@ func (in *input) pileUp(s evidence.Snapshot) (Finding, bool) {
 		f.Evidence["leaked_goroutines_count"] = float64(top.Leaked)
 		f.Detail += fmt.Sprintf(" The runtime's leak detector marked %d of them leaked.", top.Leaked)
 	}
-	if n, ok := pinnedStacks(in.ev, float64(top.Count)); ok {
+	if n, ok := pinnedStacks(in.f, float64(top.Count)); ok {
 		f.Evidence["pinned_stack_bytes"] = n
 	}
 	f.Advice = append(goroutineAdvice(top.GoroutineGroup),
@@ -255,7 +230,7 @@ func (in *input) pileUp(s evidence.Snapshot) (Finding, bool) {
 
 // clientConns reports the goroutines of HTTP client connections (kept alive by response
 // bodies nobody closed): standard library frames only, a known leak.
-func clientConns(g evidence.StackGroup) bool {
+func clientConns(g facts.StackGroup) bool {
 	for _, fr := range g.Stack {
 		if fr == "net/http.(*persistConn).readLoop" || fr == "net/http.(*persistConn).writeLoop" {
 			return true
@@ -268,10 +243,10 @@ func clientConns(g evidence.StackGroup) bool {
 // cumulative since the program started, so it shows where allocation went over the
 // program's life, not at what rate, and so not what it costs. A known pattern in a site that
 // allocated a large share is a suspected hotspot; anything else is not judged.
-func (in *input) snapshotHotspot(s evidence.Snapshot) outcome {
-	ev := in.ev
+func (in *input) snapshotHotspot(h *facts.HeapSnapshot) outcome {
+	s := h.Snap
 	const why = "one heap profile: its allocation is counted since the program started, so its rate, and what it costs in GC work, are unknown (give two heap profiles minutes apart, and a gctrace log)"
-	tab, err := ev.HeapSites(s, "alloc_space")
+	tab, err := h.AllocSpace, h.AllocSpaceErr
 	if err != nil {
 		return cannot(KindAllocationHotspot, 0, "%s: %v", why, err)
 	}
@@ -279,7 +254,7 @@ func (in *input) snapshotHotspot(s evidence.Snapshot) outcome {
 	if len(cs) == 0 || cs[0].Share < hotMinShare {
 		return cannot(KindAllocationHotspot, 0, "%s; no site allocated more than %s of the bytes", why, pct(hotMinShare))
 	}
-	pats := in.sitePatterns(s, cs[:1])
+	pats := h.Patterns
 	top := cs[0]
 	if len(pats[top.Function]) == 0 {
 		return cannot(KindAllocationHotspot, 0, "%s; %s allocated %s of the bytes, through no pattern memdoctor knows", why, top.Function, pct(top.Share))
@@ -287,10 +262,10 @@ func (in *input) snapshotHotspot(s evidence.Snapshot) outcome {
 	p := pats[top.Function][0]
 	f := Finding{
 		Kind: KindAllocationHotspot, Severity: Info, Confidence: Suspected, Snapshot: true,
-		Title: fmt.Sprintf("one heap profile: %s: %s allocated %s of all bytes since the program started", p.name, top.Function, pct(top.Share)),
+		Title: fmt.Sprintf("one heap profile: %s: %s allocated %s of all bytes since the program started", p.Name, top.Function, pct(top.Share)),
 		Detail: fmt.Sprintf("This is one snapshot, not a trend: the profile counts %s allocated since the program started, %s of it by %s, through a known pattern (%s). "+
 			"What it costs is unknown from one profile: the GC's work follows the allocation rate, which two profiles minutes apart give.",
-			bytesStr(float64(tab.Total)), pct(top.Share), top.Function, p.name),
+			bytesStr(float64(tab.Total)), pct(top.Share), top.Function, p.Name),
 		Evidence: map[string]float64{
 			"alloc_bytes":          float64(tab.Total),
 			"top_site_bytes":       float64(top.Bytes),
@@ -300,8 +275,16 @@ func (in *input) snapshotHotspot(s evidence.Snapshot) outcome {
 		Culprits: cs,
 		Start:    s.T, End: s.T,
 		Profiles: []string{s.Path},
-		Advice:   hotspotAdvice(cs, pats),
+		Advice:   hotspotAdvice(cs, onlyFirst(pats, top.Function), ""),
 	}
 	f.Advice = append(f.Advice, fmt.Sprintf("Dig into the lines: go tool pprof -sample_index=alloc_space -list '%s' %s", regexp.QuoteMeta(top.Function), s.Path))
 	return found(f)
+}
+
+// onlyFirst keeps the patterns of one function: what was matched for it alone.
+func onlyFirst(pats map[string][]facts.Pattern, fn string) map[string][]facts.Pattern {
+	if p, ok := pats[fn]; ok {
+		return map[string][]facts.Pattern{fn: p}
+	}
+	return map[string][]facts.Pattern{}
 }

@@ -5,7 +5,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/memdoctor/memdoctor/evidence"
+	"github.com/memdoctor/memdoctor/facts"
 )
 
 // maxTrendPoints bounds the trend tests' O(n²) work: longer series are reduced to this many
@@ -28,7 +28,7 @@ type Trend struct {
 func (t Trend) Increasing(alpha float64) bool { return t.N >= 6 && t.Slope > 0 && t.P < alpha }
 
 // trend fits a series with Theil-Sen and tests it with Mann-Kendall.
-func trend(pts []evidence.Point) Trend {
+func trend(pts []facts.Point) Trend {
 	pts = reduce(pts, maxTrendPoints)
 	n := len(pts)
 	tr := Trend{N: n, P: 1}
@@ -54,18 +54,18 @@ func trend(pts []evidence.Point) Trend {
 	if len(slopes) == 0 {
 		return tr
 	}
-	tr.Slope = median(slopes)
+	tr.Slope = facts.Median(slopes)
 	tr.Tau = s / float64(n*(n-1)/2)
 	ints := make([]float64, n)
 	for i, p := range pts {
 		ints[i] = p.V - tr.Slope*x[i]
 	}
-	tr.Intercept = median(ints)
+	tr.Intercept = facts.Median(ints)
 	tr.First = tr.Intercept
 	tr.Last = tr.Intercept + tr.Slope*x[n-1]
 	tr.Span = pts[n-1].T.Sub(t0)
 	// Mann-Kendall, with the variance corrected for ties (truncated MiB values tie often).
-	vs := values(pts)
+	vs := facts.Values(pts)
 	slices.Sort(vs)
 	variance := float64(n*(n-1)*(2*n+5)) / 18
 	for i := 0; i < n; {
@@ -133,7 +133,7 @@ func exactMKP(n int, s float64) float64 {
 
 // reduce returns at most max points: the median value of equal-time buckets, placed at
 // each bucket's median time.
-func reduce(pts []evidence.Point, max int) []evidence.Point {
+func reduce(pts []facts.Point, max int) []facts.Point {
 	if len(pts) <= max {
 		return pts
 	}
@@ -142,22 +142,20 @@ func reduce(pts []evidence.Point, max int) []evidence.Point {
 	if span <= 0 {
 		return pts[:max]
 	}
-	out := make([]evidence.Point, 0, max)
-	var bucket []evidence.Point
+	out := make([]facts.Point, 0, max)
+	var bucket []facts.Point
 	cur := 0
 	for _, p := range pts {
 		i := min(int(float64(p.T.Sub(start))/float64(span)*float64(max)), max-1)
 		if i != cur && len(bucket) > 0 {
-			out = append(out, evidence.Point{T: bucket[len(bucket)/2].T, V: median(values(bucket)), Src: bucket[0].Src})
+			out = append(out, facts.Point{T: bucket[len(bucket)/2].T, V: facts.Median(facts.Values(bucket)), Src: bucket[0].Src})
 			bucket = bucket[:0]
 		}
 		cur = i
 		bucket = append(bucket, p)
 	}
-	return append(out, evidence.Point{T: bucket[len(bucket)/2].T, V: median(values(bucket)), Src: bucket[0].Src})
+	return append(out, facts.Point{T: bucket[len(bucket)/2].T, V: facts.Median(facts.Values(bucket)), Src: bucket[0].Src})
 }
-
-func median(vs []float64) float64 { return percentile(vs, 50) }
 
 func sign(d float64) float64 {
 	switch {

@@ -57,18 +57,6 @@ func TestTrend(t *testing.T) {
 	}
 }
 
-func TestPercentile(t *testing.T) {
-	vs := []float64{5, 1, 4, 2, 3}
-	for p, want := range map[float64]float64{0: 1, 50: 3, 100: 5, 25: 2, 99: 4.96} {
-		if got := percentile(vs, p); math.Abs(got-want) > 1e-9 {
-			t.Errorf("percentile(%v) = %v, want %v", p, got, want)
-		}
-	}
-	if percentile(nil, 50) != 0 {
-		t.Error("empty")
-	}
-}
-
 // The exact Mann-Kendall p-values of small samples without ties, against the counts of
 // permutations by inversions (Mahonian numbers, OEIS A008302).
 func TestExactMKP(t *testing.T) {

@@ -4,6 +4,7 @@ import (
 	"math"
 
 	"github.com/memdoctor/memdoctor/evidence"
+	"github.com/memdoctor/memdoctor/facts"
 )
 
 // GCModel is the GC pacer model the gc-overhead advice predicts from, calibrated on a
@@ -39,8 +40,8 @@ type GCPrediction struct {
 // ModelGC builds the pacer model of a session; false when the live heap or the allocation
 // rate is unknown.
 func ModelGC(ev *evidence.Evidence) (GCModel, bool) {
-	sum := computeSummary(ev)
-	m, ok := gcModelOf(ev, sum)
+	sum := facts.Summarize(ev)
+	m, ok := gcModelOf(facts.Cadence(ev, sum), ev.Pacer, sum)
 	if !ok {
 		return GCModel{}, false
 	}

@@ -1,6 +1,10 @@
 package diagnose
 
-import "time"
+import (
+	"time"
+
+	"github.com/memdoctor/memdoctor/facts"
+)
 
 // Schema identifies the diagnosis JSON format.
 const Schema = "memdoctor/diagnosis/v1"
@@ -141,56 +145,8 @@ type Window struct {
 	Seconds float64   `json:"seconds"`
 }
 
-// Summary holds the headline figures. Zero means "not measured" for every field but counts.
-type Summary struct {
-	// RSSPeakBytes is the most memory the process had resident: the kernel's high-water mark
-	// (VmHWM) when it is above what the samples saw (RSSPeakSource says which: "samples",
-	// "high-water mark"). RSSSampledPeakBytes is the highest sample.
-	RSSPeakBytes        uint64 `json:"rss_peak_bytes"`
-	RSSPeakSource       string `json:"rss_peak_source,omitempty"`
-	RSSSampledPeakBytes uint64 `json:"rss_sampled_peak_bytes,omitempty"`
-	// RSSPeakBeforeWindow is true when the high-water mark was already reached before the
-	// window began.
-	RSSPeakBeforeWindow bool   `json:"rss_peak_before_window,omitempty"`
-	RSSP99Bytes         uint64 `json:"rss_p99_bytes"`
-	RSSLatestBytes      uint64 `json:"rss_latest_bytes"`
-	// TreeRSSPeakBytes is the peak RSS of the whole process tree memdoctor run started (the
-	// target with, say, the go command above it); TreeProcs how many processes it had then.
-	TreeRSSPeakBytes    uint64  `json:"tree_rss_peak_bytes,omitempty"`
-	TreeProcs           int     `json:"tree_procs,omitempty"`
-	HeapLivePeakBytes   uint64  `json:"heap_live_peak_bytes"`
-	HeapLiveLatestBytes uint64  `json:"heap_live_latest_bytes"`
-	HeapGoalPeakBytes   uint64  `json:"heap_goal_peak_bytes,omitempty"`
-	GCCount             uint64  `json:"gc_count"`
-	GCPerSecond         float64 `json:"gc_per_second"`
-	// GCCPUFraction is the share of the process's CPU time spent on GC (mark assists, background
-	// and pauses; idle marking excluded), or of GCCPUOfAvailableFraction's base when the
-	// process's CPU time is unknown.
-	GCCPUFraction float64 `json:"gc_cpu_fraction"`
-	// GCCPUOfAvailableFraction is GC CPU over GOMAXPROCS x wall time, like gctrace's "%".
-	GCCPUOfAvailableFraction float64 `json:"gc_cpu_of_available_fraction"`
-	// GCAssistFraction is the share of GC CPU spent in mark assists (0 when unknown).
-	GCAssistFraction float64 `json:"gc_assist_fraction,omitempty"`
-	// CPUContention is the share of the time the process's threads were runnable that they
-	// waited for a CPU (/proc schedstat; 0 when unknown). GC CPU, which the Go runtime
-	// measures in wall-clock time, is corrected by it: a busy machine does not make the GC
-	// look more expensive.
-	CPUContention       float64 `json:"cpu_contention,omitempty"`
-	AllocBytesPerSecond float64 `json:"alloc_bytes_per_second,omitempty"`
-	GoroutinesPeak      int     `json:"goroutines_peak"`
-	GoroutinesLatest    int     `json:"goroutines_latest,omitempty"`
-	MemoryBudgetBytes   uint64  `json:"memory_budget_bytes,omitempty"`
-	MemoryBudgetSource  string  `json:"memory_budget_source,omitempty"`
-	CgroupLimitBytes    uint64  `json:"cgroup_limit_bytes,omitempty"`
-	// GCForcedCount counts forced cycles (runtime.GC, goroutine leak checks): they are not in
-	// GCPerSecond.
-	GCForcedCount uint64 `json:"gc_forced_count,omitempty"`
-	// Where the figures came from.
-	GCSource          string `json:"gc_source,omitempty"` // gctrace, runtime/metrics, memstats
-	Samples           int    `json:"samples"`
-	HeapProfiles      int    `json:"heap_profiles"`
-	GoroutineProfiles int    `json:"goroutine_profiles"`
-}
+// Summary holds the headline figures (see facts.Summary).
+type Summary = facts.Summary
 
 // Finding is one diagnosed problem.
 type Finding struct {

@@ -1,4 +1,4 @@
-package diagnose
+package facts
 
 import (
 	"testing"
@@ -55,7 +55,7 @@ func TestFindSpikes(t *testing.T) {
 		{"spikes over a leak", gcEvidence(time.Second, 10, 12, 180, 14, 16, 18, 200, 20, 22, 24, 210, 26, 28, 30), 3, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got := findSpikes(tc.ev)
+			got := spikesOf(tc.ev)
 			inProgress := 0
 			for _, s := range got {
 				if s.InProgress {
@@ -98,7 +98,7 @@ func TestFindSpikesOnHeapInUse(t *testing.T) {
 		{"a burst over the sawtooth", inUseEvidence(time.Second, 100, 40, 55, 70, 79, 41, 56, 260, 80, 40, 58, 71, 80, 42), 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := findSpikes(tc.ev); len(got) != tc.count {
+			if got := spikesOf(tc.ev); len(got) != tc.count {
 				t.Errorf("%d spikes, want %d: %+v", len(got), tc.count, got)
 			}
 		})
@@ -157,7 +157,7 @@ func TestBurstsInTheHeapInUse(t *testing.T) {
 				ev.Live.Points = append(ev.Live.Points, evidence.Point{T: ev.Start.Add(time.Duration(s) * time.Second), V: 100 << 20, Src: evidence.SourceGCTrace})
 			}
 			ev.Live.Src = evidence.SourceGCTrace
-			got := findSpikes(ev)
+			got := spikesOf(ev)
 			inProgress := 0
 			for _, s := range got {
 				if !s.InUse || s.Height() < 100<<20 {
@@ -174,28 +174,5 @@ func TestBurstsInTheHeapInUse(t *testing.T) {
 	}
 }
 
-// TestSpikeReadAfterABurst: json-whole's heap profiles, one every 10 s on a loaded machine
-// (recorded). Each reading is one GC's live heap; the window opens inside bursts (64.6, 56.5,
-// then 80.2 MiB) before the heap comes back to 12 MiB. The 80.2 MiB burst rose from the floor
-// the heap comes back to, not from the burst read before it: a spike of 56 MiB over a floor
-// of 24, a warning.
-func TestSpikeReadAfterABurst(t *testing.T) {
-	t0 := time.Date(2026, 11, 24, 9, 33, 39, 0, time.UTC)
-	ev := evidence.New("profiles", evidence.Target{}, evidence.Options{})
-	live := evidence.NewGauge(evidence.SourceHeapProfile, 0)
-	for _, r := range []struct{ at, mib float64 }{{1.25, 64.6}, {10, 56.5}, {20, 80.2}, {30, 12.0}, {50, 41.1}} {
-		live.Add(t0.Add(time.Duration(r.at*float64(time.Second))), r.mib*(1<<20))
-	}
-	ev.Live = live.Series()
-	ev.Finish(evidence.Options{})
-	ev.Start, ev.End = t0, t0.Add(60*time.Second)
-	in := &input{ev: ev}
-	in.spikes = findSpikes(ev)
-	out := transientSpike(in)
-	if len(out.findings) != 1 || out.findings[0].Severity != Warning {
-		t.Fatalf("want a transient-spike warning, got %+v (not judged %+v)", out.findings, out.notJudged)
-	}
-	if h := out.findings[0].Evidence["spike_height_max_bytes"]; h < 50<<20 {
-		t.Errorf("the largest spike is %.1f MiB high, want the 80.2 MiB burst above the floor (about 56)", h/(1<<20))
-	}
-}
+// spikesOf finds the spikes of an evidence, as Of does.
+func spikesOf(ev *evidence.Evidence) []Spike { return findSpikes(ev, spikeSeriesOf(ev)) }
