@@ -99,7 +99,7 @@ func TestSiteLeakUnderBursts(t *testing.T) {
 			"example.com/svc/rules.load":               20 * mib,
 		}
 	}, func(i int) float64 { return float64(20*mib + leaked(i) + burst(i)) })
-	out := heapLeak(inputOf(ev))
+	out := judgeKind(ev, KindHeapLeak)
 	if len(out.findings) != 1 {
 		t.Fatalf("want one heap-leak finding, got %+v (not judged %+v)", out.findings, out.notJudged)
 	}
@@ -123,36 +123,8 @@ func TestSiteLeakPlateau(t *testing.T) {
 	ev := heapEvidence(t, "watch", evidence.SourceRuntimeMetrics, 12, func(i int) map[string]int64 {
 		return map[string]int64{"example.com/svc/cache.(*LRU).add": cache(i) + 1, "example.com/svc/rules.load": 20 * mib}
 	}, func(i int) float64 { return float64(20*mib + cache(i)) })
-	if out := heapLeak(inputOf(ev)); len(out.findings) > 0 {
+	if out := judgeKind(ev, KindHeapLeak); len(out.findings) > 0 {
 		t.Errorf("a cache that filled in 30 s and stayed for 80 s: %s (%s)", out.findings[0].Title, out.findings[0].Confidence)
-	}
-}
-
-// A heap that grows with a goroutine leak, by what each new goroutine plausibly holds, is
-// said once, by the goroutine leak; a heap leak far beyond it stays a warning.
-func TestHeldByGoroutines(t *testing.T) {
-	for _, tc := range []struct {
-		name     string
-		added    float64
-		heapGrew float64
-		want     Severity
-	}{
-		{"12 KiB a goroutine", 2300, 29 << 20, Info},
-		{"2 MiB a goroutine", 100, 200 << 20, Warning},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			fs := []Finding{
-				{Kind: KindGoroutineLeak, Severity: Warning, Confidence: Confirmed, Evidence: map[string]float64{"goroutines_start_count": 200, "goroutines_end_count": 200 + tc.added}},
-				{Kind: KindHeapLeak, Severity: Warning, Confidence: Confirmed, Evidence: map[string]float64{"growth_bytes": tc.heapGrew}},
-			}
-			heldByGoroutines(fs)
-			if fs[1].Severity != tc.want {
-				t.Errorf("heap-leak is %s, want %s: %s", fs[1].Severity, tc.want, fs[1].Title)
-			}
-			if tc.want == Info && fs[0].Evidence["heap_held_bytes"] != tc.heapGrew {
-				t.Errorf("the goroutine leak does not say what its goroutines hold: %+v", fs[0].Evidence)
-			}
-		})
 	}
 }
 
@@ -175,8 +147,7 @@ func TestSpikeCulpritFromTheSnapshotThatSawIt(t *testing.T) {
 			"example.com/svc/conns.(*pool).get":               int64(i%3) * mib,
 		}
 	}, func(i int) float64 { return float64(11*mib + burst(i)) })
-	in := inputOf(ev)
-	out := transientSpike(in)
+	out := judgeKind(ev, KindTransientSpike)
 	if len(out.findings) != 1 {
 		t.Fatalf("want one transient-spike finding, got %+v (not judged %+v)", out.findings, out.notJudged)
 	}
@@ -209,15 +180,15 @@ func TestHeapLeakStatesItsDetectionLimit(t *testing.T) {
 			ev.Live.Points = append(ev.Live.Points, evidence.Point{T: t0.Add(time.Duration(i) * 2 * time.Second), V: l * (1 << 20), Src: evidence.SourceGCTrace})
 		}
 		ev.Live.Src = evidence.SourceGCTrace
-		in := inputOf(ev)
-		if out := heapLeak(in); len(out.findings) != 0 {
+		out := judgeKind(ev, KindHeapLeak)
+		if len(out.findings) != 0 {
 			t.Fatalf("live %v MiB, flat: findings %+v", tc.live, out.findings)
 		}
-		if len(in.limits) != 1 || in.limits[0].Kind != KindHeapLeak {
-			t.Fatalf("live %v MiB: limits %+v, want heap-leak's", tc.live, in.limits)
+		if len(out.limits) != 1 || out.limits[0].Kind != KindHeapLeak {
+			t.Fatalf("live %v MiB: limits %+v, want heap-leak's", tc.live, out.limits)
 		}
 		// The floor's lows span a little less than the readings: up to a quarter more per minute.
-		if got := in.limits[0].PerMinute / (1 << 20); got < 0.99*tc.want || got > 1.25*tc.want {
+		if got := out.limits[0].PerMinute / (1 << 20); got < 0.99*tc.want || got > 1.25*tc.want {
 			t.Errorf("live %v MiB: limit %.2f MiB/min, want %.0f to %.0f", tc.live, got, tc.want, 1.25*tc.want)
 		}
 	}
@@ -241,7 +212,7 @@ func TestGoalDoesNotOverruleFlatLiveReadings(t *testing.T) {
 	}
 	ev.HeapGoal.Src = evidence.SourceMemStats
 	ev.End = t0.Add(180 * time.Second)
-	out := heapLeak(inputOf(ev))
+	out := judgeKind(ev, KindHeapLeak)
 	for _, f := range out.findings {
 		if f.Confidence == Confirmed {
 			t.Errorf("a confirmed %s from the goal alone: %s", f.Kind, f.Title)

@@ -5,11 +5,47 @@ import (
 	"time"
 
 	"github.com/memdoctor/memdoctor/evidence"
-	"github.com/memdoctor/memdoctor/facts"
 )
 
-// inputOf is what the rules read of an evidence.
-func inputOf(ev *evidence.Evidence) *input { return &input{f: facts.Of(ev)} }
+// ruleOutcome is what one rule concluded of an evidence, in words: its findings, why it could
+// not judge, and its detection limits (the diagnosis's, filtered by kind).
+type ruleOutcome struct {
+	findings  []Finding
+	notJudged *NotJudged
+	limits    []DetectionLimit
+}
+
+// judgeKind diagnoses an evidence and keeps what one rule concluded.
+func judgeKind(ev *evidence.Evidence, k Kind) ruleOutcome {
+	d := Diagnose(ev, Options{})
+	var o ruleOutcome
+	for _, f := range d.Findings {
+		if f.Kind == k {
+			o.findings = append(o.findings, f)
+		}
+	}
+	for i := range d.NotJudged {
+		if d.NotJudged[i].Kind == k {
+			o.notJudged = &d.NotJudged[i]
+		}
+	}
+	for _, l := range d.Limits {
+		if l.Kind == k {
+			o.limits = append(o.limits, l)
+		}
+	}
+	return o
+}
+
+// findingOfKind is the first finding of a kind, nil when there is none.
+func findingOfKind(fs []Finding, k Kind) *Finding {
+	for i := range fs {
+		if fs[i].Kind == k {
+			return &fs[i]
+		}
+	}
+	return nil
+}
 
 // TestSpikeReadAfterABurst: json-whole's heap profiles, one every 10 s on a loaded machine
 // (recorded). Each reading is one GC's live heap; the window opens inside bursts (64.6, 56.5,
@@ -26,8 +62,7 @@ func TestSpikeReadAfterABurst(t *testing.T) {
 	ev.Live = live.Series()
 	ev.Finish(evidence.Options{})
 	ev.Start, ev.End = t0, t0.Add(60*time.Second)
-	in := inputOf(ev)
-	out := transientSpike(in)
+	out := judgeKind(ev, KindTransientSpike)
 	if len(out.findings) != 1 || out.findings[0].Severity != Warning {
 		t.Fatalf("want a transient-spike warning, got %+v (not judged %+v)", out.findings, out.notJudged)
 	}

@@ -17,6 +17,7 @@ type (
 	Target         = evidence.Target
 	Pacer          = evidence.Pacer
 	Assists        = evidence.Assists
+	Site           = evidence.Site
 	SiteTable      = evidence.SiteTable
 	SiteDiff       = evidence.SiteDiff
 	SiteDelta      = evidence.SiteDelta
