@@ -3,10 +3,10 @@ package facts
 import (
 	"math"
 	"sort"
-	"strings"
 	"time"
 
 	"github.com/memdoctor/memdoctor/evidence"
+	"github.com/memdoctor/memdoctor/session"
 )
 
 // SpikeAlloc is what the heap profiles say was allocated around one spike: the snapshots
@@ -64,7 +64,7 @@ func spikeAllocsOf(ev *evidence.Evidence, spikes []Spike) []SpikeAlloc {
 			if !ok {
 				continue
 			}
-			a.Shown = strings.HasPrefix(a.After.Label, "after-") || !pub.IsZero() && !a.After.T.Before(pub)
+			a.Shown = a.After.Role() == session.RoleAfter || !pub.IsZero() && !a.After.T.Before(pub)
 			a.Diff, a.Err = ev.HeapDiff(a.Before, a.After, "alloc_space")
 		}
 		out = append(out, a)
@@ -107,8 +107,8 @@ func heldInSpike(ev *evidence.Evidence, heaps []Snapshot, s Spike) (before, duri
 	return before, during, d, ok
 }
 
-// bracket picks the snapshots around a spike: a pair the agent captured for it (labelled
-// before-*/after-*) when there is one, else the last snapshot before the spike began and
+// bracket picks the snapshots around a spike: a pair the agent captured for it (RoleBefore and
+// RoleAfter) when there is one, else the last snapshot before the spike began and
 // the first one after it ended and after shown (when known), the time the heap profile
 // shows the spike's allocations.
 func bracket(heaps []Snapshot, s Spike, shown time.Time) (before, after Snapshot, ok bool) {
@@ -117,9 +117,9 @@ func bracket(heaps []Snapshot, s Spike, shown time.Time) (before, after Snapshot
 	for i := range heaps {
 		h := &heaps[i]
 		switch {
-		case strings.HasPrefix(h.Label, "before-") && !h.T.After(s.Start.Add(slack)) && s.Start.Sub(h.T) < 5*time.Minute:
+		case h.Role() == session.RoleBefore && !h.T.After(s.Start.Add(slack)) && s.Start.Sub(h.T) < 5*time.Minute:
 			lb = h
-		case strings.HasPrefix(h.Label, "after-") && lb != nil && !h.T.Before(s.Start) && la == nil:
+		case h.Role() == session.RoleAfter && lb != nil && !h.T.Before(s.Start) && la == nil:
 			la = h
 		}
 	}
@@ -129,7 +129,7 @@ func bracket(heaps []Snapshot, s Spike, shown time.Time) (before, after Snapshot
 	var b, a *Snapshot
 	for i := range heaps {
 		h := &heaps[i]
-		if h.Label != "" {
+		if !h.Periodic() {
 			continue
 		}
 		if !h.T.After(s.Start) {

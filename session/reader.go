@@ -50,6 +50,18 @@ type GCEvent struct {
 	gctrace.Cycle
 }
 
+// IsDir reports whether dir is a memdoctor session directory: it holds a manifest, or the
+// samples a killed collector left without one, as regular files. Every reader that must tell
+// a session from a folder of profiles asks this.
+func IsDir(dir string) bool {
+	for _, f := range []string{ManifestFile, MetricsFile} {
+		if st, err := os.Stat(filepath.Join(dir, f)); err == nil && st.Mode().IsRegular() {
+			return true
+		}
+	}
+	return false
+}
+
 // Open reads a session directory. It fails only when dir is not a session at all; damage
 // inside (a torn last line, a corrupt profile name, a missing gctrace.log) becomes a warning.
 func Open(dir string) (*Session, error) {

@@ -60,7 +60,7 @@ func run(args []string) error {
 	n := 0
 	for _, root := range fl.Args() {
 		err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-			if err != nil || !d.IsDir() || !isSession(p) {
+			if err != nil || !d.IsDir() || !session.IsDir(p) {
 				return err
 			}
 			n++
@@ -111,15 +111,6 @@ func simSpecs(n int) []simSpec {
 		}
 	}
 	return out
-}
-
-func isSession(dir string) bool {
-	for _, f := range []string{session.ManifestFile, session.MetricsFile} {
-		if st, err := os.Stat(filepath.Join(dir, f)); err == nil && st.Mode().IsRegular() {
-			return true
-		}
-	}
-	return false
 }
 
 // name is a file name for a path: its last elements and a hash of the whole.
