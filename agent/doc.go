@@ -116,7 +116,7 @@
 //
 // # Cost
 //
-// Measured in bench/agent against no agent, grafana/pyroscope-go and mosn.io/holmes: see the
-// Performance section of the README. The package imports only the standard library and
+// Measured in bench/agent against no agent, grafana/pyroscope-go and mosn.io/holmes: see
+// docs/performance.md (in the repository). The package imports only the standard library and
 // memdoctor's session, breakdown, collect/procfs and collect/leakcheck packages.
 package agent
