@@ -19,6 +19,8 @@ type Scenario struct {
 	// shuts down gracefully and returns. It returns an error only when the
 	// scenario cannot start or its server fails.
 	Run func(ctx context.Context, env Env) error
+	// Holder, for a holder scenario, is the reference path memdoctor holders must name.
+	Holder *HolderExpect
 }
 
 // Expect is what memdoctor must report when it watches a scenario.
@@ -129,9 +131,9 @@ func All() []Scenario {
 	return all
 }
 
-// Lookup returns the scenario called name.
+// Lookup returns the scenario called name, a holder scenario too.
 func Lookup(name string) (Scenario, bool) {
-	for _, s := range All() {
+	for _, s := range append(All(), HolderScenarios()...) {
 		if s.Name == name {
 			return s, true
 		}

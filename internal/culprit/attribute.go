@@ -180,3 +180,14 @@ func frameNames(frames []frame) []string {
 	}
 	return names
 }
+
+// AttributeNames picks the culprit site of a stack given as function names (leaf first, one
+// per logical frame), as Attribute does for a profile's locations: for stacks read from
+// somewhere other than a profile (a process's memory).
+func AttributeNames(names []string, opts Options) Site {
+	frames := make([]frame, 0, len(names))
+	for _, n := range names {
+		frames = append(frames, frame{fn: normalizeFunc(n)})
+	}
+	return attributeFrames(frames, opts)
+}

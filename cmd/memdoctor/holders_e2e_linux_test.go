@@ -1,0 +1,148 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/memdoctor/memdoctor/holders"
+	"github.com/memdoctor/memdoctor/lab"
+)
+
+// TestHolderScenarios runs every holder scenario, reads it with memdoctor holders while it
+// runs, checks the named path, then crashes it with GOTRACEBACK=crash and checks that its core
+// names the same path.
+func TestHolderScenarios(t *testing.T) {
+	for _, sc := range lab.HolderScenarios() {
+		t.Run(sc.Name, func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			cmd, pid := startHolderScenario(t, dir, sc.Name)
+			time.Sleep(2500 * time.Millisecond) // about 250 records, nearly all sampled
+			live := readHolders(t, sc.Holder.Site, strconv.Itoa(pid))
+			if st := procState(pid); st == 't' || st == 'T' {
+				t.Fatalf("process %d is left stopped (state %c)", pid, st)
+			}
+			p := checkHolderPath(t, "live", live, sc.Holder)
+
+			// The core of the same process names the same path.
+			cmd.Process.Signal(syscall.SIGQUIT)
+			cmd.Wait()
+			core := findCore(t, dir, pid)
+			fromCore := readHolders(t, sc.Holder.Site, core, memdoctorBin)
+			if c := checkHolderPath(t, "core", fromCore, sc.Holder); c.Expr != p.Expr {
+				t.Errorf("the core names %q, the live process %q", c.Expr, p.Expr)
+			}
+		})
+	}
+}
+
+// startHolderScenario starts memdoctor lab run NAME in dir, able to leave a core there, and
+// waits until it leaks.
+func startHolderScenario(t *testing.T, dir, name string) (*exec.Cmd, int) {
+	t.Helper()
+	cmd := exec.Command("sh", "-c", "ulimit -c unlimited && exec \"$0\" lab run \"$1\"", memdoctorBin, name)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GOTRACEBACK=crash")
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stderr = nil
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil || !strings.Contains(line, "leaking") {
+		t.Fatalf("lab run %s: %q, %v", name, line, err)
+	}
+	go func() { bufio.NewReader(out).WriteTo(discard{}) }()
+	return cmd, cmd.Process.Pid
+}
+
+type discard struct{}
+
+func (discard) Write(p []byte) (int, error) { return len(p), nil }
+
+// readHolders runs memdoctor holders --site SITE --json on a PID or a CORE EXECUTABLE.
+func readHolders(t *testing.T, site string, target ...string) *holders.Result {
+	t.Helper()
+	out := filepath.Join(t.TempDir(), "holders.json")
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	args := append([]string{"holders", "--site", site, "--json", out}, target...)
+	r := memdoctor(t, ctx, args...)
+	if r.code != 0 {
+		t.Fatalf("memdoctor %s: exit %d\n%s%s", strings.Join(args, " "), r.code, r.stdout, r.stderr)
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var res holders.Result
+	if err := json.Unmarshal(b, &res); err != nil {
+		t.Fatal(err)
+	}
+	if len(target) == 1 && !strings.Contains(r.stderr, "stopped for") {
+		t.Errorf("memdoctor holders did not say how long it stopped the process:\n%s", r.stderr)
+	}
+	return &res
+}
+
+// checkHolderPath checks that the heaviest path of the site's culprit is the expected one.
+func checkHolderPath(t *testing.T, what string, res *holders.Result, want *lab.HolderExpect) holders.Path {
+	t.Helper()
+	if len(res.Culprits) != 1 || len(res.Culprits[0].Paths) == 0 {
+		t.Fatalf("%s: no path for %s: %+v", what, want.Site, res)
+	}
+	c := res.Culprits[0]
+	if c.Samples < 20 {
+		t.Errorf("%s: only %d sampled objects of %s", what, c.Samples, want.Site)
+	}
+	p := c.Paths[0]
+	if p.Root.Kind != want.Root || !strings.Contains(p.Expr, want.Path) || p.Share < 0.5 {
+		var got []string
+		for _, q := range c.Paths {
+			got = append(got, fmt.Sprintf("%.2f %s %s", q.Share, q.Root.Kind, q.Expr))
+		}
+		t.Errorf("%s: want a %s root and a path with %q holding most of %s; got:\n%s", what, want.Root, want.Path, want.Site, strings.Join(got, "\n"))
+	}
+	return p
+}
+
+// procState reads a process's state letter from /proc/PID/stat.
+func procState(pid int) byte {
+	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
+	if err != nil {
+		return 0
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 || i+2 >= len(s) {
+		return 0
+	}
+	return s[i+2]
+}
+
+// findCore finds the core the kernel wrote for pid in dir.
+func findCore(t *testing.T, dir string, pid int) string {
+	t.Helper()
+	for _, name := range []string{"core", "core." + strconv.Itoa(pid)} {
+		if _, err := os.Stat(filepath.Join(dir, name)); err == nil {
+			return filepath.Join(dir, name)
+		}
+	}
+	pattern, _ := os.ReadFile("/proc/sys/kernel/core_pattern")
+	t.Fatalf("no core in %s (kernel.core_pattern is %q: memdoctor's tests need cores written as files)", dir, strings.TrimSpace(string(pattern)))
+	return ""
+}

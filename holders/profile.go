@@ -1,0 +1,78 @@
+package holders
+
+import (
+	"github.com/google/pprof/profile"
+)
+
+// Profile turns the result into a pprof profile whose stacks are the reference paths: the
+// root at the bottom, one frame per step, the culprit site on top, so that go tool pprof
+// -http (and memdoctor serve) draws a flame graph of who holds what. Values are the sampled
+// objects' estimated count and bytes.
+func (r *Result) Profile() *profile.Profile {
+	p := &profile.Profile{
+		SampleType:        []*profile.ValueType{{Type: "objects", Unit: "count"}, {Type: "space", Unit: "bytes"}},
+		PeriodType:        &profile.ValueType{Type: "space", Unit: "bytes"},
+		Period:            int64(r.Heap.SampleRate),
+		Comments:          []string{"memdoctor holders: frames are reference paths from the GC roots, the culprit site on top"},
+		DefaultSampleType: "space",
+	}
+	funcs := map[string]*profile.Function{}
+	locs := map[string]*profile.Location{}
+	loc := func(name string) *profile.Location {
+		if l, ok := locs[name]; ok {
+			return l
+		}
+		f := &profile.Function{ID: uint64(len(p.Function) + 1), Name: name, SystemName: name}
+		p.Function = append(p.Function, f)
+		funcs[name] = f
+		l := &profile.Location{ID: uint64(len(p.Location) + 1), Line: []profile.Line{{Function: f}}}
+		p.Location = append(p.Location, l)
+		locs[name] = l
+		return l
+	}
+	for _, c := range r.Culprits {
+		for _, path := range c.Paths {
+			// pprof lists a stack leaf first.
+			stack := []*profile.Location{loc("allocated by " + c.Site)}
+			for i := len(path.Hops) - 1; i >= 0; i-- {
+				h := path.Hops[i]
+				name := h.Expr
+				if h.Type != "" {
+					name += " (" + h.Type + ")"
+				}
+				stack = append(stack, loc(name))
+			}
+			stack = append(stack, loc(rootFrame(path.Root)))
+			p.Sample = append(p.Sample, &profile.Sample{
+				Location: stack,
+				Value:    []int64{int64(path.Objects + 0.5), int64(path.Bytes + 0.5)},
+				Label:    map[string][]string{"site": {c.Site}, "root": {path.Root.Kind}},
+			})
+		}
+		if c.GarbageSamples > 0 {
+			p.Sample = append(p.Sample, &profile.Sample{
+				Location: []*profile.Location{loc("allocated by " + c.Site), loc("unreachable (freed at the next GC)")},
+				Value:    []int64{int64(c.GarbageSamples), int64(c.GarbageBytes + 0.5)},
+				Label:    map[string][]string{"site": {c.Site}},
+			})
+		}
+	}
+	return p
+}
+
+func rootFrame(r Root) string {
+	switch r.Kind {
+	case "global":
+		return r.Name
+	case "goroutine":
+		s := "goroutine " + r.Name
+		if r.Var != "" {
+			s += " local " + r.Var
+		}
+		if r.Wait != "" {
+			s += " [" + r.Wait + "]"
+		}
+		return s
+	}
+	return r.Name
+}

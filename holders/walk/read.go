@@ -1,0 +1,231 @@
+package walk
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"github.com/memdoctor/memdoctor/holders"
+	"time"
+
+	"github.com/go-delve/delve/pkg/dwarf/godwarf"
+	"github.com/go-delve/delve/pkg/proc"
+	"github.com/memdoctor/memdoctor/internal/culprit"
+	"github.com/memdoctor/memdoctor/process"
+)
+
+// Options tunes a reading. The zero value asks for the defaults documented on each field.
+type Options struct {
+	// Sites are the culprit functions whose sampled objects' holders are wanted: a sample
+	// belongs to a site when a frame of its allocation stack is that function (the full
+	// name, or its end after a dot or slash). Empty: the TopSites allocation sites holding
+	// the most sampled bytes, each named as the diagnosis names culprits.
+	Sites []string
+	// TopSites is how many sites to report when Sites is empty. Default 5.
+	TopSites int
+	// Coverage is the share of a culprit's sampled bytes the reported paths must cover.
+	// Default 0.9.
+	Coverage float64
+	// MaxPaths bounds the paths per culprit. Default 10.
+	MaxPaths int
+	// TopRoots is how many of a culprit's roots get "what letting go would free". Default 3.
+	TopRoots int
+	// CacheBytes is the memory kept of the target's heap while it is walked. Default 64 MiB.
+	CacheBytes int
+	// MaxFrames bounds the frames unwound per goroutine; the rest of a deeper stack is
+	// scanned word by word. Default 4096.
+	MaxFrames int
+}
+
+func (o *Options) defaults() {
+	if o.TopSites <= 0 {
+		o.TopSites = 5
+	}
+	if o.Coverage <= 0 || o.Coverage > 1 {
+		o.Coverage = 0.9
+	}
+	if o.MaxPaths <= 0 {
+		o.MaxPaths = 10
+	}
+	if o.TopRoots <= 0 {
+		o.TopRoots = 3
+	}
+	if o.CacheBytes <= 0 {
+		o.CacheBytes = 64 << 20
+	}
+	if o.MaxFrames <= 0 {
+		o.MaxFrames = 4096
+	}
+}
+
+var errCancelled = errors.New("interrupted")
+
+// Read stops the target (a live process) for as short a time as it can, walks its heap from
+// the GC roots, finds the sampled objects of each culprit site and names the reference paths
+// that keep them alive, then lets the target run again, whatever happens.
+func Read(ctx context.Context, t *process.Target, opts Options) (res *holders.Result, err error) {
+	opts.defaults()
+	start := time.Now()
+	res = &holders.Result{Schema: holders.Schema, Target: targetOf(t)}
+	// What the executable says is read while the process runs.
+	ix, err := process.BuildIndex(t.Delve.BinInfo())
+	if err != nil {
+		return nil, err
+	}
+	r, err := loadRuntime(t, ix)
+	if err != nil {
+		return nil, err
+	}
+	mdAddr, err := r.global("runtime.firstmoduledata")
+	if err != nil {
+		return nil, err
+	}
+	md, err := r.moduledata.Read(r.mem, mdAddr)
+	if err != nil {
+		return nil, err
+	}
+	tab, err := process.ReadPclntab(r.mem, md, t.Arch)
+	if err != nil {
+		return nil, err
+	}
+	res.Timing.Prepare = ms(time.Since(start))
+
+	w := &reading{t: t, r: r, ix: ix, tab: tab, md: md, opts: opts, ctx: ctx, res: res}
+	a, err := w.stopped()
+	if err != nil {
+		return nil, err
+	}
+	// What letting go of a root would free is worked out on the graph, with the process
+	// running again.
+	lap := time.Now()
+	for i := range res.Culprits {
+		res.Culprits[i].Releases = a.releases(a.kept[i])
+	}
+	res.Timing.Releases = ms(time.Since(lap))
+	return res, nil
+}
+
+// stopped does the part of a reading that needs the process stopped, and resumes it on
+// every path.
+func (w *reading) stopped() (a *aggregator, err error) {
+	lap := time.Now()
+	if err := w.t.Stop(); err != nil {
+		return nil, err
+	}
+	defer func() {
+		if d := w.t.Resume(); d > 0 {
+			w.res.Stopped = ms(d)
+			w.res.StoppedSeconds = d.Seconds()
+		}
+	}()
+	w.res.Timing.Stop = ms(time.Since(lap))
+	return w.read()
+}
+
+// reading is one Read's state while the target is stopped.
+type reading struct {
+	t    *process.Target
+	r    *rt
+	ix   *process.Index
+	tab  *process.Pclntab
+	md   process.Value
+	opts Options
+	ctx  context.Context
+	res  *holders.Result
+}
+
+func (w *reading) cancelled() bool { return w.ctx.Err() != nil }
+
+func (w *reading) read() (*aggregator, error) {
+	lap := time.Now()
+	cache := newBlockCache(w.r.mem, w.opts.CacheBytes)
+	h, err := readHeap(w.r, cache)
+	if err != nil {
+		return nil, err
+	}
+	rs := &rootSet{h: h}
+	if err := rs.globals(); err != nil {
+		return nil, fmt.Errorf("the package variables: %w", err)
+	}
+	if err := rs.specials(); err != nil {
+		return nil, err
+	}
+	if err := rs.queues(); err != nil {
+		return nil, err
+	}
+	gs, err := readGoroutines(w.r)
+	if err != nil {
+		return nil, fmt.Errorf("the goroutines: %w", err)
+	}
+	st := &stackRoots{rs: rs, t: w.t, tab: w.tab, gs: gs, maxFrames: w.opts.MaxFrames, rodata: w.md.Word("rodata", 0)}
+	if err := st.scan(); err != nil {
+		return nil, fmt.Errorf("the goroutines' stacks: %w", err)
+	}
+	if err := rs.registers(w.t); err != nil {
+		return nil, err
+	}
+	if w.cancelled() {
+		return nil, errCancelled
+	}
+	w.res.Timing.Roots = ms(time.Since(lap))
+	lap = time.Now()
+	g, err := bfs(h, rs.roots, w.cancelled)
+	if err != nil {
+		return nil, err
+	}
+	w.res.Timing.Walk = ms(time.Since(lap))
+	lap = time.Now()
+	samples, err := readSamples(h)
+	if err != nil {
+		return nil, err
+	}
+	buckets, err := readBuckets(w.r, w.tab, samples)
+	if err != nil {
+		return nil, err
+	}
+	w.res.Heap = holders.HeapSummary{Spans: len(h.spans), Slots: int(h.slots), Objects: g.reached(), Bytes: g.bytes,
+		Roots: len(rs.roots), Goroutines: len(gs), Samples: len(samples), SampleRate: w.r.memProfileRate}
+	w.res.Notes = append(w.res.Notes, rs.notes...)
+	w.res.Notes = append(w.res.Notes, g.notes...)
+	n := &namer{h: h, g: g, ix: w.ix, tab: w.tab, t: w.t, st: st, types: w.md.Word("types", 0),
+		direct: uint64(w.ix.Const("internal/abi.TFlagDirectIface", 1<<5)), dgs: st.dgs,
+		locals: map[int][]*proc.Variable{}, rtCache: map[uint64]godwarf.Type{}, memo: map[uint32]*named{}, named: map[string]godwarf.Type{}}
+	a := &aggregator{g: g, n: n, opts: w.opts, rate: w.r.memProfileRate, mainModule: w.t.Module}
+	w.res.Culprits = a.culprits(samples, buckets)
+	if w.r.memProfileRate == 0 {
+		w.res.Notes = append(w.res.Notes, "the program samples no allocations (runtime.MemProfileRate is 0: it links no profiling): there are no sampled objects to find holders for")
+	}
+	w.res.Timing.Name = ms(time.Since(lap))
+	return a, nil
+}
+
+// registers adds the general registers of every stopped thread, scanned word by word: a
+// running goroutine may hold a pointer only in a register.
+func (rs *rootSet) registers(t *process.Target) error {
+	for _, th := range t.Delve.ThreadList() {
+		regs, err := th.Registers()
+		if err != nil {
+			continue
+		}
+		slice, err := regs.Slice(false)
+		if err != nil {
+			continue
+		}
+		for _, reg := range slice {
+			if reg.Reg != nil {
+				rs.add(rootRegister, 0, reg.Reg.Uint64Val, int32(th.ThreadID()))
+			}
+		}
+	}
+	return nil
+}
+
+func targetOf(t *process.Target) holders.Target {
+	return holders.Target{Kind: t.Kind, PID: t.PID, Exe: t.Exe, Core: t.Core, GoVersion: t.GoVersion, Arch: t.Arch, Module: t.Module}
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+// siteOf names the culprit site of an allocation stack, as the diagnosis names culprits.
+func siteOf(stack []string, module string) string {
+	return culprit.AttributeNames(stack, culprit.Options{MainModule: module}).Function
+}

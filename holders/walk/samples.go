@@ -1,0 +1,111 @@
+package walk
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+
+	"github.com/memdoctor/memdoctor/process"
+)
+
+// sample is one object the heap profile sampled: the runtime marks it with a profile special
+// that points at the bucket of its allocation stack, the same record the heap profile counts.
+type sample struct {
+	addr   uint64
+	id     uint32
+	size   uint64 // the object's slot size
+	bucket uint64
+}
+
+// bucketInfo is a heap-profile bucket: its allocation stack, innermost first.
+type bucketInfo struct {
+	size  uint64   // the allocation's size as the profile records it
+	stack []string // function names, innermost first, inlined calls their own frames
+}
+
+// maxStack bounds a bucket's stack (the runtime keeps at most 128 frames by default).
+const maxStack = 1024
+
+// readSamples lists the sampled objects of every span.
+func readSamples(h *heap) ([]sample, error) {
+	r := h.r
+	bField, err := r.specialProfile.Field("b")
+	if err != nil {
+		return nil, err
+	}
+	var out []sample
+	for i := range h.spans {
+		sp := &h.spans[i]
+		n := 0
+		for s := sp.specials; s != 0; n++ {
+			if n > 1<<20 {
+				return nil, fmt.Errorf("the span at %#x has more than %d specials: its list is corrupt", sp.base, n)
+			}
+			// Read as a profile special: its special header comes first, so the kind and the
+			// list link read the same whatever the special's kind.
+			v, err := r.specialProfile.Read(h.cache, s)
+			if err != nil {
+				return nil, fmt.Errorf("a special of the span at %#x: %w", sp.base, err)
+			}
+			if v.U(r.specialKind) == r.kindProfile {
+				off := v.U(r.specialOffset)
+				b := v.U(bField)
+				if off < sp.size {
+					addr := sp.base + off/sp.elemSize*sp.elemSize
+					if _, id, ok := h.find(addr); ok {
+						out = append(out, sample{addr: addr, id: id, size: sp.elemSize, bucket: b})
+					}
+				}
+			}
+			s = v.U(r.specialNext)
+		}
+	}
+	return out, nil
+}
+
+// buckets reads and names the allocation stacks of the samples' buckets.
+func readBuckets(r *rt, tab *process.Pclntab, samples []sample) (map[uint64]*bucketInfo, error) {
+	out := map[uint64]*bucketInfo{}
+	hdr := uint64(r.bucket.Size)
+	for _, s := range samples {
+		if _, ok := out[s.bucket]; ok {
+			continue
+		}
+		v, err := r.bucket.Read(r.cache, s.bucket)
+		if err != nil {
+			return nil, fmt.Errorf("a heap-profile bucket: %w", err)
+		}
+		nstk := v.Uint("nstk")
+		if nstk > maxStack {
+			return nil, fmt.Errorf("a heap-profile bucket at %#x claims %d frames", s.bucket, nstk)
+		}
+		raw := make([]byte, nstk*8)
+		if err := r.mem.Read(raw, s.bucket+hdr); err != nil {
+			return nil, fmt.Errorf("the stack of a heap-profile bucket: %w", err)
+		}
+		b := &bucketInfo{size: v.Uint("size")}
+		for i := uint64(0); i < nstk; i++ {
+			pc := binary.LittleEndian.Uint64(raw[i*8:])
+			if pc == 0 {
+				continue
+			}
+			if name := tab.FuncName(pc - 1); name != "" {
+				b.stack = append(b.stack, name)
+			}
+		}
+		out[s.bucket] = b
+	}
+	return out, nil
+}
+
+// weight is how many bytes one sampled object of this size stands for, as the heap profile
+// scales its samples: size / (1 - e^(-size/rate)).
+func weight(size, rate uint64) float64 {
+	if rate == 0 {
+		return float64(size)
+	}
+	if rate == 1 {
+		return float64(size)
+	}
+	return float64(size) / (1 - math.Exp(-float64(size)/float64(rate)))
+}

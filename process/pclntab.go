@@ -1,0 +1,227 @@
+package process
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"sort"
+)
+
+// The runtime's pcdata tables and funcdata slots (internal/abi/symtab.go).
+const (
+	PCDataUnsafePoint  = 0
+	PCDataStackMap     = 1
+	PCDataInlTreeIndex = 2
+
+	FuncDataArgsPointerMaps   = 0
+	FuncDataLocalsPointerMaps = 1
+	FuncDataStackObjects      = 2
+	FuncDataInlTree           = 3
+)
+
+// funcHeaderSize is the size of the runtime's _func before its pcdata and funcdata offsets.
+const funcHeaderSize = 44
+
+// maxPclntab bounds each table read from the target.
+const maxPclntab = MaxRead
+
+// Pclntab is the runtime's function table, read from the target's memory through its
+// moduledata: what the runtime itself reads to unwind stacks, find stack maps and name
+// functions.
+type Pclntab struct {
+	mem         *Memory
+	text        uint64
+	minpc       uint64
+	maxpc       uint64
+	gofunc      uint64
+	quantum     uint64
+	funcnametab []byte
+	pctab       []byte
+	pclntable   []byte
+	ftab        []functab
+}
+
+type functab struct{ entryoff, funcoff uint32 }
+
+// Func is one function of the table.
+type Func struct {
+	t       *Pclntab
+	off     uint32 // in pclntable
+	Entry   uint64
+	Name    string
+	Args    int32
+	FuncID  uint8
+	npcdata uint32
+	nfdata  uint8
+}
+
+// ReadPclntab reads the function table of the target's first module.
+func ReadPclntab(m *Memory, md Value, arch string) (*Pclntab, error) {
+	p := &Pclntab{mem: m, quantum: 1}
+	if arch == "arm64" {
+		p.quantum = 4
+	}
+	p.text, p.minpc, p.maxpc, p.gofunc = md.Word("text", 0), md.Word("minpc", 0), md.Word("maxpc", 0), md.Word("gofunc", 0)
+	var err error
+	read := func(field string) []byte {
+		if err != nil {
+			return nil
+		}
+		var b []byte
+		b, err = readSlice(m, md.Word(field, 0), md.Word(field, 8), 1)
+		if err != nil {
+			err = fmt.Errorf("moduledata.%s: %w", field, err)
+		}
+		return b
+	}
+	p.funcnametab = read("funcnametab")
+	p.pctab = read("pctab")
+	p.pclntable = read("pclntable")
+	if err != nil {
+		return nil, err
+	}
+	n := md.Word("ftab", 8)
+	raw, err := readSlice(m, md.Word("ftab", 0), n, 8)
+	if err != nil {
+		return nil, fmt.Errorf("moduledata.ftab: %w", err)
+	}
+	p.ftab = make([]functab, n)
+	for i := range p.ftab {
+		p.ftab[i] = functab{binary.LittleEndian.Uint32(raw[i*8:]), binary.LittleEndian.Uint32(raw[i*8+4:])}
+	}
+	if len(p.ftab) < 2 || p.maxpc <= p.minpc || p.text > p.minpc {
+		return nil, errors.New("moduledata: an empty or inconsistent function table")
+	}
+	return p, nil
+}
+
+func readSlice(m *Memory, ptr, n, elem uint64) ([]byte, error) {
+	if n == 0 {
+		return nil, nil
+	}
+	if n > maxPclntab/elem {
+		return nil, fmt.Errorf("%d entries, more than memdoctor reads", n)
+	}
+	b := make([]byte, n*elem)
+	return b, m.Read(b, ptr)
+}
+
+// FuncForPC finds the function holding pc.
+func (p *Pclntab) FuncForPC(pc uint64) (*Func, bool) {
+	if pc < p.minpc || pc >= p.maxpc {
+		return nil, false
+	}
+	off := uint32(pc - p.text)
+	nf := len(p.ftab) - 1 // the last entry only ends the table
+	i := sort.Search(nf, func(i int) bool { return p.ftab[i].entryoff > off }) - 1
+	if i < 0 {
+		return nil, false
+	}
+	return p.funcAt(p.ftab[i].funcoff)
+}
+
+func (p *Pclntab) funcAt(off uint32) (*Func, bool) {
+	if uint64(off)+funcHeaderSize > uint64(len(p.pclntable)) {
+		return nil, false
+	}
+	b := p.pclntable[off:]
+	f := &Func{t: p, off: off}
+	f.Entry = p.text + uint64(binary.LittleEndian.Uint32(b))
+	f.Name = p.name(int32(binary.LittleEndian.Uint32(b[4:])))
+	f.Args = int32(binary.LittleEndian.Uint32(b[8:]))
+	f.npcdata = binary.LittleEndian.Uint32(b[28:])
+	f.FuncID = b[40]
+	f.nfdata = b[43]
+	if uint64(off)+funcHeaderSize+4*uint64(f.npcdata)+4*uint64(f.nfdata) > uint64(len(p.pclntable)) {
+		return nil, false
+	}
+	return f, true
+}
+
+func (p *Pclntab) name(off int32) string {
+	if off < 0 || int(off) >= len(p.funcnametab) {
+		return "?"
+	}
+	b := p.funcnametab[off:]
+	for i, c := range b {
+		if c == 0 {
+			return string(b[:i])
+		}
+	}
+	return string(b)
+}
+
+// PCData returns the value of a pcdata table at pc, or -1.
+func (f *Func) PCData(table int, pc uint64) int32 {
+	if table >= int(f.npcdata) {
+		return -1
+	}
+	off := binary.LittleEndian.Uint32(f.t.pclntable[f.off+funcHeaderSize+4*uint32(table):])
+	return f.t.pcvalue(f, off, pc)
+}
+
+// SPDelta returns the frame's size at pc (the pcsp table).
+func (f *Func) SPDelta(pc uint64) int32 {
+	off := binary.LittleEndian.Uint32(f.t.pclntable[f.off+16:])
+	return f.t.pcvalue(f, off, pc)
+}
+
+// FuncData returns the address of a funcdata item, or 0.
+func (f *Func) FuncData(i int) uint64 {
+	if i >= int(f.nfdata) {
+		return 0
+	}
+	off := binary.LittleEndian.Uint32(f.t.pclntable[f.off+funcHeaderSize+4*f.npcdata+4*uint32(i):])
+	if off == ^uint32(0) {
+		return 0
+	}
+	return f.t.gofunc + uint64(off)
+}
+
+// pcvalue decodes a pc-value table up to pc, as the runtime's pcvalue does.
+func (p *Pclntab) pcvalue(f *Func, off uint32, target uint64) int32 {
+	if off == 0 || int(off) >= len(p.pctab) {
+		return -1
+	}
+	b := p.pctab[off:]
+	pc, val := f.Entry, int32(-1)
+	for first := true; ; first = false {
+		uv, n := binary.Uvarint(b)
+		if n <= 0 || (uv == 0 && !first) {
+			return -1
+		}
+		b = b[n:]
+		if uv&1 != 0 {
+			uv = ^(uv >> 1)
+		} else {
+			uv >>= 1
+		}
+		val += int32(uv)
+		d, n := binary.Uvarint(b)
+		if n <= 0 {
+			return -1
+		}
+		b = b[n:]
+		pc += d * p.quantum
+		if target < pc {
+			return val
+		}
+	}
+}
+
+// FuncName names the logical function at pc, an inlined call's own name where pc is inside
+// one. The runtime records one pc per logical frame, return address style, so give pc-1.
+func (p *Pclntab) FuncName(pc uint64) string {
+	f, ok := p.FuncForPC(pc)
+	if !ok {
+		return ""
+	}
+	tree := f.FuncData(FuncDataInlTree)
+	if ix := f.PCData(PCDataInlTreeIndex, pc); ix >= 0 && tree != 0 {
+		var ic [16]byte // inlinedCall: funcID, pad, nameOff int32, parentPc int32, startLine int32
+		if p.mem.Read(ic[:], tree+uint64(ix)*16) == nil {
+			return p.name(int32(binary.LittleEndian.Uint32(ic[4:])))
+		}
+	}
+	return f.Name
+}
