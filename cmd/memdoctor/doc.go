@@ -16,6 +16,8 @@
 //		attach to a running service (net/http/pprof or the memdoctor agent), record a session, diagnose it
 //	memdoctor analyze [flags] PATH...
 //		diagnose a saved session, a folder of profiles, profiles or gctrace logs, offline
+//	memdoctor holders [flags] PID | CORE EXECUTABLE
+//		who keeps a leak alive: reference paths from the GC roots to a culprit's objects
 //	memdoctor fleet --prometheus URL [flags]
 //		triage every Go service Prometheus scrapes: leaks, GC pressure, ranked worst first
 //	memdoctor compare [flags] OLD NEW
@@ -219,6 +221,54 @@
 //	memdoctor analyze --module github.com/acme/svc heap-*.pb.gz goroutine.txt app.log
 //	memdoctor analyze --memory-budget 1GiB --json - ./session > diagnosis.json
 //	memdoctor analyze --html report.html ./profiles/
+//
+// # memdoctor holders
+//
+// usage: memdoctor holders [flags] PID | CORE EXECUTABLE
+//
+// Holders answers the question a heap leak leaves open: what keeps the leaking memory alive. It
+// reads a Go process's heap from the outside, as the garbage collector walks it: from the roots
+// (package variables, every goroutine's frames, finalizers and the other specials) through every
+// pointer, and names the paths that lead to the objects a culprit function allocated: the root
+// (a package variable, or a goroutine's function and local variable with what it waits for),
+// then each step (a field, a slice element, a map key or value, an interface's dynamic type, a
+// closure's captured variable), spelled as in the source, with the bytes and objects each path
+// holds, and what letting go of each top root would free.
+//
+// The objects are the heap profile's sampled objects: the runtime marks each one with the stack
+// that allocated it, the same samples a heap profile counts, so the bytes shown are estimates
+// scaled as the heap profile scales them. Name the culprits with --site, or take the heap-leak
+// culprits of a diagnosis with --from; with neither, the sites holding the most sampled memory
+// are shown.
+//
+// PID is a live process: it is stopped (every thread, with ptrace) while its heap is read, and
+// memdoctor says for how long before and after; it runs again on every path, also when memdoctor
+// fails or is killed. CORE EXECUTABLE is a core file (gcore PID, or the kernel's for a program
+// run with GOTRACEBACK=crash) and the executable that made it. Supported: programs built by Go
+// 1.26 and 1.27 for linux/amd64 or linux/arm64, with DWARF (the default go build). Reading a live
+// process needs Linux and permission to trace it; a core can be read anywhere.
+//
+// Flags:
+//
+//	-from DIR
+//	  	take the heap-leak culprits of a diagnosis: a session DIR (its holders are then saved in it for report and serve) or a diagnosis JSON file
+//	-json FILE
+//	  	also write the result as JSON to FILE (- for stdout; the text then goes to stderr)
+//	-paths int
+//	  	show at most this many paths per culprit (default 10)
+//	-pprof FILE
+//	  	also write a profile whose frames are the reference paths to FILE, for go tool pprof -http
+//	-site FUNC
+//	  	a culprit FUNC whose objects' holders to show (repeat it for several); the full name, or its end (store).remember
+//	-top int
+//	  	with no --site or --from, show this many allocation sites (default 5)
+//
+// Examples:
+//
+//	memdoctor holders --site main.(*store).remember 4242
+//	memdoctor holders --from memdoctor-sessions/server-20261122T101500Z 4242
+//	memdoctor holders --json holders.json --pprof holders.pb.gz 4242
+//	gcore -o core 4242 && memdoctor holders core.4242 ./server
 //
 // # memdoctor fleet
 //
