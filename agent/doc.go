@@ -116,8 +116,8 @@
 //
 // # Cost
 //
-// Measured in bench/agent against no agent, grafana/pyroscope-go and mosn.io/holmes: see the
-// Performance section of the README. The package imports only the standard library and the
-// leaves of its own module that memdoctor shares with it: record (the session's records and
-// writer), breakdown, procfs, sample, leakcheck and wire.
+// Measured in bench/agent against no agent, grafana/pyroscope-go and mosn.io/holmes: see
+// docs/performance.md (in the repository). The package imports only the standard library and
+// the leaves of its own module that memdoctor shares with it: record (the session's records
+// and writer), breakdown, procfs, sample, leakcheck and wire.
 package agent

@@ -207,7 +207,7 @@ func (s *profileStore) addEvent(ev Event, spikeStart time.Time) Event {
 	ke := &keptEvent{}
 	for _, r := range s.beforeLocked(spikeStart) {
 		s.holdLocked(r.b)
-		rec := &profileRec{ProfileInfo: info(r.Kind, r.Time, "before-"+ev.Trigger, r.Size), b: r.b}
+		rec := &profileRec{ProfileInfo: info(r.Kind, r.Time, record.RoleBefore.Label(ev.Trigger), r.Size), b: r.b}
 		ke.recs = append(ke.recs, rec)
 		setEventName(&ev, r.Kind, true, rec.Name)
 	}
@@ -237,7 +237,7 @@ func (s *profileStore) addAfter(ids []uint64, t time.Time, profs map[string][]by
 				continue
 			}
 			s.holdLocked(b)
-			rec := &profileRec{ProfileInfo: info(kind, t, "after-"+ke.Trigger, len(b.data)), b: b}
+			rec := &profileRec{ProfileInfo: info(kind, t, record.RoleAfter.Label(ke.Trigger), len(b.data)), b: b}
 			ke.recs = append(ke.recs, rec)
 			setEventName(&ke.Event, kind, false, rec.Name)
 		}

@@ -45,11 +45,12 @@ func TestOOMKill(t *testing.T) {
 			ev.Budget, ev.BudgetSource = 256*mib, "cgroup"
 			ev.OOMKillsInWindow, ev.OOMKills = tc.killed, tc.killed
 			ev.Finish(evidence.Options{})
-			in := &input{ev: ev, sum: computeSummary(ev)}
-			out := oomRisk(in)
+			d := Diagnose(ev, Options{})
 			var f *Finding
-			for i := range out.findings {
-				f = &out.findings[i]
+			for i := range d.Findings {
+				if d.Findings[i].Kind == KindOOMRisk {
+					f = &d.Findings[i]
+				}
 			}
 			if tc.want == "" {
 				if f != nil && strings.Contains(f.Title, "ran out") {
@@ -58,7 +59,7 @@ func TestOOMKill(t *testing.T) {
 				return
 			}
 			if f == nil {
-				t.Fatalf("no finding (not judged %+v)", out.notJudged)
+				t.Fatalf("no finding (not judged %+v)", d.NotJudged)
 			}
 			if f.Severity != Critical || f.Confidence != Confirmed || !strings.Contains(f.Title, tc.want) {
 				t.Errorf("%s/%s %q, want critical and %q", f.Severity, f.Confidence, f.Title, tc.want)

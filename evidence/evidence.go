@@ -141,12 +141,15 @@ type Pacer struct {
 type Snapshot struct {
 	Kind  string // session.KindHeap, KindGoroutine or KindGoroutineLeak
 	T     time.Time
-	Label string // "" for periodic snapshots; "before-<trigger>", "after-<trigger>" around events
+	Label string // "" for periodic snapshots; see Role
 	Path  string
 }
 
+// Role is what the snapshot was taken for (its label read).
+func (s Snapshot) Role() session.Role { return session.RoleOf(s.Label) }
+
 // Periodic reports a snapshot taken on a schedule (not around an event).
-func (s Snapshot) Periodic() bool { return s.Label == "" }
+func (s Snapshot) Periodic() bool { return s.Role() == session.RolePeriodic }
 
 // Seconds is the window's length.
 func (ev *Evidence) Seconds() float64 { return ev.End.Sub(ev.Start).Seconds() }
