@@ -53,6 +53,8 @@ type Facts struct {
 	// The window, and what was watched.
 	Start, End time.Time
 	Target     Target
+	// Session is the session directory the evidence was read from ("" for other sources).
+	Session string
 	// Budget is what the service may use (0 = unknown), BudgetSource where it came from.
 	Budget       uint64
 	BudgetSource string
@@ -112,7 +114,7 @@ type Facts struct {
 func Of(ev *evidence.Evidence) *Facts {
 	sum := Summarize(ev)
 	f := &Facts{
-		Start: ev.Start, End: ev.End, Target: ev.Target, Budget: ev.Budget, BudgetSource: ev.BudgetSource,
+		Start: ev.Start, End: ev.End, Target: ev.Target, Session: ev.Session, Budget: ev.Budget, BudgetSource: ev.BudgetSource,
 		OOMKills: ev.OOMKills, Gaps: ev.Gaps, Pacer: ev.Pacer, Summary: sum,
 		RSS: ev.RSS, Live: ev.Live, HeapInUse: ev.HeapInUse, HeapGoal: ev.HeapGoal, Stacks: ev.Stacks,
 		Goroutines: ev.Goroutines, GCCycles: ev.GCCycles, AllocBytes: ev.AllocBytes,

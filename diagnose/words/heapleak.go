@@ -2,6 +2,7 @@ package words
 
 import (
 	"fmt"
+	"github.com/memdoctor/memdoctor/facts"
 
 	"github.com/memdoctor/memdoctor/diagnose/rule"
 )
@@ -13,7 +14,7 @@ var liveWhat = map[rule.LiveWhat]string{
 	rule.LiveGoal:      "live heap as the GC's goal follows it (goal = live x (1 + GOGC/100))",
 }
 
-func heapLeak(f *Finding, c *rule.HeapLeakCase) {
+func heapLeak(f *Finding, c *rule.HeapLeakCase, fs *facts.Facts) {
 	g, q := c.Rise, c.Quantum
 	f.Title = fmt.Sprintf("the live heap grows %s/min and does not come back: %s -> %s", bytesStr(g.PerMinute), sizeStr(g.First, q), bytesStr(g.Last))
 	f.Detail = fmt.Sprintf("The %s (%s) went from %s to %s over %s, judged on its lows between bursts: it rose consistently "+
@@ -47,14 +48,14 @@ func heapLeak(f *Finding, c *rule.HeapLeakCase) {
 		f.Detail += notYet(g.WatchMore)
 	}
 	budget(f, c.Budget)
-	leakSites(f, c.Sites)
+	leakSites(f, c.Sites, holdersCommand(f.Culprits, fs))
 	f.Advice = append(f.Advice,
 		"Bound what grows: a size or entry cap with eviction, a TTL shorter than what the growth can afford, or one global budget shared by all keys instead of an unbounded buffer per key.",
 		"Check that entries are deleted from maps when their connection, request or session ends, and that goroutines holding references exit.")
 	heldBy(f, c.HeldBy)
 }
 
-func siteLeak(f *Finding, c *rule.SiteLeakCase) {
+func siteLeak(f *Finding, c *rule.SiteLeakCase, fs *facts.Facts) {
 	g := c.Rise
 	f.Title = fmt.Sprintf("the heap retained by %s grows %s/min and does not come back: %s -> %s",
 		c.Site.Function, bytesStr(g.PerMinute), bytesStr(g.First), bytesStr(g.Last))
@@ -79,7 +80,7 @@ func siteLeak(f *Finding, c *rule.SiteLeakCase) {
 		f.Detail += notYet(g.WatchMore)
 	}
 	budget(f, c.Budget)
-	leakSites(f, c.Sites)
+	leakSites(f, c.Sites, holdersCommand(f.Culprits, fs))
 	heldBy(f, c.HeldBy)
 }
 
@@ -96,9 +97,14 @@ func budget(f *Finding, b *rule.BudgetTime) {
 	f.Detail += fmt.Sprintf(" At this rate the process reaches its memory budget (%s) in about %s.", bytesStr(b.Bytes), humanDuration(b.Seconds))
 }
 
-// leakSites says how to see the growing sites, when they were named.
-func leakSites(f *Finding, s rule.LeakSitesSaid) {
-	if s.Named {
+// leakSites says how to see the growing sites, when they were named: for a heap leak, the
+// holders command that names what keeps them alive (cmd), else pprof's diff.
+func leakSites(f *Finding, s rule.LeakSitesSaid, cmd string) {
+	switch {
+	case !s.Named:
+	case cmd != "":
+		f.Advice = append(f.Advice, "See who keeps the growing objects alive (the reference paths from the GC roots): "+cmd)
+	default:
 		f.Advice = append(f.Advice, "See what the growing objects are and who holds them: "+pprofDiffCommand("inuse_space", s.Old, s.New))
 	}
 }

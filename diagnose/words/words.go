@@ -2,6 +2,7 @@ package words
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/memdoctor/memdoctor/diagnose/rule"
@@ -85,9 +86,9 @@ func finding(v rule.Verdict, fs *facts.Facts) Finding {
 	}
 	switch c := v.Case.(type) {
 	case *rule.HeapLeakCase:
-		heapLeak(&f, c)
+		heapLeak(&f, c, fs)
 	case *rule.SiteLeakCase:
-		siteLeak(&f, c)
+		siteLeak(&f, c, fs)
 	case *rule.GoroutineLeakCase:
 		goroutineLeak(&f, c)
 	case *rule.PileUpCase:
@@ -129,6 +130,40 @@ func risingWord(r rule.Rise) string {
 // notYet is what a suspected finding adds: how much longer to watch.
 func notYet(watchMore time.Duration) string {
 	return fmt.Sprintf(" Not yet proved: watch about %s more to confirm or dismiss it.", humanDuration(watchMore.Seconds()))
+}
+
+// holdersCommand is the memdoctor holders command that names who keeps a leak's objects
+// alive: from the session (whose diagnosis names the culprits) when there is one, else for
+// the culprit sites; of the process when its PID is known, else of a core of it.
+func holdersCommand(culprits []rule.Culprit, fs *facts.Facts) string {
+	var sites []string
+	for i, c := range culprits {
+		if i < 3 && c.Function != "" {
+			sites = append(sites, "--site "+shellWord(c.Function))
+		}
+	}
+	from := strings.Join(sites, " ")
+	if fs.Session != "" {
+		from = "--from " + shellWord(fs.Session)
+	}
+	if from == "" {
+		return ""
+	}
+	if fs.Target.PID > 0 {
+		return fmt.Sprintf("memdoctor holders %s %d", from, fs.Target.PID)
+	}
+	return fmt.Sprintf("memdoctor holders %s PID (the process's; or gcore PID, then CORE EXECUTABLE)", from)
+}
+
+// shellWord quotes s for a POSIX shell when it needs it (a method's name has parentheses and
+// a star).
+func shellWord(s string) string {
+	if s != "" && strings.IndexFunc(s, func(r rune) bool {
+		return !(r == '/' || r == '.' || r == '-' || r == '_' || r == ':' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z')
+	}) < 0 {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // pprofDiffCommand is the go tool pprof command that shows what a finding compares.
