@@ -123,3 +123,19 @@ func (ev *Evidence) EachStack(s Snapshot, typ string, fn func(site Site, stack [
 	}
 	return nil
 }
+
+// Program reports whether function is the program's own code: in its main module when that
+// is known, else outside the runtime and the standard library.
+func (ev *Evidence) Program(function string) bool {
+	return culprit.Program(function, culprit.Options{MainModule: ev.Target.MainModule})
+}
+
+// StartFunction is a goroutine's start function: the root-most frame of its stack (leaf
+// first) outside the runtime; "" when there is none.
+func StartFunction(stack []string) string { return culprit.StartFunction(stack) }
+
+// PackagePath is the import path of the package that defines function ("" when none).
+func PackagePath(function string) string { return culprit.PackagePath(function) }
+
+// IsRuntime reports whether function is the Go runtime's.
+func IsRuntime(function string) bool { return culprit.IsRuntime(function) }

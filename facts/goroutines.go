@@ -23,6 +23,9 @@ type Goroutines struct {
 	Old, New   Snapshot
 	Growth     []GroupDelta
 	GrowthErr  error
+	// Made is the program's code behind goroutines that grew, or were proved leaked, in a
+	// library's code with no frame of the program (nil when they are the program's own).
+	Made *Made
 }
 
 // LeakProof is what the goroutineleak profiles proved: the count of leaked goroutines at
@@ -70,6 +73,23 @@ func goroutinesOf(ev *evidence.Evidence) Goroutines {
 		g.GrowthPair, g.Old, g.New = true, refs[0], refs[len(refs)-1]
 		g.Growth, g.GrowthErr = growingGroups(ev, g.Old, g.New)
 	}
+	// The sites that grew most, or were proved leaked, with a fair share of the first's
+	// goroutines: a few more idle connections beside a leak are not its cause.
+	var grew []GoroutineGroup
+	for _, d := range g.Growth[:min(len(g.Growth), libraryGroups)] {
+		if d.Delta*minShareOfTop >= g.Growth[0].Delta {
+			grew = append(grew, d.Site)
+		}
+	}
+	if g.Proof != nil && len(g.Proof.Sites) > 0 {
+		grew = nil
+		for _, s := range g.Proof.Sites[:min(len(g.Proof.Sites), libraryGroups)] {
+			if s.Count*minShareOfTop >= g.Proof.Sites[0].Count {
+				grew = append(grew, s)
+			}
+		}
+	}
+	g.Made = madeOf(ev, grew)
 	return g
 }
 

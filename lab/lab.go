@@ -119,6 +119,7 @@ var scenarios = []func() Scenario{
 	httpClientLeak,
 	goroutineUnreachable,
 	slowLeak,
+	httpBodyLeak,
 }
 
 // All returns every scenario, sorted by name.

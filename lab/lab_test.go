@@ -132,6 +132,7 @@ var culprits = map[string]any{
 	"http-client-leak":      (*quoteClient).fetchQuote,
 	"goroutine-unreachable": (*dashboardService).render,
 	"slow-leak":             (*idempotencyStore).remember,
+	"http-body-leak":        (*stockClient).checkStock,
 }
 
 // furtherCulprits maps each scenario with Expect.Culprits to the functions

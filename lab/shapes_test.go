@@ -158,6 +158,21 @@ func TestHTTPClientLeakBlocksCallers(t *testing.T) {
 	}
 }
 
+func TestHTTPBodyLeakPilesUpNetHTTPGoroutines(t *testing.T) {
+	var inCheck int
+	first, last := mechanism(t, "http-body-leak", func() float64 {
+		inCheck = goroutinesIn("github.com/memdoctor/memdoctor/lab.(*stockClient).checkStock")
+		return float64(goroutinesIn("net/http.(*persistConn).readLoop"))
+	})
+	t.Logf("transport read loops %.0f -> %.0f in 4s; %d goroutines in checkStock", first, last, inCheck)
+	if last-first < 20 { // about 40 expected: one connection per unclosed body, 10 a second
+		t.Errorf("read loops grew by %.0f in 4s; each unclosed body should pin one, about 10 a second", last-first)
+	}
+	if inCheck > 16 { // the handlers return: only the calls in flight are there
+		t.Errorf("%d goroutines wait in checkStock: the leak should be net/http's goroutines alone", inCheck)
+	}
+}
+
 func TestGoroutineUnreachableLeaks(t *testing.T) {
 	const culprit = "github.com/memdoctor/memdoctor/lab.(*dashboardService).render"
 	var leakProfile string

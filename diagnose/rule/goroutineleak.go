@@ -21,6 +21,9 @@ type GoroutineLeakCase struct {
 	Blame *Blame
 	// Holds is the heap growth the leaked goroutines hold, when the heap grew with them.
 	Holds *Held
+	// Made is, when the goroutines that grew are a library's with no frame of the program,
+	// the program's code that called into that library: the culprits it names come first.
+	Made *facts.Made
 }
 
 // Proof is what the runtime's leak detector proved.
@@ -90,8 +93,33 @@ func goroutineLeak(fs *facts.Facts, th *Thresholds) outcome {
 	if proof == nil || len(v.Culprits) == 0 {
 		c.Blame = blameGoroutines(fs, &v, c.Proof == nil || c.Proof.Leaked == 0, &th.Culprits, &o)
 	}
+	if m := fs.Goroutine.Made; m != nil {
+		c.Made = m
+		v.Culprits = keepCulprits(append(makers(m), v.Culprits...), &th.Culprits)
+	}
 	o.verdicts = append(o.verdicts, v)
 	return o
+}
+
+// makers are the program's functions behind a library's goroutines, as culprits: their
+// share is of what was retained through them, or allocated when nothing retained was sampled.
+func makers(m *facts.Made) []Culprit {
+	var held, alloc int64
+	for _, mk := range m.Makers {
+		held += mk.Held
+		alloc += mk.Allocated
+	}
+	var out []Culprit
+	for _, mk := range m.Makers {
+		c := Culprit{Function: mk.Site.Function, File: mk.Site.File, Line: mk.Site.Line, Bytes: mk.Held, Stack: mk.Stack, Own: true}
+		if held > 0 {
+			c.Share = float64(mk.Held) / float64(held)
+		} else {
+			c.Bytes, c.Share = mk.Allocated, float64(mk.Allocated)/float64(max(alloc, 1))
+		}
+		out = append(out, c)
+	}
+	return out
 }
 
 // pinnedStacks estimates the stack memory of n more goroutines, from the latest stacks total.

@@ -2,6 +2,7 @@ package words
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/memdoctor/memdoctor/diagnose/rule"
@@ -57,6 +58,9 @@ func goroutineLeak(f *Finding, c *rule.GoroutineLeakCase) {
 			f.Advice = append(f.Advice, goroutineAdvice(b.Top.GoroutineGroup)...)
 		}
 	}
+	if m := c.Made; m != nil && len(m.Makers) > 0 {
+		f.Detail += madeBy(m)
+	}
 	f.Advice = append(f.Advice, "Give every goroutine a way out: a context it watches, a buffered or closed channel for its result, and Close on every response body (defer resp.Body.Close() right after the error check).")
 	if h := c.Holds; h != nil {
 		f.Evidence["heap_held_bytes"] = h.Bytes
@@ -107,4 +111,21 @@ func goroutineAdvice(g facts.StackGroup) []string {
 		return []string{"The goroutines wait on network reads that never end: set deadlines (SetReadDeadline, http.Client.Timeout, server ReadTimeout/IdleTimeout)."}
 	}
 	return nil
+}
+
+// madeBy says which of the program's functions made goroutines that run a library's code.
+func madeBy(m *facts.Made) string {
+	top := m.Makers[0]
+	s := fmt.Sprintf(" The goroutines that grew run %s's code, with no frame of the program in their stacks; the program's code that made them is %s",
+		strings.Join(m.Libs, " and "), top.Site.Function)
+	if top.Held > 0 {
+		s += fmt.Sprintf(": what was allocated through its calls into %s and is still in use grew %s from the first heap profile to the last (what the leaked goroutines hold: the requests a leaked connection carries, a library's buffers).",
+			m.Libs[0], bytesStr(float64(top.Held)))
+	} else {
+		s += fmt.Sprintf(": it allocated %s through its calls into %s from the first heap profile to the last.", bytesStr(float64(top.Allocated)), m.Libs[0])
+	}
+	if slices.Contains(m.Libs, "net/http") {
+		s += " An HTTP client's connection keeps its two goroutines until its response body is read to the end or closed: look there for a return that skips resp.Body.Close()."
+	}
+	return s
 }

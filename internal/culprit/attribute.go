@@ -191,3 +191,35 @@ func AttributeNames(names []string, opts Options) Site {
 	}
 	return attributeFrames(frames, opts)
 }
+
+// Program reports whether function is the program's own code: in the main module (or package
+// main) when the main module is known, else anywhere outside the runtime and the standard
+// library.
+func Program(function string, opts Options) bool {
+	switch classify(normalizeFunc(function), opts) {
+	case classMain:
+		return true
+	case classThirdParty:
+		return opts.MainModule == ""
+	}
+	return false
+}
+
+// StartFunction is a goroutine's start function: the root-most frame of its stack (leaf
+// first) that is not the runtime's; "" when there is none.
+func StartFunction(stack []string) string {
+	for i := len(stack) - 1; i >= 0; i-- {
+		fn := stack[i]
+		if fn == elidedFrame || fn == goexitFunc {
+			continue
+		}
+		if pkg := PackagePath(fn); pkg != "" && !isRuntimeFunc(fn, pkg) {
+			return fn
+		}
+	}
+	return ""
+}
+
+// IsRuntime reports whether function is the Go runtime's (runtime_ functions linknamed into
+// other packages included).
+func IsRuntime(function string) bool { return isRuntimeFunc(function, PackagePath(function)) }

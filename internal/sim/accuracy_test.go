@@ -3,7 +3,9 @@ package sim_test
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -35,6 +37,7 @@ func simN(t *testing.T) int {
 //
 //	MEMDOCTOR_SIM_N=5 go test ./internal/sim -run TestSimAccuracy -v
 //	MEMDOCTOR_SIM_TABLE=/tmp/sim.md go test ./internal/sim -run TestSimAccuracy
+//	MEMDOCTOR_SIM_SHAPES=heap-leak,spikes go test ./internal/sim -run TestSimAccuracy -v  # some shapes only
 func TestSimAccuracy(t *testing.T) {
 	n := simN(t)
 	score := sim.NewScore()
@@ -42,6 +45,9 @@ func TestSimAccuracy(t *testing.T) {
 	start := time.Now()
 	sessions := 0
 	for _, shape := range sim.Shapes {
+		if only := os.Getenv("MEMDOCTOR_SIM_SHAPES"); only != "" && !slices.Contains(strings.Split(only, ","), string(shape)) {
+			continue
+		}
 		for _, vantage := range sim.Vantages {
 			for _, window := range sim.Windows {
 				spec := sim.Spec{Shape: shape, Vantage: vantage, Window: window}

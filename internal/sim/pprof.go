@@ -82,6 +82,8 @@ func sourceFile(fn string) string {
 		return "/src/svc" + strings.TrimPrefix(pkg, MainModule) + "/" + base + ".go"
 	case pkg == "main":
 		return "/src/svc/main.go"
+	case strings.Contains(strings.Split(pkg, "/")[0], "."): // a dependency, in the module cache
+		return "/root/go/pkg/mod/" + pkg + "@v1.4.0/" + base + ".go"
 	}
 	return "/usr/local/go/src/" + pkg + "/" + base + ".go"
 }
@@ -159,7 +161,14 @@ func (s *siteSet) goroutineProfile(m *model, t time.Time) ([]byte, int, error) {
 		{signalLoop, 1},
 		{profiling, 1},
 	}
-	if leaked > 0 {
+	if leaked > 0 && s.lib != nil {
+		for _, st := range s.lib.stacks {
+			groups = append(groups, struct {
+				stack []string
+				n     int
+			}{st, leaked / len(s.lib.stacks)})
+		}
+	} else if leaked > 0 {
 		groups = append(groups, struct {
 			stack []string
 			n     int

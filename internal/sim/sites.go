@@ -65,6 +65,42 @@ var (
 	}
 )
 
+// libraryLeak is goroutines a library starts on the program's behalf: their stacks (leaf
+// first, the wait's runtime frames included; each leaked unit starts one goroutine of each),
+// the program's call that made them (maker: what it allocated stays held by them), and what
+// the library allocates for each, held too (libHeld, no frame of the program).
+type libraryLeak struct {
+	stacks         [][]string
+	maker, libHeld []string
+	makerShare     float64 // of the heap each unit holds, the rest is the library's
+}
+
+// libraryLeakPool: an HTTP client's connections whose response bodies are never closed
+// (net/http's two loops per connection), and a client library's subscription workers never
+// stopped.
+var libraryLeakPool = []libraryLeak{
+	{
+		stacks: [][]string{
+			{"runtime.gopark", "runtime.selectgo", "net/http.(*persistConn).readLoop"},
+			{"runtime.gopark", "runtime.selectgo", "net/http.(*persistConn).writeLoop"},
+		},
+		maker: handler("net/http.(*persistConn).roundTrip", "net/http.(*Transport).roundTrip", "net/http.(*Transport).RoundTrip",
+			"net/http.send", "net/http.(*Client).send", "net/http.(*Client).do", "net/http.(*Client).Do",
+			"example.com/svc/pricing.(*Quotes).fetch", "example.com/svc/api.(*Server).handlePrice"),
+		libHeld:    []string{"bufio.NewReaderSize", "net/http.(*Transport).dialConn", "net/http.(*Transport).dialConnFor"},
+		makerShare: 0.2,
+	},
+	{
+		stacks: [][]string{
+			{"runtime.gopark", "runtime.chanrecv", "runtime.chanrecv2", "github.com/acme/pubsub.(*Subscription).receive"},
+		},
+		maker: handler("github.com/acme/pubsub.newSubscription", "github.com/acme/pubsub.(*Client).Subscribe",
+			"example.com/svc/events.(*Feed).watch", "example.com/svc/api.(*Server).handleEvents"),
+		libHeld:    []string{"github.com/acme/pubsub.(*Subscription).buffer", "github.com/acme/pubsub.(*Subscription).receive"},
+		makerShare: 0.5,
+	},
+}
+
 // culpritOf is the innermost frame of stack in the main module.
 func culpritOf(stack []string) string {
 	for _, f := range stack {
@@ -137,6 +173,12 @@ type siteSet struct {
 	// goroutine profile: the leaking group's function and wait
 	leakFn, leakWait string
 	workers          int
+	// lib is a library's goroutines that leak (nil when the program's own do), libSite what
+	// the library holds for them.
+	lib     *libraryLeak
+	libSite *site
+	// libCalls is the garbage of the program's calls into the library.
+	libCalls *site
 }
 
 // newSiteSet draws the sites of a service of parameters p.
@@ -176,7 +218,13 @@ func newSiteSet(r *rand.Rand, p Params) *siteSet {
 		s.cache = newSite(roleCache, cachePool[r.IntN(len(cachePool))], logUniform(r, 16<<10, 64<<10))
 		s.all = append(s.all, s.cache)
 	}
-	if p.GoroutineLeakRate > 0 {
+	if p.GoroutineLeakRate > 0 && p.Library > 0 {
+		s.lib = &libraryLeakPool[p.Library-1]
+		s.gor = newSite(roleGoroutine, s.lib.maker, math.Max(64, s.lib.makerShare*p.PerGoroutineHeap))
+		s.libSite = newSite(roleGoroutine, s.lib.libHeld, math.Max(64, (1-s.lib.makerShare)*p.PerGoroutineHeap))
+		s.libCalls = newSite(roleGarbage, s.lib.maker, p.CallBytes)
+		s.all = append(s.all, s.gor, s.libSite, s.libCalls)
+	} else if p.GoroutineLeakRate > 0 {
 		g := goroutineLeakPool[r.IntN(len(goroutineLeakPool))]
 		s.leakFn, s.leakWait = g.fn, g.wait
 		s.gor = newSite(roleGoroutine, []string{g.fn}, math.Max(64, p.PerGoroutineHeap))
@@ -209,7 +257,12 @@ func (s *siteSet) allocate(m *model, cur, next parts, bg, churn, dt float64) {
 			s.cache.liveN -= binomial(r, float64(s.cache.liveN), math.Min(1, churn/next.warm))
 		}
 	}
-	if s.gor != nil {
+	if s.libSite != nil {
+		s.gor.alloc(r, s.lib.makerShare*(next.gor-cur.gor))
+		s.libSite.alloc(r, (1-s.lib.makerShare)*(next.gor-cur.gor))
+		leaked := (next.gor - cur.gor) / m.p.PerGoroutineHeap
+		s.libCalls.alloc(r, leaked*m.p.CallsPerLeak*m.p.CallBytes)
+	} else if s.gor != nil {
 		s.gor.alloc(r, next.gor-cur.gor)
 	}
 }

@@ -22,10 +22,16 @@ const (
 	GCPressure      Shape = "gc-pressure"       // high allocation on a small heap
 	Retention       Shape = "retention"         // free heap kept after spikes
 	NonGo           Shape = "non-go"            // memory outside the Go runtime
+	// LibraryGoroutineLeak: goroutines a library starts for the program pile up (an HTTP
+	// client's connections whose response bodies are never closed, a client library's
+	// workers never stopped), 1 to 100 goroutines/s, with no frame of the program in their
+	// stacks.
+	LibraryGoroutineLeak Shape = "library-goroutine-leak"
 )
 
 // Shapes lists every shape.
-var Shapes = []Shape{Healthy, HeapLeak, Spikes, LeakUnderSpikes, Warmup, GoroutineLeak, GCPressure, Retention, NonGo}
+var Shapes = []Shape{Healthy, HeapLeak, Spikes, LeakUnderSpikes, Warmup, GoroutineLeak, GCPressure, Retention, NonGo,
+	LibraryGoroutineLeak}
 
 // Vantage is where a session was recorded from.
 type Vantage string
@@ -127,6 +133,13 @@ type Params struct {
 
 	GoroutineLeakRate float64 // goroutines/s
 	PerGoroutineHeap  float64 // heap kept by each leaked goroutine
+	// Library is, for a library's goroutines, which of libraryLeakPool (from 1; 0 = the
+	// program's own goroutines leak).
+	Library int
+	// CallsPerLeak and CallBytes: the program calls the library this many times for each
+	// goroutine that leaks (a failed call leaks, the others not), each call allocating
+	// CallBytes of garbage through the same path.
+	CallsPerLeak, CallBytes float64
 
 	// RetentionMode is "batches" (periodic) or "once": a batch job's working set freed with
 	// debug.FreeOSMemory under GODEBUG=madvdontneed=0; "" for the other shapes.
@@ -208,9 +221,14 @@ func draw(seed uint64, spec Spec) (Params, error) {
 		p.WarmTime = uniform(r, 0.15, 0.55) * p.Window
 		p.WarmLinear = r.IntN(3) == 0
 		p.WarmChurn = uniform(r, 0.002, 0.02) * p.WarmSize
-	case GoroutineLeak:
+	case GoroutineLeak, LibraryGoroutineLeak:
 		p.GoroutineLeakRate = logUniform(r, 1, 100)
 		p.PerGoroutineHeap = logUniform(r, 512, 8<<10)
+		if spec.Shape == LibraryGoroutineLeak {
+			p.Library = 1 + r.IntN(len(libraryLeakPool))
+			p.CallsPerLeak = uniform(r, 1, 10)
+			p.CallBytes = logUniform(r, 1<<10, 16<<10)
+		}
 	case GCPressure:
 		p.GOGC = int(logUniform(r, 25, 400))
 		p.BaseLive = logUniform(r, 8<<20, 64<<20)

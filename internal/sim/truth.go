@@ -82,7 +82,7 @@ func (g *generator) truth() Truth {
 	dontCare := map[string]bool{}
 	band := ""
 	switch g.spec.Shape {
-	case HeapLeak, LeakUnderSpikes, GoroutineLeak, NonGo, Retention:
+	case HeapLeak, LeakUnderSpikes, GoroutineLeak, LibraryGoroutineLeak, NonGo, Retention:
 		// Resident memory grows with what grows: memory-growth may name it too (the
 		// consistency pass drops it when another finding explains the part that grew).
 		dontCare[KindMemoryGrowth] = true
@@ -109,8 +109,11 @@ func (g *generator) truth() Truth {
 		}
 		dontCare[KindAllocationHotspot] = true
 		dontCare[KindRuntimeRetention] = true
-	case GoroutineLeak:
+	case GoroutineLeak, LibraryGoroutineLeak:
 		required[KindGoroutineLeak] = s.leakFn
+		if s.lib != nil {
+			required[KindGoroutineLeak] = culpritOf(s.lib.maker)
+		}
 		dontCare[KindHeapLeak] = true // what the goroutines keep grows the heap
 		band = rateBand(p.GoroutineLeakRate, 5, 20)
 	case GCPressure:
