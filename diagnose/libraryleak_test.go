@@ -3,7 +3,9 @@ package diagnose
 import (
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/memdoctor/memdoctor/evidence"
 	"github.com/memdoctor/memdoctor/session"
 )
 
@@ -33,5 +35,29 @@ func TestLibraryGoroutinesNameTheProgram(t *testing.T) {
 	}
 	if !strings.Contains(leak.Detail, leak.Culprits[0].Function) || !strings.Contains(leak.Detail, "net/http") {
 		t.Errorf("the detail does not say who made net/http's goroutines: %s", leak.Detail)
+	}
+}
+
+// TestNoRuntimeCulprits: the runtime and the standard library are never culprits. The lab's
+// goroutine-leak under memdoctor run (the accuracy matrix's recording, judged at 60 s) had
+// runtime.mallocgc first among its heap-leak's culprits (the leaked goroutines' stacks, grown
+// by the runtime); Caddy's leaked connections had net/http's loops after Caddy's function.
+func TestNoRuntimeCulprits(t *testing.T) {
+	for _, dir := range []string{"testdata/recorded/goroutine-leak-run", "testdata/recorded/caddy-httploader-v2.6.2"} {
+		s, err := session.Open(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d, _, err := DiagnoseSession(s, evidence.Options{Until: s.Manifest.Start.Add(time.Minute)}, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range d.Findings {
+			for _, c := range f.Culprits {
+				if !c.Own || strings.HasPrefix(c.Function, "runtime.") || strings.HasPrefix(c.Function, "internal/") || strings.HasPrefix(c.Function, "net/http.") {
+					t.Errorf("%s: %s names %s", dir, f.Kind, c.Function)
+				}
+			}
+		}
 	}
 }

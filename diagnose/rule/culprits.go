@@ -1,6 +1,7 @@
 package rule
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/memdoctor/memdoctor/facts"
@@ -20,12 +21,14 @@ func culpritFromDelta(d facts.SiteDelta, unit string, share float64) Culprit {
 	return c
 }
 
-// keepCulprits drops minor culprits that are not the program's own code, and keeps at most
-// th.Max.
+// keepCulprits keeps the program's own code: the runtime and the standard library are never
+// culprits (runtime.mallocgc, internal/poll's waits: nothing there is for the user to change;
+// the words still say where the goroutines wait). It drops minor culprits after the first,
+// and keeps at most th.Max.
 func keepCulprits(cs []Culprit, th *Culprits) []Culprit {
 	out := cs[:0:0]
 	for _, c := range cs {
-		if !c.Own && c.Share < th.MinForeignShare || len(out) > 0 && c.Share < th.MinShare || profilerCost(c.Stack) {
+		if !c.Own || len(out) > 0 && c.Share < th.MinShare || profilerCost(c.Stack) {
 			continue
 		}
 		if out = append(out, c); len(out) == th.Max {
@@ -33,6 +36,17 @@ func keepCulprits(cs []Culprit, th *Culprits) []Culprit {
 		}
 	}
 	return out
+}
+
+// ownFirst moves the culprit naming function to the front of cs, adding site when cs lacks
+// it: a finding's list starts with the site its title names.
+func ownFirst(cs []Culprit, site Culprit) []Culprit {
+	i := slices.IndexFunc(cs, func(c Culprit) bool { return c.Function == site.Function })
+	if i < 0 {
+		return append([]Culprit{site}, cs...)
+	}
+	c := cs[i]
+	return append([]Culprit{c}, slices.Delete(slices.Clone(cs), i, i+1)...)
 }
 
 // profilerCost reports a stack of the profiler itself: the pprof handlers build and

@@ -309,6 +309,10 @@ func siteLeakVerdict(fs *facts.Facts, th *Thresholds, site Culprit, g growth, pt
 	}
 	c.Budget = timeToBudget(fs, th, &v, g.perMinute()/60, 0)
 	c.Sites = leakCulprits(fs, th, &v, &o)
+	if site.Own {
+		v.Culprits = ownFirst(v.Culprits, site)
+		v.Culprits = v.Culprits[:min(len(v.Culprits), th.Culprits.Max)]
+	}
 	o.verdicts = append(o.verdicts, v)
 	return o
 }

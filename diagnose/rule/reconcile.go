@@ -1,7 +1,9 @@
 package rule
 
 import (
+	"cmp"
 	"math"
+	"slices"
 
 	"github.com/memdoctor/memdoctor/facts"
 )
@@ -33,7 +35,34 @@ func reconcile(vs []Verdict, th *Thresholds) []Verdict {
 		keep = append(keep, v)
 	}
 	heldByGoroutines(keep, th)
+	spikeSitesLast(keep)
 	return keep
+}
+
+// spikeSitesLast moves, in a heap leak's culprits, the sites a transient spike blames after
+// the others: what a burst allocates is in flight, and shows in a diff of two heap profiles
+// only because the last was taken during a burst. The leak's own sites come first.
+func spikeSitesLast(vs []Verdict) {
+	sp, hl := Of(vs, KindTransientSpike), Of(vs, KindHeapLeak)
+	if sp == nil || hl == nil {
+		return
+	}
+	if _, ok := hl.Case.(*HeapLeakCase); !ok { // a site's leak names its site first
+		return
+	}
+	spiky := func(c Culprit) bool {
+		return slices.ContainsFunc(sp.Culprits, func(s Culprit) bool { return s.Function == c.Function })
+	}
+	slices.SortStableFunc(hl.Culprits, func(a, b Culprit) int {
+		return cmp.Compare(b2i(spiky(a)), b2i(spiky(b)))
+	})
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // explained reports whether another verdict already explains growth of part.

@@ -210,10 +210,9 @@ type Cost struct {
 
 // Culprits: which sites a finding names.
 type Culprits struct {
-	// MinForeignShare is the share below which a culprit outside the program's own code (a
-	// stack of runtime and standard library frames only, such as the pprof handler's own
-	// compression) is left out; MinShare the share below which culprits after the first are.
-	MinForeignShare, MinShare float64
+	// MinShare is the share below which culprits after the first are left out. Code outside
+	// the program's own (runtime and standard library frames only) never is a culprit.
+	MinShare float64
 	// Max is how many a finding names.
 	Max int
 }
@@ -265,5 +264,5 @@ var Default = Thresholds{
 		StepMinRatio: 3, StepMinBytes: 256 << 20,
 	},
 	Cost:     Cost{Limits: Limits{MinAbs: 8 << 20, MinRel: 0.5, MinSpan: 20 * time.Second}, WarnGCRatio: 1.5},
-	Culprits: Culprits{MinForeignShare: 0.10, MinShare: 0.01, Max: 5},
+	Culprits: Culprits{MinShare: 0.01, Max: 5},
 }

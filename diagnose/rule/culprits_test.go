@@ -1,0 +1,49 @@
+package rule
+
+import (
+	"slices"
+	"testing"
+)
+
+func names(cs []Culprit) []string {
+	var out []string
+	for _, c := range cs {
+		out = append(out, c.Function)
+	}
+	return out
+}
+
+func TestKeepCulpritsDropsTheRuntime(t *testing.T) {
+	cs := []Culprit{
+		{Function: "runtime.mallocgc", Share: 0.6},
+		{Function: "internal/poll.(*pollDesc).wait", Share: 0.3},
+		{Function: "example.com/svc/session.(*Store).add", Share: 0.05, Own: true},
+		{Function: "example.com/svc/api.render", Share: 0.001, Own: true},
+	}
+	got := names(keepCulprits(cs, &Default.Culprits))
+	if want := []string{"example.com/svc/session.(*Store).add"}; !slices.Equal(got, want) {
+		t.Errorf("culprits %v, want %v", got, want)
+	}
+}
+
+// TestOwnSiteFirst: a leak under spikes whose title names the leaking site lists it first,
+// and a heap leak lists the sites a spike blames after its own.
+func TestOwnSiteFirst(t *testing.T) {
+	spike := Culprit{Function: "example.com/svc/imports.inflateWhole", Bytes: 402 << 20, Own: true}
+	leak := Culprit{Function: "example.com/svc/devices.rememberSession", Bytes: 12 << 20, Own: true}
+	other := Culprit{Function: "example.com/svc/cache.put", Bytes: 1 << 20, Own: true}
+	if got := names(ownFirst([]Culprit{spike, leak}, leak)); !slices.Equal(got, names([]Culprit{leak, spike})) {
+		t.Errorf("ownFirst: %v", got)
+	}
+	if got := names(ownFirst([]Culprit{spike}, leak)); !slices.Equal(got, names([]Culprit{leak, spike})) {
+		t.Errorf("ownFirst without the site: %v", got)
+	}
+	vs := []Verdict{
+		{Kind: KindHeapLeak, Culprits: []Culprit{spike, other, leak}, Case: &HeapLeakCase{}},
+		{Kind: KindTransientSpike, Culprits: []Culprit{spike}},
+	}
+	spikeSitesLast(vs)
+	if got := names(vs[0].Culprits); !slices.Equal(got, names([]Culprit{other, leak, spike})) {
+		t.Errorf("heap leak's culprits beside a spike: %v", got)
+	}
+}
