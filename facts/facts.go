@@ -107,7 +107,10 @@ type Facts struct {
 	Alloc       Alloc
 	Cost        Cost
 	HeapSnap    *HeapSnapshot
-	Goroutine   Goroutines
+	// LastHeap is the last heap profile read as HeapSnap reads the only one, when there are
+	// several: what they show at the end, when they are too close together for a trend.
+	LastHeap  *HeapSnapshot
+	Goroutine Goroutines
 }
 
 // Of computes the facts of an evidence: every profile the rules may read is read here.
@@ -140,6 +143,9 @@ func Of(ev *evidence.Evidence) *Facts {
 	}
 	f.Assists = ev.Assists()
 	f.HeapSnap = heapSnapshotOf(ev)
+	if n := len(ev.Heaps); n > 1 {
+		f.LastHeap = heapSnapshotAt(ev, ev.Heaps[n-1])
+	}
 	f.Alloc = allocOf(ev)
 	f.Cost = costOf(ev)
 	f.OOMKill = oomKillOf(ev)

@@ -23,6 +23,12 @@ type Goroutines struct {
 	Old, New   Snapshot
 	Growth     []GroupDelta
 	GrowthErr  error
+	// Last is the last goroutine profile, with its sites (LastErr when they could not be
+	// read), when there are several: what they show at the end, when they are too close
+	// together for a trend.
+	Last      *Snapshot
+	LastSites []GoroutineGroup
+	LastErr   error
 	// Made is the program's code behind goroutines that grew, or were proved leaked, in a
 	// library's code with no frame of the program (nil when they are the program's own).
 	Made *Made
@@ -62,6 +68,11 @@ func goroutinesOf(ev *evidence.Evidence) Goroutines {
 		s := ev.GoroutineSnaps[0]
 		g.Single = &s
 		g.SingleSites, g.SingleErr = ev.GoroutineSites(s)
+	}
+	if n := len(ev.GoroutineSnaps); n > 1 {
+		s := ev.GoroutineSnaps[n-1]
+		g.Last = &s
+		g.LastSites, g.LastErr = ev.GoroutineSites(s)
 	}
 	var refs []Snapshot
 	for _, s := range ev.GoroutineSnaps {

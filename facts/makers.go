@@ -29,7 +29,8 @@ type Maker struct {
 	Stack []string
 	// Held is the growth of the memory in use allocated through its calls into the library
 	// between the first and last periodic heap profiles; Allocated what was allocated through
-	// them in between.
+	// them since the program started, as the last of them counts it (cumulative: more
+	// samples than the window's share, and the same calls).
 	Held, Allocated int64
 }
 
@@ -75,8 +76,8 @@ func madeOf(ev *evidence.Evidence, sites []GoroutineGroup) *Made {
 		if len(scope) == 0 {
 			continue
 		}
-		held := callsInto(ev, refs[0], refs[len(refs)-1], "inuse_space", scope)
-		alloc := callsInto(ev, refs[0], refs[len(refs)-1], "alloc_space", scope)
+		held := callsInto(ev, &refs[0], refs[len(refs)-1], "inuse_space", scope)
+		alloc := callsInto(ev, nil, refs[len(refs)-1], "alloc_space", scope)
 		for fn, mk := range held {
 			if mk.Held = mk.delta; mk.Held > 0 {
 				mk.Allocated = max(alloc[fn].value(), 0)
@@ -161,10 +162,10 @@ func (m *makerDelta) value() int64 {
 	return m.delta
 }
 
-// callsInto sums one sample type's growth from old to new by the program's function that
+// callsInto sums one sample type's growth from old (nil: from nothing) to new by the program's function that
 // called into one of scopes (package paths, receiver types with their dot: a frame of theirs
 // nearer the leaf than the program's; or, after "=", the function it called directly).
-func callsInto(ev *evidence.Evidence, old, new Snapshot, typ string, scopes []string) map[string]*makerDelta {
+func callsInto(ev *evidence.Evidence, old *Snapshot, new Snapshot, typ string, scopes []string) map[string]*makerDelta {
 	out := map[string]*makerDelta{}
 	add := func(sign int64) func(Site, []string, int64) {
 		return func(site Site, stack []string, v int64) {
@@ -180,7 +181,7 @@ func callsInto(ev *evidence.Evidence, old, new Snapshot, typ string, scopes []st
 			m.delta += sign * v
 		}
 	}
-	if ev.EachStack(old, typ, add(-1)) != nil || ev.EachStack(new, typ, add(1)) != nil {
+	if old != nil && ev.EachStack(*old, typ, add(-1)) != nil || ev.EachStack(new, typ, add(1)) != nil {
 		return nil
 	}
 	return out

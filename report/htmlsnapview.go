@@ -40,7 +40,7 @@ func snapshotViews(d *diagnose.Diagnosis) []snapshotHTML {
 				h.Patterns = append(h.Patterns, fmt.Sprintf("%s (%s, %s of the bytes): %s", p.Function, p.Name, Percent(p.Share), p.Advice))
 			}
 		case "goroutine":
-			h.Title = fmt.Sprintf("Goroutine snapshot: one goroutine profile, %s: %d goroutines by the site where they wait", when, v.Goroutines)
+			h.Title = fmt.Sprintf("Goroutine snapshot: %s, %s: %d goroutines by the site where they wait", profileWhich(v, "goroutine"), when, v.Goroutines)
 			t := siteTable{Caption: "Goroutines by site"}
 			for _, g := range v.Groups {
 				r := siteRow{Amount: fmt.Sprint(g.Count), Share: Percent(g.Share), State: g.State, Function: g.Function}

@@ -22,7 +22,7 @@ func (p *printer) snapshots(d *diagnose.Diagnosis) {
 				p.f("%s\n", indentWrapFirst(fmt.Sprintf("%s (%s, %s of the bytes): %s", pat.Function, pat.Name, Percent(pat.Share), pat.Advice), "  pattern: ", "           ", 92))
 			}
 		case "goroutine":
-			p.f("%s %s\n", p.paint(ansiBold, "Goroutine snapshot"), p.paint(ansiDim, fmt.Sprintf("(one goroutine profile, %s: %d goroutines, by the site where they wait)", when, v.Goroutines)))
+			p.f("%s %s\n", p.paint(ansiBold, "Goroutine snapshot"), p.paint(ansiDim, fmt.Sprintf("(%s, %s: %d goroutines, by the site where they wait)", profileWhich(v, "goroutine"), when, v.Goroutines)))
 			p.f("  %s\n", p.paint(ansiDim, v.Profile))
 			for _, g := range v.Groups {
 				line := fmt.Sprintf("%6d %5s  %-14s %s", g.Count, Percent(g.Share), g.State, g.Function)
@@ -82,7 +82,16 @@ func heapWhat(v diagnose.SnapshotView, when string) string {
 	if v.WindowSeconds > 0 {
 		return fmt.Sprintf("one heap profile covering %s, ending %s (a delta or merged profile): what its window saw, not a trend", Duration(time.Duration(v.WindowSeconds*float64(time.Second))), when)
 	}
-	return fmt.Sprintf("one heap profile, %s: what it held then, not a trend", when)
+	return fmt.Sprintf("%s, %s: what it held then, not a trend", profileWhich(v, "heap"), when)
+}
+
+// profileWhich says which profile a snapshot view shows: the only one, or the last of
+// several taken too close together for a trend.
+func profileWhich(v diagnose.SnapshotView, kind string) string {
+	if v.Of > 1 {
+		return fmt.Sprintf("the last of %d %s profiles taken too close together for a trend", v.Of, kind)
+	}
+	return "one " + kind + " profile"
 }
 
 // heapHeadings name a heap snapshot's two lists.

@@ -61,10 +61,18 @@ func goroutineLeak(fs *facts.Facts, th *Thresholds) outcome {
 	}
 	if proof == nil && !g.judged {
 		if fs.Goroutine.Single != nil && s.Len() <= 1 {
-			if v, ok := pileUp(fs, th); ok {
+			if v, ok := pileUp(fs, th, *fs.Goroutine.Single, fs.Goroutine.SingleSites, fs.Goroutine.SingleErr); ok {
 				return outcome{verdicts: []Verdict{v}}
 			}
 			return outcome{unjudged: &Unjudged{Kind: KindGoroutineLeak, Why: WhyOneSnapshot, Value: gl.PileUpShare, N: gl.PileUpCount}}
+		}
+		if v, ok := goroutineBurst(fs, th, g); ok { // profiles too close together for a trend
+			return outcome{verdicts: []Verdict{v}}
+		}
+		if gr := &fs.Goroutine; gr.Last != nil && s.Span() < gl.Limits.MinSpan { // the last of them, as a snapshot
+			if v, ok := pileUp(fs, th, *gr.Last, gr.LastSites, gr.LastErr); ok {
+				return outcome{verdicts: []Verdict{v}}
+			}
 		}
 		return outcome{unjudged: &Unjudged{Kind: KindGoroutineLeak, Why: WhyTooFew, WatchMoreSeconds: g.watchMore.Seconds(), N: s.Len(), Span: s.Span(), Need: gl.Limits.MinSpan}}
 	}

@@ -107,6 +107,10 @@ func heapLeak(fs *facts.Facts, th *Thresholds) outcome {
 		}
 	}
 	if !g.judged {
+		// Profiles too close together for a trend still compare, first to last.
+		if v, ok := heapBurst(fs, th, g); ok {
+			return outcome{verdicts: []Verdict{v}}
+		}
 		// Count what the trend could use: readings that repeat one GC cycle's figure are one.
 		return outcome{unjudged: &Unjudged{Kind: KindHeapLeak, Why: WhyTooFew, WatchMoreSeconds: g.watchMore.Seconds(), N: g.n, Span: g.span, Need: lim.MinSpan, Value: float64(s.Len())}}
 	}

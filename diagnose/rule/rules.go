@@ -55,7 +55,7 @@ func Judge(fs *facts.Facts, th *Thresholds) Judgment {
 		j.Notes = append(j.Notes, o.notes...)
 		j.Limits = append(j.Limits, o.limits...)
 	}
-	views, notes := snapshotViews(fs, &th.Culprits)
+	views, notes := snapshotViews(fs, th)
 	j.Views = views
 	j.Notes = append(j.Notes, notes...)
 	j.Verdicts = reconcile(j.Verdicts, th)

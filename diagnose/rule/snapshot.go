@@ -15,6 +15,9 @@ type SnapshotView struct {
 	Kind    string    `json:"kind"` // "heap" or "goroutine"
 	Time    time.Time `json:"time"`
 	Profile string    `json:"profile"`
+	// Of is, for the last of several profiles taken too close together for a trend, how
+	// many there were (0: the only one).
+	Of int `json:"of,omitempty"`
 	// WindowSeconds is what a delta heap profile (?seconds=N) covers: its values are what
 	// changed in that window, not the heap.
 	WindowSeconds float64 `json:"window_seconds,omitempty"`
@@ -59,19 +62,34 @@ const (
 	snapTopGroups = 10
 )
 
-// snapshotViews describes the kinds of profile the facts hold only one of.
-func snapshotViews(fs *facts.Facts, th *Culprits) ([]SnapshotView, []Note) {
+// snapshotViews describes the kinds of profile the facts hold only one of, or hold several
+// of taken too close together for a trend (their last).
+func snapshotViews(fs *facts.Facts, th *Thresholds) ([]SnapshotView, []Note) {
 	var out []SnapshotView
 	var notes []Note
-	if h := fs.HeapSnap; h != nil {
-		if v, err := heapView(h, th); err == nil {
+	h := fs.HeapSnap
+	if n := len(fs.Heaps); h == nil && n > 1 && fs.Heaps[n-1].T.Sub(fs.Heaps[0].T) < th.HeapLeak.Limits.MinSpan {
+		h = fs.LastHeap
+	}
+	single, sites, err := fs.Goroutine.Single, fs.Goroutine.SingleSites, fs.Goroutine.SingleErr
+	if g := &fs.Goroutine; single == nil && g.Last != nil && !fs.Goroutines.Empty() && fs.Goroutines.Span() < th.GoroutineLeak.Limits.MinSpan {
+		single, sites, err = g.Last, g.LastSites, g.LastErr
+	}
+	if h != nil {
+		if v, err := heapView(h, &th.Culprits); err == nil {
+			if h != fs.HeapSnap {
+				v.Of = len(fs.Heaps)
+			}
 			out = append(out, v)
 		} else {
 			notes = append(notes, Note{What: NoteSnapshotError, Err: err})
 		}
 	}
-	if g := &fs.Goroutine; g.Single != nil {
-		if v, err := goroutineView(*g.Single, g.SingleSites, g.SingleErr); err == nil {
+	if single != nil {
+		if v, err := goroutineView(*single, sites, err); err == nil {
+			if single != fs.Goroutine.Single {
+				v.Of = fs.Goroutines.Len()
+			}
 			out = append(out, v)
 		} else {
 			notes = append(notes, Note{What: NoteSnapshotError, Err: err})
@@ -178,10 +196,8 @@ type PileUpCase struct {
 // pileUp is the suspected goroutine pile-up of a single goroutine profile: one blocked site
 // of the program's own code (or an HTTP client's connections, whose readers are all standard
 // library) holding at least PileUpShare of all goroutines and at least PileUpCount.
-func pileUp(fs *facts.Facts, th *Thresholds) (Verdict, bool) {
+func pileUp(fs *facts.Facts, th *Thresholds, s facts.Snapshot, sites []facts.GoroutineGroup, err error) (Verdict, bool) {
 	gl := &th.GoroutineLeak
-	g := &fs.Goroutine
-	s, sites, err := *g.Single, g.SingleSites, g.SingleErr
 	if err != nil || len(sites) == 0 {
 		return Verdict{}, false
 	}
@@ -200,9 +216,13 @@ func pileUp(fs *facts.Facts, th *Thresholds) (Verdict, bool) {
 	if n, ok := pinnedStacks(fs, float64(top.Count)); ok {
 		c.PinnedStacks = n
 	}
+	culprits := []Culprit{goroutineSite(top, total).Culprit}
+	if m := fs.Goroutine.Made; m != nil { // a library's goroutines: the program's code that made them first
+		culprits = keepCulprits(append(makers(m), culprits...), &th.Culprits)
+	}
 	return Verdict{
 		Kind: KindGoroutineLeak, Severity: Info, Confidence: Suspected, Snapshot: true,
-		Culprits: []Culprit{goroutineSite(top, total).Culprit},
+		Culprits: culprits,
 		Start:    s.T, End: s.T,
 		Profiles: []string{s.Path},
 		Case:     c,

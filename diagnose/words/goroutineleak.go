@@ -122,7 +122,7 @@ func madeBy(m *facts.Made) string {
 		s += fmt.Sprintf(": what was allocated through its calls into %s and is still in use grew %s from the first heap profile to the last (what the leaked goroutines hold: the requests a leaked connection carries, a library's buffers).",
 			m.Libs[0], bytesStr(float64(top.Held)))
 	} else {
-		s += fmt.Sprintf(": it allocated %s through its calls into %s from the first heap profile to the last.", bytesStr(float64(top.Allocated)), m.Libs[0])
+		s += fmt.Sprintf(": it allocated %s through its calls into %s since the program started (the last heap profile's count).", bytesStr(float64(top.Allocated)), m.Libs[0])
 	}
 	if slices.Contains(m.Libs, "net/http") {
 		s += " An HTTP client's connection keeps its two goroutines until its response body is read to the end or closed: look there for a return that skips resp.Body.Close()."

@@ -113,6 +113,8 @@ func finding(v rule.Verdict, fs *facts.Facts) Finding {
 		memoryGrowth(&f, c)
 	case *rule.CostCase:
 		costGrowth(&f, c)
+	case *rule.BurstCase:
+		burst(&f, c)
 	default:
 		panic(fmt.Sprintf("words: no words for a %T verdict", v.Case))
 	}

@@ -91,6 +91,9 @@ func (s *Score) Add(spec Spec, tr Truth, found []Finding, limits map[string]floa
 	for _, k := range tr.Kinds {
 		ks := s.kind(k)
 		f, ok := warned(k)
+		if slices.Contains(tr.Suspect, k) {
+			f, ok = best[k]
+		}
 		if !ok && limits[k] > 0 && tr.growthPerMinute(k) > 0 && tr.growthPerMinute(k) < limits[k] {
 			ks.BelowLimit++
 			continue

@@ -170,7 +170,7 @@ func TestVantageContents(t *testing.T) {
 				t.Errorf("%d samples of no vantage point's shape", other)
 			}
 			start, end := s.Manifest.Start, s.Manifest.End
-			if d := end.Sub(start); d < time.Minute-time.Second || d > time.Minute+time.Second {
+			if d := end.Sub(start); v != Burst && (d < time.Minute-time.Second || d > time.Minute+time.Second) {
 				t.Errorf("manifest spans %v, want the 1m window", d)
 			}
 			switch v {
@@ -201,12 +201,18 @@ func TestVantageContents(t *testing.T) {
 				if iv := s.ProfilesOf(session.KindHeap, true); iv[1].Time.Sub(iv[0].Time) != time.Duration(tr.Params.ProfileInterval*float64(time.Second)) {
 					t.Errorf("agent profiles %v apart, want %vs", iv[1].Time.Sub(iv[0].Time), tr.Params.ProfileInterval)
 				}
-			case Profiles:
+			case Profiles, Burst:
 				if len(s.Samples) != 0 || len(s.GC) != 0 {
 					t.Errorf("profiles: %d samples, %d cycles", len(s.Samples), len(s.GC))
 				}
 			}
-			if v != WatchAgent {
+			if v == Burst {
+				// BurstN profiles BurstStep apart, ending with the window.
+				span := time.Duration(float64(tr.Params.BurstN-1) * tr.Params.BurstStep * float64(time.Second))
+				if d := end.Sub(start); heaps != tr.Params.BurstN || d < span || d > span+time.Second {
+					t.Errorf("burst: %d heap profiles over %v, want %d over %v", heaps, d, tr.Params.BurstN, span)
+				}
+			} else if v != WatchAgent {
 				near("heap profiles", heaps, 6)
 			}
 			if heaps != gors {
@@ -441,7 +447,7 @@ func TestTruthConsistent(t *testing.T) {
 						t.Errorf("%s/%s/%v: %s both required and not", shape, v, w, k)
 					}
 				}
-				if len(tr.Unobservable) > 0 && v != Profiles {
+				if len(tr.Unobservable) > 0 && v != Profiles && v != Burst {
 					t.Errorf("%s/%s/%v: %v unobservable from a vantage point with samples", shape, v, w, tr.Unobservable)
 				}
 				if shape == Healthy && (len(tr.Absent) != len(Kinds) || len(tr.Kinds) != 0) {

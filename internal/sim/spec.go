@@ -42,10 +42,13 @@ const (
 	WatchPprof Vantage = "watch-pprof" // memdoctor watch on net/http/pprof: /proc, MemStats, profiles
 	WatchAgent Vantage = "watch-agent" // memdoctor watch on the agent: runtime/metrics + /proc, profiles
 	Profiles   Vantage = "profiles"    // heap and goroutine profiles alone
+	// Burst: 3 to 6 heap and goroutine profiles curl'd 0.5 to 2 s apart as the window ends,
+	// too close together for a trend.
+	Burst Vantage = "burst"
 )
 
 // Vantages lists every vantage point.
-var Vantages = []Vantage{Run, WatchPprof, WatchAgent, Profiles}
+var Vantages = []Vantage{Run, WatchPprof, WatchAgent, Profiles, Burst}
 
 // Windows are the window lengths of the accuracy matrix.
 var Windows = []time.Duration{45 * time.Second, 60 * time.Second, 3 * time.Minute}
@@ -88,6 +91,9 @@ type Truth struct {
 	// Unobservable kinds are present but the vantage point cannot see them (memory outside
 	// Go from profiles alone): they count neither as found nor as missed.
 	Unobservable []string
+	// Suspect are the kinds of Kinds that are right when found suspected, at info, with their
+	// culprit: profiles too close together for a trend can prove nothing.
+	Suspect []string
 	// Band groups sessions of one shape by how hard they are ("slow", "medium", "fast"
 	// for rates; "" when the shape has no such scale).
 	Band     string
@@ -149,6 +155,9 @@ type Params struct {
 	NonGoRate float64 // bytes/s more
 
 	ProfileInterval float64 // s
+	// BurstN profiles of each kind BurstStep seconds apart, for the burst vantage point.
+	BurstN    int
+	BurstStep float64
 }
 
 // draw draws the parameters of one service.
@@ -189,6 +198,10 @@ func draw(seed uint64, spec Spec) (Params, error) {
 	}
 	if spec.Vantage != Run {
 		p.Uptime = uniform(r, 5, 60)
+	}
+	if spec.Vantage == Burst {
+		p.BurstN, p.BurstStep = 3+r.IntN(4), uniform(r, 0.5, 2)
+		p.ProfileInterval = p.BurstStep
 	}
 	// A healthy background: GC takes well under 5% of the process's CPU. GC CPU per second is
 	// about A x 100/GOGC / markRate, so A stays below a tenth of what would make it 5%.

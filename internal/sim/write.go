@@ -57,6 +57,9 @@ func Generate(dir string, seed uint64, spec Spec) (Truth, error) {
 	if spec.Vantage == Run {
 		g.ws = 0.005 // memdoctor run starts the process a few milliseconds after the session
 	}
+	if spec.Vantage == Burst { // the profiles are taken as the window ends
+		g.ws = g.we - float64(p.BurstN-1)*p.BurstStep - 0.3
+	}
 	w, err := session.Create(dir, g.manifest())
 	if err != nil {
 		return Truth{}, fmt.Errorf("sim: %w", err)
@@ -137,11 +140,11 @@ func (g *generator) manifest() session.Manifest {
 		m.Target.AgentURL = "http://127.0.0.1:6060/debug/memdoctor/"
 		m.Target.GoVersionSource = "agent"
 	}
-	if g.spec.Vantage != Profiles {
+	if g.spec.Vantage != Profiles && g.spec.Vantage != Burst {
 		m.Target.Started = g.wall(0) // from /proc, or the agent's info
 	}
 	switch g.spec.Vantage {
-	case Profiles:
+	case Profiles, Burst:
 		m.Target.Local = false
 		m.Notes = append(m.Notes, "profiles only: no /proc, MemStats or runtime/metrics samples")
 	}
@@ -179,6 +182,10 @@ func (g *generator) schedule() []obs {
 	case Profiles:
 		for t := g.ws + 0.2; t <= g.we; t += interval {
 			out = append(out, obs{t, obsProfile})
+		}
+	case Burst:
+		for i := range g.p.BurstN {
+			out = append(out, obs{g.ws + 0.2 + float64(i)*interval, obsProfile})
 		}
 	}
 	slices.SortStableFunc(out, func(a, b obs) int { return cmp.Compare(a.t, b.t) })

@@ -1,0 +1,45 @@
+package words
+
+import (
+	"fmt"
+
+	"github.com/memdoctor/memdoctor/diagnose/rule"
+)
+
+// burst says a growth seen across profiles taken too close together for a trend.
+func burst(f *Finding, c *rule.BurstCase) {
+	n := func(v float64) string {
+		if c.Unit == "bytes" {
+			return bytesStr(v)
+		}
+		return fmt.Sprintf("%.0f", v)
+	}
+	span := humanDuration(c.Span.Seconds())
+	if c.Unit == "bytes" {
+		f.Title = fmt.Sprintf("the heap held by %s grew %s across %d heap profiles %s apart at most: a leak, or a burst in flight",
+			c.Top.Function, bytesStr(c.Grew), c.N, span)
+		f.Detail = fmt.Sprintf("%d heap profiles over %s are too close together for a trend (one needs %s or more): each shows the heap as "+
+			"the GC before it found it, and a burst in flight looks the same as a leak's start. From the first to the last, the memory in use "+
+			"went %s -> %s, and %s holds %s more.", c.N, span, humanDuration(c.Need.Seconds()), bytesStr(c.From), bytesStr(c.To), c.Top.Function, bytesStr(c.Grew))
+		f.Evidence["heap_profiles_count"] = float64(c.N)
+		f.Evidence["live_heap_start_bytes"] = c.From
+		f.Evidence["live_heap_end_bytes"] = c.To
+		f.Evidence["top_site_bytes"] = c.Grew
+	} else {
+		f.Title = fmt.Sprintf("goroutines piling up in %s: %+.0f across %d goroutine profiles %s apart at most", c.Top.Function, c.Grew, c.N, span)
+		f.Detail = fmt.Sprintf("%d goroutine counts over %s are too close together for a trend (one needs %s or more). From the first goroutine "+
+			"profile to the last, the goroutines went %s -> %s, and %s more wait in %s in %s.", c.N, span, humanDuration(c.Need.Seconds()),
+			n(c.From), n(c.To), n(c.Grew), c.State, c.Top.Function)
+		f.Evidence["goroutines_start_count"] = c.From
+		f.Evidence["goroutines_end_count"] = c.To
+		f.Evidence["top_site_goroutines_count"] = c.Grew
+		if m := c.Made; m != nil && len(m.Makers) > 0 {
+			f.Detail += madeBy(m)
+		}
+	}
+	f.Evidence["window_seconds"] = c.Span.Seconds()
+	f.Detail += fmt.Sprintf(" Take the next ones %s apart or more, over %s at least (memdoctor watch does: it takes one every 10 s), "+
+		"or compare these two: go tool pprof -diff_base %s %s", humanDuration(c.Apart.Seconds()), humanDuration(c.Need.Seconds()), c.Old, c.New)
+	f.Advice = append(f.Advice, fmt.Sprintf("Watch the service for a minute to confirm or dismiss it: memdoctor watch --duration 1m URL (or take a profile every %s)",
+		humanDuration(c.Apart.Seconds())))
+}
