@@ -103,7 +103,7 @@ func simSpecs(n int) []simSpec {
 	var out []simSpec
 	for _, sh := range sim.Shapes {
 		for _, v := range sim.Vantages {
-			for _, w := range sim.Windows {
+			for _, w := range sim.WindowsOf(sh) {
 				for seed := uint64(1); seed <= uint64(n); seed++ {
 					out = append(out, simSpec{sim.Spec{Shape: sh, Vantage: v, Window: w}, seed})
 				}

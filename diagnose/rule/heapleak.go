@@ -89,7 +89,7 @@ func heapLeak(fs *facts.Facts, th *Thresholds) outcome {
 	}
 	unseen := g.capUnseen(fs, obs, seen)
 	var churn float64 // the turnover of the sites that grew, when the growth was in flight
-	if g.conf == Confirmed && s.Src == facts.SourceHeapProfile {
+	if g.conf == Confirmed && s.Src == facts.SourceHeapProfile && inFlightDoubt(g, obs, &th.HeapLeak) {
 		if hg := fs.Growth; hg != nil {
 			if share, tv := inFlightShare(hg, &th.HeapLeak); share >= th.HeapLeak.InFlightMajority {
 				g.conf, g.watchMore, churn = Suspected, max(g.watchMore, g.span), tv
@@ -246,6 +246,16 @@ func cameBack(g *growth, obs []facts.Point) *facts.Point {
 	}
 	g.conf, g.watchMore = "", 0
 	return low
+}
+
+// inFlightDoubt reports whether a growth is short enough to be in flight, were its sites'
+// memory in flight: seen through fewer than HeapLeak.InFlightFadeReadings distinct readings
+// (each a GC) and over less than HeapLeak.InFlightFadeSpan. Requests in flight pile up for
+// as long as a server falls behind; memory that rose through every GC for longer, or through
+// many more GCs, is kept, whatever its sites also allocate: a handler that keeps a little of
+// every request allocates many times what it keeps.
+func inFlightDoubt(g growth, obs []facts.Point, th *HeapLeak) bool {
+	return len(obs) < th.InFlightFadeReadings && g.span < th.InFlightFadeSpan
 }
 
 // inFlight reports a site whose in-use memory is in flight (HeapLeak.InFlightTurnover).

@@ -74,6 +74,15 @@ type HeapLeak struct {
 	InFlightTurnover float64
 	// InFlightMajority: a growth mostly (this share of it) made by such sites is in flight.
 	InFlightMajority float64
+	// InFlightFadeSpan and InFlightFadeReadings: that doubt holds only for a growth seen over
+	// less than this span and through fewer than this many distinct readings of the live heap
+	// (each a GC). What is in flight at a GC piles up while a server falls behind a burst of
+	// load, for minutes (the busy machine's gzip-readall: six heap profiles rising over a
+	// minute); a rise held through every GC for ten minutes, or through thirty GCs in a row
+	// (a chance rise of thirty draws is out of the question), is kept memory, however much its
+	// sites also allocate.
+	InFlightFadeSpan     time.Duration
+	InFlightFadeReadings int
 	// CriticalWithin: a confirmed leak that reaches the memory budget sooner is critical.
 	CriticalWithin time.Duration
 	// HeldPerGoroutine: heap growth up to this much per goroutine a leak added is what those
@@ -230,6 +239,7 @@ var Default = Thresholds{
 	HeapLeak: HeapLeak{
 		Limits:           Limits{MinAbs: 4 << 20, MinRel: 0.10, MinSpan: 15 * time.Second},
 		InFlightTurnover: 20, InFlightMajority: 2.0 / 3,
+		InFlightFadeSpan: 10 * time.Minute, InFlightFadeReadings: 30,
 		CriticalWithin:   time.Hour,
 		HeldPerGoroutine: 64 << 10,
 	},

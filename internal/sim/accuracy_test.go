@@ -49,7 +49,7 @@ func TestSimAccuracy(t *testing.T) {
 			continue
 		}
 		for _, vantage := range sim.Vantages {
-			for _, window := range sim.Windows {
+			for _, window := range sim.WindowsOf(shape) {
 				spec := sim.Spec{Shape: shape, Vantage: vantage, Window: window}
 				for seed := uint64(1); seed <= uint64(n); seed++ {
 					dir := filepath.Join(root, strconv.Itoa(sessions))

@@ -203,7 +203,7 @@ func (s *Score) Markdown() string {
 		b.WriteString("\n")
 	}
 	b.WriteString("\nRight verdicts by window:\n\n| window | right |\n|---|---|\n")
-	for _, w := range Windows {
+	for _, w := range AllWindows {
 		var c CellScore
 		for key, cs := range s.Cells {
 			if strings.HasSuffix(key, "/"+w.String()) {

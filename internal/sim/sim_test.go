@@ -440,7 +440,7 @@ func TestMemoryAccounting(t *testing.T) {
 func TestTruthConsistent(t *testing.T) {
 	for _, shape := range Shapes {
 		for _, v := range Vantages {
-			for _, w := range Windows {
+			for _, w := range WindowsOf(shape) {
 				s, tr := generate(t, 11, Spec{Shape: shape, Vantage: v, Window: w})
 				for _, k := range tr.Kinds {
 					if slices.Contains(tr.Absent, k) || slices.Contains(tr.Unobservable, k) {

@@ -200,10 +200,21 @@ func newSiteSet(r *rand.Rand, p Params) *siteSet {
 		g.share = weights[i] / total
 		s.garbage = append(s.garbage, g)
 	}
+	if p.LeakBusy > 0 { // the leaking site allocates that share of the garbage, through its own stack
+		s.leak = newSite(roleLeak, leakPool[r.IntN(len(leakPool))], logUniform(r, 256, 8<<10))
+		g := newSite(roleGarbage, s.leak.stack, logUniform(r, 256, 8<<10))
+		for _, o := range s.garbage {
+			o.share *= 1 - p.LeakBusy
+		}
+		g.share = p.LeakBusy
+		s.garbage = append(s.garbage, g)
+	}
 	s.steady = newSite(roleSteady, steadyStack, 4<<10)
 	s.all = append(append(s.all, s.garbage...), s.steady)
 	if p.LeakRate > 0 {
-		s.leak = newSite(roleLeak, leakPool[r.IntN(len(leakPool))], logUniform(r, 256, 64<<10))
+		if s.leak == nil {
+			s.leak = newSite(roleLeak, leakPool[r.IntN(len(leakPool))], logUniform(r, 256, 64<<10))
+		}
 		s.all = append(s.all, s.leak)
 	}
 	if p.SpikeHeight > 0 {

@@ -27,11 +27,15 @@ const (
 	// workers never stopped), 1 to 100 goroutines/s, with no frame of the program in their
 	// stacks.
 	LibraryGoroutineLeak Shape = "library-goroutine-leak"
+	// BusyLeak: a leak of 1 to 20 MiB/min at a busy site (a handler that keeps a little of
+	// every request: it allocates hundreds of times what it keeps), watched for up to an
+	// hour (WindowsOf).
+	BusyLeak Shape = "busy-leak"
 )
 
 // Shapes lists every shape.
 var Shapes = []Shape{Healthy, HeapLeak, Spikes, LeakUnderSpikes, Warmup, GoroutineLeak, GCPressure, Retention, NonGo,
-	LibraryGoroutineLeak}
+	LibraryGoroutineLeak, BusyLeak}
 
 // Vantage is where a session was recorded from.
 type Vantage string
@@ -52,6 +56,20 @@ var Vantages = []Vantage{Run, WatchPprof, WatchAgent, Profiles, Burst}
 
 // Windows are the window lengths of the accuracy matrix.
 var Windows = []time.Duration{45 * time.Second, 60 * time.Second, 3 * time.Minute}
+
+// longWindows are the windows of the shapes that take long to tell.
+var longWindows = []time.Duration{3 * time.Minute, 20 * time.Minute, time.Hour}
+
+// WindowsOf are the windows a shape is judged at: Windows, or for a busy leak, up to an hour.
+func WindowsOf(s Shape) []time.Duration {
+	if s == BusyLeak {
+		return longWindows
+	}
+	return Windows
+}
+
+// AllWindows are the windows of every shape, shortest first.
+var AllWindows = []time.Duration{45 * time.Second, 60 * time.Second, 3 * time.Minute, 20 * time.Minute, time.Hour}
 
 // Spec says what to simulate; the seed draws everything else.
 type Spec struct {
@@ -124,6 +142,9 @@ type Params struct {
 	BinaryBytes float64 // the binary's resident file pages
 
 	LeakRate float64 // heap leak, bytes/s
+	// LeakBusy is, for a busy leak, the share of the background allocation that the leaking
+	// site makes (what it keeps is LeakRate of it).
+	LeakBusy float64
 
 	SpikePeriod float64 // s
 	SpikeHeight float64 // bytes live at the top of a spike
@@ -234,6 +255,9 @@ func draw(seed uint64, spec Spec) (Params, error) {
 		p.WarmTime = uniform(r, 0.15, 0.55) * p.Window
 		p.WarmLinear = r.IntN(3) == 0
 		p.WarmChurn = uniform(r, 0.002, 0.02) * p.WarmSize
+	case BusyLeak:
+		p.LeakRate = logUniform(r, 1, 20) * (1 << 20) / 60
+		p.LeakBusy = uniform(r, 0.3, 0.8)
 	case GoroutineLeak, LibraryGoroutineLeak:
 		p.GoroutineLeakRate = logUniform(r, 1, 100)
 		p.PerGoroutineHeap = logUniform(r, 512, 8<<10)

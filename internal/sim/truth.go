@@ -87,7 +87,7 @@ func (g *generator) truth() Truth {
 	dontCare := map[string]bool{}
 	band := ""
 	switch g.spec.Shape {
-	case HeapLeak, LeakUnderSpikes, GoroutineLeak, LibraryGoroutineLeak, NonGo, Retention:
+	case HeapLeak, BusyLeak, LeakUnderSpikes, GoroutineLeak, LibraryGoroutineLeak, NonGo, Retention:
 		// Resident memory grows with what grows: memory-growth may name it too (the
 		// consistency pass drops it when another finding explains the part that grew).
 		dontCare[KindMemoryGrowth] = true
@@ -99,9 +99,12 @@ func (g *generator) truth() Truth {
 		}
 	}
 	switch g.spec.Shape {
-	case HeapLeak:
+	case HeapLeak, BusyLeak:
 		required[KindHeapLeak] = culpritOf(s.leak.stack)
 		band = rateBand(p.LeakRate*60/mib, 3, 10)
+		if p.LeakBusy > 0 {
+			dontCare[KindAllocationHotspot] = true // the leaking site makes most of the allocation too
+		}
 	case Spikes, LeakUnderSpikes:
 		if o.SpikeTop >= 0.5*p.SpikeHeight {
 			required[KindTransientSpike] = culpritOf(s.spike.stack)
