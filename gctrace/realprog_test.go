@@ -105,8 +105,10 @@ func TestRealProgram(t *testing.T) {
 	if s.Err() != nil || s.Skipped() != 0 {
 		t.Fatalf("Scanner: err %v, %d skipped\n%s", s.Err(), s.Skipped(), stderr.Bytes())
 	}
+	// A background cycle that started just before the child read its metrics is counted
+	// there, but its line comes at its end, after the child exited: one line fewer is right.
 	total := m["/gc/cycles/total:gc-cycles"]
-	if uint64(len(cycles)) != total || total < childForced+1 {
+	if n := uint64(len(cycles)); (n != total && n+1 != total) || total < childForced+1 {
 		t.Fatalf("parsed %d cycles, runtime counted %d (want > %d)\n%s", len(cycles), total, childForced, stderr.Bytes())
 	}
 	forcedN := 0
