@@ -8,8 +8,10 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"runtime/debug"
 	"runtime/metrics"
 	"testing"
+	"time"
 
 	"github.com/memdoctor/memdoctor/gctrace"
 	"github.com/memdoctor/memdoctor/internal/gotool"
@@ -52,6 +54,9 @@ func runChild() {
 			sink = sink[:0]
 		}
 	}
+	// No cycle of its own from here on: the forced ones only, so that the trace and the
+	// metrics count the same cycles.
+	debug.SetGCPercent(-1)
 	for i := 0; i < childForced; i++ {
 		runtime.GC()
 	}
@@ -65,6 +70,9 @@ func runChild() {
 		out[s.Name] = s.Value.Uint64()
 	}
 	json.NewEncoder(os.Stdout).Encode(out)
+	// runtime.GC returns once its cycle is done, while the thread that ended it may still be
+	// writing the cycle's trace line: let it finish before the process exits.
+	time.Sleep(200 * time.Millisecond)
 }
 
 // TestRealProgram runs a Go program under GODEBUG=gctrace=1 and checks the
