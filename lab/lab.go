@@ -120,6 +120,7 @@ var scenarios = []func() Scenario{
 	goroutineUnreachable,
 	slowLeak,
 	httpBodyLeak,
+	rareGCLeak,
 }
 
 // All returns every scenario, sorted by name.

@@ -133,6 +133,7 @@ var culprits = map[string]any{
 	"goroutine-unreachable": (*dashboardService).render,
 	"slow-leak":             (*idempotencyStore).remember,
 	"http-body-leak":        (*stockClient).checkStock,
+	"rare-gc-leak":          (*gatewaySessions).keep,
 }
 
 // furtherCulprits maps each scenario with Expect.Culprits to the functions

@@ -87,7 +87,7 @@ func heapLeak(fs *facts.Facts, th *Thresholds) outcome {
 	if s.Src == facts.SourceHeapProfile {
 		seen = fs.LiveSeen
 	}
-	unseen := g.capUnseen(fs, obs, seen)
+	unseen := g.capUnseenOf(fs, obs, seen, 1)
 	var churn float64 // the turnover of the sites that grew, when the growth was in flight
 	if g.conf == Confirmed && s.Src == facts.SourceHeapProfile && inFlightDoubt(g, obs, &th.HeapLeak) {
 		if hg := fs.Growth; hg != nil {
@@ -150,7 +150,7 @@ func fromGoal(lr *facts.LiveReadings, g growth, quantum float64, fs *facts.Facts
 	gobs, gpts := lr.GoalObserved, lr.GoalFloor
 	gg := judgeGrowth(gpts, lim, 0, tr)
 	cameBack(&gg, gobs)
-	gunseen := gg.capUnseen(fs, gobs, time.Time{})
+	gunseen := gg.capUnseenOf(fs, gobs, time.Time{}, 1) // the goal's readings are the live heap it follows
 	// The live heap's own readings, enough of them, saw no growth: the goal's lows, lifted by
 	// bursts the GC ran inside, are not proof against them. Those readings are its lows
 	// between bursts, or all of them when the bursts left too few.

@@ -127,7 +127,22 @@ func judgeGrowth(pts []facts.Point, lim Limits, quantum float64, tr *Trend) grow
 //
 // It returns how long the end went unseen (0 when it did not lower the verdict).
 func (g *growth) capUnseen(f *facts.Facts, obs []facts.Point, seen time.Time) time.Duration {
+	return g.capUnseenOf(f, obs, seen, 0)
+}
+
+// capUnseenOf is capUnseen for a series of the live heap (toLive: what turns its values into
+// the live heap's, 1 for the live heap and the goal's readings of it; 0 for a series the
+// heap in use does not bound, as one site's): a growing heap makes the GC rarer by
+// itself (under GOGC the next cycle waits for the heap to double), and the heap in use, read
+// between cycles, bounds the live heap from above. When it was read up to the window's end
+// and stands where the live heap would be had it kept growing at its rate, nothing says the
+// growth stopped: the end is not taken as unseen. Below that, the growth slowed (a cache
+// filling up does), and whether it goes on is not known.
+func (g *growth) capUnseenOf(f *facts.Facts, obs []facts.Point, seen time.Time, toLive float64) time.Duration {
 	if g.conf != Confirmed || len(obs) < 3 || f.End.IsZero() {
+		return 0
+	}
+	if toLive > 0 && g.inUseKeepsUp(f, obs[len(obs)-1], toLive) {
 		return 0
 	}
 	gaps := make([]float64, len(obs)-1)
@@ -149,6 +164,33 @@ func (g *growth) capUnseen(f *facts.Facts, obs []facts.Point, seen time.Time) ti
 	g.conf = Suspected
 	g.watchMore = max(g.watchMore, tail)
 	return tail
+}
+
+// inUseKeepsUp reports whether the heap in use, read after the live heap's last reading and
+// up to the window's end, reached where the live heap would stand had it kept growing at the
+// growth's rate since that reading (last, in the series' values; toLive turns them into the
+// live heap's).
+func (g *growth) inUseKeepsUp(f *facts.Facts, last facts.Point, toLive float64) bool {
+	pts := f.HeapInUse.Points
+	var after []facts.Point
+	for _, p := range pts {
+		if p.T.After(last.T) {
+			after = append(after, p)
+		}
+	}
+	if len(after) < 3 || g.slope <= 0 {
+		return false
+	}
+	gaps := make([]float64, len(after)-1)
+	for i := range gaps {
+		gaps[i] = after[i+1].T.Sub(after[i].T).Seconds()
+	}
+	end := after[len(after)-1]
+	if f.End.Sub(end.T).Seconds() > 2*math.Max(facts.Median(gaps), 1) { // the heap in use went unseen too
+		return false
+	}
+	would := (last.V + g.slope*end.T.Sub(last.T).Seconds()) * toLive
+	return end.V >= would
 }
 
 // untilStrong estimates how much longer the growth must be watched, at its present

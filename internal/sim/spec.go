@@ -31,11 +31,15 @@ const (
 	// every request: it allocates hundreds of times what it keeps), watched for up to an
 	// hour (WindowsOf).
 	BusyLeak Shape = "busy-leak"
+	// RareGCLeak: a leak of 20 to 120 MiB/min on a small heap with little garbage: the heap
+	// multiplies in the window and, under GOGC, the GC runs more and more rarely (the next
+	// cycle waits for the heap to double).
+	RareGCLeak Shape = "rare-gc-leak"
 )
 
 // Shapes lists every shape.
 var Shapes = []Shape{Healthy, HeapLeak, Spikes, LeakUnderSpikes, Warmup, GoroutineLeak, GCPressure, Retention, NonGo,
-	LibraryGoroutineLeak, BusyLeak}
+	LibraryGoroutineLeak, BusyLeak, RareGCLeak}
 
 // Vantage is where a session was recorded from.
 type Vantage string
@@ -255,6 +259,10 @@ func draw(seed uint64, spec Spec) (Params, error) {
 		p.WarmTime = uniform(r, 0.15, 0.55) * p.Window
 		p.WarmLinear = r.IntN(3) == 0
 		p.WarmChurn = uniform(r, 0.002, 0.02) * p.WarmSize
+	case RareGCLeak:
+		p.LeakRate = logUniform(r, 20, 120) * (1 << 20) / 60
+		p.BaseLive = logUniform(r, 4<<20, 16<<20)
+		p.AllocRate = uniform(r, 0.1, 0.5) * p.LeakRate
 	case BusyLeak:
 		p.LeakRate = logUniform(r, 1, 20) * (1 << 20) / 60
 		p.LeakBusy = uniform(r, 0.3, 0.8)

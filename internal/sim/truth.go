@@ -87,7 +87,7 @@ func (g *generator) truth() Truth {
 	dontCare := map[string]bool{}
 	band := ""
 	switch g.spec.Shape {
-	case HeapLeak, BusyLeak, LeakUnderSpikes, GoroutineLeak, LibraryGoroutineLeak, NonGo, Retention:
+	case HeapLeak, BusyLeak, RareGCLeak, LeakUnderSpikes, GoroutineLeak, LibraryGoroutineLeak, NonGo, Retention:
 		// Resident memory grows with what grows: memory-growth may name it too (the
 		// consistency pass drops it when another finding explains the part that grew).
 		dontCare[KindMemoryGrowth] = true
@@ -99,7 +99,7 @@ func (g *generator) truth() Truth {
 		}
 	}
 	switch g.spec.Shape {
-	case HeapLeak, BusyLeak:
+	case HeapLeak, BusyLeak, RareGCLeak:
 		required[KindHeapLeak] = culpritOf(s.leak.stack)
 		band = rateBand(p.LeakRate*60/mib, 3, 10)
 		if p.LeakBusy > 0 {
