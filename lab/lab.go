@@ -95,6 +95,7 @@ const (
 	kindGoroutineLeak     = "goroutine-leak"
 	kindNonGoMemory       = "non-go-memory"
 	kindOOMRisk           = "oom-risk"
+	kindCostGrowth        = "cost-growth"
 )
 
 // scenarios lists the constructors of every scenario. A constructor returns a
@@ -121,6 +122,7 @@ var scenarios = []func() Scenario{
 	slowLeak,
 	httpBodyLeak,
 	rareGCLeak,
+	costClimb,
 }
 
 // All returns every scenario, sorted by name.

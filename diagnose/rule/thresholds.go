@@ -215,6 +215,13 @@ type Cost struct {
 	// WarnGCRatio: a confirmed climb whose GC rate rose this many times over, to half of
 	// GC.MinRate or more, is a warning.
 	WarnGCRatio float64
+	// WarnRatio and WarnConcentration: a confirmed climb to WarnRatio times its starting rate
+	// within the window (the program's, or its top site's own) is a warning when it is
+	// concentrated at its top site (that site's rate rose WarnConcentration times as many
+	// times over as the rest of the program's, or more). More traffic raises every site alike; each request costing three times more
+	// within minutes at one site is a defect (a backlog serialized or copied whole on every
+	// request), whatever the GC makes of it yet.
+	WarnRatio, WarnConcentration float64
 }
 
 // Culprits: which sites a finding names.
@@ -273,6 +280,9 @@ var Default = Thresholds{
 		WarmupLive:   0.1,
 		StepMinRatio: 3, StepMinBytes: 256 << 20,
 	},
-	Cost:     Cost{Limits: Limits{MinAbs: 8 << 20, MinRel: 0.5, MinSpan: 20 * time.Second}, WarnGCRatio: 1.5},
+	Cost: Cost{
+		Limits:      Limits{MinAbs: 8 << 20, MinRel: 0.5, MinSpan: 20 * time.Second},
+		WarnGCRatio: 1.5, WarnRatio: 3, WarnConcentration: 2,
+	},
 	Culprits: Culprits{MinShare: 0.01, Max: 5},
 }

@@ -24,6 +24,14 @@ func costGrowth(f *Finding, c *rule.CostCase) {
 		f.Evidence["gc_start_per_second"], f.Evidence["gc_end_per_second"] = a, b
 		f.Detail += fmt.Sprintf(" The GC went from %.1f to %.1f cycles per second.", a, b)
 	}
+	if c.SiteRatio > 0 && len(f.Culprits) > 0 && c.Concentration > 1 {
+		top := f.Culprits[0]
+		f.Detail += fmt.Sprintf(" The climb is %s's: its own allocation rose %.1f times over (%.1f times as many times over as the rest of the program's), and it made %.0f%% of the climb; "+
+			"more traffic would raise every site alike.", top.Function, c.SiteRatio, c.Concentration, 100*top.Share)
+		if f.Severity.Rank() >= rule.Warning.Rank() {
+			f.Title = fmt.Sprintf("each request costs more and more: %s allocates %.1f times what it did, %s/s -> %s/s in all", top.Function, c.SiteRatio, bytesStr(g.First), bytesStr(g.Last))
+		}
+	}
 	f.Advice = append(f.Advice,
 		"Check whether the traffic grew over the window; if it did not, compare what the top sites allocate per request early and late (go tool pprof -diff_base on the snapshots).",
 		"Look for per-request work that grows with the process's age: copying or sorting a growing slice, rebuilding a growing map, rendering a growing list.")

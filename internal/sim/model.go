@@ -172,14 +172,16 @@ func (m *model) step(dt float64) {
 	next := m.partsAt(m.t)
 
 	bg := p.AllocRate * math.Max(0.1, 1+m.allocNoise) * dt
+	climb := m.climbRate() * math.Max(0.1, 1+m.allocNoise) * dt
 	churn := 0.0
 	if p.WarmSize > 0 && m.t >= p.WarmTime {
 		churn = p.WarmChurn * dt // evicted entries replaced by new ones
 	}
 	grow := func(a, b float64) float64 { return math.Max(0, b-a) }
-	alloc := bg + churn + grow(m.cur.base, next.base) + grow(m.cur.leak, next.leak) +
+	alloc := bg + climb + churn + grow(m.cur.base, next.base) + grow(m.cur.leak, next.leak) +
 		grow(m.cur.spike, next.spike) + grow(m.cur.warm, next.warm) + grow(m.cur.gor, next.gor)
 	m.sites.allocate(m, m.cur, next, bg, churn, dt)
+	m.sites.climbed(climb)
 	if next.spike < m.cur.spike && next.spike == 0 {
 		m.sites.spikeFreed()
 	}
@@ -189,6 +191,17 @@ func (m *model) step(dt float64) {
 	m.scavenge(dt)
 	m.user += p.UserCores * dt
 	m.hwm = math.Max(m.hwm, m.rss())
+}
+
+// climbRate is what the climbing site allocates now (bytes/s): from CostBase at the window's
+// start to CostClimb times that at its end, steadily.
+func (m *model) climbRate() float64 {
+	p := m.p
+	if p.CostBase <= 0 {
+		return 0
+	}
+	f := clamp((m.t-p.Uptime)/p.Window, 0, 1)
+	return p.CostBase * (1 + (p.CostClimb-1)*f)
 }
 
 // addObjects grows heap/objects, taking pages from the retained free pages first, then

@@ -32,6 +32,9 @@ var (
 		handler("example.com/svc/metrics.(*Histogram).Observe", "example.com/svc/api.(*Server).instrument.func1"),
 		handler("compress/flate.NewWriter", "compress/gzip.(*Writer).Write", "example.com/svc/api.(*Server).writeGzip"),
 	}
+	// climbStack serializes a backlog that grows on every request.
+	climbStack = handler("encoding/json.(*encodeState).marshal", "encoding/json.Marshal",
+		"example.com/svc/notify.(*Retrier).snapshot", "example.com/svc/notify.(*Retrier).flush", "example.com/svc/api.(*Server).handleNotify")
 	steadyStack = []string{"example.com/svc/catalog.(*Index).add", "example.com/svc/catalog.Load", "main.run", "main.main", "runtime.main"}
 	leakPool    = [][]string{
 		handler("example.com/svc/session.(*Store).add", "example.com/svc/session.(*Store).Open", "example.com/svc/api.(*Server).handleLogin"),
@@ -179,6 +182,8 @@ type siteSet struct {
 	libSite *site
 	// libCalls is the garbage of the program's calls into the library.
 	libCalls *site
+	// climb is the site whose allocation climbs (nil unless the shape has one).
+	climb *site
 }
 
 // newSiteSet draws the sites of a service of parameters p.
@@ -209,8 +214,14 @@ func newSiteSet(r *rand.Rand, p Params) *siteSet {
 		g.share = p.LeakBusy
 		s.garbage = append(s.garbage, g)
 	}
+	if p.CostBase > 0 {
+		s.climb = newSite(roleGarbage, climbStack, logUniform(r, 4<<10, 64<<10))
+	}
 	s.steady = newSite(roleSteady, steadyStack, 4<<10)
 	s.all = append(append(s.all, s.garbage...), s.steady)
+	if s.climb != nil {
+		s.all = append(s.all, s.climb)
+	}
 	if p.LeakRate > 0 {
 		if s.leak == nil {
 			s.leak = newSite(roleLeak, leakPool[r.IntN(len(leakPool))], logUniform(r, 256, 64<<10))
@@ -275,6 +286,13 @@ func (s *siteSet) allocate(m *model, cur, next parts, bg, churn, dt float64) {
 		s.libCalls.alloc(r, leaked*m.p.CallsPerLeak*m.p.CallBytes)
 	} else if s.gor != nil {
 		s.gor.alloc(r, next.gor-cur.gor)
+	}
+}
+
+// climbed records what the climbing site allocated in a step.
+func (s *siteSet) climbed(b float64) {
+	if s.climb != nil {
+		s.climb.alloc(s.r, b)
 	}
 }
 

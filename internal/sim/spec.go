@@ -35,11 +35,14 @@ const (
 	// multiplies in the window and, under GOGC, the GC runs more and more rarely (the next
 	// cycle waits for the heap to double).
 	RareGCLeak Shape = "rare-gc-leak"
+	// CostClimb: one site's allocation climbs 4 to 8 times over the window under flat load
+	// (each request serializes a backlog that grows): each request costs more and more.
+	CostClimb Shape = "cost-climb"
 )
 
 // Shapes lists every shape.
 var Shapes = []Shape{Healthy, HeapLeak, Spikes, LeakUnderSpikes, Warmup, GoroutineLeak, GCPressure, Retention, NonGo,
-	LibraryGoroutineLeak, BusyLeak, RareGCLeak}
+	LibraryGoroutineLeak, BusyLeak, RareGCLeak, CostClimb}
 
 // Vantage is where a session was recorded from.
 type Vantage string
@@ -149,6 +152,9 @@ type Params struct {
 	// LeakBusy is, for a busy leak, the share of the background allocation that the leaking
 	// site makes (what it keeps is LeakRate of it).
 	LeakBusy float64
+	// CostBase is, for a cost climb, what the climbing site allocates at the window's start
+	// (bytes/s); CostClimb how many times that it allocates at the end.
+	CostBase, CostClimb float64
 
 	SpikePeriod float64 // s
 	SpikeHeight float64 // bytes live at the top of a spike
@@ -259,6 +265,9 @@ func draw(seed uint64, spec Spec) (Params, error) {
 		p.WarmTime = uniform(r, 0.15, 0.55) * p.Window
 		p.WarmLinear = r.IntN(3) == 0
 		p.WarmChurn = uniform(r, 0.002, 0.02) * p.WarmSize
+	case CostClimb:
+		p.CostBase = uniform(r, 0.2, 1) * p.AllocRate
+		p.CostClimb = logUniform(r, 4, 8)
 	case RareGCLeak:
 		p.LeakRate = logUniform(r, 20, 120) * (1 << 20) / 60
 		p.BaseLive = logUniform(r, 4<<20, 16<<20)

@@ -126,6 +126,10 @@ func (g *generator) truth() Truth {
 		band = rateBand(p.GoroutineLeakRate, 5, 20)
 	case GCPressure:
 		dontCare[KindAllocationHotspot] = true
+	case CostClimb:
+		required[KindCostGrowth] = culpritOf(s.climb.stack)
+		dontCare[KindAllocationHotspot] = true // the climbing site may come to dominate allocation
+		dontCare[KindMemoryGrowth] = true      // the heap in use grows with the allocation
 	case Retention:
 		if o.RetainedMed >= math.Max(64*mib, o.LiveMed) {
 			required[KindRuntimeRetention] = ""
