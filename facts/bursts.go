@@ -24,10 +24,12 @@ const (
 // reading to the next far steeper than its usual climb (at least spikeMinHeight and
 // burstMinRatio of the floor) that the GC frees. When the GC runs seldom, a burst made and
 // dropped between two cycles never shows in the live heap, yet it sets the peak memory.
-// Whether the bursts were freed is judged on them together: the floor the GC brings the heap
-// back to (its lows after each fall) must have grown by less than half of what they added, or
-// they were kept (a leak in steps, which the leak rules judge). A burst no GC followed is in
-// progress. The spikes' Baseline is the floor of the heap in use before each (the lowest
+// Whether the bursts were freed is judged burst by burst: the GC after a burst must bring the
+// heap in use back to less than half the burst's rise above the reading it rose from, or it
+// was kept; when most of them were kept, they are a leak in steps, which the leak rules judge. A
+// leak under the bursts lifts that floor by its own growth between them only, which bursts
+// that dwarf it leave well under half their rise: both are said, each by its rule. A burst no
+// GC followed is in progress. The spikes' Baseline is the floor of the heap in use before each (the lowest
 // reading of the lookback, just after a GC), their PeakLive that floor plus the rise.
 func inUseBursts(ev *evidence.Evidence) []Spike {
 	pts := settled(ev, ev.HeapInUse.Points)
@@ -47,8 +49,7 @@ func inUseBursts(ev *evidence.Evidence) []Spike {
 	usual := Median(climbs)
 	fell := func(k int) bool { return pts[k].V < 0.95*pts[k-1].V } // a GC cycle ended
 	var out []Spike
-	var added float64
-	floorBefore := math.NaN()
+	var complete, kept int
 	for i := 1; i < n; i++ {
 		dt := pts[i].T.Sub(pts[i-1].T).Seconds()
 		rise := pts[i].V - pts[i-1].V
@@ -58,9 +59,6 @@ func inUseBursts(ev *evidence.Evidence) []Spike {
 		}
 		if rise < math.Max(spikeMinHeight, burstMinRatio*low) || rise < burstSteep*usual*math.Max(dt, 1) {
 			continue
-		}
-		if math.IsNaN(floorBefore) {
-			floorBefore = low
 		}
 		j := i
 		for j+1 < n && !fell(j+1) {
@@ -72,26 +70,29 @@ func inUseBursts(ev *evidence.Evidence) []Spike {
 		}
 		if j+1 < n {
 			sp.To = pts[j+1].T
-			added += rise
+			complete++
+			if lowAfter(pts, j+1, burstLookback)-pts[i-1].V >= rise/2 {
+				kept++
+			}
 		} else {
 			sp.InProgress, sp.To = true, ev.End
 		}
 		out = append(out, sp)
 	}
-	if len(out) == 0 {
-		return nil
-	}
-	lastLow := math.NaN() // the heap in use just after the last GC
-	for k := n - 1; k > 0; k-- {
-		if fell(k) {
-			lastLow = pts[k].V
-			break
-		}
-	}
-	if added > 0 && !math.IsNaN(lastLow) && lastLow-floorBefore >= added/2 {
+	if len(out) == 0 || complete > 0 && 2*kept > complete {
 		return nil // the GCs did not take them back: kept
 	}
 	return out
+}
+
+// lowAfter is the lowest heap in use from reading i on, within lookback and until the next
+// steep rise: where the GC, and the sweeping after it, brought the heap back to.
+func lowAfter(pts []Point, i int, lookback time.Duration) float64 {
+	low := pts[i].V
+	for k := i + 1; k < len(pts) && pts[k].T.Sub(pts[i].T) <= lookback && pts[k].V <= pts[k-1].V*(1+burstMinRatio); k++ {
+		low = math.Min(low, pts[k].V)
+	}
+	return low
 }
 
 // withBursts adds to the spikes of the live heap the bursts of the heap in use that none of
