@@ -20,12 +20,25 @@ type Policy struct {
 	// ClimbMin 0 (or less) turns the climb off.
 	ClimbRatio float64
 	ClimbMin   int
+	// CostShare bounds what the fetches cost the target on average, as a share of one core
+	// (0 = no bound). Each fetch is a full GC of the live heap with leak detection, estimated
+	// at the live heap over MarkRate CPU-seconds: on a large heap the periodic fetch waits
+	// until that cost is at most CostShare of the time since the last one (and at least
+	// Every), and the first is made at once only when it is that cheap over Every, or when
+	// the goroutines are many (ManyGoroutines or more) or climb (ClimbMin and ClimbRatio
+	// since the count first read); else it waits as a periodic one does, from Since.
+	CostShare      float64
+	MarkRate       float64 // bytes of live heap a core marks a second, for the estimate
+	ManyGoroutines int
 }
 
 // State is what the policy needs to know of the last fetch.
 type State struct {
 	Last           time.Time // when the last fetch was made; zero before the first
-	LastGoroutines int       // the goroutine count then; -1 = unknown
+	LastGoroutines int       // the goroutine count then (the first read, before the first fetch); -1 = unknown
+	// Since is when the fetching began: before the first fetch, the periodic one is timed
+	// from it.
+	Since time.Time
 }
 
 // Reason says why a fetch is due ("" = it is not).
@@ -40,21 +53,54 @@ const (
 )
 
 // Due reports whether a fetch is due at now, given the goroutine count now (-1 = unknown),
-// and why.
+// and why; the live heap is not known, so CostShare does not apply.
 func (p Policy) Due(s State, now time.Time, goroutines int) Reason {
+	return p.DueAt(s, now, goroutines, 0)
+}
+
+// DueAt is Due with the live heap (bytes; 0 = unknown), which paces the fetches by what
+// their GC costs (CostShare).
+func (p Policy) DueAt(s State, now time.Time, goroutines int, liveHeap float64) Reason {
+	every := p.Every
+	if c := p.cost(liveHeap); c > 0 {
+		every = max(every, time.Duration(c/p.CostShare*float64(time.Second)))
+	}
 	switch {
 	case p.Every <= 0:
 		return NotDue
-	case s.Last.IsZero():
+	case s.Last.IsZero() && every == p.Every:
 		return Start
+	case s.Last.IsZero() && p.ManyGoroutines > 0 && goroutines >= p.ManyGoroutines:
+		return Start
+	case s.Last.IsZero() && p.climbed(s.LastGoroutines, goroutines):
+		return Climb
+	case s.Last.IsZero():
+		if !s.Since.IsZero() && now.Sub(s.Since) >= every {
+			return Periodic
+		}
+		return NotDue
 	case now.Sub(s.Last) < p.MinGap:
 		return NotDue
 	case p.climbed(s.LastGoroutines, goroutines):
 		return Climb
-	case now.Sub(s.Last) >= p.Every:
+	case now.Sub(s.Last) >= every:
 		return Periodic
 	}
 	return NotDue
+}
+
+// cost is the CPU-seconds a fetch is estimated to cost a target with this live heap: 0 when
+// the policy has no CostShare or the heap is unknown, or when a fetch costs less than
+// CostShare of Every.
+func (p Policy) cost(liveHeap float64) float64 {
+	if p.CostShare <= 0 || p.MarkRate <= 0 || liveHeap <= 0 {
+		return 0
+	}
+	c := liveHeap / p.MarkRate
+	if c <= p.CostShare*p.Every.Seconds() {
+		return 0
+	}
+	return c
 }
 
 func (p Policy) climbed(last, now int) bool {
