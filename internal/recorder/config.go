@@ -63,6 +63,7 @@ type Config struct {
 	// costs the target a GC cycle with leak detection); 0 = the default, 2m; negative = never.
 	LeakCheckEvery time.Duration
 	leakMinGap     time.Duration // tests shorten it; default leakMinGap
+	leakCostShare  float64       // tests turn it off (< 0); default leakCostShare
 	// PID is the local process whose /proc watch samples; 0 = the one listening on the URL's
 	// port, when the URL is on this machine.
 	PID int
@@ -112,6 +113,9 @@ func (c *Config) defaults() {
 	}
 	if c.LeakCheckEvery == 0 {
 		c.LeakCheckEvery = DefaultLeakCheckEvery
+	}
+	if c.leakCostShare == 0 {
+		c.leakCostShare = leakCostShare
 	}
 	if c.leakMinGap <= 0 {
 		c.leakMinGap = leakMinGap

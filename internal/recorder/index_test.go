@@ -191,6 +191,7 @@ func TestLeakFetchPolicy(t *testing.T) {
 			srv, hits := fakeLeakTarget(t, true, tc.status)
 			cfg := watchConfig(t)
 			cfg.LeakCheckEvery = tc.every
+			cfg.leakCostShare = -1 // the target is this test process: its heap is whatever the tests before left
 			if _, err := Watch(context.Background(), cfg, srv.URL); err != nil {
 				t.Fatal(err)
 			}

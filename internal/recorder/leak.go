@@ -13,14 +13,25 @@ import (
 // Fetching the goroutineleak profile over pprof: at the start, when the goroutine count
 // (from the index page, else the goroutine profile) has climbed 20% and 50 goroutines since
 // the last fetch, and otherwise every cfg.LeakCheckEvery; never twice within leakMinGap.
+// Each fetch is a full GC of the target's heap with leak detection: on a heap large enough
+// that one costs more than leakCostShare of a core over LeakCheckEvery (about 125 MiB at the
+// defaults), the fetches are paced by that cost, and the first waits for the goroutines to
+// climb (or to be leakManyGoroutines) or for the paced period. Measured: 257 ms of CPU for
+// a 256 MiB pointer heap with 11,000 goroutines (bench/scrapecost), about leakMarkRate.
 const (
-	leakMinGap     = 15 * time.Second
-	leakClimbRatio = 0.2
-	leakClimbMin   = 50
+	leakMinGap         = 15 * time.Second
+	leakClimbRatio     = 0.2
+	leakClimbMin       = 50
+	leakCostShare      = 0.001   // of one core, on average: a third of what watching a big idle service may cost (0.3%)
+	leakMarkRate       = 1 << 30 // bytes of live heap a fetch's GC gets through per CPU-second
+	leakManyGoroutines = 100000  // a pile-up by itself: services hold one per connection or request, tens of thousands at most
+	// leakHeapWait: how many samples the first fetch waits for the heap's size to be read.
+	leakHeapWait = 3
 )
 
 func (r *recorder) leakPolicy() leakcheck.Policy {
-	return leakcheck.Policy{Every: r.cfg.LeakCheckEvery, MinGap: r.cfg.leakMinGap, ClimbRatio: leakClimbRatio, ClimbMin: leakClimbMin}
+	return leakcheck.Policy{Every: r.cfg.LeakCheckEvery, MinGap: r.cfg.leakMinGap, ClimbRatio: leakClimbRatio, ClimbMin: leakClimbMin,
+		CostShare: max(r.cfg.leakCostShare, 0), MarkRate: leakMarkRate, ManyGoroutines: leakManyGoroutines}
 }
 
 // leakState is the goroutineleak fetching's own state; only leakLoop touches it.
@@ -41,23 +52,26 @@ func (r *recorder) leakLoop(ctx context.Context) {
 		return
 	}
 	policy := r.leakPolicy()
-	var st leakState
+	st := leakState{last: leakcheck.State{LastGoroutines: -1, Since: time.Now()}}
 	defer func() { r.noteLeaks(st) }()
 	t := time.NewTicker(r.cfg.Sample)
 	defer t.Stop()
-	for {
+	for ticks := 0; ; ticks++ {
 		_, c := r.target()
 		r.mu.Lock()
 		goroutines, served, indexRead := r.goroutineCount(), r.index.leak, r.index.reads > 0
+		heap := float64(r.status.HeapBytes)
 		r.mu.Unlock()
 		if st.last.LastGoroutines < 0 {
 			st.last.LastGoroutines = goroutines // the count was not known at the last fetch: the first since
 		}
 		// Wait for the first index read: it says whether the profile is served. When the index
-		// cannot be read, a fetch finds out (a 404 ends the fetching).
-		if c != nil && r.agent == nil && indexRead && served != leakServedNo && !st.notServed {
+		// cannot be read, a fetch finds out (a 404 ends the fetching). The first fetch waits a
+		// few samples for the heap's size too: on a large heap it is paced.
+		heapRead := heap > 0 || st.fetches > 0 || ticks >= leakHeapWait
+		if c != nil && r.agent == nil && indexRead && heapRead && served != leakServedNo && !st.notServed {
 			now := time.Now()
-			if reason := policy.Due(st.last, now, goroutines); reason != leakcheck.NotDue {
+			if reason := policy.DueAt(st.last, now, goroutines, heap); reason != leakcheck.NotDue {
 				r.fetchLeak(ctx, c, &st, now, goroutines, reason)
 			}
 		}
@@ -82,7 +96,7 @@ func (r *recorder) goroutineCount() int {
 // fetchLeak fetches and stores one goroutineleak profile. A failure counts as a fetch for
 // the policy: it is not retried before the policy's next turn.
 func (r *recorder) fetchLeak(ctx context.Context, c *scrape.Client, st *leakState, now time.Time, goroutines int, reason leakcheck.Reason) {
-	st.last = leakcheck.State{Last: now, LastGoroutines: goroutines}
+	st.last = leakcheck.State{Last: now, LastGoroutines: goroutines, Since: st.last.Since}
 	// Not cancelled with the loop: a fetch under way has made the target run its GC, so its
 	// profile is worth keeping; the client's timeout bounds it.
 	raw, p, err := c.GoroutineLeak(context.WithoutCancel(ctx))
