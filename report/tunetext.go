@@ -68,6 +68,15 @@ func TuneText(w io.Writer, r *tune.Result, opts TextOptions) error {
 	if r.Chosen != nil {
 		p.f("  run with: %s\n", p.paint(ansiCyan, r.Chosen.EnvString()))
 	}
+	if b := r.BudgetLimit; b != nil {
+		best := fmt.Sprintf("The most the budget allows, by the model: GOGC=off GOMEMLIMIT=%dMiB (the whole budget less the memory outside Go, no margin left) would run the GC %.2f times a second",
+			r.BudgetLimitBytes>>20, b.GCPerSecond)
+		if c := r.Chosen; c != nil && c.GCPerSecondChange != nil && r.Baseline.GCPerSecond > 0 {
+			best += fmt.Sprintf(" (%+.0f%% from the baseline's %.2f); the chosen setting measured %.2f (%+.0f%%)",
+				(b.GCPerSecond/r.Baseline.GCPerSecond-1)*100, r.Baseline.GCPerSecond, c.GCPerSecond, *c.GCPerSecondChange*100)
+		}
+		p.f("\n%s\n", indentWrapFirst(best+".", "", "", 92))
+	}
 	if len(r.Caveats) > 0 {
 		p.f("\nWhat an experiment on this machine cannot promise about production\n")
 		for _, c := range r.Caveats {

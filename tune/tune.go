@@ -57,6 +57,11 @@ type Result struct {
 	Candidates []Candidate       `json:"candidates"`
 	// Chosen is the candidate kept; null when none cut the GC's work inside the budget.
 	Chosen *Candidate `json:"chosen"`
+	// BudgetLimit is the most any setting within the budget can cut, by the model: GOGC=off
+	// with GOMEMLIMIT at the whole budget less the memory outside Go (BudgetLimitBytes), no
+	// margin left; the measured cut is set against it (nil without a model).
+	BudgetLimit      *diagnose.GCPrediction `json:"budget_limit,omitempty"`
+	BudgetLimitBytes uint64                 `json:"budget_limit_bytes,omitempty"`
 	// Why says why it was chosen, or why none was.
 	Why string `json:"why"`
 	// Caveats say what an experiment on this machine cannot promise about production.
@@ -134,26 +139,70 @@ func Experiment(ctx context.Context, r Runner, opts Options) (*Result, error) {
 		return res, nil
 	}
 	for _, c := range cands {
-		if err := ctx.Err(); err != nil {
+		if err := res.run(ctx, r, c, opts); err != nil {
 			return res, err
 		}
-		run, err := r.Run(ctx, c.Name, c.Env)
-		if err != nil {
-			if ctx.Err() != nil {
-				return res, err
-			}
-			c.Error = err.Error()
-			res.Candidates = append(res.Candidates, c)
-			continue
-		}
-		c.measure(run, opts)
-		c.PredictionError = predictionError(*c.Predicted, &c)
-		c.GCPerSecondChange = change(res.Baseline.GCPerSecond, c.GCPerSecond)
-		c.GCCPUChange = change(res.Baseline.GCCPUFraction, c.GCCPUFraction)
-		res.Candidates = append(res.Candidates, c)
 	}
 	res.Chosen, res.Why = choose(res.Baseline, res.Candidates, opts)
+	if c, ok := stretched(res.Chosen, model, opts); ok {
+		if err := res.run(ctx, r, c, opts); err != nil {
+			return res, err
+		}
+		res.Chosen, res.Why = choose(res.Baseline, res.Candidates, opts)
+	}
+	if limit := float64(opts.Budget) - model.OutsideBytes; limit > model.LiveBytes+model.NonHeapBytes {
+		p := model.Predict(-1, limit)
+		res.BudgetLimit, res.BudgetLimitBytes = &p, uint64(limit)
+	}
 	return res, nil
+}
+
+// run runs one candidate and adds it, measured (or with its error), to the result; it
+// returns an error only when ctx ended.
+func (res *Result) run(ctx context.Context, r Runner, c Candidate, opts Options) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	run, err := r.Run(ctx, c.Name, c.Env)
+	if err != nil {
+		if ctx.Err() != nil {
+			return err
+		}
+		c.Error = err.Error()
+		res.Candidates = append(res.Candidates, c)
+		return nil
+	}
+	c.measure(run, opts)
+	c.PredictionError = predictionError(*c.Predicted, &c)
+	c.GCPerSecondChange = change(res.Baseline.GCPerSecond, c.GCPerSecond)
+	c.GCCPUChange = change(res.Baseline.GCCPUFraction, c.GCCPUFraction)
+	res.Candidates = append(res.Candidates, c)
+	return nil
+}
+
+// stretchMin: a chosen limit is stretched when the measured headroom to the margin's line
+// would raise it by at least this share: less is within a run's noise.
+const stretchMin = 0.05
+
+// stretched is GOGC=off with a GOMEMLIMIT sized for a peak RSS at the margin's line, when the
+// chosen candidate has a limit and its run left budget idle: candidates are sized for a
+// predicted peak of Aim of the budget, below the line, so that the model's error does not
+// push a good setting out; the chosen run measured that error, and the limit is sized with
+// it (an underpredicted peak shrinks it in proportion). ok is false when that would not
+// raise the chosen limit by stretchMin.
+func stretched(chosen *Candidate, m diagnose.GCModel, opts Options) (Candidate, bool) {
+	if chosen == nil || chosen.limit <= 0 || chosen.RSSPeakBytes == 0 || chosen.Predicted == nil || chosen.Predicted.RSSPeakBytes <= 0 {
+		return Candidate{}, false
+	}
+	line := (1 - opts.Margin) * float64(opts.Budget)
+	under := math.Max(1, float64(chosen.RSSPeakBytes)/chosen.Predicted.RSSPeakBytes)
+	limit := math.Floor((line/under-m.OutsideBytes)/(1<<20)) * (1 << 20)
+	if limit < chosen.limit*(1+stretchMin) {
+		return Candidate{}, false
+	}
+	p := m.Predict(-1, limit)
+	env := map[string]string{"GOGC": "off", "GOMEMLIMIT": strconv.FormatInt(int64(limit)>>20, 10) + "MiB"}
+	return Candidate{Name: "gomemlimit-gogc-off-to-margin", Env: env, Predicted: &p, gogc: -1, limit: limit}, true
 }
 
 // Candidates are the settings the model proposes for the budget, each with its prediction:

@@ -110,6 +110,7 @@ func TestExperimentChoosesInsideTheBudget(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The one kept peaked at 400 MiB, above its prediction: its limit is not stretched.
 	if len(f.asked) != 4 || f.asked[0] != "baseline" {
 		t.Fatalf("runs %v, want the baseline then the three candidates", f.asked)
 	}
@@ -133,6 +134,38 @@ func TestExperimentChoosesInsideTheBudget(t *testing.T) {
 		}
 	}
 	checkGolden(t, "experiment.json", res)
+}
+
+// TestExperimentUsesTheBudget: a 512 MiB budget on gateway-gc's baseline. The candidates are
+// sized for a predicted peak of 80% of the budget; the one kept peaked at 379 MiB, leaving a
+// quarter of the budget idle (the shape seen: GOGC=700 + GOMEMLIMIT=402MiB, 379 MiB). Its
+// limit is stretched to the margin's line (90%), run, and kept when it cuts more inside it;
+// the result says what the whole budget would allow (GOGC=off, GOMEMLIMIT at the budget less
+// the memory outside Go) beside it.
+func TestExperimentUsesTheBudget(t *testing.T) {
+	base := baseline(t)
+	m, _ := diagnose.ModelGC(base.Ev)
+	const budget = 512 << 20
+	cs, _ := Candidates(m, Options{Budget: budget, Margin: DefaultMargin, Aim: DefaultAim})
+	runs := map[string]diagnose.Summary{"gomemlimit-gogc-off-to-margin": {GCPerSecond: 1.9, GCCPUFraction: 0.03, RSSPeakBytes: 455 << 20}}
+	for _, c := range cs {
+		runs[c.Name] = diagnose.Summary{GCPerSecond: 2.5, GCCPUFraction: 0.04, RSSPeakBytes: 379 << 20}
+	}
+	f := &fakeRunner{base: base, runs: runs}
+	res, err := Experiment(context.Background(), f, Options{Budget: budget})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Chosen == nil || res.Chosen.Name != "gomemlimit-gogc-off-to-margin" || !res.Chosen.InsideBudget {
+		t.Fatalf("chose %+v (%s), want the limit stretched to the margin", res.Chosen, res.Why)
+	}
+	line := (1 - DefaultMargin) * budget
+	if p := res.Chosen.Predicted.RSSPeakBytes; p > line || p < 0.85*budget {
+		t.Errorf("the stretched limit predicts a peak of %.0f MiB; want near the margin's line, %.0f MiB", p/(1<<20), line/(1<<20))
+	}
+	if res.BudgetLimit == nil || res.BudgetLimitBytes >= budget || res.BudgetLimit.GCPerSecond > res.Chosen.Predicted.GCPerSecond {
+		t.Errorf("budget's limit %+v at %d bytes; want the most the budget allows, beyond the chosen %+v", res.BudgetLimit, res.BudgetLimitBytes, res.Chosen.Predicted)
+	}
 }
 
 func TestExperimentKeepsNothingWorse(t *testing.T) {

@@ -404,8 +404,12 @@
 // not run). It runs COMMAND under each for --duration and measures GC cycles per second, GC CPU
 // and its share of mark assists, and the peak RSS (the kernel's high-water mark). It keeps the
 // setting with the least GC CPU whose measured peak stays within the budget less --margin (GC
-// CPU within a tenth, or half a point, of the least is a tie, which the lower peak RSS wins),
-// and shows, for every setting, the model's prediction against the measurement and the error.
+// CPU within a tenth, or half a point, of the least is a tie, which the lower peak RSS wins).
+// When the kept setting has a GOMEMLIMIT and its run left budget idle, it runs GOGC=off with
+// a GOMEMLIMIT sized for a peak at the budget less --margin (its measured error allowed for),
+// and keeps it if it cuts more inside the margin. It shows, for every setting, the model's
+// prediction against the measurement and the error, and beside the choice the most the budget
+// allows: the model's GC rate at GOMEMLIMIT of the whole budget less the memory outside Go.
 //
 // Every run is a session of its own under --out (baseline, then one per setting), so memdoctor
 // compare can read any two. With --load, a load generator runs beside each run: it starts once
