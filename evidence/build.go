@@ -123,12 +123,3 @@ func (ev *Evidence) Finish(opts Options) {
 	}
 	ev.explainGaps()
 }
-
-// allSeries lists every canonical series.
-func (ev *Evidence) allSeries() []*Series {
-	return []*Series{&ev.RSS, &ev.HWM, &ev.RSSAnon, &ev.RSSFile, &ev.LazyFree, &ev.TreeRSS, &ev.ProcessCPU,
-		&ev.CgroupUsage, &ev.Live, &ev.HeapInUse, &ev.HeapAtGC, &ev.HeapGoal, &ev.HeapFree, &ev.RuntimeResident,
-		&ev.Stacks, &ev.Goroutines, &ev.Leaked, &ev.GCCycles, &ev.GCForced, &ev.GCCPU, &ev.GCAssist,
-		&ev.AvailableCPU, &ev.AllocBytes, &ev.AllocObjects, &ev.NonGo, &ev.NonGoShare, &ev.Retained,
-		&ev.RetainedShare, &ev.ReleasedResident, &ev.SchedRun, &ev.SchedWait}
-}
