@@ -31,7 +31,8 @@ func TestOOMKill(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
 			t0 := time.Date(2026, 11, 26, 10, 0, 0, 0, time.UTC)
-			ev := evidence.New(tc.mode, evidence.Target{Status: tc.status}, evidence.Options{})
+			ev := evidence.New(tc.mode, evidence.Target{}, evidence.Options{})
+			ev.Status = tc.status
 			rss := evidence.NewGauge(evidence.SourceProc, 0)
 			for i := range 10 {
 				rss.Add(t0.Add(time.Duration(i)*time.Second), float64(i+1)/10*tc.lastShare*256*mib)

@@ -35,21 +35,17 @@ func FromSession(s *session.Session, opts Options) (*Evidence, error) {
 	}
 	m := s.Manifest
 	ev := &Evidence{
-		Mode:    m.Mode,
-		Session: s.Dir,
-		Target: Target{
-			PID: m.Target.PID, Name: m.Target.Name, Command: m.Command, GoVersion: m.Target.GoVersion,
-			MainModule: m.Target.MainModule, PprofURL: m.Target.PprofURL, AgentURL: m.Target.AgentURL,
-			Local: m.Target.Local, Status: m.Status, GODEBUG: m.Target.GODEBUG, GOGC: m.Target.GOGC,
-			GOMEMLIMIT: m.Target.GOMEMLIMIT, Started: m.Target.Started,
-		},
+		Mode:     m.Mode,
+		Session:  s.Dir,
+		Status:   m.Status,
+		Command:  m.Command,
+		Target:   m.Target,
 		profiles: newStore(opts.MaxProfileBytes, m.Target.MainModule),
 	}
 	if ev.Target.Started.IsZero() {
 		ev.Target.Started = m.GCTraceBase // the runtime's start, as gctrace counts it
 	}
 	b := newSessionBuild(ev, opts)
-	b.gomaxprocsEnv = m.Target.GOMAXPROCS
 	b.sessionStart = m.Start
 	if err := b.readGC(s); err != nil {
 		return nil, err
@@ -89,14 +85,13 @@ type sessionBuild struct {
 	scans   []float64
 	gc      gcSums
 
-	first, last   time.Time // the earliest and latest reading
-	gcProcs       int
-	pair          pairing
-	untimedGC     int
-	gomaxprocsEnv int
-	sessionStart  time.Time
-	oomFirst      uint64 // the first cgroup reading's oom_kill count
-	oomSeen       bool
+	first, last  time.Time // the earliest and latest reading
+	gcProcs      int
+	pair         pairing
+	untimedGC    int
+	sessionStart time.Time
+	oomFirst     uint64 // the first cgroup reading's oom_kill count
+	oomSeen      bool
 }
 
 func newSessionBuild(ev *Evidence, opts Options) *sessionBuild {

@@ -233,5 +233,5 @@ func (b *sessionBuild) procs(g *session.GoMem) int {
 	case b.ev.Pacer.GOMAXPROCS > 0:
 		return b.ev.Pacer.GOMAXPROCS
 	}
-	return b.gomaxprocsEnv
+	return b.ev.Target.GOMAXPROCS
 }
