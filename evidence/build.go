@@ -4,6 +4,8 @@ import (
 	"slices"
 	"time"
 
+	"github.com/google/pprof/profile"
+
 	"github.com/memdoctor/memdoctor/gctrace"
 )
 
@@ -73,6 +75,14 @@ func (ev *Evidence) AddSnapshot(s Snapshot) {
 	default:
 		ev.Heaps = append(ev.Heaps, s)
 	}
+}
+
+// AddProfile adds a snapshot whose profile is in hand, parsed, rather than in a file (s.Path
+// only names it): it is held for the evidence's life, outside the bound on the profiles kept
+// parsed, and read as a file's would be.
+func (ev *Evidence) AddProfile(s Snapshot, p *profile.Profile) {
+	ev.profiles.hold(s.Path, p)
+	ev.AddSnapshot(s)
 }
 
 // Finish completes evidence built with New: the series of GC cycles and what the profiles

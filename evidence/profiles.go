@@ -22,9 +22,10 @@ type store struct {
 	mu       sync.Mutex
 	order    []string // least recently used first
 	byPath   map[string]*profile.Profile
-	cost     map[string]int64 // by path: the estimate of each kept profile
-	held     int64            // their sum
-	maxBytes int64            // maxParsedBytes
+	inHand   map[string]*profile.Profile // profiles given in hand (AddProfile), never dropped
+	cost     map[string]int64            // by path: the estimate of each kept profile
+	held     int64                       // their sum
+	maxBytes int64                       // maxParsedBytes
 	failed   map[string]error
 	tables   map[tableKey]*culprit.Table
 	groups   map[string][]GoroutineGroup
@@ -72,6 +73,9 @@ func (ev *Evidence) Profile(s Snapshot) (*profile.Profile, error) {
 }
 
 func (st *store) getLocked(path string) (*profile.Profile, error) {
+	if p, ok := st.inHand[path]; ok {
+		return p, nil
+	}
 	if p, ok := st.byPath[path]; ok {
 		if i := slices.Index(st.order, path); i >= 0 { // most recently used last
 			st.order = append(slices.Delete(st.order, i, i+1), path)
@@ -98,6 +102,17 @@ func (st *store) getLocked(path string) (*profile.Profile, error) {
 	st.byPath[path], st.cost[path] = p, cost
 	st.held += cost
 	return p, nil
+}
+
+// hold keeps a profile given in hand under path, with its summary.
+func (st *store) hold(path string, p *profile.Profile) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.inHand == nil {
+		st.inHand = map[string]*profile.Profile{}
+	}
+	st.inHand[path] = p
+	st.infos[path] = infoOf(pprofio.SummaryOf(p), pprofio.FormatProto)
 }
 
 // fail remembers that path cannot be read, and names it once in the notes.
