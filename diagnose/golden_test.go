@@ -15,6 +15,9 @@ import (
 	"github.com/memdoctor/memdoctor/session"
 )
 
+// End to end: the sessions recorded from the lab scenarios (testdata/sessions), diagnosed
+// whole and compared with golden files.
+
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/golden")
 
 // TestGoldenSessions diagnoses real sessions recorded from the lab scenarios (each directory

@@ -1,11 +1,10 @@
 package diagnose
 
 import (
-	"testing"
-	"time"
-
 	"github.com/memdoctor/memdoctor/evidence"
 )
+
+// What the tests of this package read of a diagnosis.
 
 // ruleOutcome is what one rule concluded of an evidence, in words: its findings, why it could
 // not judge, and its detection limits (the diagnosis's, filtered by kind).
