@@ -4,8 +4,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"os"
+	"path/filepath"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -300,4 +303,22 @@ func sampleFigures() []figure {
 		}
 	}
 	return out
+}
+
+// TestUnknownKeyNoted: a figure a newer memdoctor wrote, which no quantity reads, is said in
+// the evidence's notes, by name, not dropped in silence.
+func TestUnknownKeyNoted(t *testing.T) {
+	t0 := time.Date(2026, 11, 24, 10, 0, 0, 0, time.UTC)
+	ev := newSession(t, session.Manifest{Mode: "watch", Start: t0}, func(w *session.Writer) {
+		w.AppendSample(procSample(t0, 100*mb, 90*mb))
+		f, err := os.OpenFile(filepath.Join(w.Dir(), session.MetricsFile), os.O_APPEND|os.O_WRONLY, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		fmt.Fprintln(f, `{"t":"2026-11-24T10:00:01Z","proc":{"rss_bytes":5,"rss_swap_bytes":7}}`)
+	})
+	if ev.RSS.Len() != 2 || !strings.Contains(strings.Join(ev.Notes, "\n"), "does not know (proc.rss_swap_bytes)") {
+		t.Errorf("%d RSS readings, notes %q: want both readings and the unknown key named", ev.RSS.Len(), ev.Notes)
+	}
 }
