@@ -82,7 +82,7 @@ func (n *namer) step(p uint32) *named {
 	}
 	var ptr uint64
 	if slot != 0 {
-		ptr, _ = n.h.cache.word(slot)
+		ptr, _ = n.h.cache.Word(slot)
 	}
 	next, extra := n.child(l, cur, slot, ptr, base, sp)
 	m.v = next
@@ -310,7 +310,7 @@ func (n *namer) mapDirectory(l leaf, cur view, slot uint64, tablePtr godwarf.Typ
 			dirPtrOff = f.ByteOffset
 		}
 	}
-	dirLen, err := n.h.cache.word(slot - uint64(dirPtrOff) + uint64(dirLenOff))
+	dirLen, err := n.h.cache.Word(slot - uint64(dirPtrOff) + uint64(dirLenOff))
 	if dirLenOff < 0 || err != nil {
 		return view{}
 	}
@@ -342,14 +342,14 @@ func (n *namer) mapDirectory(l leaf, cur view, slot uint64, tablePtr godwarf.Typ
 // dynamic is the object an interface's data word points to, typed by the interface's dynamic
 // type, and the type assertion that names the step.
 func (n *namer) dynamic(t *godwarf.InterfaceType, slot, ptr, base uint64, off int64) (view, string) {
-	tw, err := n.h.cache.word(slot - 8)
+	tw, err := n.h.cache.Word(slot - 8)
 	if err != nil || tw == 0 {
 		return view{}, ""
 	}
 	typAddr := tw
 	if st, ok := resolve(t.TypedefType.Type).(*godwarf.StructType); ok && len(st.Field) > 0 && st.Field[0].Name == "tab" {
 		// A non-empty interface: the word is an itab, whose Type follows its Inter.
-		if typAddr, err = n.h.cache.word(tw + 8); err != nil {
+		if typAddr, err = n.h.cache.Word(tw + 8); err != nil {
 			return view{}, ""
 		}
 	}
@@ -380,7 +380,7 @@ func (n *namer) refine(v view, base uint64) view {
 			v.typ = t
 		}
 	case strings.HasPrefix(name, "internal/sync.node["):
-		w, err := n.h.cache.word((base + uint64(v.off)) &^ 7)
+		w, err := n.h.cache.Word((base + uint64(v.off)) &^ 7)
 		if err != nil {
 			return v
 		}
@@ -429,7 +429,7 @@ func (n *namer) childOfValue(t godwarf.Type, ptr, base uint64, off int64) view {
 			return view{typ: resolve(pt.Type), off: off, chanElem: x.ElemType}
 		}
 	case *godwarf.FuncType:
-		if fn, err := n.h.cache.word(base); err == nil {
+		if fn, err := n.h.cache.Word(base); err == nil {
 			if name := n.tab.FuncName(fn); name != "" {
 				return view{closure: name}
 			}
@@ -456,7 +456,7 @@ func (n *namer) dwarfType(typAddr uint64) godwarf.Type {
 func (n *namer) finalizedView(id uint32, base uint64, sp *span) view {
 	if ot, ok := n.st.rs.finTypes[id]; ok {
 		// abi.PtrType: the Type, then Elem.
-		if elem, err := n.h.cache.word(ot + uint64(n.h.r.abiType.Size)); err == nil {
+		if elem, err := n.h.cache.Word(ot + uint64(n.h.r.abiType.Size)); err == nil {
 			if t := n.dwarfType(elem); t != nil {
 				return view{typ: resolve(t)}
 			}
@@ -473,7 +473,7 @@ func (n *namer) headerView(base uint64, sp *span) view {
 	}
 	typAddr, data := sp.largeTyp, int64(0)
 	if !sp.large {
-		w, err := n.h.cache.word(base)
+		w, err := n.h.cache.Word(base)
 		if err != nil {
 			return view{}
 		}
@@ -503,7 +503,7 @@ func (n *namer) stackRoot(r root) (holders.Root, leaf, view) {
 	fr := n.st.frames[r.ref]
 	g := n.st.gs[fr.g]
 	root := holders.Root{Kind: "goroutine", Name: fr.fn, Goroutine: g.id, Wait: g.wait}
-	if val, err := n.h.cache.word(r.addr); err == nil && n.ownClosure(fr, val) {
+	if val, err := n.h.cache.Word(r.addr); err == nil && n.ownClosure(fr, val) {
 		// The frame's own closure context: its captured variables read as its locals.
 		return root, leaf{typ: &godwarf.FuncType{}, own: true}, view{}
 	}
@@ -518,7 +518,7 @@ func (n *namer) stackRoot(r root) (holders.Root, leaf, view) {
 			return root, locate(view{typ: v.DwarfType}, int64(r.addr-v.Addr), n.ix), view{typ: v.DwarfType}
 		}
 	}
-	if val, err := n.h.cache.word(r.addr); err == nil {
+	if val, err := n.h.cache.Word(r.addr); err == nil {
 		for _, v := range vars {
 			if v.Flags&proc.VariableEscaped != 0 && v.Addr == val && v.DwarfType != nil {
 				// A variable moved to the heap (a closure captured it): the slot holds its cell.
@@ -649,7 +649,7 @@ func (n *namer) ownClosure(fr frame, val uint64) bool {
 	if _, _, ok := n.h.find(val); !ok {
 		return false
 	}
-	fn, err := n.h.cache.word(val)
+	fn, err := n.h.cache.Word(val)
 	return err == nil && fn == f.Entry
 }
 
