@@ -186,7 +186,7 @@ func spikeSeriesOf(ev *evidence.Evidence) spikeSeries {
 	}
 	live := ev.Live
 	switch {
-	case !live.Empty() && (live.Src == evidence.SourceGCTrace || live.Src == evidence.SourceRuntimeMetrics):
+	case !live.Empty() && (live.Src == evidence.SourceGCTrace || live.Src == evidence.SourceRuntimeMetrics || live.Src == evidence.SourceProcessMemory):
 		return mk(live.Points, 0, live.Src.String())
 	case !live.Empty():
 		if goal, ok := goalLive(ev); ok && len(observed(goal)) > len(observed(live.Points)) {

@@ -127,7 +127,7 @@ func (m multi) addCounter(src Source, t time.Time, v float64) {
 }
 
 // priority orders the sources of a quantity: finer and truer first.
-var priority = []Source{SourceRuntimeMetrics, SourceGCTrace, SourcePprofIndex, SourceProc, SourceMemStats,
+var priority = []Source{SourceRuntimeMetrics, SourceProcessMemory, SourceGCTrace, SourcePprofIndex, SourceProc, SourceMemStats,
 	SourceHeapProfile, SourceGoroutineProfile, SourceLeakProfile, SourcePrometheus, SourceCgroup, SourceUnknown}
 
 // best is the finest source with at least minBest readings (a series of per-cycle gctrace

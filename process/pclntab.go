@@ -325,3 +325,37 @@ func (p *Pclntab) readFileTables() error {
 	p.cutab, p.filetab = cutab, filetab
 	return nil
 }
+
+// LogicalPCs expands the return PC of one physical frame into one PC per logical frame,
+// innermost first, as the runtime's tracebackPCs records a stack: pc itself, then for each
+// call inlined at pc-1 the pc of its inline mark in the caller plus one. An unknown pc is
+// itself alone.
+func (p *Pclntab) LogicalPCs(pc uint64) []uint64 {
+	out := []uint64{pc}
+	f, ok := p.FuncForPC(pc - 1)
+	if !ok {
+		return out
+	}
+	tree := f.FuncData(FuncDataInlTree)
+	if tree == 0 {
+		return out
+	}
+	at := pc - 1
+	for range 64 { // inlining depth is bounded by the compiler; a corrupt tree is cut here
+		ix := f.PCData(PCDataInlTreeIndex, at)
+		if ix < 0 {
+			break
+		}
+		var ic [16]byte
+		if p.mem.Read(ic[:], tree+uint64(ix)*16) != nil {
+			break
+		}
+		parent := f.Entry + uint64(int64(int32(binary.LittleEndian.Uint32(ic[8:]))))
+		if parent == at || parent < f.Entry {
+			break
+		}
+		at = parent
+		out = append(out, at+1)
+	}
+	return out
+}

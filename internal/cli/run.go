@@ -21,7 +21,11 @@ samples the target's /proc and cgroup every --sample and, when the target serves
 net/http/pprof (found on the ports it listens on, or given with --pprof), takes heap and
 goroutine profiles every --interval, reads the counts of the pprof index page every
 --sample, and fetches the goroutineleak profile when served (see --leak-check-every; each
-fetch runs one GC cycle in the program). When --duration ends, or on Ctrl-C (or SIGTERM, or
+fetch runs one GC cycle in the program). A program that serves no pprof endpoint (none found
+within 5s) is read from its memory instead, without stopping it: its heap profile, memory
+statistics, GC figures and goroutine count (see memdoctor watch PID); a program that links no
+profiling samples no allocations unless --enable-heap-profiling lets memdoctor turn its heap
+profiling on. When --duration ends, or on Ctrl-C (or SIGTERM, or
 SIGHUP) it stops the program (SIGINT to its process group, then SIGKILL after --grace),
 closes the session and prints the diagnosis. A second Ctrl-C kills the program's process
 group at once and exits without the diagnosis; the session is closed either way. If the
@@ -32,6 +36,7 @@ started in turn (the server "go run" builds): run a built binary to be sure.`,
 		"memdoctor run --duration 2m -- ./server --port 8080",
 		"memdoctor run --memory-budget 2GiB --json diag.json -- go run ./cmd/server",
 		"GODEBUG=madvdontneed=0 memdoctor run --interval 5s -- ./batch",
+		"memdoctor run --enable-heap-profiling --duration 5m -- ./server-without-pprof",
 	},
 }
 
@@ -43,6 +48,7 @@ func runRun(ctx context.Context, e *env, args []string) error {
 	cf.register(fs, true)
 	grace := fs.Duration("grace", 10*time.Second, "after SIGINT, wait this long for the program to exit before SIGKILL")
 	showTrace := fs.Bool("show-gctrace", false, "also show the program's gctrace lines (they are always kept in the session)")
+	enableHeap := fs.Bool("enable-heap-profiling", false, enableHeapHelp)
 	cmdArgs, err := parse(runCmd, e, fs, args, false)
 	if err != nil {
 		return err
@@ -63,6 +69,7 @@ func runRun(ctx context.Context, e *env, args []string) error {
 	cfg.Command = cmdArgs
 	cfg.Grace = *grace
 	cfg.ShowGCTrace = *showTrace
+	cfg.EnableHeapProfiling = *enableHeap
 	return record(ctx, e, cfg, cf.output, func(ctx context.Context, abort <-chan struct{}) (recorder.Result, error) {
 		cfg.Abort = abort
 		return recorder.Run(ctx, cfg)
