@@ -171,4 +171,3 @@ func allZero(rs []record) bool {
 	}
 	return true
 }
-

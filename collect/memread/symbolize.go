@@ -155,4 +155,3 @@ func (l *locations) location(deck []frame) *profile.Location {
 	l.p.Location = append(l.p.Location, loc)
 	return loc
 }
-
