@@ -159,6 +159,8 @@
 //	  	when a process read from its memory has heap profiling off (it links no profiling), turn it on: memdoctor writes the default rate (512 KiB) into its runtime.MemProfileRate, the only write it ever makes to a process; the profiles cover allocations from then on
 //	-fail-on SEVERITY
 //	  	exit with status 3 when a finding of this SEVERITY or above exists: warning or critical
+//	-holders
+//	  	at the end, when a heap leak is confirmed and the process can be read (Linux, ptrace allowed), read who holds it (memdoctor holders) and save it in the session
 //	-html FILE
 //	  	also write the report as one self-contained HTML page with charts to FILE (see memdoctor report -h)
 //	-interval duration

@@ -213,3 +213,45 @@ func TestHoldersCapturedServer(t *testing.T) {
 		t.Errorf("an unknown site: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 }
+
+// TestWatchHolders: watch --holders reads who holds a confirmed heap leak at the end of the
+// watch, prints it after the diagnosis, and keeps it in the session for report and serve.
+func TestWatchHolders(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	lab := exec.CommandContext(ctx, memdoctorBin, "lab", "run", "tcp-reassembly")
+	out, _ := lab.StdoutPipe()
+	if err := lab.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { lab.Process.Kill(); lab.Wait() })
+	line, err := bufio.NewReader(out).ReadString('\n')
+	i := strings.Index(line, "http://")
+	if err != nil || i < 0 {
+		t.Fatalf("lab run tcp-reassembly: %q %v", line, err)
+	}
+	url := strings.Fields(line[i:])[0]
+	dir := filepath.Join(t.TempDir(), "s")
+	r := memdoctor(t, ctx, "watch", "--duration", "40s", "--interval", "3s", "--holders", "--out", dir, url)
+	if r.code != 0 {
+		t.Fatalf("watch --holders: exit %d\n%s", r.code, r.stderr)
+	}
+	res, ok, err := holders.Load(dir)
+	if !ok || err != nil {
+		t.Fatalf("no holders in the session (%v):\n%s\n%s", err, r.stdout, r.stderr)
+	}
+	if len(res.Culprits) == 0 || len(res.Culprits[0].Paths) == 0 || !strings.Contains(res.Culprits[0].Paths[0].Expr, ".streams[value].pending[i].data") {
+		t.Errorf("watch --holders named %+v", res.Culprits)
+	}
+	if !strings.Contains(r.stdout, "Holders in process") || !strings.Contains(r.stderr, "stopped for") {
+		t.Errorf("the holders are not printed after the diagnosis:\n%s", r.stdout)
+	}
+	html := filepath.Join(t.TempDir(), "r.html")
+	if rr := memdoctor(t, ctx, "report", "--html", html, dir); rr.code != 0 {
+		t.Fatalf("report --html: %s", rr.stderr)
+	}
+	if b, _ := os.ReadFile(html); !strings.Contains(string(b), "Who holds it") {
+		t.Error("the HTML report has no Who holds it section")
+	}
+}

@@ -1,6 +1,7 @@
 package walk
 
 import (
+	"fmt"
 	"github.com/memdoctor/memdoctor/holders"
 	"sort"
 	"strings"
@@ -156,8 +157,13 @@ func (a *aggregator) releases(paths []*pathAgg) []holders.Release {
 			break
 		}
 		label := p.Root.Label()
-		if p.Root.Kind == "goroutine" && len(p.gs) > 0 {
-			label += " (in the goroutines shown)"
+		switch n := len(p.gs); {
+		case n == 1:
+			for id := range p.gs {
+				label += fmt.Sprintf(" in goroutine %d", id)
+			}
+		case n > 1:
+			label += fmt.Sprintf(" in its %d goroutines", n)
 		}
 		if seen[label] {
 			continue

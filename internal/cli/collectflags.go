@@ -30,6 +30,8 @@ type outputFlags struct {
 	json   string
 	html   string
 	failOn string
+	// holders (watch --holders): read who holds a confirmed heap leak before reporting.
+	holders bool
 }
 
 func (o *outputFlags) register(fs *flag.FlagSet) {

@@ -2,11 +2,13 @@ package cli
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 	"os"
 
 	"github.com/memdoctor/memdoctor/diagnose"
 	"github.com/memdoctor/memdoctor/evidence"
+	"github.com/memdoctor/memdoctor/holders"
 	"github.com/memdoctor/memdoctor/report"
 	"github.com/memdoctor/memdoctor/session"
 )
@@ -32,8 +34,18 @@ func diagnoseDir(e *env, dir string, budget uint64, out outputFlags) (*diagnose.
 	if err := session.WriteDiagnosis(dir, d); err != nil {
 		e.log.Warn("could not save the diagnosis in the session", "err", err)
 	}
+	var held *holders.Result
+	if out.holders {
+		held = holdersAfterWatch(e, d, dir)
+	}
 	if err := emit(e, d, out); err != nil {
 		return d, err
+	}
+	if held != nil {
+		fmt.Fprintln(e.stdout)
+		if err := holders.WriteText(e.stdout, held); err != nil {
+			return d, err
+		}
 	}
 	if out.html != "" {
 		if err := writeHTMLReport(e, s, ev, d, out.html); err != nil {

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/memdoctor/memdoctor/diagnose"
 	"github.com/memdoctor/memdoctor/holders"
 	"github.com/memdoctor/memdoctor/holders/walk"
 	"github.com/memdoctor/memdoctor/internal/infile"
@@ -261,4 +262,45 @@ func (s *stringsFlag) Set(v string) error {
 		}
 	}
 	return nil
+}
+
+// holdersAfterWatch (watch --holders) reads who holds each confirmed heap leak of the
+// diagnosis, when the watched process can still be read, and saves it in the session for
+// report and serve. What it cannot do it says, and the watch's result stands.
+func holdersAfterWatch(e *env, d *diagnose.Diagnosis, dir string) *holders.Result {
+	var sites []string
+	for _, f := range d.Findings {
+		if f.Kind != diagnose.KindHeapLeak || f.Confidence != diagnose.Confirmed || f.Severity == diagnose.Info {
+			continue
+		}
+		for i, c := range f.Culprits {
+			if i < 3 && c.Function != "" {
+				sites = append(sites, c.Function)
+			}
+		}
+	}
+	if len(sites) == 0 {
+		e.log.Info("holders: no confirmed heap leak, so no holders to read")
+		return nil
+	}
+	pid := d.Target.PID
+	if pid <= 0 {
+		e.log.Warn("holders: the watched process is not known by its PID here: run memdoctor holders --from " + dir + " PID on its host")
+		return nil
+	}
+	t, err := process.Attach(pid)
+	if err != nil {
+		e.log.Warn(fmt.Sprintf("holders: %v", err))
+		return nil
+	}
+	defer t.Close()
+	res, err := readHolders(context.Background(), e, t, walk.Options{Sites: sites})
+	if err != nil {
+		e.log.Warn(err.Error())
+		return nil
+	}
+	if err := holders.Save(dir, res); err != nil {
+		e.log.Warn("could not save the holders in the session", "err", err)
+	}
+	return res
 }
