@@ -14,7 +14,8 @@ import (
 
 // live is a running process seen through Delve: a read-only backend. Its memory is read from
 // /proc/PID/mem; its threads are the tracer's while the process is stopped. It never writes
-// to the target: Delve's attempts to set its breakpoints fail, as they do on a core.
+// to the target (SetMemProfileRate, the one write, opens the file itself): Delve's attempts
+// to set its breakpoints fail, as they do on a core.
 type live struct {
 	// ProcessInternal is never set: it only lends the methods whose signatures name Delve's
 	// internal eBPF types, which Delve calls only when SupportsBPF says true.

@@ -79,13 +79,19 @@ func (r *Reader) readBuckets() (*walk, int, error) {
 // heap-profile cycle `cycle`.
 func (r *Reader) walkFrom(c *process.Cache, head uint64, cycle uint32) *walk {
 	w := &walk{}
-	seen := 0
-	for addr := head; addr != 0; seen++ {
+	visited := map[uint64]bool{}
+	for addr, seen := head, 0; addr != 0; seen++ {
 		if seen >= MaxBuckets {
 			w.cut = true
-			w.notes = append(w.notes, fmt.Sprintf("the memory profile's bucket list goes on past %d buckets (or loops): the rest is left out", MaxBuckets))
+			w.notes = append(w.notes, fmt.Sprintf("the memory profile's bucket list goes on past %d buckets: the rest is left out", MaxBuckets))
 			break
 		}
+		if visited[addr] {
+			w.cut = true
+			w.notes = append(w.notes, fmt.Sprintf("the memory profile's bucket list loops back after %d buckets (corrupt memory): the rest is left out", seen))
+			break
+		}
+		visited[addr] = true
 		b, err := r.readBucket(c, addr)
 		if err != nil {
 			// Without this bucket there is no link to the next one.

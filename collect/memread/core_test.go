@@ -1,0 +1,101 @@
+package memread_test
+
+import (
+	"compress/gzip"
+	"flag"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/memdoctor/memdoctor/collect/memread"
+	"github.com/memdoctor/memdoctor/process"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files")
+
+// recordedCores are holders' recorded cores of cmd/memdoctor/testdata/holders-target (Go
+// 1.26.8, runtime.MemProfileRate 4096), amd64 and arm64.
+const recordedCores = "../../holders/walk/testdata/cores"
+
+func unpack(t *testing.T, arch string) (core, exe string) {
+	t.Helper()
+	dir := t.TempDir()
+	for _, name := range []string{"core", "holders-target"} {
+		f, err := os.Open(filepath.Join(recordedCores, arch, name+".gz"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		zr, err := gzip.NewReader(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, err := os.OpenFile(filepath.Join(dir, name), os.O_CREATE|os.O_WRONLY, 0o700)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = io.Copy(out, io.LimitReader(zr, 256<<20))
+		out.Close()
+		f.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	return filepath.Join(dir, "core"), filepath.Join(dir, "holders-target")
+}
+
+// TestRecordedCores reads the heap profile and the figures from a core of each architecture:
+// the same samples, stacks and lines whichever machine reads them (golden files).
+func TestRecordedCores(t *testing.T) {
+	for _, arch := range []string{"amd64", "arm64"} {
+		t.Run(arch, func(t *testing.T) {
+			core, exe := unpack(t, arch)
+			tg, err := process.OpenCore(core, exe)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r, err := memread.New(tg)
+			if err != nil {
+				tg.Close()
+				t.Fatal(err)
+			}
+			defer r.Close()
+			p, hr, err := r.HeapProfile()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if hr.Rate != 4096 || hr.Skipped != 0 || !hasSite(p, "main.build") {
+				t.Errorf("rate %d, %d skipped, main.build sampled: %v", hr.Rate, hr.Skipped, hasSite(p, "main.build"))
+			}
+			g, err := r.Stats()
+			if err != nil {
+				t.Fatal(err)
+			}
+			// The program ran no GC before its core was taken: no live heap yet, the goal
+			// the 4 MiB minimum of GOGC=100, and the profile counts every cycle (as
+			// runtime.MemProfile does with no cycle published).
+			if g.GCCycles != 0 || g.HeapLiveBytes != 0 || g.HeapGoalBytes != 4<<20 || g.GOGC != 100 || g.Goroutines != 2 ||
+				g.HeapObjectsBytes == 0 || g.TotalBytes < g.HeapObjectsBytes+g.HeapReleasedBytes {
+				t.Errorf("figures: %+v", g)
+			}
+			got := strings.Join(samples(p), "\n") + "\n"
+			path := filepath.Join("testdata", "core-"+arch+".golden")
+			if *update {
+				os.WriteFile(path, []byte(got), 0o644)
+			}
+			want, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got != string(want) {
+				t.Errorf("%s differs from %s (go test -update rewrites it):\n%s", arch, path, got)
+			}
+		})
+	}
+}
+
+// hasSite says whether a sample in use has fn as a frame.
+func hasSite(p interface{ String() string }, fn string) bool {
+	return strings.Contains(p.String(), fn)
+}
