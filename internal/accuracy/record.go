@@ -25,6 +25,11 @@ type Config struct {
 	// Lab is the binary whose `lab run NAME` runs a scenario; "" = Memdoctor. LabGo127 runs
 	// the scenarios that need Go 1.27 (the goroutineleak profile); "" = Lab.
 	Lab, LabGo127 string
+	// LabNoPprof is internal/labrun built with the nopprof tag: the scenarios that link no
+	// profiling, watched by PID from their memory (WatchMemory); LabNoPprofGo127 the same
+	// built by Go 1.27, for the scenarios that need it ("" = LabNoPprof). Without it the
+	// WatchMemory vantage point is not recorded (an error says so).
+	LabNoPprof, LabNoPprofGo127 string
 	// Duration is how long each recording lasts: the longest window judged.
 	Duration time.Duration
 	// Interval is the profile snapshot interval; 0 = 10 s, memdoctor's default.
@@ -134,6 +139,21 @@ func Record(ctx context.Context, cfg Config, sc lab.Scenario) (*Recording, error
 			}
 		}
 	case <-time.After(30 * time.Second):
+	}
+	if cfg.LabNoPprof == "" {
+		rec.Errors[WatchMemory] = errors.New("not recorded: no lab program built without profiling (Config.LabNoPprof)")
+	} else {
+		vdir := filepath.Join(dir, string(WatchMemory))
+		wg.Go(func() {
+			err := recordMemory(ctx, cfg, sc, vdir, common, env)
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				rec.Errors[WatchMemory] = err
+				return
+			}
+			rec.Sessions[WatchMemory] = vdir
+		})
 	}
 	runErr := run.Wait()
 	wg.Wait()
