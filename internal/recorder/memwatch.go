@@ -22,7 +22,10 @@ func watchMemory(ctx context.Context, cfg Config, pid int, why string) (Result, 
 	}
 	rd, err := memread.Open(pid)
 	if err != nil {
-		return Result{}, fmt.Errorf("%s; reading it from its memory: %w", why, err)
+		if cfg.Source == SourceMemory {
+			return Result{}, err
+		}
+		return Result{}, fmt.Errorf("%s, and reading its memory failed: %w", why, err)
 	}
 	start := time.Now()
 	m := session.Manifest{MemdoctorVersion: cfg.Version, Mode: cfg.Mode, Start: start.UTC(), Flags: cfg.Flags, Target: targetInfo(cfg.FS, p)}
