@@ -19,9 +19,9 @@ import (
 // servingNoPprofRE finds a scenario's first line when it is built without profiling.
 var servingNoPprofRE = regexp.MustCompile(`serving on http://\S+ \(no pprof\)`)
 
-// recordMemory runs the scenario from the lab program built without profiling, at the same
-// time as the other vantage points' run, and watches it by PID (`memdoctor watch
-// --enable-heap-profiling PID`) for as long: the WatchMemory vantage point.
+// recordMemory runs the scenario from the lab program built without profiling and watches it
+// by PID (`memdoctor watch --enable-heap-profiling PID`) for as long as the other vantage
+// points: the WatchMemory vantage point.
 func recordMemory(ctx context.Context, cfg Config, sc lab.Scenario, vdir string, common, env []string) error {
 	bin := cfg.LabNoPprof
 	if sc.Expect.Go127 && cfg.LabNoPprofGo127 != "" {

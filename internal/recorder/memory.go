@@ -32,7 +32,12 @@ type memSource struct {
 	heapReads, heapSkipped  int
 	heapTook, heapTookMax   time.Duration
 	goroutineFails, retries int
+	walkNotes               int // notes of bucket walks written to the session so far
 }
+
+// maxWalkNotes bounds the notes the bucket walks add to a session (a list cut short, buckets
+// left out): the first ones say it; the closing note counts them all.
+const maxWalkNotes = 3
 
 // useMemory makes rd (attached to pid) the session's source of profiles and runtime figures:
 // it turns heap profiling on when it is off and the user allowed it, and notes what the
@@ -147,6 +152,10 @@ func (r *recorder) memHeap(ms *memSource, now time.Time) {
 	ms.heapTookMax = max(ms.heapTookMax, hr.Took)
 	for _, n := range hr.Notes {
 		r.log.Info(n)
+		if ms.walkNotes < maxWalkNotes {
+			ms.walkNotes++
+			r.addNote("a heap profile read from memory at %s: %s", now.UTC().Format(time.RFC3339), n)
+		}
 	}
 	r.log.Debug("heap profile read from memory", "reading", hr.String())
 	r.storeProfile(session.KindHeap, now, p)
