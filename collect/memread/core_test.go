@@ -3,11 +3,15 @@ package memread_test
 import (
 	"compress/gzip"
 	"flag"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
+
+	"github.com/google/pprof/profile"
 
 	"github.com/memdoctor/memdoctor/collect/memread"
 	"github.com/memdoctor/memdoctor/process"
@@ -93,6 +97,33 @@ func TestRecordedCores(t *testing.T) {
 			}
 		})
 	}
+}
+
+// samples is what each heap sample says, whoever built it: its logical frames (function,
+// file, line, start line) and its values and size label; samples with nothing published are
+// left out.
+func samples(p *profile.Profile) []string {
+	var out []string
+	for _, s := range p.Sample {
+		nonzero := false
+		for _, v := range s.Value {
+			nonzero = nonzero || v != 0
+		}
+		if !nonzero {
+			continue // a bucket made after the reading (by the fetch itself): nothing published
+		}
+		var b strings.Builder
+		fmt.Fprintf(&b, "%v %v:", s.Value, s.NumLabel["bytes"])
+		for _, l := range s.Location {
+			for _, ln := range l.Line {
+				fmt.Fprintf(&b, " %s@%s:%d(%d)", ln.Function.Name, filepath.Base(ln.Function.Filename), ln.Line, ln.Function.StartLine)
+			}
+			b.WriteString(" |")
+		}
+		out = append(out, b.String())
+	}
+	sort.Strings(out)
+	return out
 }
 
 // hasSite says whether a sample in use has fn as a frame.

@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
 	"strconv"
 	"strings"
 	"testing"
@@ -118,32 +117,6 @@ func open(t *testing.T, pid int) *memread.Reader {
 	}
 	t.Cleanup(func() { r.Close() })
 	return r
-}
-
-// sampleKey is what a heap sample says, whoever builds it: its logical frames (function,
-// file, line) and its values and size label.
-func samples(p *profile.Profile) []string {
-	var out []string
-	for _, s := range p.Sample {
-		nonzero := false
-		for _, v := range s.Value {
-			nonzero = nonzero || v != 0
-		}
-		if !nonzero {
-			continue // a bucket made after the reading (by the fetch itself): nothing published
-		}
-		var b strings.Builder
-		fmt.Fprintf(&b, "%v %v:", s.Value, s.NumLabel["bytes"])
-		for _, l := range s.Location {
-			for _, ln := range l.Line {
-				fmt.Fprintf(&b, " %s@%s:%d(%d)", ln.Function.Name, filepath.Base(ln.Function.Filename), ln.Line, ln.Function.StartLine)
-			}
-			b.WriteString(" |")
-		}
-		out = append(out, b.String())
-	}
-	sort.Strings(out)
-	return out
 }
 
 // TestHeapProfileIsPprofs reads an idle program's heap profile from its memory and fetches it
