@@ -10,7 +10,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/memdoctor/memdoctor/session"
+	"github.com/memdoctor/memdoctor/agent/record"
 )
 
 // Agent is the running watchdog. Its methods are safe for concurrent use.
@@ -306,7 +306,7 @@ func (a *Agent) periodicProfiles() {
 
 func (a *Agent) capture() map[string][]byte {
 	profs := make(map[string][]byte, 2)
-	for _, kind := range []string{session.KindHeap, session.KindGoroutine} {
+	for _, kind := range []string{record.KindHeap, record.KindGoroutine} {
 		b, err := captureProfile(&a.store.pool, kind)
 		if err != nil {
 			a.log.Warn("memdoctor agent: profile failed", "kind", kind, "err", err)

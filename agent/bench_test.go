@@ -9,7 +9,7 @@ import (
 )
 
 // The agent's steady cost is the sum of these operations at their rates: one sample a
-// second, one GC hook call per GC cycle, one profile round every 15s. README's Performance
+// second, one GC hook call per GC cycle, one profile round every 15s. docs/performance.md's
 // section turns them into a share of a core.
 
 func benchAgent(b *testing.B) *Agent {

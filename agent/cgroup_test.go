@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/memdoctor/memdoctor/collect/procfs"
+	"github.com/memdoctor/memdoctor/agent/procfs"
 )
 
 const fakePID = 4242

@@ -105,7 +105,7 @@
 //
 // Errors are JSON {"error": "..."} with a 4xx status; an unknown profile or trace (rotated
 // out) is 404. Every response carries "X-Memdoctor-Agent: 1". The contract's other side is
-// package collect/agentclient.
+// package collect/agentclient in the memdoctor module.
 //
 // # Security
 //
@@ -116,7 +116,8 @@
 //
 // # Cost
 //
-// Measured in bench/agent against no agent, grafana/pyroscope-go and mosn.io/holmes: see the
-// Performance section of the README. The package imports only the standard library and
-// memdoctor's session, breakdown, collect/procfs and collect/leakcheck packages.
+// Measured in bench/agent against no agent, grafana/pyroscope-go and mosn.io/holmes: see
+// docs/performance.md (in the repository). The package imports only the standard library and
+// the leaves of its own module that memdoctor shares with it: record (the session's records
+// and writer), breakdown, procfs, sample, leakcheck and wire.
 package agent

@@ -5,7 +5,7 @@ import (
 
 	"github.com/memdoctor/memdoctor/agent/wire"
 
-	"github.com/memdoctor/memdoctor/session"
+	"github.com/memdoctor/memdoctor/agent/record"
 )
 
 // Triggers, as named in events and in the labels of the profiles kept around them.
@@ -25,9 +25,9 @@ type Event = wire.Event
 // setEventName records a profile kept around e.
 func setEventName(e *Event, kind string, before bool, name string) {
 	switch {
-	case kind == session.KindHeap && before:
+	case kind == record.KindHeap && before:
 		e.Before = name
-	case kind == session.KindHeap:
+	case kind == record.KindHeap:
 		e.After = name
 	case before:
 		e.BeforeGoroutine = name

@@ -8,8 +8,8 @@ import (
 	"runtime"
 	"time"
 
-	"github.com/memdoctor/memdoctor/breakdown"
-	"github.com/memdoctor/memdoctor/session"
+	"github.com/memdoctor/memdoctor/agent/breakdown"
+	"github.com/memdoctor/memdoctor/agent/record"
 )
 
 // ExitSchema identifies the diagnosis.json the exit action writes.
@@ -57,7 +57,7 @@ func (a *Agent) exitAction(heldFor time.Duration) {
 // the exit report as diagnosis.json.
 func (a *Agent) writeExitSession(dir, reason string, hard uint64, heldFor time.Duration) error {
 	info := a.Info()
-	m := session.Manifest{
+	m := record.Manifest{
 		MemdoctorVersion: "agent",
 		Mode:             "agent",
 		Start:            a.start.UTC(),
@@ -68,7 +68,7 @@ func (a *Agent) writeExitSession(dir, reason string, hard uint64, heldFor time.D
 		m.MemoryBudgetBytes = info.BudgetBytes
 		m.MemoryBudgetSource = map[string]string{"option": "flag", "cgroup": "cgroup"}[info.BudgetSource]
 	}
-	w, err := session.Create(dir, m)
+	w, err := record.Create(dir, m)
 	if err != nil {
 		return err
 	}
@@ -126,13 +126,13 @@ func (a *Agent) writeExitSession(dir, reason string, hard uint64, heldFor time.D
 	if err := w.WriteDiagnosis(rep); err != nil {
 		errs = append(errs, err)
 	}
-	errs = append(errs, w.Close(session.StatusTargetExited, "the memdoctor agent's guard stopped the process: "+reason))
+	errs = append(errs, w.Close(record.StatusTargetExited, "the memdoctor agent's guard stopped the process: "+reason))
 	return errors.Join(errs...)
 }
 
 // target describes this process for a manifest.
-func (a *Agent) target() session.Target {
-	t := session.Target{
+func (a *Agent) target() record.Target {
+	t := record.Target{
 		PID:             a.cfg.pid,
 		GoVersion:       goVersion(),
 		GoVersionSource: "agent",

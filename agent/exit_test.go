@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/memdoctor/memdoctor/session"
+	"github.com/memdoctor/memdoctor/agent/record"
 )
 
 const exitChildEnv = "MEMDOCTOR_AGENT_TEST_EXIT_DIR"
@@ -66,23 +66,13 @@ func TestExitAction(t *testing.T) {
 		t.Fatalf("exit directory holds %v (%v), want one memdoctor-<pid>-<time> session", entries, err)
 	}
 	sdir := filepath.Join(dir, entries[0].Name())
-	s, err := session.Open(sdir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	m := s.Manifest
-	if m.Mode != "agent" || m.Status != session.StatusTargetExited || m.Target.GoVersionSource != "agent" || m.MemoryBudgetBytes != 1<<20 {
+	s := readSession(t, sdir)
+	m := s.manifest
+	if m.Mode != "agent" || m.Status != record.StatusTargetExited || m.Target.GoVersionSource != "agent" || m.MemoryBudgetBytes != 1<<20 {
 		t.Errorf("manifest %+v", m)
 	}
-	if len(s.Warnings) > 0 {
-		t.Errorf("the session reads with warnings: %q", s.Warnings)
-	}
 	goSamples, procSamples := 0, 0
-	samples, err := s.ReadSamples()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, smp := range samples {
+	for _, smp := range s.samples {
 		if smp.Go != nil && smp.Go.Source == "runtime/metrics" && smp.Go.TotalBytes > 0 {
 			goSamples++
 		}
@@ -94,13 +84,13 @@ func TestExitAction(t *testing.T) {
 		t.Errorf("%d Go and %d /proc samples in metrics.jsonl", goSamples, procSamples)
 	}
 	labels := map[string]bool{}
-	for _, p := range s.Profiles {
+	for _, p := range s.profiles {
 		labels[p.Kind+"/"+p.Label] = true
 	}
 	if !labels["heap/exit"] || !labels["goroutine/exit"] || !labels["heap/"] {
 		t.Errorf("profiles %v: want the exit pair and the periodic round", labels)
 	}
-	b, err := os.ReadFile(filepath.Join(sdir, session.DiagnosisFile))
+	b, err := os.ReadFile(filepath.Join(sdir, record.DiagnosisFile))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,6 +107,51 @@ func TestExitAction(t *testing.T) {
 	if !strings.Contains(rep.Note, "memdoctor analyze") {
 		t.Errorf("note %q", rep.Note)
 	}
+}
+
+// written is a session directory as the exit action wrote it, read strictly: every line of
+// metrics.jsonl is a whole sample and every file in profiles/ is named as memdoctor names
+// them (memdoctor's session package reads it tolerantly; the agent's module has no reader).
+type written struct {
+	manifest record.Manifest
+	samples  []record.Sample
+	profiles []record.ProfileRef
+}
+
+func readSession(t *testing.T, dir string) written {
+	t.Helper()
+	var s written
+	b, err := os.ReadFile(filepath.Join(dir, record.ManifestFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &s.manifest); err != nil || s.manifest.Format != record.Format {
+		t.Fatalf("manifest: %v, format %q", err, s.manifest.Format)
+	}
+	b, err = os.ReadFile(filepath.Join(dir, record.MetricsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, line := range strings.Split(strings.TrimSuffix(string(b), "\n"), "\n") {
+		var smp record.Sample
+		if err := json.Unmarshal([]byte(line), &smp); err != nil {
+			t.Fatalf("%s line %d: %v", record.MetricsFile, i+1, err)
+		}
+		s.samples = append(s.samples, smp)
+	}
+	entries, err := os.ReadDir(filepath.Join(dir, record.ProfilesDir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		ref, err := record.ParseProfileFileName(e.Name())
+		if err != nil {
+			t.Errorf("%s: %v", record.ProfilesDir, err)
+			continue
+		}
+		s.profiles = append(s.profiles, ref)
+	}
+	return s
 }
 
 // TestPressureReachesTheApplication runs a real agent over a budget: the callback and the

@@ -8,8 +8,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/memdoctor/memdoctor/agent/record"
 	"github.com/memdoctor/memdoctor/agent/wire"
-	"github.com/memdoctor/memdoctor/session"
 )
 
 // TraceInfo describes one flight-recorder snapshot: an entry of GET /debug/memdoctor/traces.
@@ -19,7 +19,7 @@ type TraceInfo = wire.TraceInfo
 type flight struct {
 	fr       *trace.FlightRecorder
 	max      int
-	maxBytes int // a snapshot's bound: session.MaxTraceBytes, what a session stores
+	maxBytes int // a snapshot's bound: record.MaxTraceBytes, what a session stores
 
 	mu     sync.Mutex
 	traces []keptTrace
@@ -39,7 +39,7 @@ func startFlight(minAge time.Duration, maxBytes uint64, keep int) (*flight, erro
 	if err := fr.Start(); err != nil {
 		return nil, fmt.Errorf("start the flight recorder: %w", err)
 	}
-	return &flight{fr: fr, max: keep, maxBytes: session.MaxTraceBytes}, nil
+	return &flight{fr: fr, max: keep, maxBytes: record.MaxTraceBytes}, nil
 }
 
 // snapshot writes the flight recorder's window and keeps it under a name carrying t and the
@@ -97,7 +97,7 @@ func (f *flight) writeTo(name string, w io.Writer) (bool, error) {
 func (f *flight) stop() { f.fr.Stop() }
 
 // errTraceTooLarge: a snapshot over what a session stores.
-var errTraceTooLarge = fmt.Errorf("the trace is over %d MiB, what a memdoctor session stores: dropped (lower WithFlightRecorder's maxBytes)", session.MaxTraceBytes>>20)
+var errTraceTooLarge = fmt.Errorf("the trace is over %d MiB, what a memdoctor session stores: dropped (lower WithFlightRecorder's maxBytes)", record.MaxTraceBytes>>20)
 
 // cappedWriter keeps what is written to it, up to max bytes.
 type cappedWriter struct {

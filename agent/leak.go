@@ -4,8 +4,8 @@ import (
 	"runtime/pprof"
 	"time"
 
-	"github.com/memdoctor/memdoctor/collect/leakcheck"
-	"github.com/memdoctor/memdoctor/session"
+	"github.com/memdoctor/memdoctor/agent/leakcheck"
+	"github.com/memdoctor/memdoctor/agent/record"
 )
 
 // DefaultLeakCheckInterval is how often the agent takes a goroutineleak profile by default;
@@ -37,7 +37,7 @@ func newLeakChecker(cfg config) *leakChecker {
 		policy: leakcheck.Policy{Every: cfg.leakCheck, MinGap: leakMinGap, ClimbRatio: cfg.goroutineRatio, ClimbMin: cfg.goroutineGrowth},
 		state:  leakcheck.State{LastGoroutines: -1},
 		done:   make(chan struct{}, 1),
-		write:  func(pool *bufPool) ([]byte, error) { return captureProfile(pool, session.KindGoroutineLeak) },
+		write:  func(pool *bufPool) ([]byte, error) { return captureProfile(pool, record.KindGoroutineLeak) },
 	}
 }
 

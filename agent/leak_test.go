@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/memdoctor/memdoctor/collect/leakcheck"
-	"github.com/memdoctor/memdoctor/session"
+	"github.com/memdoctor/memdoctor/agent/leakcheck"
+	"github.com/memdoctor/memdoctor/agent/record"
 )
 
 // TestLeakProfilesKept: the store keeps the last maxLeakProfiles goroutineleak profiles,
@@ -22,11 +22,11 @@ func TestLeakProfilesKept(t *testing.T) {
 	}
 	var leaks []ProfileInfo
 	for _, p := range s.list() {
-		if p.Kind == session.KindGoroutineLeak {
+		if p.Kind == record.KindGoroutineLeak {
 			leaks = append(leaks, p)
 		}
 	}
-	if len(leaks) != maxLeakProfiles || !leaks[0].Time.Equal(sec(120)) || leaks[0].Name != session.ProfileFileName(session.KindGoroutineLeak, sec(120), "") {
+	if len(leaks) != maxLeakProfiles || !leaks[0].Time.Equal(sec(120)) || leaks[0].Name != record.ProfileFileName(record.KindGoroutineLeak, sec(120), "") {
 		t.Fatalf("listed %+v; want the last %d, from %v", leaks, maxLeakProfiles, sec(120))
 	}
 	if b, ok := s.bytesOf(leaks[3].Name); !ok || b[0] != 'f' {
@@ -42,7 +42,7 @@ func TestLeakProfilesKept(t *testing.T) {
 	for _, p := range small.list() {
 		kinds[p.Kind]++
 	}
-	if kinds[session.KindHeap] != 1 || kinds[session.KindGoroutineLeak] != 1 || small.heldBytes() > 3000 {
+	if kinds[record.KindHeap] != 1 || kinds[record.KindGoroutineLeak] != 1 || small.heldBytes() > 3000 {
 		t.Errorf("under a 3000-byte cap: %v, %d bytes; want one periodic round and the newest leak profile", kinds, small.heldBytes())
 	}
 }

@@ -6,7 +6,7 @@ import (
 	"os"
 	"runtime/debug"
 
-	"github.com/memdoctor/memdoctor/collect/procfs"
+	"github.com/memdoctor/memdoctor/agent/procfs"
 )
 
 // Sources of the GOMEMLIMIT in force, as Info reports them.

@@ -6,8 +6,8 @@ import (
 	"os"
 	"time"
 
+	"github.com/memdoctor/memdoctor/agent/procfs"
 	"github.com/memdoctor/memdoctor/agent/wire"
-	"github.com/memdoctor/memdoctor/collect/procfs"
 )
 
 // Option configures an Agent. An invalid value makes Start fail with an error naming it.

@@ -6,8 +6,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/memdoctor/memdoctor/agent/record"
 	"github.com/memdoctor/memdoctor/agent/wire"
-	"github.com/memdoctor/memdoctor/session"
 )
 
 // ProfileInfo describes one profile the agent holds: an entry of GET /debug/memdoctor/profiles.
@@ -75,7 +75,7 @@ func (s *profileStore) addPeriodic(t time.Time, profs map[string][]byte) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.seq++
-	for _, kind := range []string{session.KindHeap, session.KindGoroutine} {
+	for _, kind := range []string{record.KindHeap, record.KindGoroutine} {
 		data, ok := profs[kind]
 		if !ok {
 			continue
@@ -97,7 +97,7 @@ func (s *profileStore) addLeak(t time.Time, data []byte) {
 	defer s.mu.Unlock()
 	b := s.newBlobLocked(data)
 	s.holdLocked(b)
-	s.leaks = append(s.leaks, &profileRec{ProfileInfo: info(session.KindGoroutineLeak, t, "", len(data)), b: b})
+	s.leaks = append(s.leaks, &profileRec{ProfileInfo: info(record.KindGoroutineLeak, t, "", len(data)), b: b})
 	s.trimLocked()
 }
 
@@ -109,7 +109,7 @@ func (s *profileStore) dropOldestLeakLocked() {
 
 func info(kind string, t time.Time, label string, size int) ProfileInfo {
 	t = t.UTC()
-	return ProfileInfo{Name: session.ProfileFileName(kind, t, label), Kind: kind, Time: t, Label: label, Size: size}
+	return ProfileInfo{Name: record.ProfileFileName(kind, t, label), Kind: kind, Time: t, Label: label, Size: size}
 }
 
 // trimLocked drops periodic rounds beyond the ring's size, then profiles beyond the byte cap:
@@ -207,7 +207,7 @@ func (s *profileStore) addEvent(ev Event, spikeStart time.Time) Event {
 	ke := &keptEvent{}
 	for _, r := range s.beforeLocked(spikeStart) {
 		s.holdLocked(r.b)
-		rec := &profileRec{ProfileInfo: info(r.Kind, r.Time, "before-"+ev.Trigger, r.Size), b: r.b}
+		rec := &profileRec{ProfileInfo: info(r.Kind, r.Time, record.RoleBefore.Label(ev.Trigger), r.Size), b: r.b}
 		ke.recs = append(ke.recs, rec)
 		setEventName(&ev, r.Kind, true, rec.Name)
 	}
@@ -231,13 +231,13 @@ func (s *profileStore) addAfter(ids []uint64, t time.Time, profs map[string][]by
 		if !slices.Contains(ids, ke.ID) {
 			continue
 		}
-		for _, kind := range []string{session.KindHeap, session.KindGoroutine} {
+		for _, kind := range []string{record.KindHeap, record.KindGoroutine} {
 			b, ok := blobs[kind]
 			if !ok {
 				continue
 			}
 			s.holdLocked(b)
-			rec := &profileRec{ProfileInfo: info(kind, t, "after-"+ke.Trigger, len(b.data)), b: b}
+			rec := &profileRec{ProfileInfo: info(kind, t, record.RoleAfter.Label(ke.Trigger), len(b.data)), b: b}
 			ke.recs = append(ke.recs, rec)
 			setEventName(&ke.Event, kind, false, rec.Name)
 		}

@@ -6,13 +6,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/memdoctor/memdoctor/session"
+	"github.com/memdoctor/memdoctor/agent/record"
 )
 
 func round(n int) map[string][]byte {
 	return map[string][]byte{
-		session.KindHeap:      bytes.Repeat([]byte{'h'}, n),
-		session.KindGoroutine: bytes.Repeat([]byte{'g'}, n/2),
+		record.KindHeap:      bytes.Repeat([]byte{'h'}, n),
+		record.KindGoroutine: bytes.Repeat([]byte{'g'}, n/2),
 	}
 }
 
@@ -27,10 +27,10 @@ func TestProfileRingRotates(t *testing.T) {
 	if len(list) != 6 {
 		t.Fatalf("%d profiles listed, want 3 rounds of 2", len(list))
 	}
-	if !list[0].Time.Equal(sec(30)) || list[0].Label != "" || list[0].Name != session.ProfileFileName(session.KindHeap, sec(30), "") {
+	if !list[0].Time.Equal(sec(30)) || list[0].Label != "" || list[0].Name != record.ProfileFileName(record.KindHeap, sec(30), "") {
 		t.Errorf("oldest listed %+v, want the heap of round 3 at 30s", list[0])
 	}
-	if _, ok := s.bytesOf(session.ProfileFileName(session.KindHeap, sec(15), "")); ok {
+	if _, ok := s.bytesOf(record.ProfileFileName(record.KindHeap, sec(15), "")); ok {
 		t.Error("a rotated-out profile is still served")
 	}
 }
@@ -46,8 +46,8 @@ func TestEventKeepsThePairBeyondRotation(t *testing.T) {
 	}
 	s.addAfter([]uint64{ev.ID}, sec(33), round(400))
 	ev = s.eventList()[0]
-	wantBefore := session.ProfileFileName(session.KindHeap, sec(15), "before-heap-jump")
-	wantAfter := session.ProfileFileName(session.KindHeap, sec(33), "after-heap-jump")
+	wantBefore := record.ProfileFileName(record.KindHeap, sec(15), "before-heap-jump")
+	wantAfter := record.ProfileFileName(record.KindHeap, sec(33), "after-heap-jump")
 	if ev.Before != wantBefore || ev.After != wantAfter || ev.ID == 0 {
 		t.Fatalf("event names %q, %q (id %d); want %q, %q", ev.Before, ev.After, ev.ID, wantBefore, wantAfter)
 	}
@@ -85,7 +85,7 @@ func TestBeforeIsOlderThanTheSpike(t *testing.T) {
 		s.addPeriodic(sec(15*i), round(10)) // 0, 15, 30, 45
 	}
 	ev := s.addEvent(Event{Time: sec(50), Trigger: TriggerRSS}, sec(44))
-	if want := session.ProfileFileName(session.KindHeap, sec(30), "before-rss-threshold"); ev.Before != want {
+	if want := record.ProfileFileName(record.KindHeap, sec(30), "before-rss-threshold"); ev.Before != want {
 		t.Errorf("before %q, want the round at 30s (%q)", ev.Before, want)
 	}
 	if ev.After != "" {
@@ -99,13 +99,13 @@ func TestBeforeIsOlderThanTheSpike(t *testing.T) {
 		t.Errorf("the shared after pair added %d bytes, want 1500 (stored once)", got)
 	}
 	evs := s.eventList()
-	if evs[0].After != session.ProfileFileName(session.KindHeap, sec(52), "after-rss-threshold") ||
-		evs[1].After != session.ProfileFileName(session.KindHeap, sec(52), "after-heap-jump") {
+	if evs[0].After != record.ProfileFileName(record.KindHeap, sec(52), "after-rss-threshold") ||
+		evs[1].After != record.ProfileFileName(record.KindHeap, sec(52), "after-heap-jump") {
 		t.Errorf("after names %q, %q", evs[0].After, evs[1].After)
 	}
 	// A spike older than every round held gets the oldest round.
 	ev = s.addEvent(Event{Time: sec(51), Trigger: TriggerGoroutines}, sec(-100))
-	if want := session.ProfileFileName(session.KindHeap, sec(0), "before-goroutine-growth"); ev.Before != want {
+	if want := record.ProfileFileName(record.KindHeap, sec(0), "before-goroutine-growth"); ev.Before != want {
 		t.Errorf("before %q, want the oldest round (%q)", ev.Before, want)
 	}
 }

@@ -4,7 +4,7 @@ import (
 	"math"
 	"runtime/metrics"
 
-	"github.com/memdoctor/memdoctor/session"
+	"github.com/memdoctor/memdoctor/agent/record"
 )
 
 // The runtime/metrics the agent reads. Names are checked against metrics.All() of the
@@ -92,9 +92,9 @@ func (r *metricsReader) has(name string) bool {
 }
 
 // read takes one reading and fills g. It allocates nothing once the pause histogram exists.
-func (r *metricsReader) read(g *session.GoMem) {
+func (r *metricsReader) read(g *record.GoMem) {
 	metrics.Read(r.samples)
-	*g = session.GoMem{
+	*g = record.GoMem{
 		Source:            "runtime/metrics",
 		HeapObjectsBytes:  r.u(mHeapObjects),
 		HeapUnusedBytes:   r.u(mHeapUnused),
@@ -142,7 +142,7 @@ func (r *metricsReader) f(name string) float64 {
 	return r.samples[i].Value.Float64()
 }
 
-// gogc maps /gc/gogc:percent to session.GoMem.GOGC: GOGC=off reads as a negative number
+// gogc maps /gc/gogc:percent to record.GoMem.GOGC: GOGC=off reads as a negative number
 // stored in a uint64, which becomes -1.
 func gogc(v uint64, present bool) int {
 	switch {

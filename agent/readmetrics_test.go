@@ -6,7 +6,7 @@ import (
 	"runtime/debug"
 	"testing"
 
-	"github.com/memdoctor/memdoctor/session"
+	"github.com/memdoctor/memdoctor/agent/record"
 )
 
 var heapSink [][]byte
@@ -25,7 +25,7 @@ func TestMetricsReaderReadsTheRuntime(t *testing.T) {
 		heapSink = append(heapSink, make([]byte, 1<<20))
 	}
 	runtime.GC() // the test, not the agent, forces a cycle so that the GC figures exist
-	var g session.GoMem
+	var g record.GoMem
 	mr.read(&g)
 	heapSink = nil
 	if g.Source != "runtime/metrics" {
@@ -55,7 +55,7 @@ func TestMetricsReaderReadsTheRuntime(t *testing.T) {
 	if want := debug.SetGCPercent(-1); g.GOGC != want {
 		t.Errorf("GOGC %d, want %d", g.GOGC, want)
 	} else {
-		var off session.GoMem
+		var off record.GoMem
 		mr.read(&off)
 		if off.GOGC != -1 {
 			t.Errorf("with GOGC=off the reading is %d, want -1", off.GOGC)

@@ -6,7 +6,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/memdoctor/memdoctor/session"
+	"github.com/memdoctor/memdoctor/agent/record"
 )
 
 // slot is one sample: the parts inline, so that taking a sample allocates nothing.
@@ -16,14 +16,14 @@ type slot struct {
 	hasGo  bool
 	hasPrc bool
 	hasCg  bool
-	gomem  session.GoMem
-	proc   session.Proc
-	cg     session.Cgroup
+	gomem  record.GoMem
+	proc   record.Proc
+	cg     record.Cgroup
 }
 
-// sample returns the slot as a session.Sample (with copies of its parts).
-func (s *slot) sample() session.Sample {
-	smp := session.Sample{Time: s.t}
+// sample returns the slot as a record.Sample (with copies of its parts).
+func (s *slot) sample() record.Sample {
+	smp := record.Sample{Time: s.t}
 	if s.hasGo {
 		g := s.gomem
 		smp.Go = &g
@@ -48,9 +48,9 @@ type stored struct {
 	hasGo    bool
 	hasPrc   bool
 	hasCg    bool
-	gomem    session.GoMem
-	proc     session.Proc
-	cg       session.Cgroup
+	gomem    record.GoMem
+	proc     record.Proc
+	cg       record.Cgroup
 }
 
 func (st *stored) time() time.Time { return time.Unix(0, st.unixNano).UTC() }

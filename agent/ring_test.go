@@ -5,7 +5,7 @@ import (
 	"time"
 	"unsafe"
 
-	"github.com/memdoctor/memdoctor/session"
+	"github.com/memdoctor/memdoctor/agent/record"
 )
 
 var t0 = time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
@@ -14,9 +14,9 @@ func slotAt(i int) *slot {
 	return &slot{
 		t:      t0.Add(time.Duration(i) * time.Second),
 		hasGo:  true,
-		gomem:  session.GoMem{Source: "runtime/metrics", GCCycles: uint64(i)},
+		gomem:  record.GoMem{Source: "runtime/metrics", GCCycles: uint64(i)},
 		hasPrc: i%2 == 0,
-		proc:   session.Proc{PID: 1, RSSBytes: uint64(i) << 20},
+		proc:   record.Proc{PID: 1, RSSBytes: uint64(i) << 20},
 	}
 }
 
@@ -116,7 +116,7 @@ func TestRingOutsideTheHeap(t *testing.T) {
 		t.Skip("no anonymous mappings here: the ring is on the Go heap")
 	}
 	mr := newMetricsReader()
-	var before, after session.GoMem
+	var before, after record.GoMem
 	mr.read(&before)
 	r := newRing(200_000) // 85 MB of slots
 	mr.read(&after)

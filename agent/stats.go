@@ -4,8 +4,8 @@ import (
 	"runtime/debug"
 	"time"
 
+	"github.com/memdoctor/memdoctor/agent/breakdown"
 	"github.com/memdoctor/memdoctor/agent/wire"
-	"github.com/memdoctor/memdoctor/breakdown"
 )
 
 // Info describes the agent and its process: the body of GET /debug/memdoctor/.

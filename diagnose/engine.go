@@ -1,13 +1,14 @@
 package diagnose
 
 import (
-	"cmp"
 	"fmt"
-	"log/slog"
-	"slices"
 	"time"
 
+	"github.com/memdoctor/memdoctor/diagnose/rule"
+	"github.com/memdoctor/memdoctor/diagnose/words"
 	"github.com/memdoctor/memdoctor/evidence"
+	"github.com/memdoctor/memdoctor/facts"
+	"github.com/memdoctor/memdoctor/internal/units"
 	"github.com/memdoctor/memdoctor/session"
 )
 
@@ -15,62 +16,19 @@ import (
 type Options struct {
 	// Now stamps the diagnosis; nil = time.Now.
 	Now func() time.Time
-	// Logger receives debug messages from rules; nil = discard.
-	Logger *slog.Logger
 }
 
-// input is what every rule reads: the evidence, and what is derived from it once.
-type input struct {
-	ev     *evidence.Evidence
-	sum    Summary
-	spikes []Spike
-	log    *slog.Logger
-	notes  []string
-	limits []DetectionLimit
-	// growthPart is the part of memory the memory-growth rule found growing most.
-	growthPart string
-	// profGrowth is what grew between the heap profiles (heapGrowth), read once.
-	profGrowth     *heapGrowth
-	profGrowthRead bool
-}
-
-func (in *input) notef(format string, args ...any) {
-	in.notes = append(in.notes, fmt.Sprintf(format, args...))
-}
-
-// outcome is what a rule concludes: its findings, or why it could not judge.
-type outcome struct {
-	findings  []Finding
-	notJudged *NotJudged
-}
-
-// found returns an outcome with findings.
-func found(fs ...Finding) outcome { return outcome{findings: fs} }
-
-// cannot returns an outcome that could not judge kind, and why.
-func cannot(kind Kind, watchMore time.Duration, format string, args ...any) outcome {
-	return outcome{notJudged: &NotJudged{Kind: kind, Reason: fmt.Sprintf(format, args...), WatchMoreSeconds: watchMore.Seconds()}}
-}
-
-// rules is the rule set, one per finding kind; each lives in its own file and registers
-// itself. Diagnose runs them in the order of Kinds.
-var rules = map[Kind]func(in *input) outcome{}
-
-func register(k Kind, check func(in *input) outcome) { rules[k] = check }
-
-// Diagnose judges the evidence: every rule reads the same evidence, whatever observed the
-// service, so every vantage point gets the same verdict from the same data.
+// Diagnose judges the evidence: its facts are computed once, every rule judges them with the
+// default thresholds, and the verdicts are put into words. Every vantage point gets the same
+// verdict from the same data.
 func Diagnose(ev *evidence.Evidence, opts Options) *Diagnosis {
 	now := time.Now
 	if opts.Now != nil {
 		now = opts.Now
 	}
-	in := &input{ev: ev, log: opts.Logger}
-	if in.log == nil {
-		in.log = slog.New(slog.DiscardHandler)
-	}
-	in.sum = computeSummary(ev)
-	in.spikes = findSpikes(ev)
+	fs := facts.Of(ev)
+	j := rule.Judge(fs, &rule.Default)
+	said := words.Say(j, fs)
 	t := ev.Target
 	d := &Diagnosis{
 		Schema:    Schema,
@@ -82,43 +40,29 @@ func Diagnose(ev *evidence.Evidence, opts Options) *Diagnosis {
 			PprofURL: t.PprofURL, AgentURL: t.AgentURL, Local: t.Local, Status: t.Status,
 		},
 		Window:    Window{Start: ev.Start, End: ev.End, Seconds: ev.Seconds()},
-		Summary:   in.sum,
+		Summary:   fs.Summary,
 		Breakdown: Breakdown{Peak: ev.Peak, Latest: ev.Latest},
-		Findings:  []Finding{},
+		Findings:  said.Findings,
+		Snapshots: said.Views,
+		NotJudged: said.NotJudged,
 	}
-	for _, k := range Kinds {
-		check, ok := rules[k]
-		if !ok {
-			continue
-		}
-		o := check(in)
-		for i := range o.findings {
-			o.findings[i].settle()
-		}
-		d.Findings = append(d.Findings, o.findings...)
-		if o.notJudged != nil {
-			d.NotJudged = append(d.NotJudged, *o.notJudged)
-		}
+	if d.Findings == nil {
+		d.Findings = []Finding{}
 	}
-	d.Snapshots = in.snapshotViews()
-	reconcile(in, d)
-	slices.SortStableFunc(d.Findings, func(a, b Finding) int {
-		return cmp.Or(cmp.Compare(b.Severity.Rank(), a.Severity.Rank()), cmp.Compare(confRank(b.Confidence), confRank(a.Confidence)))
-	})
 	d.Notes = append(d.Notes, ev.Notes...)
-	if c := in.sum.CPUContention; c >= 0.1 {
-		d.Notes = append(d.Notes, fmt.Sprintf("the machine was busy: the process's threads waited for a CPU %s of the time they could run; "+
-			"the GC's CPU, which the Go runtime counts in wall-clock time, is corrected by that much", pct(c)))
+	if c := fs.Summary.CPUContention; c >= 0.1 {
+		d.Notes = append(d.Notes, fmt.Sprintf("the machine was busy: the process's threads waited for a CPU %.0f%% of the time they could run; "+
+			"the GC's CPU, which the Go runtime counts in wall-clock time, is corrected by that much", c*100))
 	}
 	if ev.PeakSkew > 0 {
-		d.Notes = append(d.Notes, fmt.Sprintf("at the RSS peak the nearest Go reading is %s away: memory is not split there (too far apart to pair)", humanDuration(ev.PeakSkew.Seconds())))
+		d.Notes = append(d.Notes, fmt.Sprintf("at the RSS peak the nearest Go reading is %s away: memory is not split there (too far apart to pair)", units.Duration(ev.PeakSkew)))
 	}
-	if a := ev.Assists(); a != nil && findingOfKind(d.Findings, KindTransientSpike) == nil {
+	if a := fs.Assists; a != nil && rule.Of(j.Verdicts, KindTransientSpike) == nil {
 		d.Notes = append(d.Notes, fmt.Sprintf("%d execution trace(s) cover %s: goroutines spent %s in GC mark assists",
-			a.Traces, humanDuration(a.Wall.Seconds()), humanDuration(a.Total.Seconds())))
+			a.Traces, units.Duration(a.Wall), units.Duration(a.Total)))
 	}
-	d.Notes = append(d.Notes, in.notes...)
-	d.Limits = in.limits
+	d.Notes = append(d.Notes, said.Notes...)
+	d.Limits = j.Limits
 	d.Notes = append(d.Notes, ev.ProfileNotes()...)
 	return d
 }
@@ -131,36 +75,6 @@ func DiagnoseSession(s *session.Session, eopts evidence.Options, opts Options) (
 		return nil, nil, err
 	}
 	return Diagnose(ev, opts), ev, nil
-}
-
-// settle keeps a finding's severity and confidence in step: a suspected finding is never
-// above info, and an unset confidence means confirmed.
-func (f *Finding) settle() {
-	if f.Confidence == "" {
-		f.Confidence = Confirmed
-	}
-	if f.Confidence == Suspected && f.Severity.Rank() > Info.Rank() {
-		f.Severity = Info
-	}
-	if f.Confidence == Confirmed {
-		f.WatchMoreSeconds = 0
-	}
-}
-
-func confRank(c Confidence) int {
-	if c == Confirmed {
-		return 1
-	}
-	return 0
-}
-
-func findingOfKind(fs []Finding, k Kind) *Finding {
-	for i := range fs {
-		if fs[i].Kind == k {
-			return &fs[i]
-		}
-	}
-	return nil
 }
 
 // Healthy reports whether a diagnosis found nothing and judged everything: the only case in

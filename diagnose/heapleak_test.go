@@ -54,7 +54,7 @@ func TestHeapProfileLag(t *testing.T) {
 			if !ev.LiveSeen.Equal(wantSeen) {
 				t.Errorf("LiveSeen %v, want %v", ev.LiveSeen, wantSeen)
 			}
-			out := heapLeak(&input{ev: ev})
+			out := judgeKind(ev, KindHeapLeak)
 			if len(out.findings) != 1 {
 				t.Fatalf("want one heap-leak finding, got %+v (not judged %+v)", out.findings, out.notJudged)
 			}
@@ -124,7 +124,7 @@ func lagModel(t *testing.T, phase, every, end float64, state func(at float64) (f
 	}
 	ev.Finish(evidence.Options{})
 	ev.Start, ev.End = t0, t0.Add(time.Duration(end)*time.Second)
-	out := heapLeak(&input{ev: ev})
+	out := judgeKind(ev, KindHeapLeak)
 	if len(out.findings) == 0 {
 		return nil
 	}
@@ -159,7 +159,7 @@ func TestCameBack(t *testing.T) {
 			ev.Live = live.Series()
 			ev.Finish(evidence.Options{})
 			ev.Start, ev.End = t0, t0.Add(45*time.Second)
-			out := heapLeak(&input{ev: ev})
+			out := judgeKind(ev, KindHeapLeak)
 			var got Confidence
 			if len(out.findings) > 0 {
 				got = out.findings[0].Confidence
@@ -199,7 +199,7 @@ func TestInFlightGrowth(t *testing.T) {
 			}
 			ev.Finish(evidence.Options{})
 			ev.Start, ev.End = t0, t0.Add(55*time.Second)
-			out := heapLeak(&input{ev: ev})
+			out := judgeKind(ev, KindHeapLeak)
 			if len(out.findings) != 1 || out.findings[0].Confidence != tc.want {
 				t.Fatalf("want a %s heap-leak, got %+v", tc.want, out.findings)
 			}

@@ -31,7 +31,7 @@ func TestMemoryStep(t *testing.T) {
 			ev.RSS.Points = append(ev.RSS.Points, evidence.Point{T: t0.Add(time.Duration(s) * time.Second), V: v * mib, Src: evidence.SourceProc})
 		}
 		ev.RSS.Src = evidence.SourceProc
-		out := memoryGrowth(&input{ev: ev})
+		out := judgeKind(ev, KindMemoryGrowth)
 		if found := len(out.findings) == 1 && out.findings[0].Severity == Warning; found != tc.wantFound {
 			t.Errorf("%s: findings %+v, want a warning: %v", tc.name, out.findings, tc.wantFound)
 		}

@@ -99,7 +99,7 @@ func TestSiteLeakUnderBursts(t *testing.T) {
 			"example.com/svc/rules.load":               20 * mib,
 		}
 	}, func(i int) float64 { return float64(20*mib + leaked(i) + burst(i)) })
-	out := heapLeak(&input{ev: ev})
+	out := judgeKind(ev, KindHeapLeak)
 	if len(out.findings) != 1 {
 		t.Fatalf("want one heap-leak finding, got %+v (not judged %+v)", out.findings, out.notJudged)
 	}
@@ -123,83 +123,8 @@ func TestSiteLeakPlateau(t *testing.T) {
 	ev := heapEvidence(t, "watch", evidence.SourceRuntimeMetrics, 12, func(i int) map[string]int64 {
 		return map[string]int64{"example.com/svc/cache.(*LRU).add": cache(i) + 1, "example.com/svc/rules.load": 20 * mib}
 	}, func(i int) float64 { return float64(20*mib + cache(i)) })
-	if out := heapLeak(&input{ev: ev}); len(out.findings) > 0 {
+	if out := judgeKind(ev, KindHeapLeak); len(out.findings) > 0 {
 		t.Errorf("a cache that filled in 30 s and stayed for 80 s: %s (%s)", out.findings[0].Title, out.findings[0].Confidence)
-	}
-}
-
-func TestObserved(t *testing.T) {
-	t0 := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
-	var pts []evidence.Point
-	for i, v := range []float64{5, 5, 5, 9, 9, 12, 12, 12, 5} {
-		pts = append(pts, evidence.Point{T: t0.Add(time.Duration(i) * time.Second), V: v})
-	}
-	got := observed(pts)
-	want := []float64{5, 9, 12, 5}
-	if len(got) != len(want) {
-		t.Fatalf("observed %v, want %v", values(got), want)
-	}
-	for i, p := range got {
-		if p.V != want[i] || !p.T.Equal(pts[[]int{0, 3, 5, 8}[i]].T) {
-			t.Errorf("point %d: %v at %v, want %v at the first reading of its run", i, p.V, p.T, want[i])
-		}
-	}
-}
-
-// The goal follows the live heap by 1 + GOGC/100; goals near a memory limit, and GOGC=off,
-// say nothing about it.
-func TestGoalLive(t *testing.T) {
-	t0 := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
-	const mib = 1 << 20
-	build := func(gogc, limit float64, goals ...float64) *evidence.Evidence {
-		ev := &evidence.Evidence{Pacer: evidence.Pacer{GOGC: gogc, GOMemLimit: limit}}
-		for i, g := range goals {
-			ev.HeapGoal.Points = append(ev.HeapGoal.Points, evidence.Point{T: t0.Add(time.Duration(i) * time.Second), V: g * mib})
-		}
-		return ev
-	}
-	if pts, ok := goalLive(build(100, 0, 40, 50, 60)); !ok || pts[0].V != 20*mib || pts[2].V != 30*mib {
-		t.Errorf("GOGC=100: %v %v, want half of each goal", ok, values(pts))
-	}
-	if pts, ok := goalLive(build(300, 0, 40, 80, 120)); !ok || pts[1].V != 20*mib {
-		t.Errorf("GOGC=300: %v %v, want a quarter", ok, values(pts))
-	}
-	if pts, ok := goalLive(build(0, 0, 40, 50, 60)); !ok || pts[0].V != 20*mib {
-		t.Errorf("GOGC unknown: %v %v, want the default of 100", ok, values(pts))
-	}
-	if _, ok := goalLive(build(-1, 0, 40, 50, 60)); ok {
-		t.Errorf("GOGC=off: the goal is the limit's, not the live heap's")
-	}
-	if pts, ok := goalLive(build(100, 100*mib, 40, 50, 60, 95, 96, 97)); !ok || len(pts) != 3 {
-		t.Errorf("near a 100 MiB limit: %v %v, want the three goals below 90 MiB only", ok, values(pts))
-	}
-}
-
-// A heap that grows with a goroutine leak, by what each new goroutine plausibly holds, is
-// said once, by the goroutine leak; a heap leak far beyond it stays a warning.
-func TestHeldByGoroutines(t *testing.T) {
-	for _, tc := range []struct {
-		name     string
-		added    float64
-		heapGrew float64
-		want     Severity
-	}{
-		{"12 KiB a goroutine", 2300, 29 << 20, Info},
-		{"2 MiB a goroutine", 100, 200 << 20, Warning},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			fs := []Finding{
-				{Kind: KindGoroutineLeak, Severity: Warning, Confidence: Confirmed, Evidence: map[string]float64{"goroutines_start_count": 200, "goroutines_end_count": 200 + tc.added}},
-				{Kind: KindHeapLeak, Severity: Warning, Confidence: Confirmed, Evidence: map[string]float64{"growth_bytes": tc.heapGrew}},
-			}
-			heldByGoroutines(fs)
-			if fs[1].Severity != tc.want {
-				t.Errorf("heap-leak is %s, want %s: %s", fs[1].Severity, tc.want, fs[1].Title)
-			}
-			if tc.want == Info && fs[0].Evidence["heap_held_bytes"] != tc.heapGrew {
-				t.Errorf("the goroutine leak does not say what its goroutines hold: %+v", fs[0].Evidence)
-			}
-		})
 	}
 }
 
@@ -222,9 +147,7 @@ func TestSpikeCulpritFromTheSnapshotThatSawIt(t *testing.T) {
 			"example.com/svc/conns.(*pool).get":               int64(i%3) * mib,
 		}
 	}, func(i int) float64 { return float64(11*mib + burst(i)) })
-	in := &input{ev: ev}
-	in.spikes = findSpikes(ev)
-	out := transientSpike(in)
+	out := judgeKind(ev, KindTransientSpike)
 	if len(out.findings) != 1 {
 		t.Fatalf("want one transient-spike finding, got %+v (not judged %+v)", out.findings, out.notJudged)
 	}
@@ -251,17 +174,21 @@ func TestHeapLeakStatesItsDetectionLimit(t *testing.T) {
 		for i := range lives {
 			lives[i] = tc.live + float64(i%3)*0.1
 		}
-		ev := gcEvidence(2*time.Second, lives...)
+		t0 := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
+		ev := &evidence.Evidence{Start: t0, End: t0.Add(time.Duration(len(lives)) * 2 * time.Second)}
+		for i, l := range lives {
+			ev.Live.Points = append(ev.Live.Points, evidence.Point{T: t0.Add(time.Duration(i) * 2 * time.Second), V: l * (1 << 20), Src: evidence.SourceGCTrace})
+		}
 		ev.Live.Src = evidence.SourceGCTrace
-		in := &input{ev: ev}
-		if out := heapLeak(in); len(out.findings) != 0 {
+		out := judgeKind(ev, KindHeapLeak)
+		if len(out.findings) != 0 {
 			t.Fatalf("live %v MiB, flat: findings %+v", tc.live, out.findings)
 		}
-		if len(in.limits) != 1 || in.limits[0].Kind != KindHeapLeak {
-			t.Fatalf("live %v MiB: limits %+v, want heap-leak's", tc.live, in.limits)
+		if len(out.limits) != 1 || out.limits[0].Kind != KindHeapLeak {
+			t.Fatalf("live %v MiB: limits %+v, want heap-leak's", tc.live, out.limits)
 		}
 		// The floor's lows span a little less than the readings: up to a quarter more per minute.
-		if got := in.limits[0].PerMinute / (1 << 20); got < 0.99*tc.want || got > 1.25*tc.want {
+		if got := out.limits[0].PerMinute / (1 << 20); got < 0.99*tc.want || got > 1.25*tc.want {
 			t.Errorf("live %v MiB: limit %.2f MiB/min, want %.0f to %.0f", tc.live, got, tc.want, 1.25*tc.want)
 		}
 	}
@@ -285,42 +212,10 @@ func TestGoalDoesNotOverruleFlatLiveReadings(t *testing.T) {
 	}
 	ev.HeapGoal.Src = evidence.SourceMemStats
 	ev.End = t0.Add(180 * time.Second)
-	out := heapLeak(&input{ev: ev})
+	out := judgeKind(ev, KindHeapLeak)
 	for _, f := range out.findings {
 		if f.Confidence == Confirmed {
 			t.Errorf("a confirmed %s from the goal alone: %s", f.Kind, f.Title)
 		}
-	}
-}
-
-// Bursts every twenty seconds over a flat floor, and the window ends inside one: the readings
-// taken during the bursts are not the floor, so the end of the window inside a burst is no
-// rise. Without a complete burst before it, a rise at the end is left to the leak rule.
-func TestOffBursts(t *testing.T) {
-	t0 := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
-	at := func(s int) time.Time { return t0.Add(time.Duration(s) * time.Second) }
-	var pts []evidence.Point
-	for s := 0; s < 60; s++ {
-		v := 12.0
-		if s%20 >= 15 { // bursts at 15-19 s, 35-39 s, 55-59 s
-			v = 50
-		}
-		pts = append(pts, evidence.Point{T: at(s), V: v})
-	}
-	spikes := []Spike{{Start: at(15), End: at(19)}, {Start: at(35), End: at(39)}, {Start: at(55), End: at(59), InProgress: true}}
-	got := offBursts(pts, spikes)
-	for _, p := range got {
-		if p.V != 12 {
-			t.Fatalf("a reading of a burst kept: %v", p)
-		}
-	}
-	if len(got) != 45 {
-		t.Errorf("%d readings kept, want the 45 between bursts", len(got))
-	}
-	if g := judgeGrowth(floor(got), leakLimits, 0); g.conf != "" {
-		t.Errorf("between the bursts the floor is flat, judged %s", g.conf)
-	}
-	if got := offBursts(pts, spikes[2:]); len(got) != len(pts) {
-		t.Errorf("a lone rise at the end dropped %d readings", len(pts)-len(got))
 	}
 }

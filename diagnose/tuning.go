@@ -1,76 +1,21 @@
 package diagnose
 
 import (
-	"math"
-
+	"github.com/memdoctor/memdoctor/diagnose/rule"
 	"github.com/memdoctor/memdoctor/evidence"
+	"github.com/memdoctor/memdoctor/facts"
 )
 
-// GCModel is the GC pacer model the gc-overhead advice predicts from, calibrated on a
-// session: the live heap, the allocation rate and the runtime's memory outside the heap as
-// measured, and the ratio of the measured GC rate to the modelled one. memdoctor tune uses it
-// to propose GOGC and GOMEMLIMIT settings for a memory budget and to predict their effect.
-type GCModel struct {
-	LiveBytes           float64 `json:"live_heap_bytes"`           // the live heap's median
-	ScanBytes           float64 `json:"scan_stacks_globals_bytes"` // stacks and globals the GC scans
-	NonHeapBytes        float64 `json:"non_heap_bytes"`            // the runtime's memory outside the heap
-	OutsideBytes        float64 `json:"outside_go_bytes"`          // resident memory outside Go: non-Go, files
-	AllocBytesPerSecond float64 `json:"alloc_bytes_per_second"`
-	// GOGC and GOMemLimit are the settings it ran with (GOGC < 0: off; GOMemLimit 0: none).
-	GOGC       float64 `json:"gogc"`
-	GOMemLimit float64 `json:"gomemlimit_bytes,omitempty"`
-	// Calibration is the measured GC rate over the modelled one, within [0.5, 2]: predictions
-	// are multiplied by it.
-	Calibration float64 `json:"calibration"`
-	// GCPerSecond is the GC rate measured (forced cycles left out).
-	GCPerSecond float64 `json:"gc_per_second"`
-
-	m gcModel
-}
-
-// GCPrediction is what the model predicts for a setting.
-type GCPrediction struct {
-	GCPerSecond   float64 `json:"gc_per_second"`
-	HeapGoalBytes float64 `json:"heap_goal_bytes"`
-	// RSSPeakBytes is the heap goal plus the runtime's other memory and memory outside Go.
-	RSSPeakBytes float64 `json:"rss_peak_bytes"`
-}
+// GCModel is the GC pacer model the gc-overhead advice predicts from, calibrated on a session
+// (see rule.GCModel); GCPrediction is what it predicts for a setting.
+type (
+	GCModel      = rule.GCModel
+	GCPrediction = rule.GCPrediction
+)
 
 // ModelGC builds the pacer model of a session; false when the live heap or the allocation
 // rate is unknown.
 func ModelGC(ev *evidence.Evidence) (GCModel, bool) {
-	sum := computeSummary(ev)
-	m, ok := gcModelOf(ev, sum)
-	if !ok {
-		return GCModel{}, false
-	}
-	return GCModel{
-		LiveBytes: m.now.live, ScanBytes: m.now.scan, NonHeapBytes: m.now.nonHeap, OutsideBytes: m.outside,
-		AllocBytesPerSecond: m.alloc, GOGC: m.now.gogc, GOMemLimit: m.now.limit, Calibration: m.calibrate,
-		GCPerSecond: sum.GCPerSecond, m: m,
-	}, true
-}
-
-// Predict is the model's prediction for GOGC (percent; < 0 = off) and a memory limit in bytes
-// (0 = none).
-func (g GCModel) Predict(gogc, limit float64) GCPrediction {
-	p := g.m.now
-	p.gogc, p.limit = gogc, limit
-	goal := p.goal()
-	rate := p.gcRate(g.m.alloc) * g.m.calibrate
-	if math.IsInf(goal, 1) { // GOGC=off without a limit: the heap grows without a GC
-		return GCPrediction{GCPerSecond: 0, HeapGoalBytes: goal, RSSPeakBytes: goal}
-	}
-	return GCPrediction{GCPerSecond: rate, HeapGoalBytes: goal, RSSPeakBytes: goal + p.nonHeap + g.m.outside}
-}
-
-// GOGCFor is the largest GOGC whose heap goal leaves at most room bytes above the live heap.
-func (g GCModel) GOGCFor(room float64) float64 { return g.m.now.gogcFor(room) }
-
-// Advice is the gc-overhead rule's recommendation for a memory budget whose share (0..1) the
-// resident memory may reach: a GOGC sized for the rule's target GC rate and a GOMEMLIMIT that
-// caps the heap (0 without a budget). fits is false when the budget leaves the heap no room.
-func (g GCModel) Advice(budget uint64, share float64) (gogc, limit float64, fits bool) {
-	rec, fits := g.m.recommend(g.GCPerSecond, budget, share)
-	return rec.gogc, rec.limit, fits
+	sum := facts.Summarize(ev)
+	return rule.ModelGC(sum, facts.Cadence(ev, sum), ev.Pacer, &rule.Default)
 }

@@ -1,10 +1,12 @@
 package diagnose
 
 import (
+	"fmt"
 	"math"
 	"strconv"
 	"testing"
 
+	"github.com/memdoctor/memdoctor/diagnose/rule"
 	"github.com/memdoctor/memdoctor/evidence"
 	"github.com/memdoctor/memdoctor/session"
 )
@@ -35,9 +37,9 @@ func TestGCModelAgreesWithTheAdvice(t *testing.T) {
 	if !near(now.GCPerSecond, f.Evidence["predicted_gc_per_second_before"]) || !near(now.HeapGoalBytes, f.Evidence["predicted_heap_peak_bytes_before"]) {
 		t.Errorf("model now: %+v; the finding predicted %v GC/s and a %v-byte goal", now, f.Evidence["predicted_gc_per_second_before"], f.Evidence["predicted_heap_peak_bytes_before"])
 	}
-	gogc, limit, fits := m.Advice(ev.Budget, gcBudgetUse)
-	if !fits || strconv.Itoa(int(gogc)) != f.AdviceEnv["GOGC"] || mib(limit) != f.AdviceEnv["GOMEMLIMIT"] {
-		t.Errorf("advice GOGC=%v GOMEMLIMIT=%v fits=%v; the finding advises %v", gogc, mib(limit), fits, f.AdviceEnv)
+	gogc, limit, fits := m.Advice(ev.Budget, rule.Default.GC.BudgetUse)
+	if !fits || strconv.Itoa(int(gogc)) != f.AdviceEnv["GOGC"] || fmt.Sprintf("%dMiB", int64(limit)>>20) != f.AdviceEnv["GOMEMLIMIT"] {
+		t.Errorf("advice GOGC=%v GOMEMLIMIT=%v fits=%v; the finding advises %v", gogc, limit, fits, f.AdviceEnv)
 	}
 	after := m.Predict(gogc, limit)
 	if !near(after.GCPerSecond, f.Evidence["predicted_gc_per_second_after"]) || !near(after.RSSPeakBytes, f.Evidence["predicted_rss_peak_bytes_after"]) {

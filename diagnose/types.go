@@ -1,79 +1,73 @@
 package diagnose
 
-import "time"
+import (
+	"time"
+
+	"github.com/memdoctor/memdoctor/diagnose/rule"
+	"github.com/memdoctor/memdoctor/diagnose/words"
+	"github.com/memdoctor/memdoctor/facts"
+)
 
 // Schema identifies the diagnosis JSON format.
 const Schema = "memdoctor/diagnosis/v1"
 
-// Kind is a finding kind. The set is closed: these ten.
-type Kind string
+// The verdicts' vocabulary is the rules' (package diagnose/rule), their words the words
+// layer's (package diagnose/words), the headline figures the facts' (package facts): named
+// here, so that the diagnosis's contract reads in one place.
+type (
+	// Kind is a finding kind. The set is closed: these ten.
+	Kind = rule.Kind
+	// Confidence says how sure a finding is.
+	Confidence = rule.Confidence
+	// Severity says how much a finding matters.
+	Severity = rule.Severity
+	// Culprit is a piece of the program's own code that a finding blames.
+	Culprit = rule.Culprit
+	// DetectionLimit is the slowest growth of a quantity a rule would have reported over
+	// the window.
+	DetectionLimit = rule.DetectionLimit
+	// SnapshotView is what one profile shows at the instant it was taken.
+	SnapshotView = rule.SnapshotView
+	// SnapshotPattern is a known allocation pattern that an allocating site goes through.
+	SnapshotPattern = rule.SnapshotPattern
+	// GoroutineSite is the goroutines waiting at one site of the program.
+	GoroutineSite = rule.GoroutineSite
+	// Finding is one diagnosed problem.
+	Finding = words.Finding
+	// NotJudged is a kind of problem that could not be judged, and why.
+	NotJudged = words.NotJudged
+	// Summary holds the headline figures.
+	Summary = facts.Summary
+)
 
 // The finding kinds.
 const (
-	KindHeapLeak          Kind = "heap-leak"
-	KindGoroutineLeak     Kind = "goroutine-leak"
-	KindRuntimeRetention  Kind = "runtime-retention"
-	KindTransientSpike    Kind = "transient-spike"
-	KindGCOverhead        Kind = "gc-overhead"
-	KindAllocationHotspot Kind = "allocation-hotspot"
-	KindNonGoMemory       Kind = "non-go-memory"
-	KindOOMRisk           Kind = "oom-risk"
-	// KindMemoryGrowth: resident memory (or what the Go runtime holds) grows for good and no
-	// other finding explains it; the breakdown says which part grows.
-	KindMemoryGrowth Kind = "memory-growth"
-	// KindCostGrowth: the allocation rate and the GC's work climb steadily: under steady load,
-	// each request costs more and more.
-	KindCostGrowth Kind = "cost-growth"
+	KindHeapLeak          = rule.KindHeapLeak
+	KindGoroutineLeak     = rule.KindGoroutineLeak
+	KindRuntimeRetention  = rule.KindRuntimeRetention
+	KindTransientSpike    = rule.KindTransientSpike
+	KindGCOverhead        = rule.KindGCOverhead
+	KindAllocationHotspot = rule.KindAllocationHotspot
+	KindNonGoMemory       = rule.KindNonGoMemory
+	KindOOMRisk           = rule.KindOOMRisk
+	KindMemoryGrowth      = rule.KindMemoryGrowth
+	KindCostGrowth        = rule.KindCostGrowth
 )
 
 // Kinds lists every finding kind.
-var Kinds = []Kind{
-	KindHeapLeak, KindGoroutineLeak, KindRuntimeRetention, KindTransientSpike,
-	KindGCOverhead, KindAllocationHotspot, KindNonGoMemory, KindOOMRisk,
-	KindMemoryGrowth, KindCostGrowth,
-}
+var Kinds = rule.Kinds
 
-// Confidence says how sure a finding is.
-type Confidence string
-
-// Confidences.
+// Confidences, and severities from most to least severe.
 const (
-	// Confirmed: the effect is large, consistent and seen over enough data to be beyond
-	// reasonable doubt (or proved outright, as by the goroutineleak profile).
-	Confirmed Confidence = "confirmed"
-	// Suspected: the data points to it but does not yet prove it; the finding says how much
-	// longer to watch (WatchMoreSeconds). A suspected finding is never above info.
-	Suspected Confidence = "suspected"
+	Confirmed = rule.Confirmed
+	Suspected = rule.Suspected
+	Critical  = rule.Critical
+	Warning   = rule.Warning
+	Info      = rule.Info
 )
-
-// Severity says how much a finding matters. A critical finding is worth waking someone for.
-type Severity string
-
-// Severities, from most to least severe.
-const (
-	Critical Severity = "critical"
-	Warning  Severity = "warning"
-	Info     Severity = "info"
-)
-
-// Rank orders severities: critical 3, warning 2, info 1, anything else 0.
-func (s Severity) Rank() int {
-	switch s {
-	case Critical:
-		return 3
-	case Warning:
-		return 2
-	case Info:
-		return 1
-	}
-	return 0
-}
 
 // ParseSeverity parses "critical", "warning" or "info".
-func ParseSeverity(s string) (Severity, bool) {
-	sev := Severity(s)
-	return sev, sev.Rank() > 0
-}
+func ParseSeverity(s string) (Severity, bool) { return rule.ParseSeverity(s) }
 
 // Diagnosis is the result of diagnosing a session.
 type Diagnosis struct {
@@ -102,25 +96,6 @@ type Diagnosis struct {
 	Notes []string `json:"notes,omitempty"`
 }
 
-// DetectionLimit is the slowest growth of a quantity a rule would have reported over the
-// window: the effect that matters (4 MiB and 10% of the live heap, for heap-leak) spread over
-// the window's length.
-type DetectionLimit struct {
-	Kind Kind `json:"kind"`
-	// PerMinute is the growth per minute, in the unit Unit names ("bytes", "goroutines").
-	PerMinute float64 `json:"per_minute"`
-	Unit      string  `json:"unit"`
-}
-
-// NotJudged is a kind of problem that could not be judged, and why.
-type NotJudged struct {
-	Kind   Kind   `json:"kind"`
-	Reason string `json:"reason"`
-	// WatchMoreSeconds is how much longer a session would need to judge it (0 = longer would
-	// not help: a source is missing).
-	WatchMoreSeconds float64 `json:"watch_more_seconds,omitempty"`
-}
-
 // Target describes what was watched.
 type Target struct {
 	PID        int      `json:"pid,omitempty"`
@@ -139,98 +114,6 @@ type Window struct {
 	Start   time.Time `json:"start"`
 	End     time.Time `json:"end"`
 	Seconds float64   `json:"seconds"`
-}
-
-// Summary holds the headline figures. Zero means "not measured" for every field but counts.
-type Summary struct {
-	// RSSPeakBytes is the most memory the process had resident: the kernel's high-water mark
-	// (VmHWM) when it is above what the samples saw (RSSPeakSource says which: "samples",
-	// "high-water mark"). RSSSampledPeakBytes is the highest sample.
-	RSSPeakBytes        uint64 `json:"rss_peak_bytes"`
-	RSSPeakSource       string `json:"rss_peak_source,omitempty"`
-	RSSSampledPeakBytes uint64 `json:"rss_sampled_peak_bytes,omitempty"`
-	// RSSPeakBeforeWindow is true when the high-water mark was already reached before the
-	// window began.
-	RSSPeakBeforeWindow bool   `json:"rss_peak_before_window,omitempty"`
-	RSSP99Bytes         uint64 `json:"rss_p99_bytes"`
-	RSSLatestBytes      uint64 `json:"rss_latest_bytes"`
-	// TreeRSSPeakBytes is the peak RSS of the whole process tree memdoctor run started (the
-	// target with, say, the go command above it); TreeProcs how many processes it had then.
-	TreeRSSPeakBytes    uint64  `json:"tree_rss_peak_bytes,omitempty"`
-	TreeProcs           int     `json:"tree_procs,omitempty"`
-	HeapLivePeakBytes   uint64  `json:"heap_live_peak_bytes"`
-	HeapLiveLatestBytes uint64  `json:"heap_live_latest_bytes"`
-	HeapGoalPeakBytes   uint64  `json:"heap_goal_peak_bytes,omitempty"`
-	GCCount             uint64  `json:"gc_count"`
-	GCPerSecond         float64 `json:"gc_per_second"`
-	// GCCPUFraction is the share of the process's CPU time spent on GC (mark assists, background
-	// and pauses; idle marking excluded), or of GCCPUOfAvailableFraction's base when the
-	// process's CPU time is unknown.
-	GCCPUFraction float64 `json:"gc_cpu_fraction"`
-	// GCCPUOfAvailableFraction is GC CPU over GOMAXPROCS x wall time, like gctrace's "%".
-	GCCPUOfAvailableFraction float64 `json:"gc_cpu_of_available_fraction"`
-	// GCAssistFraction is the share of GC CPU spent in mark assists (0 when unknown).
-	GCAssistFraction float64 `json:"gc_assist_fraction,omitempty"`
-	// CPUContention is the share of the time the process's threads were runnable that they
-	// waited for a CPU (/proc schedstat; 0 when unknown). GC CPU, which the Go runtime
-	// measures in wall-clock time, is corrected by it: a busy machine does not make the GC
-	// look more expensive.
-	CPUContention       float64 `json:"cpu_contention,omitempty"`
-	AllocBytesPerSecond float64 `json:"alloc_bytes_per_second,omitempty"`
-	GoroutinesPeak      int     `json:"goroutines_peak"`
-	GoroutinesLatest    int     `json:"goroutines_latest,omitempty"`
-	MemoryBudgetBytes   uint64  `json:"memory_budget_bytes,omitempty"`
-	MemoryBudgetSource  string  `json:"memory_budget_source,omitempty"`
-	CgroupLimitBytes    uint64  `json:"cgroup_limit_bytes,omitempty"`
-	// GCForcedCount counts forced cycles (runtime.GC, goroutine leak checks): they are not in
-	// GCPerSecond.
-	GCForcedCount uint64 `json:"gc_forced_count,omitempty"`
-	// Where the figures came from.
-	GCSource          string `json:"gc_source,omitempty"` // gctrace, runtime/metrics, memstats
-	Samples           int    `json:"samples"`
-	HeapProfiles      int    `json:"heap_profiles"`
-	GoroutineProfiles int    `json:"goroutine_profiles"`
-}
-
-// Finding is one diagnosed problem.
-type Finding struct {
-	Kind       Kind       `json:"kind"`
-	Severity   Severity   `json:"severity"`
-	Confidence Confidence `json:"confidence"`
-	// WatchMoreSeconds is, for a suspected finding, how much longer to watch to confirm or
-	// dismiss it.
-	WatchMoreSeconds float64 `json:"watch_more_seconds,omitempty"`
-	Title            string  `json:"title"`
-	Detail           string  `json:"detail"`
-	// Evidence holds the numbers that prove the finding; each name carries its unit
-	// (_bytes, _seconds, _per_second, _fraction, _count, ...).
-	Evidence  map[string]float64 `json:"evidence"`
-	Culprits  []Culprit          `json:"culprits,omitempty"`
-	Advice    []string           `json:"advice,omitempty"`
-	AdviceEnv map[string]string  `json:"advice_env,omitempty"`
-	// Start and End place the finding on the timeline, when it has a time span.
-	Start time.Time `json:"start,omitzero"`
-	End   time.Time `json:"end,omitzero"`
-	// Profiles names the stored snapshots the finding compares (old, new), so a reader can
-	// dig further with go tool pprof -diff_base.
-	Profiles []string `json:"profiles,omitempty"`
-	// Snapshot is true when the finding rests on a single profile: what it held at one
-	// instant, not a trend. Such a finding is always suspected; a second profile taken
-	// minutes later confirms or dismisses it.
-	Snapshot bool `json:"snapshot,omitempty"`
-}
-
-// Culprit is a piece of the program's own code that a finding blames.
-type Culprit struct {
-	Function string   `json:"function"`
-	File     string   `json:"file,omitempty"`
-	Line     int64    `json:"line,omitempty"`
-	Bytes    int64    `json:"bytes,omitempty"`
-	Count    int64    `json:"count,omitempty"`
-	Share    float64  `json:"share"`
-	Stack    []string `json:"stack,omitempty"`
-	// Own is false when no frame outside the runtime and standard library was found.
-	Own bool `json:"own"`
 }
 
 // MaxSeverity returns the most severe finding's severity ("" when there is none).

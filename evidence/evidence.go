@@ -4,7 +4,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/memdoctor/memdoctor/breakdown"
+	"github.com/memdoctor/memdoctor/agent/breakdown"
 	"github.com/memdoctor/memdoctor/session"
 )
 
@@ -30,7 +30,10 @@ type Evidence struct {
 	TreeProcs                            int    // processes in that tree at its peak
 	ProcessCPU                           Series // counter: CPU seconds (user + system) the process used
 	CgroupUsage                          Series
-	OOMKills                             uint64
+	// OOMKills is the cgroup's oom_kill count at its highest reading (since the cgroup was
+	// made); OOMKillsInWindow is how much it rose between the window's first reading and
+	// then: kills the window saw happen (a reading after the target ended included).
+	OOMKills, OOMKillsInWindow uint64
 
 	// The Go runtime's memory.
 	Live Series // the heap marked live by the last GC
@@ -138,12 +141,15 @@ type Pacer struct {
 type Snapshot struct {
 	Kind  string // session.KindHeap, KindGoroutine or KindGoroutineLeak
 	T     time.Time
-	Label string // "" for periodic snapshots; "before-<trigger>", "after-<trigger>" around events
+	Label string // "" for periodic snapshots; see Role
 	Path  string
 }
 
+// Role is what the snapshot was taken for (its label read).
+func (s Snapshot) Role() session.Role { return session.RoleOf(s.Label) }
+
 // Periodic reports a snapshot taken on a schedule (not around an event).
-func (s Snapshot) Periodic() bool { return s.Label == "" }
+func (s Snapshot) Periodic() bool { return s.Role() == session.RolePeriodic }
 
 // Seconds is the window's length.
 func (ev *Evidence) Seconds() float64 { return ev.End.Sub(ev.Start).Seconds() }

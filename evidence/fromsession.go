@@ -7,8 +7,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/memdoctor/memdoctor/breakdown"
-	"github.com/memdoctor/memdoctor/internal/bytesize"
+	"github.com/memdoctor/memdoctor/agent/breakdown"
+	"github.com/memdoctor/memdoctor/agent/bytesize"
 	"github.com/memdoctor/memdoctor/session"
 )
 
@@ -172,6 +172,8 @@ type sessionBuild struct {
 	untimedGC     int
 	gomaxprocsEnv int
 	sessionStart  time.Time
+	oomFirst      uint64 // the first cgroup reading's oom_kill count
+	oomSeen       bool
 }
 
 func newSessionBuild(ev *Evidence, opts Options) *sessionBuild {
@@ -244,7 +246,11 @@ func (b *sessionBuild) readSamples(s *session.Session) error {
 			if c.LimitBytes > 0 {
 				b.ev.CgroupLimit = c.LimitBytes
 			}
+			if !b.oomSeen {
+				b.oomFirst, b.oomSeen = c.OOMKills, true
+			}
 			b.ev.OOMKills = max(b.ev.OOMKills, c.OOMKills)
+			b.ev.OOMKillsInWindow = b.ev.OOMKills - min(b.oomFirst, b.ev.OOMKills)
 		}
 		if g := smp.Go; g != nil {
 			b.goMem(t, g)

@@ -307,3 +307,28 @@ func TestProfileCacheLRU(t *testing.T) {
 		t.Errorf("%d kept (%d bytes) under a budget of one", len(st.order), st.held)
 	}
 }
+
+// TestOOMKillsInWindow: the cgroup's oom_kill count counts since the cgroup was made; the
+// window's kills are its rise, a reading after the target ended included.
+func TestOOMKillsInWindow(t *testing.T) {
+	t0 := time.Date(2026, 11, 26, 10, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		name      string
+		counts    []uint64
+		total, in uint64
+	}{
+		{"killed in the window", []uint64{3, 3, 3, 4}, 4, 1},
+		{"killed before it", []uint64{2, 2, 2}, 2, 0},
+		{"no cgroup", nil, 0, 0},
+	} {
+		ev := newSession(t, session.Manifest{Mode: "run"}, func(w *session.Writer) {
+			for i, n := range tc.counts {
+				w.AppendSample(session.Sample{Time: t0.Add(time.Duration(i) * time.Second),
+					Cgroup: &session.Cgroup{Version: 1, LimitBytes: 256 * mb, UsageBytes: 100 * mb, OOMKills: n}})
+			}
+		})
+		if ev.OOMKills != tc.total || ev.OOMKillsInWindow != tc.in {
+			t.Errorf("%s: OOMKills %d, in the window %d; want %d, %d", tc.name, ev.OOMKills, ev.OOMKillsInWindow, tc.total, tc.in)
+		}
+	}
+}

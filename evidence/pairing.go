@@ -4,7 +4,7 @@ import (
 	"math"
 	"time"
 
-	"github.com/memdoctor/memdoctor/breakdown"
+	"github.com/memdoctor/memdoctor/agent/breakdown"
 	"github.com/memdoctor/memdoctor/session"
 )
 

@@ -118,6 +118,9 @@ func (st *store) note(s string) {
 // ProfileNotes returns what could not be read among the profiles used so far.
 func (ev *Evidence) ProfileNotes() []string {
 	st := ev.profiles
+	if st == nil { // evidence built by hand, without profiles
+		return nil
+	}
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	return append([]string(nil), st.notes...)

@@ -4,7 +4,7 @@ import (
 	"slices"
 	"sort"
 
-	"github.com/memdoctor/memdoctor/breakdown"
+	"github.com/memdoctor/memdoctor/agent/breakdown"
 )
 
 // splitKeeper keeps splits of memory over time, bounded like a series: past maxBuckets time

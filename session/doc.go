@@ -13,4 +13,7 @@
 // Files are only ever appended to, or replaced by rename, so a collector killed at any moment
 // leaves a directory that Open still reads: a torn last line of metrics.jsonl is skipped with a
 // warning, a profile is never visible half-written, and the manifest is always whole.
+//
+// The records and the Writer are the agent module's record package (the agent embedded in a
+// service writes sessions too); this package names them and reads sessions.
 package session

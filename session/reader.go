@@ -50,6 +50,18 @@ type GCEvent struct {
 	gctrace.Cycle
 }
 
+// IsDir reports whether dir is a memdoctor session directory: it holds a manifest, or the
+// samples a killed collector left without one, as regular files. Every reader that must tell
+// a session from a folder of profiles asks this.
+func IsDir(dir string) bool {
+	for _, f := range []string{ManifestFile, MetricsFile} {
+		if st, err := os.Stat(filepath.Join(dir, f)); err == nil && st.Mode().IsRegular() {
+			return true
+		}
+	}
+	return false
+}
+
 // Open reads a session directory. It fails only when dir is not a session at all; damage
 // inside (a torn last line, a corrupt profile name, a missing gctrace.log) becomes a warning.
 func Open(dir string) (*Session, error) {
@@ -131,14 +143,23 @@ func (s *Session) readManifest() error {
 type ReadStats struct {
 	Lines, Bad int // lines read, and those skipped as corrupt or torn
 	FirstBad   int // the line number of the first one skipped (0 = none)
+	// Unknown counts the keys skipped because this reader does not know them (a newer
+	// writer's, or a field the decoder forgot), and UnknownKeys names the first few ("go.x").
+	Unknown     int
+	UnknownKeys []string
 }
 
 // Warning describes the skipped lines of file, or "" when none were.
 func (st ReadStats) Warning(file string) string {
-	if st.Bad == 0 {
-		return ""
+	var parts []string
+	if st.Bad > 0 {
+		parts = append(parts, fmt.Sprintf("%s: skipped %d corrupt or torn line(s), the first at line %d", file, st.Bad, st.FirstBad))
 	}
-	return fmt.Sprintf("%s: skipped %d corrupt or torn line(s), the first at line %d", file, st.Bad, st.FirstBad)
+	if st.Unknown > 0 {
+		parts = append(parts, fmt.Sprintf("%s: skipped %d value(s) of key(s) this memdoctor does not know (%s): a newer memdoctor wrote them",
+			file, st.Unknown, strings.Join(st.UnknownKeys, ", ")))
+	}
+	return strings.Join(parts, "; ")
 }
 
 // EachSample calls fn with every sample of metrics.jsonl, in file order (which is collection
@@ -179,6 +200,11 @@ func (s *Session) EachSample(fn func(*Sample) error) (ReadStats, error) {
 		}
 		return true
 	})
+	st.Unknown = dec.unknownN
+	for k := range dec.unknown {
+		st.UnknownKeys = append(st.UnknownKeys, k)
+	}
+	sort.Strings(st.UnknownKeys)
 	if ferr != nil {
 		return st, ferr
 	}
@@ -350,4 +376,13 @@ func (s *Session) ProfilesOf(kind string, periodicOnly bool) []ProfileRef {
 // collector was killed before writing it: the data's own times tell then).
 func (s *Session) Window() (start, end time.Time) {
 	return s.Manifest.Start, s.Manifest.End
+}
+
+// unwrapPathError drops the *fs.PathError wrapper whose path the caller already names.
+func unwrapPathError(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
 }

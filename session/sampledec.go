@@ -14,7 +14,8 @@ import (
 // sampleDecoder decodes metrics.jsonl lines without reflection: a long session holds hundreds
 // of thousands of them, and encoding/json spent most of a 24-hour session's analysis there.
 // It reads what Writer.AppendSample writes (encoding/json's output for Sample), skips keys it
-// does not know (a newer writer's), and rejects anything that is not one JSON object per line.
+// does not know (a newer writer's) and counts them (unknownKeys), and rejects anything that
+// is not one JSON object per line.
 // The parts of the Sample it returns live in the decoder and are overwritten by the next line.
 type sampleDecoder struct {
 	b   []byte
@@ -26,6 +27,27 @@ type sampleDecoder struct {
 	gomem  GoMem
 	pprof  PprofCounts
 	sched  Sched
+	// unknown names the keys skipped for not being known ("go.new_field"), at most
+	// maxUnknownNames of them; unknownN counts them all.
+	unknown  map[string]bool
+	unknownN int
+}
+
+// maxUnknownNames bounds the names of unknown keys kept.
+const maxUnknownNames = 8
+
+// skipUnknown skips the value of a key the decoder does not know, and counts it under
+// part.key.
+func (d *sampleDecoder) skipUnknown(part string, key []byte) error {
+	d.unknownN++
+	name := part + string(key)
+	if d.unknown == nil {
+		d.unknown = map[string]bool{}
+	}
+	if len(d.unknown) < maxUnknownNames {
+		d.unknown[name] = true
+	}
+	return d.skip(0)
 }
 
 // errSyntax is returned for a line that is not a sample; the reader counts it as corrupt.
@@ -53,7 +75,7 @@ func (d *sampleDecoder) decode(line []byte) (*Sample, error) {
 		case "sched":
 			return d.part(func() { d.sched = Sched{}; d.smp.Sched = &d.sched }, d.schedField)
 		}
-		return d.skip(0)
+		return d.skipUnknown("", key)
 	})
 	if err != nil {
 		return nil, err
@@ -99,7 +121,7 @@ func (d *sampleDecoder) procField(key []byte) error {
 	case "tree_procs":
 		return d.int(&p.TreeProcs)
 	}
-	return d.skip(0)
+	return d.skipUnknown("proc.", key)
 }
 
 func (d *sampleDecoder) cgroupField(key []byte) error {
@@ -120,7 +142,7 @@ func (d *sampleDecoder) cgroupField(key []byte) error {
 	case "oom_kills":
 		return d.uint(&c.OOMKills)
 	}
-	return d.skip(0)
+	return d.skipUnknown("cgroup.", key)
 }
 
 func (d *sampleDecoder) schedField(key []byte) error {
@@ -133,15 +155,15 @@ func (d *sampleDecoder) schedField(key []byte) error {
 	case "tasks":
 		return d.int(&s.Tasks)
 	}
-	return d.skip(0)
+	return d.skipUnknown("sched.", key)
 }
 
 func (d *sampleDecoder) goField(key []byte) error {
 	g := &d.gomem
-	if p := g.uintField(string(key)); p != nil {
+	if p := goUintField(g, string(key)); p != nil {
 		return d.uint(p)
 	}
-	if p := g.floatField(string(key)); p != nil {
+	if p := goFloatField(g, string(key)); p != nil {
 		return d.float(p)
 	}
 	switch string(key) {
@@ -154,11 +176,11 @@ func (d *sampleDecoder) goField(key []byte) error {
 	case "gomaxprocs":
 		return d.int(&g.GOMAXPROCS)
 	}
-	return d.skip(0)
+	return d.skipUnknown("go.", key)
 }
 
-// uintField returns the uint64 field named key in the JSON form, or nil.
-func (g *GoMem) uintField(key string) *uint64 {
+// goUintField returns the uint64 field of g named key in the JSON form, or nil.
+func goUintField(g *GoMem, key string) *uint64 {
 	switch key {
 	case "heap_objects_bytes":
 		return &g.HeapObjectsBytes
@@ -200,8 +222,8 @@ func (g *GoMem) uintField(key string) *uint64 {
 	return nil
 }
 
-// floatField returns the float64 field named key in the JSON form, or nil.
-func (g *GoMem) floatField(key string) *float64 {
+// goFloatField returns the float64 field of g named key in the JSON form, or nil.
+func goFloatField(g *GoMem, key string) *float64 {
 	switch key {
 	case "gc_total_seconds":
 		return &g.GCTotalSeconds
@@ -233,7 +255,7 @@ func (d *sampleDecoder) pprofField(key []byte) error {
 	case "heap_records":
 		return d.int(&p.HeapRecords)
 	}
-	return d.skip(0)
+	return d.skipUnknown("pprof.", key)
 }
 
 // object reads {"key": value, ...}, calling field for each key with the position at its value.

@@ -39,7 +39,7 @@ import (
 	"time"
 
 	"github.com/memdoctor/memdoctor/agent"
-	"github.com/memdoctor/memdoctor/internal/bytesize"
+	"github.com/memdoctor/memdoctor/agent/bytesize"
 )
 
 var (

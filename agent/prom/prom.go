@@ -14,7 +14,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/memdoctor/memdoctor/agent"
-	"github.com/memdoctor/memdoctor/breakdown"
+	"github.com/memdoctor/memdoctor/agent/breakdown"
 )
 
 // Collector collects an agent's figures at scrape time. It is safe for concurrent use.

@@ -3,7 +3,7 @@
 // profiles alone, and watch by PID from the memory of a build of the scenario that links no
 // profiling), judged at several windows against the scenario's expected verdict, with
 // the time to verdict of each scenario and vantage point, and precision and recall by finding
-// kind. It prints the tables the README quotes.
+// kind. It prints the tables docs/accuracy.md quotes.
 //
 //	go run ./bench/accuracy                       # every scenario, windows 45s, 60s, 3m
 //	go run ./bench/accuracy -windows 60s -scenarios healthy,tcp-reassembly

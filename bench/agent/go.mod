@@ -4,7 +4,7 @@ go 1.25.0
 
 require (
 	github.com/grafana/pyroscope-go v1.4.3
-	github.com/memdoctor/memdoctor v0.0.0
+	github.com/memdoctor/memdoctor/agent v0.0.0
 	mosn.io/holmes v1.0.2
 	mosn.io/pkg v0.0.0-20211217101631-d914102d1baf
 )
@@ -22,4 +22,4 @@ require (
 	mosn.io/api v0.0.0-20210204052134-5b9a826795fd // indirect
 )
 
-replace github.com/memdoctor/memdoctor => ../..
+replace github.com/memdoctor/memdoctor/agent => ../../agent

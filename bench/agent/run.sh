@@ -7,6 +7,8 @@
 #
 #   bench/agent/run.sh | tee /tmp/agent-bench.md
 set -euo pipefail
+# bench/agent is a module of its own, outside the repository's go.work: its go.mod points at ../../agent.
+export GOWORK=off
 cd "$(dirname "$0")"
 bin="$(mktemp -d)/bench-agent"
 trap 'rm -rf "$(dirname "$bin")"' EXIT

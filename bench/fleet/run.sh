@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # Times memdoctor fleet against a real Prometheus that holds one hour of 15 s scrapes of 200
 # Go services (client_golang's default Go and process metrics), backfilled into its TSDB with
-# promtool from what bench/fleet/gen writes. Prints the wall time and memdoctor's peak RSS
-# (farm-bench: median of 5 runs after a warm-up; /usr/bin/time when farm-bench is absent),
-# then what the fleet's verdicts were for each injected scenario.
+# promtool from what bench/fleet/gen writes. Prints what the fleet's verdicts were for each
+# injected scenario, then the wall time, CPU time and memdoctor's peak RSS: median and range
+# of RUNS runs after a warm-up, timed with GNU time (Debian's `time`) or hyperfine
+# (bench/measure.sh).
 #
-#   bench/fleet/run.sh [TARGETS] [WINDOW]      (default 200 1h)
+#   bench/fleet/run.sh [TARGETS] [WINDOW] [RUNS]      (default 200 1h 5)
 #
 # Prometheus and promtool v0.310.0 are built once from their Go module into
 # ${XDG_CACHE_HOME:-~/.cache}/memdoctor/prometheus-v0.310.0 (as .ci/run does; a few minutes).
@@ -14,6 +15,8 @@ cd "$(dirname "$0")/../.."
 
 TARGETS=${1:-200}
 WINDOW=${2:-1h}
+RUNS=${3:-5}
+. bench/measure.sh
 PROM_VERSION=v0.310.0
 PROM_DIR="${XDG_CACHE_HOME:-$HOME/.cache}/memdoctor/prometheus-$PROM_VERSION"
 WORK=$(mktemp -d /tmp/memdoctor-fleet-bench.XXXXXX)
@@ -67,11 +70,5 @@ echo "== memdoctor ${ARGS[*]}"
 head -3 "$WORK/fleet.txt"
 "$WORK/gen" -check "$WORK/fleet.json"
 
-echo "== timing"
-if command -v farm-bench >/dev/null 2>&1; then
-	farm-bench -n 5 --timeout 600 -- "$WORK/memdoctor" "${ARGS[@]}" --json /dev/null
-else
-	for i in 1 2 3; do
-		/usr/bin/time -f "   %e s wall, %M KB peak RSS" "$WORK/memdoctor" "${ARGS[@]}" --json /dev/null > /dev/null
-	done
-fi
+echo "== timing memdoctor ${ARGS[*]}"
+measure "$RUNS" "$WORK/memdoctor" "${ARGS[@]}" --json /dev/null

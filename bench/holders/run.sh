@@ -24,7 +24,7 @@ median() { sort -n | awk '{a[NR]=$1} END {if (NR==0) {print "-"; exit} m=(NR%2)?
 
 for spec in "$@"; do
 	objects=${spec%%:*} payload=${spec##*:}
-	"$work/target" -objects "$objects" -size "$payload" >"$work/target.out" &
+	"$work/target" -objects "$objects" -size "$payload" -rate 524288 >"$work/target.out" &
 	tpid=$!
 	until grep -q ready "$work/target.out" 2>/dev/null; do sleep 0.2; done
 	: >"$work/stops" >"$work/walls" >"$work/rss" >"$work/heap"

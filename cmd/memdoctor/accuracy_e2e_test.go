@@ -19,7 +19,7 @@ import (
 // by PID, from its memory, of a build of the scenario that links no profiling) with
 // memdoctor's default snapshot interval, and checks the verdicts: at 60 s, the expected kinds
 // at warning with their culprits in the top 3, from every vantage point; at 45 s and 60 s, no
-// false warning (no absent kind, nothing on a control). The README's tables come from the
+// false warning (no absent kind, nothing on a control). The tables of docs/accuracy.md come from the
 // same code with longer windows: go run ./bench/accuracy.
 func TestAccuracyMatrix(t *testing.T) {
 	if testing.Short() {

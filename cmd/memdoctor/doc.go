@@ -30,6 +30,8 @@
 //		serve a session's report locally, with pprof's web UI for any snapshot or the diff of two
 //	memdoctor diff [flags] OLD NEW | SESSION_DIR
 //		show what grew and what shrank between two heap or goroutine profiles, in the program's own code
+//	memdoctor mcp --root DIR [flags]
+//		serve memdoctor's verdicts to an AI assistant: a Model Context Protocol server over stdio
 //	memdoctor demo [flags]
 //		watch a built-in example service for about a minute and diagnose it
 //	memdoctor lab list | run [flags] NAME
@@ -63,7 +65,12 @@
 // within 5s) is read from its memory instead, without stopping it: its heap profile, memory
 // statistics, GC figures and goroutine count (see memdoctor watch PID); a program that links no
 // profiling samples no allocations unless --enable-heap-profiling lets memdoctor turn its heap
-// profiling on. When --duration ends, or on Ctrl-C (or SIGTERM, or
+// profiling on. When the target's memory comes within 10% of its
+// cgroup limit or --memory-budget and rises, it takes heap and goroutine profiles at once,
+// outside the interval (labelled before-oom; at most one a second, and one per 1% of the limit
+// climbed): when the OOM killer ends the program, the session holds the heap from its last
+// seconds, and the diagnosis says so (oom-risk, critical) with what that profile held most.
+// When --duration ends, or on Ctrl-C (or SIGTERM, or
 // SIGHUP) it stops the program (SIGINT to its process group, then SIGKILL after --grace),
 // closes the session and prints the diagnosis. A second Ctrl-C kills the program's process
 // group at once and exits without the diagnosis; the session is closed either way. If the
@@ -125,7 +132,12 @@
 // built with GOEXPERIMENT=goroutineleakprofile), watch fetches it at the start, when the
 // goroutine count climbs, and otherwise every --leak-check-every; each fetch runs one GC cycle
 // with leak detection in the service, the only GC memdoctor ever causes (with an agent, the
-// agent takes these profiles and watch copies them). --source pprof records from pprof alone,
+// agent takes these profiles and watch copies them). When the local service's memory comes
+// within 10% of its cgroup limit or --memory-budget and rises, watch takes heap and goroutine
+// profiles at once, outside the interval (labelled before-oom; at most one a second, one per
+// 1% of the limit climbed); when the service then vanishes, the cgroup's OOM-kill count, or
+// its last reading near the limit, makes the diagnosis say so (oom-risk, critical), with what
+// those profiles held. --source pprof records from pprof alone,
 // --source agent from the agent alone, to compare vantage points.
 // Behind a proxy or a port-forward (kubectl port-forward, ssh -L) that process is the
 // forwarder: a Go heap well above its RSS gives it away, and watch then drops its figures
@@ -552,6 +564,47 @@
 //	memdoctor diff --type alloc_space memdoctor-sessions/server-20261122T101500Z@3 memdoctor-sessions/server-20261122T101500Z@4
 //	memdoctor diff --json - ./session
 //	memdoctor diff --module github.com/acme/svc before.pb.gz after.pb.gz
+//
+// # memdoctor mcp
+//
+// usage: memdoctor mcp --root DIR [flags]
+//
+// Mcp is a Model Context Protocol server on its standard input and output, for assistants
+// (Claude, Copilot, Cursor, Zed, ...) that start it as a local tool. Its tools: diagnose (a
+// session, a folder of profiles, a profile or a gctrace log), diff (two heap or goroutine
+// profiles, or SESSION_DIR@N snapshots), compare (two sessions), holders (of a core file, or
+// of a live process when allowed), list_sessions, and, when allowed, watch (a URL or a local
+// PID, for a bounded time) and fleet (a Prometheus). Each
+// result is the JSON the command writes (a diagnosis is memdoctor/diagnosis/v1) with a short
+// text. Its resources are the sessions under the --root directories: each one's text report
+// and diagnosis JSON, made afresh on each read.
+//
+// It reads only files under the --root directories (at least one is required; symbolic
+// links are resolved before the check), and writes only the sessions watch records, under
+// --sessions. Tools that reach the network (watch of a URL, fleet) are offered only with
+// --allow-network, those that read another process (watch of a PID, holders of a live one) only
+// with --allow-attach.
+// One command runs at a time, each as a memdoctor process of its own, so the server stays
+// small however long it runs. See docs/mcp.md for each assistant's configuration.
+//
+// Flags:
+//
+//	-allow-attach
+//	  	offer the tools that read another process: watch of a local PID, holders of a live one
+//	-allow-network
+//	  	offer the tools that reach the network: watch of a URL, fleet
+//	-max-watch duration
+//	  	the longest watch a client may ask for (default 10m0s)
+//	-root DIR
+//	  	a DIR whose sessions, profiles and logs the server may read (repeatable; at least one)
+//	-sessions DIR
+//	  	where watch records its sessions: a DIR under a --root (default: the first root's memdoctor-sessions)
+//
+// Examples:
+//
+//	memdoctor mcp --root ~/memdoctor-sessions --root ./profiles
+//	memdoctor mcp --root . --allow-network --max-watch 5m
+//	claude mcp add memdoctor -- memdoctor mcp --root $PWD
 //
 // # memdoctor demo
 //

@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"flag"
+	"fmt"
 	"go/format"
 	"go/parser"
 	"go/token"
@@ -65,15 +66,20 @@ func docComment(manual string) string {
 }
 
 // TestEveryFlagDocumented checks that the help lists every command, that `memdoctor CMD -h`
-// shows at least one example, and that the README documents every flag -h shows.
+// shows at least one example, and that the README or docs/usage.md explains every flag -h
+// shows.
 func TestEveryFlagDocumented(t *testing.T) {
 	help, _ := exec.Command(memdoctorBin, "help").Output()
-	readme, err := os.ReadFile("../../README.md")
-	if err != nil {
-		t.Fatal(err)
+	var readme []byte
+	for _, name := range []string{"../../README.md", "../../docs/usage.md"} {
+		b, err := os.ReadFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		readme = append(readme, b...)
 	}
 	flagLine := regexp.MustCompile(`(?m)^  -([\w-]+)`)
-	for _, name := range []string{"run", "watch", "analyze", "fleet", "compare", "tune", "diff", "demo", "lab"} {
+	for _, name := range []string{"run", "watch", "analyze", "fleet", "compare", "tune", "diff", "demo", "lab", "mcp", "holders", "report", "serve"} {
 		if !strings.Contains(string(help), "memdoctor "+name+" ") {
 			t.Errorf("memdoctor help does not list %s", name)
 		}
@@ -88,10 +94,65 @@ func TestEveryFlagDocumented(t *testing.T) {
 		}
 		for _, m := range flagLine.FindAllStringSubmatch(text, -1) {
 			if !strings.Contains(string(readme), "--"+m[1]) {
-				t.Errorf("the README does not document memdoctor %s --%s", name, m[1])
+				t.Errorf("neither the README nor docs/usage.md documents memdoctor %s --%s", name, m[1])
 			}
 		}
 	}
+}
+
+// TestCommandPages keeps docs/commands in step with the manual: the index is `memdoctor help`,
+// and each command has a page that is its `memdoctor COMMAND -h`. Run with -update to write
+// them again.
+func TestCommandPages(t *testing.T) {
+	help, err := exec.Command(memdoctorBin, "help").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{}
+	var links []string
+	for _, m := range regexp.MustCompile(`(?m)^\tmemdoctor (\w+)`).FindAllStringSubmatch(string(help), -1) {
+		name := m[1]
+		if name == "help" || name == "version" {
+			continue
+		}
+		out, err := exec.Command(memdoctorBin, name, "-h").CombinedOutput()
+		if err != nil {
+			t.Fatalf("memdoctor %s -h: %v", name, err)
+		}
+		want[name+".md"] = commandPage("memdoctor "+name, "memdoctor "+name+" -h", string(out))
+		links = append(links, fmt.Sprintf("- [memdoctor %s](%s.md)", name, name))
+	}
+	want["README.md"] = commandPage("memdoctor's commands", "memdoctor help", string(help)) +
+		"\nEach command's manual:\n\n" + strings.Join(links, "\n") + "\n"
+	dir := filepath.Join("..", "..", "docs", "commands")
+	if *update {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		for name, page := range want {
+			if err := os.WriteFile(filepath.Join(dir, name), []byte(page), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	pages, _ := filepath.Glob(filepath.Join(dir, "*.md"))
+	for _, p := range pages {
+		if _, ok := want[filepath.Base(p)]; !ok {
+			t.Errorf("%s documents no command memdoctor help lists: remove it", p)
+		}
+	}
+	for name, page := range want {
+		got, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil || string(got) != page {
+			t.Errorf("docs/commands/%s is not the manual: run go test ./cmd/memdoctor -run TestCommandPages -update", name)
+		}
+	}
+}
+
+// commandPage is a page of docs/commands: a title and what a command prints.
+func commandPage(title, command, text string) string {
+	return fmt.Sprintf("# %s\n\n<!-- Generated from `%s` by TestCommandPages -update (cmd/memdoctor); do not edit. -->\n\n```text\n%s```\n",
+		title, command, strings.TrimRight(text, "\n")+"\n")
 }
 
 // TestReadmeCommands keeps the README's first two commands and .ci/run in step.
@@ -155,5 +216,29 @@ func TestNothingOutsideTheRepository(t *testing.T) {
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestDocLinks: every relative link of the README and of docs/ leads to a file or folder of
+// the repository.
+func TestDocLinks(t *testing.T) {
+	pages, _ := filepath.Glob("../../docs/*.md")
+	more, _ := filepath.Glob("../../docs/*/*.md")
+	pages = append(append(pages, more...), "../../README.md", "../../DEVELOPERS.md")
+	link := regexp.MustCompile(`\]\(([^)#\s]+)(#[^)]*)?\)`)
+	for _, p := range pages {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range link.FindAllStringSubmatch(string(b), -1) {
+			target := m[1]
+			if strings.Contains(target, "://") || strings.HasPrefix(target, "mailto:") {
+				continue
+			}
+			if _, err := os.Stat(filepath.Join(filepath.Dir(p), target)); err != nil {
+				t.Errorf("%s links to %s: %v", p, target, err)
+			}
+		}
 	}
 }

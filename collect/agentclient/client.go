@@ -12,8 +12,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/memdoctor/memdoctor/agent/breakdown"
 	"github.com/memdoctor/memdoctor/agent/wire"
-	"github.com/memdoctor/memdoctor/breakdown"
 	"github.com/memdoctor/memdoctor/internal/pprofio"
 	"github.com/memdoctor/memdoctor/session"
 )

@@ -68,7 +68,7 @@ func runAnalyze(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	d := diagnose.Diagnose(ev, diagnose.Options{Logger: e.log})
+	d := diagnose.Diagnose(ev, diagnose.Options{})
 	if s != nil {
 		if err := session.WriteDiagnosis(s.Dir, d); err != nil {
 			e.log.Warn("could not save the diagnosis in the session", "err", err)

@@ -87,7 +87,7 @@ func runFleet(ctx context.Context, e *env, args []string) error {
 	}
 	var rows []fleetRow
 	res, err := promapi.Read(ctx, cfg, func(t promapi.Target) error {
-		d := diagnose.Diagnose(t.Evidence, diagnose.Options{Logger: e.log})
+		d := diagnose.Diagnose(t.Evidence, diagnose.Options{})
 		rows = append(rows, newFleetRow(t.Labels, d, uint64(t.Evidence.HeapInUse.Last().V)))
 		return nil
 	})

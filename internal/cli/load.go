@@ -2,7 +2,6 @@ package cli
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -21,7 +20,7 @@ type loadOptions struct {
 // session), or folders of profiles, profile files and gctrace logs (s is nil). It is the one
 // loader of every command that judges what people already have.
 func loadEvidence(e *env, paths []string, opts loadOptions) (*evidence.Evidence, *session.Session, error) {
-	if len(paths) == 1 && isSessionDir(paths[0]) {
+	if len(paths) == 1 && session.IsDir(paths[0]) {
 		s, err := session.Open(paths[0])
 		if err != nil {
 			return nil, nil, err
@@ -56,15 +55,4 @@ func ignoredProfiles(s *session.Session) int {
 		}
 	}
 	return n
-}
-
-// isSessionDir reports a memdoctor session directory (its manifest, or its samples when a
-// killed collector left no manifest).
-func isSessionDir(dir string) bool {
-	for _, f := range []string{session.ManifestFile, session.MetricsFile} {
-		if st, err := os.Stat(filepath.Join(dir, f)); err == nil && st.Mode().IsRegular() {
-			return true
-		}
-	}
-	return false
 }

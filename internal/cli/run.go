@@ -25,7 +25,12 @@ fetch runs one GC cycle in the program). A program that serves no pprof endpoint
 within 5s) is read from its memory instead, without stopping it: its heap profile, memory
 statistics, GC figures and goroutine count (see memdoctor watch PID); a program that links no
 profiling samples no allocations unless --enable-heap-profiling lets memdoctor turn its heap
-profiling on. When --duration ends, or on Ctrl-C (or SIGTERM, or
+profiling on. When the target's memory comes within 10% of its
+cgroup limit or --memory-budget and rises, it takes heap and goroutine profiles at once,
+outside the interval (labelled before-oom; at most one a second, and one per 1% of the limit
+climbed): when the OOM killer ends the program, the session holds the heap from its last
+seconds, and the diagnosis says so (oom-risk, critical) with what that profile held most.
+When --duration ends, or on Ctrl-C (or SIGTERM, or
 SIGHUP) it stops the program (SIGINT to its process group, then SIGKILL after --grace),
 closes the session and prints the diagnosis. A second Ctrl-C kills the program's process
 group at once and exits without the diagnosis; the session is closed either way. If the

@@ -3,7 +3,7 @@ package cli
 import (
 	"fmt"
 
-	"github.com/memdoctor/memdoctor/internal/bytesize"
+	"github.com/memdoctor/memdoctor/agent/bytesize"
 )
 
 // sizeHelp says which sizes ParseSize accepts and what M and Mi mean.

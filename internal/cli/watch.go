@@ -31,7 +31,12 @@ stopping the world). When the service serves the goroutineleak profile (Go 1.27,
 built with GOEXPERIMENT=goroutineleakprofile), watch fetches it at the start, when the
 goroutine count climbs, and otherwise every --leak-check-every; each fetch runs one GC cycle
 with leak detection in the service, the only GC memdoctor ever causes (with an agent, the
-agent takes these profiles and watch copies them). --source pprof records from pprof alone,
+agent takes these profiles and watch copies them). When the local service's memory comes
+within 10% of its cgroup limit or --memory-budget and rises, watch takes heap and goroutine
+profiles at once, outside the interval (labelled before-oom; at most one a second, one per
+1% of the limit climbed); when the service then vanishes, the cgroup's OOM-kill count, or
+its last reading near the limit, makes the diagnosis say so (oom-risk, critical), with what
+those profiles held. --source pprof records from pprof alone,
 --source agent from the agent alone, to compare vantage points.
 Behind a proxy or a port-forward (kubectl port-forward, ssh -L) that process is the
 forwarder: a Go heap well above its RSS gives it away, and watch then drops its figures

@@ -5,7 +5,7 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/memdoctor/memdoctor/collect/procfs"
+	"github.com/memdoctor/memdoctor/agent/procfs"
 	"github.com/memdoctor/memdoctor/session"
 )
 

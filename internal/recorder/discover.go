@@ -7,8 +7,8 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/memdoctor/memdoctor/agent/procfs"
 	"github.com/memdoctor/memdoctor/collect/agentclient"
-	"github.com/memdoctor/memdoctor/collect/procfs"
 	"github.com/memdoctor/memdoctor/collect/scrape"
 )
 

@@ -5,7 +5,7 @@ import (
 	"errors"
 	"time"
 
-	"github.com/memdoctor/memdoctor/collect/leakcheck"
+	"github.com/memdoctor/memdoctor/agent/leakcheck"
 	"github.com/memdoctor/memdoctor/collect/scrape"
 	"github.com/memdoctor/memdoctor/session"
 )

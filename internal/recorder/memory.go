@@ -8,7 +8,7 @@ import (
 
 	"github.com/google/pprof/profile"
 
-	"github.com/memdoctor/memdoctor/collect/leakcheck"
+	"github.com/memdoctor/memdoctor/agent/leakcheck"
 	"github.com/memdoctor/memdoctor/collect/memread"
 	"github.com/memdoctor/memdoctor/session"
 )

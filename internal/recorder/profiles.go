@@ -109,8 +109,10 @@ func (r *recorder) storeGoroutineText(ctx context.Context, c *scrape.Client, t t
 	return err
 }
 
-func (r *recorder) store(kind string, t time.Time, raw []byte) {
-	if _, err := r.w.WriteProfile(kind, t, "", raw); err != nil {
+func (r *recorder) store(kind string, t time.Time, raw []byte) { r.storeLabel(kind, t, "", raw) }
+
+func (r *recorder) storeLabel(kind string, t time.Time, label string, raw []byte) {
+	if _, err := r.w.WriteProfile(kind, t, label, raw); err != nil {
 		r.writeFailed(err)
 		return
 	}

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/memdoctor/memdoctor/agent/procfs"
 	"github.com/memdoctor/memdoctor/collect/scrape"
 	"github.com/memdoctor/memdoctor/session"
 )
@@ -50,10 +51,19 @@ type recorder struct {
 
 	// tries counts the reads of each kind of data for the manifest's Attempts.
 	tries tally
+
+	// oom decides when memory near its limit calls for profiles at once; urgent asks the
+	// profile loop for them. lastCgroup is the target's latest cgroup reading, read again
+	// once the target ended (endOnce) for its OOM kills.
+	oom        oomWatch
+	urgent     chan struct{}
+	lastCgroup procfs.Cgroup
+	endOnce    sync.Once
 }
 
 func newRecorder(cfg Config, w *session.Writer) *recorder {
-	r := &recorder{cfg: cfg, w: w, log: cfg.Logger, start: time.Now(), gone: make(chan struct{}), unreachable: make(chan struct{})}
+	r := &recorder{cfg: cfg, w: w, log: cfg.Logger, start: time.Now(), gone: make(chan struct{}), unreachable: make(chan struct{}),
+		urgent: make(chan struct{}, 1)}
 	r.gc = newGCTracker(func(tl traceLine, base time.Time) {
 		if err := w.AppendGCTrace(tl.line); err != nil {
 			r.writeFailed(err)
@@ -167,7 +177,13 @@ func (r *recorder) addNote(format string, args ...any) {
 	r.note(func(m *session.Manifest) { m.Notes = append(m.Notes, msg) })
 }
 
-func (r *recorder) markGone() { r.goneOnce.Do(func() { close(r.gone) }) }
+func (r *recorder) markGone() {
+	r.goneOnce.Do(func() { close(r.gone) })
+	r.ended()
+}
+
+// ended reads what is left to read once the target has ended (its cgroup's OOM kills).
+func (r *recorder) ended() { r.endOnce.Do(r.cgroupAfterEnd) }
 
 // sampleLoop appends a /proc (and cgroup) sample every cfg.Sample, and reports the status.
 // discover, when set, runs before each sample until it returns true.
@@ -185,12 +201,19 @@ func (r *recorder) sampleLoop(ctx context.Context, discover func() bool) {
 			r.flushManifest()
 			flushed = time.Now()
 		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-r.gone:
-			return
-		case <-t.C:
+		for waiting := true; waiting; {
+			select {
+			case <-ctx.Done():
+				return
+			case <-r.gone:
+				return
+			case <-t.C:
+				waiting = false
+			case <-r.urgent: // near the memory limit and rising: profiles now, not at the tick
+				if _, c := r.target(); c != nil {
+					r.captureBeforeOOM(ctx, c)
+				}
+			}
 		}
 	}
 }
@@ -221,7 +244,7 @@ func (r *recorder) sampleOnce() {
 			}
 		}
 	case pid != 0:
-		smp, cgErr, err := sampleProc(r.cfg.FS, pid, now)
+		smp, cg, cgErr, err := sampleProc(r.cfg.FS, pid, now)
 		switch {
 		case errors.Is(err, fs.ErrNotExist):
 			r.markGone()
@@ -231,6 +254,9 @@ func (r *recorder) sampleOnce() {
 		default:
 			r.tries.add(session.AttemptProc, nil)
 			r.tries.add(session.AttemptCgroup, cgErr)
+			if cgErr == nil {
+				r.keepCgroup(cg)
+			}
 			if r.root != 0 {
 				addTree(r.cfg.FS, r.root, &smp)
 			}
@@ -245,6 +271,7 @@ func (r *recorder) sampleOnce() {
 					r.writeFailed(err)
 				}
 			}
+			r.checkLimit(smp)
 		}
 	}
 	if counts != nil { // no /proc reading written with them (remote, held back, or dropped)
@@ -297,12 +324,19 @@ func (r *recorder) profileLoop(ctx context.Context) {
 				continue
 			}
 		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-r.gone:
-			return
-		case <-t.C:
+		for waiting := true; waiting; {
+			select {
+			case <-ctx.Done():
+				return
+			case <-r.gone:
+				return
+			case <-t.C:
+				waiting = false
+			case <-r.urgent: // near the memory limit and rising: profiles now, not at the tick
+				if _, c := r.target(); c != nil {
+					r.captureBeforeOOM(ctx, c)
+				}
+			}
 		}
 	}
 }

@@ -189,6 +189,7 @@ func (r *recorder) awaitEnd(ctx context.Context, p *program, notGo <-chan error)
 		res.Status, res.Detail = session.StatusTargetExited, exitDetail(werr)
 		res.TargetExit = exitCode(werr)
 		signalGroup(p.cmd.Process.Pid, syscall.SIGKILL) // leftovers of the group, if any
+		r.ended()
 	case <-r.gone:
 		pid, _ := r.target()
 		res.Status, res.Detail = session.StatusTargetExited, fmt.Sprintf("the target (pid %d) exited", pid)

@@ -3,25 +3,25 @@ package recorder
 import (
 	"time"
 
-	"github.com/memdoctor/memdoctor/collect/procfs"
-	"github.com/memdoctor/memdoctor/collect/sample"
+	"github.com/memdoctor/memdoctor/agent/procfs"
+	"github.com/memdoctor/memdoctor/agent/sample"
 	"github.com/memdoctor/memdoctor/session"
 )
 
 // sampleProc reads the target's memory from /proc and its cgroup. A missing smaps_rollup or
 // cgroup does not fail the sample (older kernels, other namespaces): those parts stay empty,
-// and cgErr says why the cgroup is missing.
-func sampleProc(fs procfs.FS, pid int, now time.Time) (smp session.Sample, cgErr, err error) {
+// and cgErr says why the cgroup is missing. cg is the cgroup as read, to read it again later.
+func sampleProc(fs procfs.FS, pid int, now time.Time) (smp session.Sample, cg procfs.Cgroup, cgErr, err error) {
 	smp = session.Sample{Time: now.UTC(), Proc: &session.Proc{}}
 	if err := sample.Proc(fs, pid, smp.Proc); err != nil {
-		return session.Sample{}, nil, err
+		return session.Sample{}, cg, nil, err
 	}
-	var cg session.Cgroup
-	if cgErr = sample.Cgroup(fs, pid, &cg); cgErr == nil {
-		smp.Cgroup = &cg
+	if cg, cgErr = fs.Cgroup(pid); cgErr == nil {
+		rec := sample.FromCgroup(cg)
+		smp.Cgroup = &rec
 	}
 	smp.Sched = readSched(fs, pid)
-	return smp, cgErr, nil
+	return smp, cg, cgErr, nil
 }
 
 // addTree adds the resident memory of the whole tree under root to the sample.

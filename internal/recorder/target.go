@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/memdoctor/memdoctor/collect/procfs"
+	"github.com/memdoctor/memdoctor/agent/procfs"
 )
 
 // toolchain names processes that build or wrap the target rather than being it: `memdoctor

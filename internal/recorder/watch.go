@@ -12,8 +12,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/memdoctor/memdoctor/agent/procfs"
 	"github.com/memdoctor/memdoctor/collect/agentclient"
-	"github.com/memdoctor/memdoctor/collect/procfs"
 	"github.com/memdoctor/memdoctor/collect/scrape"
 	"github.com/memdoctor/memdoctor/session"
 )

@@ -7,8 +7,8 @@ import (
 	"io/fs"
 	"runtime"
 
+	"github.com/memdoctor/memdoctor/agent/procfs"
 	"github.com/memdoctor/memdoctor/collect/agentclient"
-	"github.com/memdoctor/memdoctor/collect/procfs"
 )
 
 // WatchPID attaches to the local process pid, as gops does: it finds the port its

@@ -49,6 +49,11 @@ var evidenceCases = []struct {
 	{"top_site_cpu_cost_fraction", 0.108, "top site CPU cost", "10.8%"},
 	{"allocation_to_height_ratio", 1.234, "allocation to height", "1.23×"},
 	{"cgroup_oom_kills_count", 3, "cgroup OOM kills", "3"},
+	{"cgroup_oom_kills_in_window_count", 1, "cgroup OOM kills in window", "1"},
+	{"last_heap_inuse_bytes", 64 << 20, "last heap inuse", "64.0 MiB"},
+	{"last_heap_age_seconds", 0.8, "last heap age", "0.80 s"},
+	{"last_reading_of_limit_fraction", 1.03, "last reading of limit", "103.0%"},
+	{"limit_bytes", 192 << 20, "limit", "192.0 MiB"},
 	{"gc_assist_fraction", 0.0312, "GC assist", "3.1%"},
 	{"gc_cpu_cores", 0.5, "GC CPU", "0.50 cores"},
 	{"gc_cpu_fraction", 0.123, "GC CPU", "12.3%"},
@@ -147,13 +152,14 @@ func TestEvidenceUnknownUnit(t *testing.T) {
 	}
 }
 
-// TestEvidenceCoversTheRules finds every evidence name in diagnose's source (the keys of
-// Evidence map literals and of Evidence[...] assignments): each must be in evidenceCases, so
-// no figure reaches a report without its unit.
+// TestEvidenceCoversTheRules finds every evidence name in the words layer's source (the keys
+// of Evidence map literals and of Evidence[...] assignments, in diagnose/words, which writes
+// the evidence map): each must be in evidenceCases, so no figure reaches a report without its
+// unit.
 func TestEvidenceCoversTheRules(t *testing.T) {
-	names := evidenceNamesIn(t, "../../diagnose")
+	names := evidenceNamesIn(t, "../../diagnose/words")
 	if len(names) < 20 {
-		t.Fatalf("found %d evidence names in diagnose/: did the rules move?", len(names))
+		t.Fatalf("found %d evidence names in diagnose/words: did the words move?", len(names))
 	}
 	known := map[string]bool{}
 	for _, c := range evidenceCases {

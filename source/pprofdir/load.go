@@ -117,23 +117,13 @@ func (l *loader) input(p string) error {
 		return &BadInputError{p, fmt.Errorf("%w: %s", unwrapPath(err), want)}
 	}
 	if st.IsDir() {
-		if isSession(p) {
+		if session.IsDir(p) {
 			return &BadInputError{p, errors.New("a memdoctor session is analysed on its own: memdoctor analyze " + p)}
 		}
 		l.dir(p, st, 0)
 		return nil
 	}
 	return l.file(p, st, true)
-}
-
-// isSession reports a memdoctor session directory.
-func isSession(dir string) bool {
-	for _, f := range []string{session.ManifestFile, session.MetricsFile} {
-		if _, err := os.Stat(filepath.Join(dir, f)); err == nil {
-			return true
-		}
-	}
-	return false
 }
 
 func unwrapPath(err error) error {
@@ -191,7 +181,7 @@ func (l *loader) entry(path string, depth int) {
 	switch {
 	case err != nil:
 		l.skip.add(&l.skip.unreadable, path, unwrapPath(err))
-	case st.IsDir() && isSession(path):
+	case st.IsDir() && session.IsDir(path):
 		l.skip.add(&l.skip.sessions, path, nil)
 	case st.IsDir() && depth+1 > maxDepth:
 		l.stop(fmt.Sprintf("folders deeper than %d", maxDepth))

@@ -5,7 +5,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/memdoctor/memdoctor/breakdown"
+	"github.com/memdoctor/memdoctor/agent/breakdown"
 	"github.com/memdoctor/memdoctor/evidence"
 	"github.com/memdoctor/memdoctor/session"
 )

@@ -1,0 +1,3 @@
+module github.com/memdoctor/memdoctor/agent
+
+go 1.25.0

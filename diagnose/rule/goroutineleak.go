@@ -1,0 +1,201 @@
+package rule
+
+import (
+	"math"
+	"strings"
+
+	"github.com/memdoctor/memdoctor/facts"
+)
+
+// GoroutineLeakCase is goroutines that pile up: a count whose floor grows (Rise), proved
+// leaked by the runtime (Proof), or both.
+type GoroutineLeakCase struct {
+	Rise *Rise
+	Src  facts.Source // the counts' source
+	// Proof is what the goroutineleak profiles proved, nil when they proved nothing.
+	Proof *Proof
+	// PinnedStacks is the stack memory the new goroutines pin (0 when unknown).
+	PinnedStacks float64
+	// Blame is the sites whose goroutines grew between the first and last periodic profiles,
+	// when they were compared.
+	Blame *Blame
+	// Holds is the heap growth the leaked goroutines hold, when the heap grew with them.
+	Holds *Held
+}
+
+// Proof is what the runtime's leak detector proved.
+type Proof struct {
+	Leaked float64
+	// Snap is the goroutineleak profile its sites were read from ("" when none was kept);
+	// Top the site with most leaked goroutines (nil when none was read).
+	Snap string
+	Top  *facts.GoroutineGroup
+}
+
+// Blame compares the first and last periodic goroutine profiles.
+type Blame struct {
+	Old, New string
+	// Top is the site that grew most (nil when none grew or the profiles could not be read),
+	// Delta by how many goroutines; Titled is true when it names the verdict.
+	Top    *facts.GoroutineGroup
+	Delta  int
+	Titled bool
+}
+
+// goroutineLeak reports goroutines that pile up: proved by the runtime's leak detector (the
+// goroutineleak profile: blocked forever on something nobody can reach), or a goroutine
+// count whose floor grows for good. It names the sites where the new goroutines block.
+func goroutineLeak(fs *facts.Facts, th *Thresholds) outcome {
+	gl := &th.GoroutineLeak
+	proof := fs.Goroutine.Proof
+	s := &fs.Goroutines
+	if s.Empty() && proof == nil {
+		return cannot(KindGoroutineLeak, WhyNeverMeasured, 0)
+	}
+	var g growth
+	if !s.Empty() {
+		g = judgeGrowth(fs.Goroutine.Floor, gl.Limits, 1, &th.Trend)
+	}
+	if proof == nil && !g.judged {
+		if fs.Goroutine.Single != nil && s.Len() <= 1 {
+			if v, ok := pileUp(fs, th); ok {
+				return outcome{verdicts: []Verdict{v}}
+			}
+			return outcome{unjudged: &Unjudged{Kind: KindGoroutineLeak, Why: WhyOneSnapshot, Value: gl.PileUpShare, N: gl.PileUpCount}}
+		}
+		return outcome{unjudged: &Unjudged{Kind: KindGoroutineLeak, Why: WhyTooFew, WatchMoreSeconds: g.watchMore.Seconds(), N: s.Len(), Span: s.Span(), Need: gl.Limits.MinSpan}}
+	}
+	if proof == nil && g.conf == "" {
+		return outcome{}
+	}
+	var o outcome
+	c := &GoroutineLeakCase{Src: s.Src}
+	v := Verdict{Kind: KindGoroutineLeak, Severity: Warning, Confidence: g.conf, WatchMoreSeconds: g.watchMore.Seconds(), Case: c}
+	perMin, added := 0.0, 0.0
+	if g.conf != "" {
+		r := g.rise(&th.Trend)
+		c.Rise = &r
+		perMin, added = g.perMinute(), g.last-g.first
+		v.Start, v.End = s.First().T, s.Last().T
+	}
+	if proof != nil {
+		c.Proof = addProof(&v, proof, g, gl, &th.Culprits, &o)
+	}
+	if n, ok := pinnedStacks(fs, added); ok {
+		c.PinnedStacks = n
+	}
+	if v.Confidence == Confirmed && perMin > gl.CriticalPerMinute {
+		v.Severity = Critical
+	}
+	if proof == nil || len(v.Culprits) == 0 {
+		c.Blame = blameGoroutines(fs, &v, c.Proof == nil || c.Proof.Leaked == 0, &th.Culprits, &o)
+	}
+	o.verdicts = append(o.verdicts, v)
+	return o
+}
+
+// pinnedStacks estimates the stack memory of n more goroutines, from the latest stacks total.
+func pinnedStacks(fs *facts.Facts, n float64) (float64, bool) {
+	g := fs.Goroutines.Last().V
+	st := fs.Stacks.Last().V
+	if n <= 0 || g <= 0 || st <= 0 {
+		return 0, false
+	}
+	return st / g * n, true
+}
+
+// addProof makes the verdict a proved leak and names the leaked goroutines' sites.
+func addProof(v *Verdict, p *facts.LeakProof, g growth, gl *GoroutineLeak, th *Culprits, o *outcome) *Proof {
+	v.Confidence, v.WatchMoreSeconds = Confirmed, 0
+	if p.Leaked < gl.ProvenWarn && (p.Readings < 2 || p.Leaked <= p.First) && g.conf != Confirmed {
+		v.Severity = Info // a handful of leaked goroutines, not growing: a bug, not yet a memory problem
+	}
+	pr := &Proof{Leaked: p.Leaked}
+	if g.conf == "" {
+		v.Start, v.End = p.At.T, p.At.T
+	}
+	if !p.HasSnap {
+		return pr
+	}
+	if p.SitesErr != nil {
+		o.notes = append(o.notes, Note{Kind: KindGoroutineLeak, What: NoteProfileError, Err: p.SitesErr})
+		return pr
+	}
+	pr.Snap = p.Snap.Path
+	var total int
+	for _, s := range p.Sites {
+		total += s.Count
+	}
+	for i, s := range p.Sites {
+		v.Culprits = append(v.Culprits, Culprit{
+			Function: s.Culprit.Function, File: s.Culprit.File, Line: s.Culprit.Line,
+			Count: int64(s.Count), Share: float64(s.Count) / math.Max(float64(total), 1), Stack: s.Stack, Own: s.Culprit.Own,
+		})
+		if i == 0 {
+			pr.Top = &p.Sites[0]
+		}
+	}
+	v.Culprits = keepCulprits(v.Culprits, th)
+	v.Profiles = []string{p.Snap.Path}
+	return pr
+}
+
+// blameGoroutines names the sites whose goroutines grew between the first and last goroutine
+// snapshots; the largest names the verdict when it is a confirmed leak no proof named
+// (unproved).
+func blameGoroutines(fs *facts.Facts, v *Verdict, unproved bool, th *Culprits, o *outcome) *Blame {
+	gr := &fs.Goroutine
+	if !gr.GrowthPair {
+		return nil
+	}
+	b := &Blame{Old: gr.Old.Path, New: gr.New.Path}
+	if gr.GrowthErr != nil {
+		o.notes = append(o.notes, Note{Kind: KindGoroutineLeak, What: NoteProfileError, Err: gr.GrowthErr})
+	}
+	var total int
+	for _, g := range gr.Growth {
+		total += g.Delta
+	}
+	for i, g := range gr.Growth {
+		v.Culprits = append(v.Culprits, Culprit{
+			Function: g.Site.Culprit.Function, File: g.Site.Culprit.File, Line: g.Site.Culprit.Line,
+			Count: int64(g.Delta), Share: float64(g.Delta) / math.Max(float64(total), 1),
+			Stack: g.Site.Stack, Own: g.Site.Culprit.Own,
+		})
+		if i == 0 {
+			b.Top, b.Delta = &gr.Growth[0].Site, g.Delta
+			b.Titled = v.Confidence == Confirmed && unproved
+		}
+	}
+	v.Culprits = keepCulprits(v.Culprits, th)
+	v.Profiles = []string{b.Old, b.New}
+	return b
+}
+
+// WaitState names what a group waits on, from its state or its runtime frames.
+func WaitState(g facts.StackGroup) string {
+	if g.State != "" {
+		return g.State
+	}
+	for _, fr := range g.Stack {
+		switch {
+		case strings.HasPrefix(fr, "runtime.chansend"):
+			return "chan send"
+		case strings.HasPrefix(fr, "runtime.chanrecv"):
+			return "chan receive"
+		case fr == "runtime.selectgo" || fr == "runtime.block":
+			return "select"
+		case strings.Contains(fr, "runtime_pollWait") || fr == "runtime.netpollblock":
+			return "IO wait"
+		case strings.Contains(fr, "SemacquireMutex") || strings.Contains(fr, "(*Mutex).Lock") || strings.Contains(fr, "(*RWMutex)"):
+			return "mutex wait"
+		case strings.Contains(fr, "(*WaitGroup).Wait") || strings.Contains(fr, "runtime_Semacquire"):
+			return "semaphore wait"
+		case strings.Contains(fr, "(*Cond).Wait"):
+			return "sync.Cond wait"
+		case fr == "time.Sleep":
+			return "sleep"
+		}
+	}
+	return "a wait"
+}

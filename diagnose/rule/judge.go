@@ -1,0 +1,252 @@
+package rule
+
+import (
+	"math"
+	"sort"
+	"time"
+
+	"github.com/memdoctor/memdoctor/facts"
+)
+
+// growth is the verdict on whether a series grows for good.
+type growth struct {
+	n           int
+	span, step  time.Duration
+	first, last float64 // observed: medians of the first and of the last few readings
+	// firstT and lastT are the middle times of those few readings: the growth took place
+	// between them.
+	firstT, lastT time.Time
+	slope         float64 // Theil-Sen, per second
+	tau, p        float64
+	lateRatio     float64 // the last third's slope over the whole window's
+	lateShare     float64 // the share of the observed growth made in the window's second half
+	snr           float64 // the growth over the readings' scatter around the trend
+	threshold     float64 // the growth that matters
+	conf          Confidence
+	// watchMore is, when the series could not be judged or the growth is only suspected, how
+	// much longer to watch.
+	watchMore time.Duration
+	// judged is false when the series was too short to say anything.
+	judged bool
+}
+
+// perMinute is the observed growth per minute: from the first readings to the last.
+func (g growth) perMinute() float64 {
+	d := g.lastT.Sub(g.firstT).Seconds()
+	if d <= 0 {
+		d = g.span.Seconds()
+	}
+	if d <= 0 {
+		return 0
+	}
+	return g.grew() / d * 60
+}
+
+// grew is the observed growth: never negative.
+func (g growth) grew() float64 { return math.Max(0, g.last-g.first) }
+
+// judgeGrowth judges a series (its floor, for quantities that swing) against the limits,
+// with the trend's thresholds.
+func judgeGrowth(pts []facts.Point, lim Limits, quantum float64, tr *Trend) growth {
+	g := growth{n: len(pts)}
+	if g.n >= 2 {
+		g.span = pts[g.n-1].T.Sub(pts[0].T)
+		g.step = g.span / time.Duration(g.n-1)
+	}
+	if g.n < 3 || g.span < lim.MinSpan {
+		step := g.step
+		if step <= 0 {
+			step = 10 * time.Second
+		}
+		g.watchMore = max(lim.MinSpan-g.span, time.Duration(3-g.n)*step)
+		return g
+	}
+	g.judged = true
+	t := trend(pts)
+	g.slope, g.tau, g.p = t.Slope, t.Tau, t.P
+	// The ends are medians of a few readings (a quarter of a short series, a sixth of a long
+	// one, at most 5), so that one odd reading at either end does not set the growth.
+	k := min(max(g.n/6, min(3, g.n/4), 1), 5)
+	g.first = facts.Median(facts.Values(pts[:k]))
+	g.last = facts.Median(facts.Values(pts[g.n-k:]))
+	g.firstT, g.lastT = pts[(k-1)/2].T, pts[g.n-k+(k-1)/2].T
+	g.threshold = math.Max(lim.MinAbs, math.Max(lim.MinRel*math.Max(g.first, 0), 3*quantum))
+	if g.slope <= 0 || g.tau < tr.SuspectTau {
+		return g
+	}
+	g.lateRatio = lateRatio(pts, g.slope)
+	g.lateShare = lateShare(pts, g.first, g.last)
+	g.snr = g.grew() / scatter(pts, t, quantum)
+	material := g.grew() >= g.threshold
+	// Still rising: the late slope keeps up with the whole window's, and the second half made
+	// a fair share of the observed growth (a warm-up whose jump came first has levelled off,
+	// even when its slope, robust to that jump, reads the small creep after it).
+	rising := g.lateRatio >= tr.LateRising && g.lateShare >= tr.MinLateShare
+	slowing := !rising && g.lateRatio >= tr.LateSlowing && g.lateShare >= tr.LateSlowingShare
+	consistent := g.n >= tr.MinConfirmPoints && g.tau >= tr.ConfirmTau && g.p <= tr.ConfirmP
+	// A series that only ever rose (every pair in order) needs no margin over its scatter:
+	// readings taken at irregular times (a heap profile per GC, GCs further apart as the heap
+	// grows) bend a steady leak away from a straight line without making it any less sure.
+	strong := consistent && (g.snr >= tr.ConfirmSNR || g.tau >= 1) || g.n >= tr.MinConfirmPoints && g.tau >= tr.ConfirmTau && g.p <= tr.StrongP && g.snr >= tr.StrongSNR
+	switch {
+	case material && rising && strong:
+		g.conf = Confirmed
+	case material && (rising || slowing) && g.p <= tr.SuspectP:
+		g.conf = Suspected
+		g.watchMore = g.untilStrong(tr)
+		if slowing { // a warm-up levels off: watch another third of the window to tell
+			g.watchMore = max(g.watchMore, g.span/3)
+		}
+		if g.snr < tr.ConfirmSNR && g.slope > 0 { // until it stands clear of the scatter
+			noise := g.grew() / math.Max(g.snr, 1e-9)
+			g.watchMore = max(g.watchMore, time.Duration((tr.ConfirmSNR*noise-g.grew())/g.slope*float64(time.Second)))
+		}
+	case !material && rising && consistent && g.grew() >= tr.ProjectMinShare*g.threshold:
+		// Consistent, but still small: suspected if it would matter soon.
+		left := time.Duration((g.threshold - g.grew()) / g.slope * float64(time.Second))
+		if left <= max(tr.ProjectHorizon, g.span) {
+			g.conf = Suspected
+			g.watchMore = left
+		}
+	}
+	return g
+}
+
+// capUnseen lowers a confirmed growth to a suspicion when its quantity was last measured long
+// before the window's end: more than a quarter of the window, and more than twice the usual
+// gap between its readings. The live heap is measured by a GC: when none ran for a while,
+// whether it still grows is not known, and a warm-up that levelled off looks like a leak
+// whose last readings are missing.
+//
+// seen, when not zero, is when the last reading was most likely measured, earlier than its
+// own time: a heap profile shows an earlier GC's heap (facts.Facts.LiveSeen). The
+// stretch after it went unseen too; it lowers the verdict when, besides, the growth went
+// unseen for longer than it was seen: a steady rise seen for minutes is not put in doubt by
+// the lag every heap profile has, a rise seen for half a minute and unseen for the next one
+// is (a cache warming up looks just like it).
+//
+// It returns how long the end went unseen (0 when it did not lower the verdict).
+func (g *growth) capUnseen(f *facts.Facts, obs []facts.Point, seen time.Time) time.Duration {
+	if g.conf != Confirmed || len(obs) < 3 || f.End.IsZero() {
+		return 0
+	}
+	gaps := make([]float64, len(obs)-1)
+	for i := range gaps {
+		gaps[i] = obs[i+1].T.Sub(obs[i].T).Seconds()
+	}
+	usual := time.Duration(facts.Median(gaps) * float64(time.Second))
+	long := func(tail time.Duration) bool { return tail > max(f.Window()/4, 2*usual) }
+	tail := f.End.Sub(obs[len(obs)-1].T)
+	if !long(tail) {
+		if seen.IsZero() || !seen.Before(obs[len(obs)-1].T) {
+			return 0
+		}
+		tail = f.End.Sub(seen)
+		if !long(tail) || tail <= seen.Sub(obs[0].T) {
+			return 0
+		}
+	}
+	g.conf = Suspected
+	g.watchMore = max(g.watchMore, tail)
+	return tail
+}
+
+// untilStrong estimates how much longer the growth must be watched, at its present
+// consistency and reading rate, for Mann-Kendall to reach tr.ConfirmP with enough readings.
+func (g growth) untilStrong(tr *Trend) time.Duration {
+	if g.tau < tr.SuspectTau || g.step <= 0 {
+		return 0
+	}
+	m := max(g.n, tr.MinConfirmPoints)
+	for ; m < 100000; m++ {
+		mf := float64(m)
+		s := g.tau * mf * (mf - 1) / 2
+		if (s-1)/math.Sqrt(mf*(mf-1)*(2*mf+5)/18) >= tr.ConfirmZ {
+			break
+		}
+	}
+	return time.Duration(m-g.n) * g.step
+}
+
+// lateShare is the share of the observed growth (first to last) made after the window's
+// middle, from the reading nearest the middle.
+func lateShare(pts []facts.Point, first, last float64) float64 {
+	if last <= first {
+		return 0
+	}
+	mid := pts[0].T.Add(pts[len(pts)-1].T.Sub(pts[0].T) / 2)
+	i := sort.Search(len(pts), func(i int) bool { return !pts[i].T.Before(mid) })
+	if i == len(pts) || i > 0 && mid.Sub(pts[i-1].T) < pts[i].T.Sub(mid) {
+		i-- // the nearest reading: one a few milliseconds before the middle is the middle one
+	}
+	k := min(max(len(pts)/6, 1), 3)
+	lo, hi := max(i-k/2, 0), min(i-k/2+k, len(pts))
+	m := facts.Median(facts.Values(pts[lo:hi]))
+	return (last - m) / (last - first)
+}
+
+// lateRatio is the slope of the window's last third over the whole window's: the slope
+// between the medians of the middle and the last thirds (by time), each placed at its median
+// time, so that one outlier among the last readings (a burst live at a GC) cannot turn a rise
+// into a fall. With no reading in one of the thirds, the Theil-Sen slope of the last three.
+func lateRatio(pts []facts.Point, slope float64) float64 {
+	t0, span := pts[0].T, pts[len(pts)-1].T.Sub(pts[0].T)
+	mid, late := t0.Add(span/3), t0.Add(span*2/3)
+	var middle, last []facts.Point
+	for _, p := range pts {
+		switch {
+		case !p.T.Before(late):
+			last = append(last, p)
+		case !p.T.Before(mid):
+			middle = append(middle, p)
+		}
+	}
+	if len(middle) == 0 || len(last) == 0 {
+		return trend(pts[max(len(pts)-3, 0):]).Slope / slope
+	}
+	at := func(g []facts.Point) float64 { return g[len(g)/2].T.Sub(t0).Seconds() }
+	dt := at(last) - at(middle)
+	if dt <= 0 {
+		return trend(pts[max(len(pts)-3, 0):]).Slope / slope
+	}
+	return (facts.Median(facts.Values(last)) - facts.Median(facts.Values(middle))) / dt / slope
+}
+
+// scatter is the spread of the readings around the fitted trend (1.4826 x the median
+// absolute residual, which estimates a standard deviation), at least half the values'
+// resolution.
+func scatter(pts []facts.Point, tr fit, quantum float64) float64 {
+	res := make([]float64, len(pts))
+	t0 := pts[0].T
+	for i, p := range pts {
+		res[i] = math.Abs(p.V - (tr.Intercept + tr.Slope*p.T.Sub(t0).Seconds()))
+	}
+	s := 1.4826 * facts.Median(res)
+	return math.Max(s, math.Max(quantum/2, 1e-9*math.Abs(facts.Median(facts.Values(pts)))+1e-12))
+}
+
+// Rise is a growth as the words layer tells it: where it went from and to, how fast, how
+// consistently, over how many readings, and whether it is still rising at the end.
+type Rise struct {
+	First, Last    float64
+	Grew           float64 // never negative
+	PerMinute      float64
+	Span           time.Duration
+	Tau, P         float64
+	N              int
+	LateSlopeRatio float64
+	// StillRising: the late slope keeps up with the whole window's (Trend.LateRising).
+	StillRising bool
+	// Confidence is the growth's own (a proof may confirm a verdict whose growth is only
+	// suspected); WatchMore how much longer to watch a suspected growth.
+	Confidence Confidence
+	WatchMore  time.Duration
+}
+
+func (g growth) rise(tr *Trend) Rise {
+	return Rise{
+		First: g.first, Last: g.last, Grew: g.grew(), PerMinute: g.perMinute(), Span: g.span,
+		Tau: g.tau, P: g.p, N: g.n, LateSlopeRatio: g.lateRatio, StillRising: g.lateRatio >= tr.LateRising,
+		Confidence: g.conf, WatchMore: g.watchMore,
+	}
+}

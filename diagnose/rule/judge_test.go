@@ -1,0 +1,92 @@
+package rule
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/memdoctor/memdoctor/evidence"
+	"github.com/memdoctor/memdoctor/facts"
+)
+
+// TestJudgeGrowth: effect size, consistency and enough data, together. A large monotone
+// climb over few readings is a finding; a small drift over many is not; a warm-up that levels
+// off is not; a short or noisy series is at most suspected, with how long to watch.
+func TestJudgeGrowth(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	goroutines := Limits{MinAbs: 30, MinRel: 0.3, MinSpan: 10 * time.Second}
+	heap := Limits{MinAbs: 4 << 20, MinRel: 0.1, MinSpan: 20 * time.Second}
+	for _, tc := range []struct {
+		name      string
+		pts       []evidence.Point
+		lim       Limits
+		quantum   float64
+		want      Confidence
+		judged    bool
+		watchMore bool // a suspected or unjudged verdict says how long to watch
+	}{
+		// The reports that started the redesign: seven readings 10 s apart, perfectly linear.
+		{"goroutines 63->1863 in 7 readings", series(7, 10*time.Second, func(i int) float64 { return 63 + 300*float64(i) }), goroutines, 1, Confirmed, true, false},
+		{"goroutines 126->5406 in 5 readings", series(5, 10*time.Second, func(i int) float64 { return 126 + 1320*float64(i) }), goroutines, 1, Confirmed, true, false},
+		{"four readings are suspected at most", series(4, 10*time.Second, func(i int) float64 { return 100 + 1000*float64(i) }), goroutines, 1, Suspected, true, true},
+		{"two readings cannot be judged", series(2, 10*time.Second, func(i int) float64 { return 100 + 1000*float64(i) }), goroutines, 1, "", false, true},
+		{"too short a span", series(10, time.Second, func(i int) float64 { return float64(i << 22) }), heap, 1 << 20, "", false, true},
+		// 2% over an hour of readings: consistent, but too small to matter.
+		{"small drift over many", series(720, 5*time.Second, func(i int) float64 { return 100<<20 + float64(i)*2900 + rng.NormFloat64()*(64<<10) }), heap, 0, "", true, false},
+		{"noise", series(120, time.Second, func(i int) float64 { return 50<<20 + rng.NormFloat64()*(4<<20) }), heap, 0, "", true, false},
+		// A cache that fills for 30 s and then stays: not a leak.
+		{"warm-up that levels off", series(60, time.Second, func(i int) float64 { return 10<<20 + float64(min(i, 30))*(4<<20) }), heap, 0, "", true, false},
+		// A cache still filling, more slowly, when the window ends: suspected, no more.
+		{"warm-up still slowing", series(45, time.Second, func(i int) float64 { return 10<<20 + 150*(1<<20)*(1-math.Exp(-float64(i)/15)) }), heap, 0, Suspected, true, true},
+		{"steady leak", series(60, time.Second, func(i int) float64 { return 20<<20 + float64(i)*(1<<20) + rng.NormFloat64()*(256<<10) }), heap, 0, Confirmed, true, false},
+		// 1 MiB/min on a 30 MiB heap for a minute: consistent but below the effect that
+		// matters; it will matter within minutes, so it is suspected.
+		{"slow leak, early", series(60, time.Second, func(i int) float64 { return 30<<20 + float64(i)*(1<<20)/60 }), heap, 0, Suspected, true, true},
+		{"slow leak, later", series(180, time.Second, func(i int) float64 { return 30<<20 + float64(i)*(2<<20)/60 }), heap, 0, Confirmed, true, false},
+		{"decline", series(60, time.Second, func(i int) float64 { return 100<<20 - float64(i)*(1<<20) }), heap, 0, "", true, false},
+		// gctrace truncates to whole MiB: a rise of two quanta is not a finding.
+		{"within the quantum", series(60, time.Second, func(i int) float64 { return float64(10+i/30) * (1 << 20) }), Limits{MinAbs: 1, MinSpan: 20 * time.Second}, 1 << 20, "", true, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			g := judgeGrowth(tc.pts, tc.lim, tc.quantum, &Default.Trend)
+			if g.conf != tc.want || g.judged != tc.judged {
+				t.Errorf("conf %q judged %v, want %q %v (n %d tau %.2f p %.3g late %.2f snr %.1f grew %.3g threshold %.3g)",
+					g.conf, g.judged, tc.want, tc.judged, g.n, g.tau, g.p, g.lateRatio, g.snr, g.grew(), g.threshold)
+			}
+			if (g.watchMore > 0) != tc.watchMore {
+				t.Errorf("watchMore = %v, want it set: %v", g.watchMore, tc.watchMore)
+			}
+			if g.grew() < 0 || g.judged && (g.first < 0 || g.last < 0) {
+				t.Errorf("negative sizes: first %v last %v", g.first, g.last)
+			}
+		})
+	}
+}
+
+// TestFloorIgnoresBursts: bursts of 180 MB every 12 s over a flat 4 MB floor (the upload
+// service of issue 8) leave a flat floor: no leak.
+func TestFloorIgnoresBursts(t *testing.T) {
+	pts := series(500, 100*time.Millisecond, func(i int) float64 {
+		phase := i % 120 // 12 s
+		if phase < 15 {  // 1.5 s inflating
+			return float64(4+phase*26) * (1 << 20)
+		}
+		return 4 << 20
+	})
+	fl := facts.Floor(pts)
+	if len(fl) < 5 {
+		t.Fatalf("floor has %d points", len(fl))
+	}
+	for _, p := range fl {
+		if p.V != 4<<20 {
+			t.Errorf("floor point %v at %v, want 4 MiB", p.V, p.T)
+		}
+	}
+	if g := judgeGrowth(fl, Default.HeapLeak.Limits, 1<<20, &Default.Trend); g.conf != "" {
+		t.Errorf("bursts read as growth: %+v", g)
+	}
+	if g := judgeGrowth(pts, Default.HeapLeak.Limits, 1<<20, &Default.Trend); g.conf == Confirmed {
+		t.Logf("note: the raw readings alone would read as %s", g.conf)
+	}
+}

@@ -1,0 +1,158 @@
+package rule
+
+import (
+	"math"
+	"sort"
+
+	"github.com/memdoctor/memdoctor/facts"
+)
+
+// SpikeCase is bursts of short-lived allocation that lift memory far above its floor.
+type SpikeCase struct {
+	Spikes []facts.Spike
+	// Peak is the highest spike; PeakHeap the most heap in use seen in it.
+	Peak     facts.Spike
+	PeakHeap float64
+	// Complete counts the spikes that came back down.
+	Complete int
+	// Heights, Durations and Readings are the spikes' medians.
+	Heights, Durations, Readings float64
+	// Window is the window's length in seconds; Budget the memory budget (0 = unknown).
+	Window float64
+	Budget uint64
+	// Pair is the snapshots around the largest spike the profiles explain (nil when none);
+	// Explained the excess allocation between the snapshots around the spikes as a share of
+	// their heights, and Shown whether every pair's later snapshot is known to show it.
+	Pair      []facts.Snapshot
+	Explained float64
+	Shown     bool
+	// Unexplained is true when Explained is below Spike.MinExplained.
+	Unexplained bool
+	// OverBudget is true when the spike's heap alone reaches Spike.CriticalOfBudget of the
+	// budget.
+	OverBudget bool
+	Assists    *facts.Assists
+}
+
+// transientSpike reports bursts of short-lived allocation that lift memory far above the
+// floor, and names what was allocated between the heap snapshots around each burst.
+func transientSpike(fs *facts.Facts, th *Thresholds) outcome {
+	sp := &th.Spike
+	sd := fs.SpikeSeries
+	spikes := fs.Spikes
+	if len(sd.Points) < 4 && len(spikes) == 0 {
+		return outcome{unjudged: &Unjudged{Kind: KindTransientSpike, Why: WhyTooFew, N: len(sd.Points)}}
+	}
+	if len(spikes) == 0 {
+		if sd.Step >= sp.SparseStep {
+			return outcome{unjudged: &Unjudged{Kind: KindTransientSpike, Why: WhyTooSparse, Span: sd.Step}}
+		}
+		return outcome{}
+	}
+	var heights, durations, readings []float64
+	peak := spikes[0]
+	complete := 0
+	for _, s := range spikes {
+		heights = append(heights, s.Height())
+		durations = append(durations, s.Duration().Seconds())
+		readings = append(readings, float64(s.Readings))
+		if s.Height() > peak.Height() {
+			peak = s
+		}
+		if !s.InProgress {
+			complete++
+		}
+	}
+	c := &SpikeCase{
+		Spikes: spikes, Peak: peak, PeakHeap: math.Max(peak.PeakHeap, peak.PeakLive), Complete: complete,
+		Heights: facts.Median(heights), Durations: facts.Median(durations), Readings: facts.Median(readings),
+		Window: fs.Seconds(), Budget: fs.Budget, Assists: fs.Assists,
+	}
+	v := Verdict{Kind: KindTransientSpike, Severity: Info, Confidence: Confirmed, Start: peak.Start, End: peak.End, Case: c}
+	if complete == 0 {
+		v.Confidence = Suspected
+		v.WatchMoreSeconds = math.Max(30, 2*peak.To.Sub(peak.From).Seconds())
+	}
+	if peak.Height() >= sp.WarnHeight || peak.Height() >= 2*peak.Baseline && peak.Height() >= sp.WarnDoubled {
+		v.Severity = Warning
+	}
+	if fs.Budget > 0 && c.PeakHeap >= sp.CriticalOfBudget*float64(fs.Budget) {
+		v.Severity, c.OverBudget = Critical, true
+	}
+	var o outcome
+	var culprits []Culprit
+	culprits, c.Pair, c.Explained, c.Shown = spikeCulprits(fs, &th.Culprits, &o)
+	v.Culprits = culprits
+	if c.Pair != nil {
+		c.Unexplained = c.Explained < sp.MinExplained
+		if c.Unexplained && c.Shown {
+			// What was allocated around the spikes is a small part of their height: no burst
+			// of allocation to blame; the bumps are the ordinary swing of a busy heap.
+			v.Severity = Info
+		}
+		v.Profiles = []string{c.Pair[0].Path, c.Pair[1].Path}
+	} else {
+		o.notes = append(o.notes, Note{Kind: KindTransientSpike, What: NoteNoProfilePair})
+	}
+	o.verdicts = append(o.verdicts, v)
+	return o
+}
+
+// spikeCulprits sums, over the spikes the profiles bracket, what was allocated between the
+// snapshots around each, less what the program allocates anyway in that time (each site's
+// least rate between periodic snapshots), or what the spike held when a snapshot saw it up.
+// It returns the pair of the largest spike it could explain, the excess allocation as a
+// share of the spikes' heights, and whether every pair's later snapshot is known to show the
+// spike's allocation (two GC cycles after it).
+func spikeCulprits(fs *facts.Facts, th *Culprits, o *outcome) ([]Culprit, []facts.Snapshot, float64, bool) {
+	if len(fs.Heaps) < 2 {
+		return nil, nil, 0, false
+	}
+	shown := true
+	background := fs.Background
+	excess := map[string]*Culprit{}
+	var total float64
+	var bestPair []facts.Snapshot
+	var bestHeight, heights float64
+	for _, a := range fs.SpikeAllocs {
+		s, held := a.Spike, a.Held
+		shown = shown && a.Shown
+		if a.Err != nil {
+			o.notes = append(o.notes, Note{Kind: KindTransientSpike, What: NoteProfileError, Err: a.Err})
+			continue
+		}
+		dt := a.After.T.Sub(a.Before.T).Seconds()
+		heights += s.Height()
+		for _, row := range a.Diff.ByFunction {
+			x := float64(row.Delta)
+			if !held {
+				x -= background[row.Site.Function] * dt
+			}
+			if x <= 0 {
+				continue
+			}
+			c, ok := excess[row.Site.Function]
+			if !ok {
+				c = &Culprit{Function: row.Site.Function, File: row.Site.File, Line: row.Site.Line, Stack: row.Stack, Own: row.Site.Own}
+				excess[row.Site.Function] = c
+			}
+			c.Bytes += int64(x)
+			total += x
+		}
+		if s.Height() > bestHeight {
+			bestHeight, bestPair = s.Height(), []facts.Snapshot{a.Before, a.After}
+		}
+	}
+	out := make([]Culprit, 0, len(excess))
+	for _, c := range excess {
+		c.Share = float64(c.Bytes) / math.Max(total, 1)
+		out = append(out, *c)
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		if out[i].Bytes != out[j].Bytes {
+			return out[i].Bytes > out[j].Bytes
+		}
+		return out[i].Function < out[j].Function
+	})
+	return keepCulprits(out, th), bestPair, total / math.Max(heights, 1), shown
+}

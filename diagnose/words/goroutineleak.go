@@ -1,0 +1,110 @@
+package words
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/memdoctor/memdoctor/diagnose/rule"
+	"github.com/memdoctor/memdoctor/facts"
+)
+
+func goroutineLeak(f *Finding, c *rule.GoroutineLeakCase) {
+	if g := c.Rise; g != nil {
+		f.Title = fmt.Sprintf("goroutines pile up: %+.0f per minute, %.0f -> %.0f", g.PerMinute, g.First, g.Last)
+		f.Detail = fmt.Sprintf("The number of goroutines rose from %.0f to %.0f over %s, judged on its lows (%s; Kendall's tau %.2f, "+
+			"Mann-Kendall p=%.2g over %d readings), and is %s at the end. Goroutines that never return keep their stacks and everything they reference.",
+			g.First, g.Last, humanDuration(g.Span.Seconds()), c.Src, g.Tau, g.P, g.N, risingWord(*g))
+		f.Evidence["goroutines_start_count"] = g.First
+		f.Evidence["goroutines_end_count"] = g.Last
+		f.Evidence["growth_goroutines_per_minute"] = g.PerMinute
+		f.Evidence["window_seconds"] = g.Span.Seconds()
+		f.Evidence["kendall_tau"] = g.Tau
+		f.Evidence["mann_kendall_p"] = g.P
+		if g.Confidence == rule.Suspected {
+			f.Title = fmt.Sprintf("goroutines may be piling up: %.0f -> %.0f", g.First, g.Last)
+			f.Detail += notYet(g.WatchMore)
+		}
+	}
+	if p := c.Proof; p != nil {
+		f.Evidence["leaked_goroutines_count"] = p.Leaked
+		proof := fmt.Sprintf("The runtime's leak detector (the goroutineleak profile) proved %.0f goroutine(s) blocked forever on something no running goroutine can reach.", p.Leaked)
+		if f.Title == "" {
+			f.Title = fmt.Sprintf("%.0f goroutines leaked, proved by the runtime's leak detector", p.Leaked)
+		}
+		f.Detail = strings.TrimSpace(proof + " " + f.Detail)
+		if s := p.Top; s != nil {
+			f.Title = fmt.Sprintf("%.0f goroutines leaked (proved): %d blocked forever in %s in %s", p.Leaked, s.Count, rule.WaitState(s.GoroutineGroup), s.Blocking)
+			f.Advice = append(f.Advice, goroutineAdvice(s.GoroutineGroup)...)
+		}
+		if p.Snap != "" {
+			f.Advice = append(f.Advice, "See the leaked goroutines' stacks: go tool pprof -traces "+p.Snap)
+		}
+	}
+	if n := c.PinnedStacks; n > 0 {
+		f.Evidence["pinned_stack_bytes"] = n
+		f.Detail += fmt.Sprintf(" The new ones pin about %s of stacks alone.", bytesStr(n))
+	}
+	if b := c.Blame; b != nil {
+		if g := b.Top; g != nil {
+			if b.Titled {
+				f.Title = fmt.Sprintf("goroutines pile up (%+.0f/min): %d more blocked in %s in %s", c.Rise.PerMinute, b.Delta, rule.WaitState(g.GoroutineGroup), g.Blocking)
+			}
+			f.Detail += fmt.Sprintf(" The largest growing site: %d more goroutines blocked in %s at %s, started by %s.",
+				b.Delta, rule.WaitState(g.GoroutineGroup), g.Blocking, g.CreatedBy)
+		}
+		f.Advice = append(f.Advice, fmt.Sprintf("Compare the goroutine snapshots: go tool pprof -diff_base %s %s", b.Old, b.New))
+		if b.Top != nil {
+			f.Advice = append(f.Advice, goroutineAdvice(b.Top.GoroutineGroup)...)
+		}
+	}
+	f.Advice = append(f.Advice, "Give every goroutine a way out: a context it watches, a buffered or closed channel for its result, and Close on every response body (defer resp.Body.Close() right after the error check).")
+	if h := c.Holds; h != nil {
+		f.Evidence["heap_held_bytes"] = h.Bytes
+		f.Detail += fmt.Sprintf(" The live heap grew %s with them, about %s per goroutine: what they hold.", bytesStr(h.Bytes), bytesStr(h.Bytes/h.Goroutines))
+	}
+}
+
+func pileUp(f *Finding, c *rule.PileUpCase) {
+	top := c.Top
+	f.Title = fmt.Sprintf("one goroutine profile: %d of its %d goroutines (%.1f%%) are blocked in %s at %s: a pile-up, or a large idle pool",
+		top.Count, c.Total, 100*c.Share, c.State, top.Culprit.Function)
+	f.Detail = fmt.Sprintf("This is one snapshot, not a trend. One site holds %.1f%% of the goroutines, blocked in %s and started by %s; "+
+		"a service's steady goroutines spread over many sites, while goroutines that never return pile up at one. "+
+		"A single profile cannot tell a pile-up from a large pool of idle workers: take a second goroutine profile a few minutes later "+
+		"and compare them (memdoctor diff OLD NEW): a pile-up grows.", 100*c.Share, c.State, orGap(top.CreatedBy, "an unknown creator"))
+	f.Evidence = map[string]float64{
+		"goroutines_count":          float64(c.Total),
+		"top_site_goroutines_count": float64(top.Count),
+		"top_site_share_fraction":   c.Share,
+		"pile_up_share_fraction":    c.MinShare,
+		"pile_up_min_count":         float64(c.MinCount),
+	}
+	if top.WaitMinutes > 0 {
+		f.Evidence["longest_wait_seconds"] = 60 * float64(top.WaitMinutes)
+		f.Detail += fmt.Sprintf(" The longest of them has waited %d minute(s).", top.WaitMinutes)
+	}
+	if top.Leaked > 0 {
+		f.Evidence["leaked_goroutines_count"] = float64(top.Leaked)
+		f.Detail += fmt.Sprintf(" The runtime's leak detector marked %d of them leaked.", top.Leaked)
+	}
+	if c.PinnedStacks > 0 {
+		f.Evidence["pinned_stack_bytes"] = c.PinnedStacks
+	}
+	f.Advice = append(goroutineAdvice(top.GoroutineGroup), "See their stacks: go tool pprof -traces "+c.Snap)
+}
+
+// goroutineAdvice is specific advice for the largest growing group.
+func goroutineAdvice(g facts.StackGroup) []string {
+	stack := strings.Join(g.Stack, " ")
+	switch state := rule.WaitState(g); {
+	case strings.Contains(stack, "net/http.(*persistConn)"):
+		return []string{"These are HTTP client connections kept alive by response bodies nobody closed or drained: close every resp.Body (also on error paths and when the status is not 200)."}
+	case state == "chan send":
+		return []string{"The senders block because nobody receives any more (the receiver returned on a timeout or error): make the channel buffered with room for every sender, or select on ctx.Done() when sending."}
+	case state == "chan receive":
+		return []string{"The receivers wait for a value or a close that never comes: close the channel when the producer is done, or select on ctx.Done()."}
+	case state == "IO wait":
+		return []string{"The goroutines wait on network reads that never end: set deadlines (SetReadDeadline, http.Client.Timeout, server ReadTimeout/IdleTimeout)."}
+	}
+	return nil
+}

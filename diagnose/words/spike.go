@@ -1,0 +1,92 @@
+package words
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/memdoctor/memdoctor/diagnose/rule"
+	"github.com/memdoctor/memdoctor/facts"
+)
+
+func spike(f *Finding, v rule.Verdict, c *rule.SpikeCase) {
+	peak := c.Peak
+	perMin := float64(len(c.Spikes)) / math.Max(c.Window, 1) * 60
+	f.Title = fmt.Sprintf("%d spike(s) of the live heap, up to %s above its floor of %s",
+		len(c.Spikes), bytesStr(peak.Height()), bytesStr(peak.Baseline))
+	f.Detail = fmt.Sprintf("The live heap rose from its floor (%s) to as much as %s and came back: %d time(s) in %s "+
+		"(%.1f per minute), each seen high by %s (median). The heap in use peaked at %s. "+
+		"Peak memory, and so the memory the process must be given, is set by these bursts, not by the steady state.",
+		bytesStr(peak.Baseline), bytesStr(peak.PeakLive), c.Complete, humanDuration(c.Window), perMin,
+		spikeSeen(c.Readings, c.Durations), bytesStr(c.PeakHeap))
+	f.Evidence = map[string]float64{
+		"spikes_count":                  float64(len(c.Spikes)),
+		"spikes_per_minute":             perMin,
+		"spike_height_max_bytes":        peak.Height(),
+		"spike_height_median_bytes":     c.Heights,
+		"spike_duration_median_seconds": c.Durations,
+		"spike_readings_median_count":   c.Readings,
+		"floor_live_heap_bytes":         peak.Baseline,
+		"peak_live_heap_bytes":          peak.PeakLive,
+		"peak_heap_in_use_bytes":        c.PeakHeap,
+	}
+	if c.Complete == 0 {
+		f.Title = fmt.Sprintf("the live heap is %s above its floor of %s as the window ends: a spike in progress, or the start of a rise",
+			bytesStr(peak.Height()), bytesStr(peak.Baseline))
+		f.Detail = fmt.Sprintf("The live heap rose from its floor (%s) to %s and had not come back when the window ended. "+
+			"Watch about %s more to tell a burst that ends from a rise that stays.", bytesStr(peak.Baseline), bytesStr(peak.PeakLive), humanDuration(v.WatchMoreSeconds))
+	} else if c.Complete < len(c.Spikes) {
+		f.Detail += " The last one was still in progress when the window ended."
+	}
+	if c.OverBudget {
+		f.Detail += fmt.Sprintf(" The spike's heap alone reaches %s of the memory budget.", pct(c.PeakHeap/float64(c.Budget)))
+	}
+	if c.Pair != nil {
+		f.Evidence["allocation_to_height_ratio"] = c.Explained
+		if c.Unexplained && !c.Shown {
+			f.Detail += " The heap profiles after the spikes may not show their allocation yet: a heap profile is up to two GC cycles old."
+		}
+		if c.Unexplained && c.Shown {
+			f.Detail += fmt.Sprintf(" The allocation between the snapshots around the spikes accounts for only %s of their height: "+
+				"no burst stands out from the program's usual allocation.", pct(c.Explained))
+		}
+		f.Advice = append(f.Advice, "See what was allocated during the largest spike: "+pprofDiffCommand("alloc_space", c.Pair[0].Path, c.Pair[1].Path))
+	}
+	addAssists(c.Assists, f)
+	f.Advice = append(f.Advice, spikeAdvice(f.Culprits)...)
+}
+
+// spikeSeen says how long readings saw a spike high.
+func spikeSeen(readings, secs float64) string {
+	if readings <= 1 || secs <= 0 {
+		return "one reading"
+	}
+	return fmt.Sprintf("%.0f readings over %s", readings, humanDuration(secs))
+}
+
+// spikeAdvice suggests fixes for what the spike culprits do.
+func spikeAdvice(cs []rule.Culprit) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, c := range cs {
+		for _, p := range facts.MatchPatterns(c.Stack) {
+			if a := patternAdvice[p.Name].spike; a != "" && !seen[a] {
+				seen[a] = true
+				out = append(out, a)
+			}
+		}
+	}
+	return append(out,
+		"Bound how many such requests run at once (a semaphore sized so that concurrency x per-request peak fits the budget), so bursts cannot stack up.",
+		"Set GOMEMLIMIT to the memory the process may use: the GC then works harder near the limit instead of letting a burst's garbage pile up.")
+}
+
+// spikeSeriesWhat says what the spikes were looked for in.
+func spikeSeriesWhat(sd facts.SpikeSeries) string {
+	switch {
+	case sd.Goal:
+		return "the GC's goal"
+	case sd.InUse:
+		return sd.Src.String() + " heap in use"
+	}
+	return sd.Src.String()
+}

@@ -1,0 +1,180 @@
+package words
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/memdoctor/memdoctor/diagnose/rule"
+	"github.com/memdoctor/memdoctor/facts"
+)
+
+// Finding is one diagnosed problem, as the diagnosis JSON (memdoctor/diagnosis/v1) and the
+// reports say it.
+type Finding struct {
+	Kind       rule.Kind       `json:"kind"`
+	Severity   rule.Severity   `json:"severity"`
+	Confidence rule.Confidence `json:"confidence"`
+	// WatchMoreSeconds is, for a suspected finding, how much longer to watch to confirm or
+	// dismiss it.
+	WatchMoreSeconds float64 `json:"watch_more_seconds,omitempty"`
+	Title            string  `json:"title"`
+	Detail           string  `json:"detail"`
+	// Evidence holds the numbers that prove the finding; each name carries its unit
+	// (_bytes, _seconds, _per_second, _fraction, _count, ...).
+	Evidence  map[string]float64 `json:"evidence"`
+	Culprits  []rule.Culprit     `json:"culprits,omitempty"`
+	Advice    []string           `json:"advice,omitempty"`
+	AdviceEnv map[string]string  `json:"advice_env,omitempty"`
+	// Start and End place the finding on the timeline, when it has a time span.
+	Start time.Time `json:"start,omitzero"`
+	End   time.Time `json:"end,omitzero"`
+	// Profiles names the stored snapshots the finding compares (old, new), so a reader can
+	// dig further with go tool pprof -diff_base.
+	Profiles []string `json:"profiles,omitempty"`
+	// Snapshot is true when the finding rests on a single profile: what it held at one
+	// instant, not a trend. Such a finding is always suspected; a second profile taken
+	// minutes later confirms or dismisses it.
+	Snapshot bool `json:"snapshot,omitempty"`
+}
+
+// NotJudged is a kind of problem that could not be judged, and why.
+type NotJudged struct {
+	Kind   rule.Kind `json:"kind"`
+	Reason string    `json:"reason"`
+	// WatchMoreSeconds is how much longer a session would need to judge it (0 = longer would
+	// not help: a source is missing).
+	WatchMoreSeconds float64 `json:"watch_more_seconds,omitempty"`
+}
+
+// Said is a judgment in words.
+type Said struct {
+	Findings  []Finding
+	NotJudged []NotJudged
+	// Notes are the rules' notes, in the order they stated them.
+	Notes []string
+	// Views are the snapshot views, their patterns' advice filled.
+	Views []rule.SnapshotView
+}
+
+// Say puts a judgment on the facts into words.
+func Say(j rule.Judgment, fs *facts.Facts) Said {
+	var s Said
+	for _, v := range j.Verdicts {
+		s.Findings = append(s.Findings, finding(v, fs))
+	}
+	for _, u := range j.Unjudged {
+		s.NotJudged = append(s.NotJudged, NotJudged{Kind: u.Kind, Reason: reason(u, fs), WatchMoreSeconds: u.WatchMoreSeconds})
+	}
+	for _, n := range j.Notes {
+		s.Notes = append(s.Notes, note(n, fs))
+	}
+	for _, v := range j.Views {
+		for i := range v.Patterns {
+			v.Patterns[i].Advice = patternAdvice[v.Patterns[i].Name].hotspot
+		}
+		s.Views = append(s.Views, v)
+	}
+	return s
+}
+
+// finding says one verdict.
+func finding(v rule.Verdict, fs *facts.Facts) Finding {
+	f := Finding{
+		Kind: v.Kind, Severity: v.Severity, Confidence: v.Confidence, WatchMoreSeconds: v.WatchMoreSeconds,
+		Evidence: map[string]float64{}, Culprits: v.Culprits, Start: v.Start, End: v.End, Profiles: v.Profiles, Snapshot: v.Snapshot,
+	}
+	switch c := v.Case.(type) {
+	case *rule.HeapLeakCase:
+		heapLeak(&f, c, fs)
+	case *rule.SiteLeakCase:
+		siteLeak(&f, c, fs)
+	case *rule.GoroutineLeakCase:
+		goroutineLeak(&f, c)
+	case *rule.PileUpCase:
+		pileUp(&f, c)
+	case *rule.RetentionCase:
+		retention(&f, c)
+	case *rule.SpikeCase:
+		spike(&f, v, c)
+	case *rule.GCCase:
+		gcOverhead(&f, c, fs)
+	case *rule.HotspotCase:
+		hotspot(&f, c)
+	case *rule.SnapshotHotspotCase:
+		snapshotHotspot(&f, c)
+	case *rule.NonGoCase:
+		nonGo(&f, c)
+	case *rule.OOMCase:
+		oomRisk(&f, c)
+	case *rule.OOMKillCase:
+		oomKill(&f, c)
+	case *rule.MemoryCase:
+		memoryGrowth(&f, c)
+	case *rule.CostCase:
+		costGrowth(&f, c)
+	default:
+		panic(fmt.Sprintf("words: no words for a %T verdict", v.Case))
+	}
+	return f
+}
+
+// risingWord says whether a growth is still rising at the end.
+func risingWord(r rule.Rise) string {
+	if r.StillRising {
+		return "still rising"
+	}
+	return "rising more slowly"
+}
+
+// notYet is what a suspected finding adds: how much longer to watch.
+func notYet(watchMore time.Duration) string {
+	return fmt.Sprintf(" Not yet proved: watch about %s more to confirm or dismiss it.", humanDuration(watchMore.Seconds()))
+}
+
+// holdersCommand is the memdoctor holders command that names who keeps a leak's objects
+// alive: from the session (whose diagnosis names the culprits) when there is one, else for
+// the culprit sites; of the process when its PID is known, else of a core of it.
+func holdersCommand(culprits []rule.Culprit, fs *facts.Facts) string {
+	var sites []string
+	for i, c := range culprits {
+		if i < 3 && c.Function != "" {
+			sites = append(sites, "--site "+shellWord(c.Function))
+		}
+	}
+	from := strings.Join(sites, " ")
+	if fs.Session != "" {
+		from = "--from " + shellWord(fs.Session)
+	}
+	if from == "" {
+		return ""
+	}
+	if fs.Target.PID > 0 {
+		return fmt.Sprintf("memdoctor holders %s %d", from, fs.Target.PID)
+	}
+	return fmt.Sprintf("memdoctor holders %s PID (the process's; or gcore PID, then CORE EXECUTABLE)", from)
+}
+
+// shellWord quotes s for a POSIX shell when it needs it (a method's name has parentheses and
+// a star).
+func shellWord(s string) string {
+	if s != "" && strings.IndexFunc(s, func(r rune) bool {
+		return !(r == '/' || r == '.' || r == '-' || r == '_' || r == ':' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z')
+	}) < 0 {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// pprofDiffCommand is the go tool pprof command that shows what a finding compares.
+func pprofDiffCommand(typ, old, new string) string {
+	return fmt.Sprintf("go tool pprof -sample_index=%s -diff_base %s %s", typ, old, new)
+}
+
+// orGap returns the gap's reason, else the fallback.
+func orGap(gap, fallback string) string {
+	if gap != "" {
+		return gap
+	}
+	return fallback
+}
