@@ -168,11 +168,7 @@ func (r *Reader) goroutineStacks() (stacks [][]uint64, skipped int, err error) {
 			skipped += boolInt(g.Unreadable != nil)
 			continue
 		}
-		var frames []proc.Stackframe
-		err := process.Safely(func() (err error) {
-			frames, err = proc.GoroutineStacktrace(r.t.Delve, g, maxDepth, 0)
-			return err
-		})
+		frames, err := r.stacktrace(g)
 		if err != nil && len(frames) == 0 {
 			skipped++
 			continue
@@ -195,6 +191,27 @@ func (r *Reader) goroutineStacks() (stacks [][]uint64, skipped int, err error) {
 		stacks = append(stacks, pcs)
 	}
 	return stacks, skipped, nil
+}
+
+// firstDepth is the depth a stack is first unwound to: most stacks are shorter, and Delve
+// allocates room for the depth asked for each time; a stack that fills it is unwound again to
+// maxDepth.
+const firstDepth = 32
+
+// stacktrace unwinds a goroutine's stack with Delve, while the process is stopped.
+func (r *Reader) stacktrace(g *proc.G) ([]proc.Stackframe, error) {
+	var frames []proc.Stackframe
+	unwind := func(depth int) error {
+		return process.Safely(func() (err error) {
+			frames, err = proc.GoroutineStacktrace(r.t.Delve, g, depth, 0)
+			return err
+		})
+	}
+	err := unwind(firstDepth)
+	if err == nil && len(frames) > firstDepth {
+		err = unwind(maxDepth)
+	}
+	return frames, err
 }
 
 // systemGoroutine is runtime.isSystemGoroutine, roughly: a goroutine the runtime started for

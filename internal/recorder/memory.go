@@ -113,13 +113,16 @@ func (r *recorder) memLoop(ctx context.Context) {
 	for {
 		if ms := r.memory(); ms != nil {
 			now := time.Now()
-			if now.Sub(lastHeap) >= r.cfg.Interval {
+			if now.Sub(lastHeap) >= r.cfg.Interval-r.cfg.Sample/2 { // on the sample ticks nearest the interval
 				lastHeap = now
 				r.memHeap(ms, now)
 			}
 			r.mu.Lock()
 			goroutines := r.goroutineCount()
 			r.mu.Unlock()
+			if ms.leak.LastGoroutines < 0 {
+				ms.leak.LastGoroutines = goroutines // unknown at the last profile: the first count since
+			}
 			if reason := policy.Due(ms.leak, now, goroutines); reason != leakcheck.NotDue {
 				ms.leak = leakcheck.State{Last: now, LastGoroutines: goroutines}
 				r.memGoroutines(ms, now, string(reason))
