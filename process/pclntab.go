@@ -9,6 +9,9 @@ import (
 
 // The runtime's pcdata tables and funcdata slots (internal/abi/symtab.go).
 const (
+	FuncFlagTopFrame = 1 << 0 // the function is at the top of its stack: unwinding stops
+	FuncFlagSPWrite  = 1 << 1 // the function writes SP in a way its pcsp table does not say
+
 	PCDataUnsafePoint  = 0
 	PCDataStackMap     = 1
 	PCDataInlTreeIndex = 2
@@ -56,6 +59,7 @@ type Func struct {
 	Name    string
 	Args    int32
 	FuncID  uint8
+	Flag    uint8 // abi.FuncFlag: FuncFlagTopFrame, FuncFlagSPWrite, FuncFlagAsm
 	npcdata uint32
 	nfdata  uint8
 }
@@ -154,6 +158,7 @@ func (p *Pclntab) funcAt(off uint32) (*Func, bool) {
 	f.Args = int32(binary.LittleEndian.Uint32(b[8:]))
 	f.npcdata = binary.LittleEndian.Uint32(b[28:])
 	f.FuncID = b[40]
+	f.Flag = b[41]
 	f.nfdata = b[43]
 	if uint64(off)+funcHeaderSize+4*uint64(f.npcdata)+4*uint64(f.nfdata) > uint64(len(p.pclntable)) {
 		return nil, false

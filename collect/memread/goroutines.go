@@ -143,11 +143,56 @@ func (r *Reader) GoroutineProfile() (*profile.Profile, *GoroutineReading, error)
 	return p, gr, nil
 }
 
-// goroutineStacks lists the user goroutines' stacks, as return PCs per logical frame, while the
-// process is stopped.
+// goroutineStacks lists the user goroutines' stacks, as return PCs per logical frame, while
+// the process is stopped. Goroutines that are not running are unwound as the runtime unwinds
+// them, from what they saved, through a cache of the stopped process's memory; those running
+// on a thread, and any the unwinder cannot finish, are unwound by Delve.
 func (r *Reader) goroutineStacks() (stacks [][]uint64, skipped int, err error) {
+	if r.gl == nil {
+		return r.delveStacks(nil)
+	}
+	c := process.NewCache(r.mem, goroutineCacheBytes)
+	parked, running, err := r.listGoroutines(c)
+	if err != nil {
+		return nil, 0, err
+	}
+	delve := running
+	for _, g := range parked {
+		if r.systemStart(g.startpc) {
+			continue
+		}
+		pcs, done := r.unwind(c, g)
+		if !done || len(pcs) == 0 {
+			delve[g.goid] = true
+			continue
+		}
+		stacks = append(stacks, pcs)
+	}
+	if len(delve) == 0 {
+		return stacks, 0, nil
+	}
+	more, skipped, err := r.delveStacks(delve)
+	return append(stacks, more...), skipped, err
+}
+
+// goroutineCacheBytes is the memory a goroutine profile keeps of the stopped process's stacks
+// and g structs while it reads them.
+const goroutineCacheBytes = 16 << 20
+
+// delveStacks unwinds with Delve the goroutines of ids (all of them when ids is nil): those
+// running on a thread are found from the threads, the rest in Delve's list of goroutines.
+func (r *Reader) delveStacks(ids map[uint64]bool) (stacks [][]uint64, skipped int, err error) {
 	var gs []*proc.G
-	for start := 0; ; {
+	if ids != nil {
+		for _, th := range r.t.Delve.ThreadList() {
+			var g *proc.G
+			if process.Safely(func() (err error) { g, err = proc.GetG(th); return err }) == nil && g != nil && ids[uint64(g.ID)] {
+				gs = append(gs, g)
+				delete(ids, uint64(g.ID))
+			}
+		}
+	}
+	for start := 0; ids == nil || len(ids) > 0; {
 		var page []*proc.G
 		var next int
 		err := process.Safely(func() (err error) {
@@ -157,14 +202,18 @@ func (r *Reader) goroutineStacks() (stacks [][]uint64, skipped int, err error) {
 		if err != nil {
 			return nil, 0, fmt.Errorf("listing goroutines: %w", err)
 		}
-		gs = append(gs, page...)
+		for _, g := range page {
+			if ids == nil || ids[uint64(g.ID)] {
+				gs = append(gs, g)
+			}
+		}
 		if next < 0 || next <= start || len(gs) >= maxGoroutineProfile {
 			break
 		}
 		start = next
 	}
 	for _, g := range gs {
-		if g.Unreadable != nil || r.systemGoroutine(g) {
+		if g.Unreadable != nil || r.systemStart(g.StartPC) {
 			skipped += boolInt(g.Unreadable != nil)
 			continue
 		}
@@ -178,7 +227,7 @@ func (r *Reader) goroutineStacks() (stacks [][]uint64, skipped int, err error) {
 			if fr.Inlined || fr.SystemStack || fr.Current.PC == 0 {
 				continue
 			}
-			pcs = append(pcs, r.tab.LogicalPCs(fr.Current.PC)...)
+			pcs = append(pcs, r.syms.logicalPCs(fr.Current.PC)...)
 			if len(pcs) >= maxDepth {
 				pcs = pcs[:maxDepth]
 				break
@@ -214,11 +263,11 @@ func (r *Reader) stacktrace(g *proc.G) ([]proc.Stackframe, error) {
 	return frames, err
 }
 
-// systemGoroutine is runtime.isSystemGoroutine, roughly: a goroutine the runtime started for
+// systemStart is runtime.isSystemGoroutine, roughly: a goroutine the runtime started for
 // itself (its start function is the runtime's, other than runtime.main), which neither
 // runtime.NumGoroutine nor the goroutine profile counts.
-func (r *Reader) systemGoroutine(g *proc.G) bool {
-	name := r.syms.funcForPC(g.StartPC)
+func (r *Reader) systemStart(startpc uint64) bool {
+	name := r.syms.funcForPC(startpc)
 	return strings.HasPrefix(name, "runtime.") && name != "runtime.main"
 }
 

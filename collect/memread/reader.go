@@ -23,6 +23,7 @@ const (
 	symAllglen     = "runtime.allglen"
 	symGomaxprocs  = "runtime.gomaxprocs"
 	symDisableProf = "runtime.disableMemoryProfiling"
+	symAllgs       = "runtime.allgs"
 )
 
 var required = []string{symBuckets, symRate, symCycle, symModuledata, symMemstats, symController, symWork, symSched, symAllp, symAllglen, symGomaxprocs}
@@ -37,6 +38,7 @@ type Reader struct {
 	sym  map[string]process.Symbol
 	st   *statsLayout
 	gr   *goroutineLayout
+	gl   *gLayout // nil: goroutine stacks are unwound by Delve alone
 	syms *symbolizer
 	exe  exeMapping
 	// linksProfiling is false when the linker turned heap profiling off
@@ -68,7 +70,7 @@ func New(t *process.Target) (*Reader, error) {
 	r := &Reader{t: t, mem: t.Memory()}
 	bi := t.Delve.BinInfo()
 	var err error
-	if r.sym, err = t.Symbols(append(required, symDisableProf)...); err != nil {
+	if r.sym, err = t.Symbols(append(required, symDisableProf, symAllgs)...); err != nil {
 		return nil, err
 	}
 	var missing []string
@@ -101,6 +103,9 @@ func New(t *process.Target) (*Reader, error) {
 		return nil, fmt.Errorf("the runtime's function table: %w", err)
 	}
 	r.syms = newSymbolizer(r.tab)
+	if s, ok := r.sym[symAllgs]; ok {
+		r.gl, _ = newGLayout(bi, s.Addr, t.Arch) // without it, Delve unwinds every goroutine
+	}
 	r.linksProfiling = true
 	if s, ok := r.sym[symDisableProf]; ok {
 		var b [1]byte

@@ -27,13 +27,28 @@ const maxSymbols = 1 << 18
 
 // symbolizer names PCs from the runtime's function table, caching each.
 type symbolizer struct {
-	tab    *process.Pclntab
-	frames map[uint64]frame // by return PC
-	names  map[uint64]string
+	tab     *process.Pclntab
+	frames  map[uint64]frame // by return PC
+	names   map[uint64]string
+	logical map[uint64][]uint64 // a physical frame's return PC -> its logical frames' PCs
 }
 
 func newSymbolizer(tab *process.Pclntab) *symbolizer {
-	return &symbolizer{tab: tab, frames: map[uint64]frame{}, names: map[uint64]string{}}
+	return &symbolizer{tab: tab, frames: map[uint64]frame{}, names: map[uint64]string{}, logical: map[uint64][]uint64{}}
+}
+
+// logicalPCs is Pclntab.LogicalPCs, cached: goroutine stacks are unwound with the process
+// stopped, and the same call sites recur in every stack.
+func (s *symbolizer) logicalPCs(pc uint64) []uint64 {
+	if l, ok := s.logical[pc]; ok {
+		return l
+	}
+	if len(s.logical) >= maxSymbols {
+		clear(s.logical)
+	}
+	l := s.tab.LogicalPCs(pc)
+	s.logical[pc] = l
+	return l
 }
 
 // frameOf is runtime.CallersFrames([]uintptr{pc}): the innermost logical frame at pc-1.
