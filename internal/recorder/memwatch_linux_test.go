@@ -96,3 +96,33 @@ func TestWatchPIDMemoryRefused(t *testing.T) {
 		t.Errorf("the notes do not say heap profiling is off:\n%s", notes)
 	}
 }
+
+// TestRunReadsMemory runs a program that serves nothing (a lab scenario built without
+// profiling): after looking for a pprof endpoint, run reads it from its memory and stops it,
+// as its parent, for its goroutine profiles, and the recording still ends when it should (a
+// stop is not taken for the program's end) with the program running until then.
+func TestRunReadsMemory(t *testing.T) {
+	needProc(t)
+	bin := filepath.Join(t.TempDir(), "labrun")
+	if out, err := exec.Command("go", "build", "-tags", "nopprof", "-o", bin, "../labrun").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	cfg := Config{Mode: "run", Out: filepath.Join(t.TempDir(), "s"), Duration: 9 * time.Second, Sample: 200 * time.Millisecond,
+		Interval: time.Second, Command: []string{bin, "healthy"}, EnableHeapProfiling: true}
+	res, err := Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Status != session.StatusComplete {
+		t.Fatalf("status %s: %s", res.Status, res.Detail)
+	}
+	s, err := session.Open(cfg.Out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	notes := strings.Join(s.Manifest.Notes, "\n")
+	if gors := s.ProfilesOf(session.KindGoroutine, true); len(gors) < 2 || !strings.Contains(notes, "no /debug/pprof/ endpoint found") ||
+		!strings.Contains(notes, "stopped the process") {
+		t.Errorf("%d goroutine profiles; notes:\n%s", len(gors), notes)
+	}
+}

@@ -169,7 +169,7 @@ func startProgram(cfg Config, r *recorder) (*program, error) {
 			r.log.Debug("reading the program's stderr", "err", err)
 		}
 	})
-	go func() { p.exited <- cmd.Wait() }()
+	go func() { p.exited <- waitExit(cmd) }()
 	return p, nil
 }
 
