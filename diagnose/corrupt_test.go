@@ -12,6 +12,9 @@ import (
 	"github.com/memdoctor/memdoctor/session"
 )
 
+// End to end: a recorded session on disk whose profiles are damaged, read and diagnosed as
+// memdoctor does.
+
 // TestCorruptProfile copies a real session, replaces one heap profile with an HTML page and
 // truncates another: the diagnosis still comes out, names the broken files in its notes, and
 // still finds the leak from what is left.

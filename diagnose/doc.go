@@ -18,4 +18,10 @@
 // says so in NotJudged; "no memory problem found" is said only when every rule could judge.
 //
 // The JSON form of a Diagnosis is the contract "memdoctor/diagnosis/v1".
+//
+// Tests: the rules are tested in diagnose/rule, on facts built in memory (profiles in hand,
+// no file). The tests here put facts, rules and words together: some in memory (gcrate,
+// memgrowth, oomkill, snapshot: the words a verdict gets), the rest end to end over sessions
+// on disk (golden: the recorded sessions of testdata/sessions; tuning; corrupt, never
+// collected and real profiles: what a collector or another program leaves).
 package diagnose

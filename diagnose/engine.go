@@ -29,16 +29,12 @@ func Diagnose(ev *evidence.Evidence, opts Options) *Diagnosis {
 	fs := facts.Of(ev)
 	j := rule.Judge(fs, &rule.Default)
 	said := words.Say(j, fs)
-	t := ev.Target
 	d := &Diagnosis{
 		Schema:    Schema,
 		Generated: now().UTC(),
 		Session:   ev.Session,
 		Source:    ev.Mode,
-		Target: Target{
-			PID: t.PID, Name: t.Name, Command: t.Command, GoVersion: t.GoVersion, MainModule: t.MainModule,
-			PprofURL: t.PprofURL, AgentURL: t.AgentURL, Local: t.Local, Status: t.Status,
-		},
+		Target:    targetOf(ev),
 		Window:    Window{Start: ev.Start, End: ev.End, Seconds: ev.Seconds()},
 		Summary:   fs.Summary,
 		Breakdown: Breakdown{Peak: ev.Peak, Latest: ev.Latest},
@@ -65,6 +61,15 @@ func Diagnose(ev *evidence.Evidence, opts Options) *Diagnosis {
 	d.Limits = j.Limits
 	d.Notes = append(d.Notes, ev.ProfileNotes()...)
 	return d
+}
+
+// targetOf is the evidence's target and session in the v1 JSON form.
+func targetOf(ev *evidence.Evidence) Target {
+	t := ev.Target
+	return Target{
+		PID: t.PID, Name: t.Name, Command: ev.Command, GoVersion: t.GoVersion, MainModule: t.MainModule,
+		PprofURL: t.PprofURL, AgentURL: t.AgentURL, Local: t.Local, Status: ev.Status,
+	}
 }
 
 // DiagnoseSession builds the evidence of a session and diagnoses it; the evidence is

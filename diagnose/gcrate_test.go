@@ -7,6 +7,8 @@ import (
 	"github.com/memdoctor/memdoctor/evidence"
 )
 
+// In memory: evidence built by hand, diagnosed (facts, rules and words).
+
 // A GC running 8 times a second whose CPU time no source measured (Prometheus's default
 // metrics): a suspected gc-overhead with the pacer's advice, never a confirmed warning; at a
 // calm rate, nothing.

@@ -7,6 +7,8 @@ import (
 	"github.com/memdoctor/memdoctor/evidence"
 )
 
+// In memory: evidence built by hand, diagnosed (facts, rules and words).
+
 // Resident memory that rose fourteen times in the first seconds (a proxy buffering request
 // bodies whole) and stayed: it no longer rises, so it is no growth for good, but the process
 // now needs a GiB; a cache that warmed from 20 to 150 MiB is not worth a word.

@@ -10,6 +10,8 @@ import (
 	"github.com/memdoctor/memdoctor/session"
 )
 
+// End to end: a session on disk that a collector killed early left, read and diagnosed.
+
 // TestNeverCollectedNotJudged: a watch whose heap and goroutine profiles all failed (the
 // server answered a login page), written by a collector killed before it could note it. The
 // diagnosis is not "no memory problem found": the rules that need those profiles are listed

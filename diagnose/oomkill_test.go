@@ -6,7 +6,10 @@ import (
 	"time"
 
 	"github.com/memdoctor/memdoctor/evidence"
+	"github.com/memdoctor/memdoctor/internal/proftest"
 )
+
+// In memory: evidence with its heap profiles in hand, diagnosed (facts, rules and words).
 
 // TestOOMKill: an OOM kill the cgroup counted, or a watched process that vanished within
 // 10% of its limit, is oom-risk at critical, naming what the last heap profile held; a
@@ -29,18 +32,18 @@ func TestOOMKill(t *testing.T) {
 		{"a watch that ended on time near its limit", "watch", "complete", 0, 0.95, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			dir := t.TempDir()
 			t0 := time.Date(2026, 11, 26, 10, 0, 0, 0, time.UTC)
-			ev := evidence.New(tc.mode, evidence.Target{Status: tc.status}, evidence.Options{})
+			ev := evidence.New(tc.mode, evidence.Target{}, evidence.Options{})
+			ev.Status = tc.status
 			rss := evidence.NewGauge(evidence.SourceProc, 0)
 			for i := range 10 {
 				rss.Add(t0.Add(time.Duration(i)*time.Second), float64(i+1)/10*tc.lastShare*256*mib)
 			}
-			ev.AddSnapshot(heapSnapshot(t, dir, t0.Add(time.Second), map[string]int64{"example.com/svc.init": 2 * mib}))
-			last := heapSnapshot(t, dir, t0.Add(8500*time.Millisecond), map[string]int64{
-				"example.com/svc.hoard": 180 * mib, "example.com/svc.init": 2 * mib})
-			last.Label = "before-oom"
-			ev.AddSnapshot(last)
+			first := evidence.Snapshot{Kind: "heap", T: t0.Add(time.Second), Path: "heap-1.pb.gz"}
+			ev.AddProfile(first, proftest.Heap(first.T, proftest.Held(map[string]int64{"example.com/svc.init": 2 * mib})))
+			last := evidence.Snapshot{Kind: "heap", T: t0.Add(8500 * time.Millisecond), Label: "before-oom", Path: "heap-2.pb.gz"}
+			ev.AddProfile(last, proftest.Heap(last.T, proftest.Held(map[string]int64{
+				"example.com/svc.hoard": 180 * mib, "example.com/svc.init": 2 * mib})))
 			ev.RSS = rss.Series()
 			ev.Budget, ev.BudgetSource = 256*mib, "cgroup"
 			ev.OOMKillsInWindow, ev.OOMKills = tc.killed, tc.killed

@@ -13,6 +13,8 @@ import (
 	"github.com/memdoctor/memdoctor/session"
 )
 
+// End to end: real profiles of other programs (testdata/profiles) in a session on disk.
+
 // sharedProfiles holds real profiles of other programs (see PROVENANCE.tsv there).
 const sharedProfiles = "../testdata/profiles"
 

@@ -1,9 +1,6 @@
 package diagnose
 
 import (
-	"bytes"
-	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -13,10 +10,11 @@ import (
 	"github.com/memdoctor/memdoctor/session"
 )
 
-// goroutineProfileFile writes a goroutine profile: top goroutines blocked in a channel send at
-// one site of the program, and rest spread over rest other sites (one each).
-func goroutineProfileFile(t *testing.T, top, rest int) string {
-	t.Helper()
+// In memory: a goroutine profile in hand, diagnosed (facts, rules and words).
+
+// goroutineProfile is a goroutine profile: top goroutines blocked in a channel send at one
+// site of the program, and rest spread over rest other sites (one each).
+func goroutineProfile(top, rest int) *profile.Profile {
 	p := &profile.Profile{
 		SampleType: []*profile.ValueType{{Type: "goroutine", Unit: "count"}},
 		PeriodType: &profile.ValueType{Type: "goroutine", Unit: "count"}, Period: 1,
@@ -32,15 +30,7 @@ func goroutineProfileFile(t *testing.T, top, rest int) string {
 	for i := range rest {
 		p.Sample = append(p.Sample, &profile.Sample{Location: []*profile.Location{park, fn("main.worker" + string(rune('a'+i%26)) + string(rune('a'+i/26)))}, Value: []int64{1}})
 	}
-	var b bytes.Buffer
-	if err := p.Write(&b); err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), "g.pb.gz")
-	if err := os.WriteFile(path, b.Bytes(), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return path
+	return p
 }
 
 // TestPileUpThresholds: one goroutine profile is a suspected pile-up when one blocked site of
@@ -59,7 +49,7 @@ func TestPileUpThresholds(t *testing.T) {
 		{5, 5, false}, // a small worker pool
 	} {
 		ev := evidence.New("profiles", evidence.Target{}, evidence.Options{})
-		ev.AddSnapshot(evidence.Snapshot{Kind: session.KindGoroutine, T: at, Path: goroutineProfileFile(t, c.top, c.rest)})
+		ev.AddProfile(evidence.Snapshot{Kind: session.KindGoroutine, T: at, Path: "g.pb.gz"}, goroutineProfile(c.top, c.rest))
 		ev.Finish(evidence.Options{})
 		d := Diagnose(ev, Options{})
 		f := findingOfKind(d.Findings, KindGoroutineLeak)

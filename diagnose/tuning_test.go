@@ -11,6 +11,9 @@ import (
 	"github.com/memdoctor/memdoctor/session"
 )
 
+// End to end: a recorded session (testdata/sessions), its diagnosis against the exported
+// GC model.
+
 // TestGCModelAgreesWithTheAdvice: the exported model is the one the gc-overhead rule advises
 // from. On the recorded gateway-gc session, its prediction for the settings the program ran
 // with is the rule's predicted rate before, and its advice for the session's budget is the

@@ -96,7 +96,9 @@ type Diagnosis struct {
 	Notes []string `json:"notes,omitempty"`
 }
 
-// Target describes what was watched.
+// Target describes what was watched, in the v1 JSON form: what targetOf takes of the
+// evidence's target (evidence.Target, which is the manifest's session.Target) and of its
+// session. It is derived, never read back.
 type Target struct {
 	PID        int      `json:"pid,omitempty"`
 	Name       string   `json:"name,omitempty"`

@@ -4,6 +4,8 @@ import (
 	"slices"
 	"time"
 
+	"github.com/google/pprof/profile"
+
 	"github.com/memdoctor/memdoctor/gctrace"
 )
 
@@ -75,6 +77,14 @@ func (ev *Evidence) AddSnapshot(s Snapshot) {
 	}
 }
 
+// AddProfile adds a snapshot whose profile is in hand, parsed, rather than in a file (s.Path
+// only names it): it is held for the evidence's life, outside the bound on the profiles kept
+// parsed, and read as a file's would be.
+func (ev *Evidence) AddProfile(s Snapshot, p *profile.Profile) {
+	ev.profiles.hold(s.Path, p)
+	ev.AddSnapshot(s)
+}
+
 // Finish completes evidence built with New: the series of GC cycles and what the profiles
 // show (each quantity from its source with the most readings, as for a session), the
 // window (from the readings and snapshots when not set), the memory budget, and the
@@ -122,13 +132,4 @@ func (ev *Evidence) Finish(opts Options) {
 		ev.setBudget(opts.MemoryBudgetBytes, 0, "")
 	}
 	ev.explainGaps()
-}
-
-// allSeries lists every canonical series.
-func (ev *Evidence) allSeries() []*Series {
-	return []*Series{&ev.RSS, &ev.HWM, &ev.RSSAnon, &ev.RSSFile, &ev.LazyFree, &ev.TreeRSS, &ev.ProcessCPU,
-		&ev.CgroupUsage, &ev.Live, &ev.HeapInUse, &ev.HeapAtGC, &ev.HeapGoal, &ev.HeapFree, &ev.RuntimeResident,
-		&ev.Stacks, &ev.Goroutines, &ev.Leaked, &ev.GCCycles, &ev.GCForced, &ev.GCCPU, &ev.GCAssist,
-		&ev.AvailableCPU, &ev.AllocBytes, &ev.AllocObjects, &ev.NonGo, &ev.NonGoShare, &ev.Retained,
-		&ev.RetainedShare, &ev.ReleasedResident, &ev.SchedRun, &ev.SchedWait}
 }

@@ -10,10 +10,15 @@
 // /proc reading were taken together, and the profile snapshots, read by site. Every point
 // carries its time and its source, and every series its resolution.
 //
-// The rules (package diagnose) read only an Evidence: which collector produced a number is
-// not their business, so every vantage point is judged by the same rules. A series never
-// mixes sources: for each quantity the source with the most readings wins (a goroutine count
-// from the pprof index every second beats one from a goroutine profile every ten).
+// The rules (through package facts) read only an Evidence: which collector produced a number
+// is not their business, so every vantage point is judged by the same rules. A series never
+// mixes sources: the table of quantities (quantity.go) lists, for each quantity, its unit,
+// the sources that may measure it in order of preference, how a session's sample gives it and
+// why it is missing; the first of its sources with a few readings wins, else the one with the
+// most (a goroutine count from the pprof index every second beats one from a goroutine
+// profile every ten). A new quantity is a field of Evidence, an entry of that table and its
+// reader; the tests fail until all three agree, and until every figure of a sample is read
+// or said not to be.
 //
 // Memory stays bounded whatever the window: series are built while streaming the source,
 // and one that outgrows 4096 time slices keeps each slice's lowest and highest reading, so

@@ -23,6 +23,10 @@ type Evidence struct {
 	BudgetSource string
 	CgroupLimit  uint64 // 0 = none or unknown
 	Session      string // the session directory, "" for other sources
+	// Status is the session's (session.Status*: "complete", "target-exited", ...; "" for
+	// other sources) and Command the command memdoctor run started, if it did.
+	Status  string
+	Command []string
 
 	// Memory as the kernel counts it.
 	RSS, HWM, RSSAnon, RSSFile, LazyFree Series
@@ -110,21 +114,10 @@ type Evidence struct {
 	assists     *Assists
 }
 
-// Target describes the observed service.
-type Target struct {
-	PID        int
-	Name       string
-	Command    []string
-	GoVersion  string
-	MainModule string
-	PprofURL   string
-	AgentURL   string
-	Local      bool
-	Status     string
-	Started    time.Time // when the process started (zero = unknown)
-	// GODEBUG, GOGC and GOMEMLIMIT as set in its environment ("" = unset).
-	GODEBUG, GOGC, GOMEMLIMIT string
-}
+// Target describes the observed service: the session's manifest says it (session.Target,
+// the one description of a target, which the recorder and the agent write); other sources
+// fill what they know of it.
+type Target = session.Target
 
 // Pacer is what the GC pacer model needs, as last observed.
 type Pacer struct {

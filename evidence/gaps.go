@@ -17,55 +17,20 @@ const (
 )
 
 // explainGaps says why each quantity the rules need is missing, from how the data was
-// collected.
+// collected: the series the table of quantities gives a gap, then the profiles, the split of
+// memory and the budget.
 func (ev *Evidence) explainGaps() {
-	local := ev.Target.Local
+	for q := range quantities {
+		d := &quantities[q]
+		if d.gap == nil || d.series(ev).Len() >= d.gap.min {
+			continue
+		}
+		if why := d.gap.why(ev); why != "" {
+			ev.Gap(d.gap.key, why)
+		}
+	}
 	pprof := ev.Target.PprofURL != ""
 	agent := ev.Target.AgentURL != ""
-	remote := "the process is not on this machine, or its /proc could not be read"
-	if ev.RSS.Empty() {
-		if local {
-			ev.Gap(GapRSS, "no /proc readings were taken")
-		} else {
-			ev.Gap(GapRSS, remote)
-		}
-	}
-	if ev.ProcessCPU.Empty() {
-		if local {
-			ev.Gap(GapCPU, "no /proc readings of the process's CPU time")
-		} else {
-			ev.Gap(GapCPU, remote)
-		}
-	}
-	noGo := "no gctrace, no pprof endpoint and no memdoctor agent"
-	switch {
-	case pprof || agent:
-		noGo = "the pprof endpoint or the agent gave no usable readings (see the notes)"
-	case ev.GCLines > 0:
-		noGo = "gctrace only"
-	}
-	if ev.Live.Empty() && ev.HeapInUse.Empty() {
-		ev.Gap(GapLive, noGo)
-	}
-	if ev.Goroutines.Empty() {
-		switch {
-		case pprof || agent:
-			ev.Gap(GapGoroutines, "the pprof endpoint or the agent gave no goroutine counts (see the notes)")
-		default:
-			ev.Gap(GapGoroutines, "no pprof endpoint and no memdoctor agent: goroutines were never counted")
-		}
-	}
-	if ev.GCCycles.Len() < 2 {
-		ev.Gap(GapGC, noGo)
-	}
-	if ev.GCCPU.Len() < 2 {
-		switch {
-		case ev.GCCycles.Len() >= 2 && ev.Target.Started.IsZero():
-			ev.Gap(GapGCCPU, "MemStats gives the GC's CPU share since the process started, and its start time is unknown (the process is not local)")
-		default:
-			ev.Gap(GapGCCPU, noGo)
-		}
-	}
 	if len(ev.PeriodicHeaps()) < 2 {
 		if pprof || agent {
 			ev.Gap(GapHeapSnaps, "fewer than two heap profiles were read (see the notes)")
@@ -86,4 +51,47 @@ func (ev *Evidence) explainGaps() {
 	if ev.Budget == 0 {
 		ev.Gap(GapBudget, "no --memory-budget and no cgroup memory limit")
 	}
+}
+
+// procGap is why a /proc figure is missing: local says why for a process on this machine.
+func procGap(local string) func(*Evidence) string {
+	return func(ev *Evidence) string {
+		if ev.Target.Local {
+			return local
+		}
+		return "the process is not on this machine, or its /proc could not be read"
+	}
+}
+
+// noGoReason is why a figure of the Go runtime is missing.
+func (ev *Evidence) noGoReason() string {
+	switch {
+	case ev.Target.PprofURL != "" || ev.Target.AgentURL != "":
+		return "the pprof endpoint or the agent gave no usable readings (see the notes)"
+	case ev.GCLines > 0:
+		return "gctrace only"
+	}
+	return "no gctrace, no pprof endpoint and no memdoctor agent"
+}
+
+// liveGap: the heap in use stands in for a live heap nothing measured.
+func liveGap(ev *Evidence) string {
+	if !ev.HeapInUse.Empty() {
+		return ""
+	}
+	return ev.noGoReason()
+}
+
+func goroutinesGap(ev *Evidence) string {
+	if ev.Target.PprofURL != "" || ev.Target.AgentURL != "" {
+		return "the pprof endpoint or the agent gave no goroutine counts (see the notes)"
+	}
+	return "no pprof endpoint and no memdoctor agent: goroutines were never counted"
+}
+
+func gcCPUGap(ev *Evidence) string {
+	if ev.GCCycles.Len() >= 2 && ev.Target.Started.IsZero() {
+		return "MemStats gives the GC's CPU share since the process started, and its start time is unknown (the process is not local)"
+	}
+	return ev.noGoReason()
 }

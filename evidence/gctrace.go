@@ -27,8 +27,8 @@ func (b *sessionBuild) gcCycle(t time.Time, e gctrace.Cycle) {
 		if !b.sessionStart.IsZero() && b.sessionStart.Before(zero) {
 			zero = b.sessionStart
 		}
-		for _, m := range []multi{b.cycles, b.forced, b.gcCPU, b.assist, b.avail} {
-			m.addCounter(SourceGCTrace, zero, 0)
+		for _, q := range []quantity{qGCCycles, qGCForced, qGCCPU, qGCAssist, qAvailableCPU} {
+			b.add(q, SourceGCTrace, zero, 0)
 		}
 		g.prev = zero
 	}
@@ -38,18 +38,18 @@ func (b *sessionBuild) gcCycle(t time.Time, e gctrace.Cycle) {
 	}
 	g.cpu += e.GCCPU().Seconds()
 	g.assist += e.CPUAssist.Seconds()
-	b.live.add(SourceGCTrace, mib, t, float64(e.HeapLive))
-	b.atGC.add(SourceGCTrace, mib, t, float64(max(e.HeapStart, e.HeapEnd)))
-	b.goal.add(SourceGCTrace, mib, t, float64(e.Goal))
-	b.cycles.addCounter(SourceGCTrace, t, float64(g.n))
-	b.forced.addCounter(SourceGCTrace, t, float64(g.forced))
-	b.gcCPU.addCounter(SourceGCTrace, t, g.cpu)
-	b.assist.addCounter(SourceGCTrace, t, g.assist)
+	b.add(qLive, SourceGCTrace, t, float64(e.HeapLive))
+	b.add(qHeapAtGC, SourceGCTrace, t, float64(max(e.HeapStart, e.HeapEnd)))
+	b.add(qHeapGoal, SourceGCTrace, t, float64(e.Goal))
+	b.add(qGCCycles, SourceGCTrace, t, float64(g.n))
+	b.add(qGCForced, SourceGCTrace, t, float64(g.forced))
+	b.add(qGCCPU, SourceGCTrace, t, g.cpu)
+	b.add(qGCAssist, SourceGCTrace, t, g.assist)
 	if e.Procs > 0 {
 		if !g.prev.IsZero() && t.After(g.prev) {
 			g.avail += t.Sub(g.prev).Seconds() * float64(e.Procs)
 		}
-		b.avail.addCounter(SourceGCTrace, t, g.avail)
+		b.add(qAvailableCPU, SourceGCTrace, t, g.avail)
 		b.gcProcs = e.Procs
 	}
 	g.prev = t

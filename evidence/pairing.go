@@ -126,11 +126,11 @@ func (pr *pairing) emit(b *sessionBuild, t time.Time, p *session.Proc, g *sessio
 		headroom = float64(g.HeapGoalBytes - g.HeapObjectsBytes)
 	}
 	retained := math.Max(0, float64(at.RetainedFreeBytes)-headroom) + float64(at.ReleasedResidentBytes)
-	b.nonGo.add(src, 0, t, float64(at.NonGoBytes))
-	b.nonGoShare.add(src, 0, t, float64(at.NonGoBytes)/rss)
-	b.retained.add(src, 0, t, retained)
-	b.retainedShare.add(src, 0, t, retained/rss)
-	b.released.add(src, 0, t, float64(at.ReleasedResidentBytes))
+	b.add(qNonGo, src, t, float64(at.NonGoBytes))
+	b.add(qNonGoShare, src, t, float64(at.NonGoBytes)/rss)
+	b.add(qRetained, src, t, retained)
+	b.add(qRetainedShare, src, t, retained/rss)
+	b.add(qReleasedResident, src, t, float64(at.ReleasedResidentBytes))
 	b.ev.Aligned++
 	pr.aligned.add(at)
 }

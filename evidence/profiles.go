@@ -22,9 +22,10 @@ type store struct {
 	mu       sync.Mutex
 	order    []string // least recently used first
 	byPath   map[string]*profile.Profile
-	cost     map[string]int64 // by path: the estimate of each kept profile
-	held     int64            // their sum
-	maxBytes int64            // maxParsedBytes
+	inHand   map[string]*profile.Profile // profiles given in hand (AddProfile), never dropped
+	cost     map[string]int64            // by path: the estimate of each kept profile
+	held     int64                       // their sum
+	maxBytes int64                       // maxParsedBytes
 	failed   map[string]error
 	tables   map[tableKey]*culprit.Table
 	groups   map[string][]GoroutineGroup
@@ -72,6 +73,9 @@ func (ev *Evidence) Profile(s Snapshot) (*profile.Profile, error) {
 }
 
 func (st *store) getLocked(path string) (*profile.Profile, error) {
+	if p, ok := st.inHand[path]; ok {
+		return p, nil
+	}
 	if p, ok := st.byPath[path]; ok {
 		if i := slices.Index(st.order, path); i >= 0 { // most recently used last
 			st.order = append(slices.Delete(st.order, i, i+1), path)
@@ -98,6 +102,17 @@ func (st *store) getLocked(path string) (*profile.Profile, error) {
 	st.byPath[path], st.cost[path] = p, cost
 	st.held += cost
 	return p, nil
+}
+
+// hold keeps a profile given in hand under path, with its summary.
+func (st *store) hold(path string, p *profile.Profile) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.inHand == nil {
+		st.inHand = map[string]*profile.Profile{}
+	}
+	st.inHand[path] = p
+	st.infos[path] = infoOf(pprofio.SummaryOf(p), pprofio.FormatProto)
 }
 
 // fail remembers that path cannot be read, and names it once in the notes.
@@ -164,8 +179,8 @@ func (b *sessionBuild) profileFallbacks() {
 		in, err := ev.profiles.info(s.Path, true)
 		return in, err == nil
 	}
-	needLive := countOf(b.live) < len(ev.Heaps)
-	needAlloc := countOf(b.allocB) < len(ev.Heaps)
+	needLive := countOf(b.m[qLive]) < len(ev.Heaps)
+	needAlloc := countOf(b.m[qAllocBytes]) < len(ev.Heaps)
 	if needLive || needAlloc {
 		prev, repeats := int64(-1), 0
 		var fresh liveFreshness
@@ -182,7 +197,7 @@ func (b *sessionBuild) profileFallbacks() {
 			// leaking series would read flat).
 			if needLive && in.HasInuse && t.InuseSpace > 0 {
 				if t.InuseSpace != prev {
-					b.live.add(SourceHeapProfile, 0, s.T, float64(t.InuseSpace))
+					b.add(qLive, SourceHeapProfile, s.T, float64(t.InuseSpace))
 					fresh.reading(s.T)
 				} else {
 					repeats++
@@ -191,42 +206,30 @@ func (b *sessionBuild) profileFallbacks() {
 				prev = t.InuseSpace
 			}
 			if needAlloc && in.HasAlloc && t.AllocSpace > 0 {
-				b.allocB.addCounter(SourceHeapProfile, s.T, float64(t.AllocSpace))
-				b.allocO.addCounter(SourceHeapProfile, s.T, float64(t.AllocObjects))
+				b.add(qAllocBytes, SourceHeapProfile, s.T, float64(t.AllocSpace))
+				b.add(qAllocObjects, SourceHeapProfile, s.T, float64(t.AllocObjects))
 			}
 		}
-		if hp := b.live.get(SourceHeapProfile); hp != nil && countOf(b.live) == hp.count() {
+		if hp := b.m[qLive].get(SourceHeapProfile); hp != nil && countOf(b.m[qLive]) == hp.count() {
 			ev.LiveSeen = fresh.seen()
 		}
-		if repeats > 0 && b.live.get(SourceHeapProfile) != nil && countOf(b.live) == b.live.get(SourceHeapProfile).count() {
+		if repeats > 0 && b.m[qLive].get(SourceHeapProfile) != nil && countOf(b.m[qLive]) == b.m[qLive].get(SourceHeapProfile).count() {
 			ev.Notes = append(ev.Notes, fmt.Sprintf("%d heap profile(s) repeat their predecessor's in-use heap exactly (no GC completed in between): "+
 				"each counts as one reading of the live heap, at the time it was first seen", repeats))
 		}
 	}
-	if countOf(b.goroutines) < len(ev.GoroutineSnaps) {
+	if countOf(b.m[qGoroutines]) < len(ev.GoroutineSnaps) {
 		for _, s := range ev.GoroutineSnaps {
 			if in, ok := info(s); ok {
-				b.goroutines.add(SourceGoroutineProfile, 1, s.T, float64(in.Goroutines))
+				b.add(qGoroutines, SourceGoroutineProfile, s.T, float64(in.Goroutines))
 			}
 		}
 	}
 	for _, s := range ev.LeakSnaps {
 		if in, ok := info(s); ok {
-			b.leak.add(SourceLeakProfile, 1, s.T, float64(in.Goroutines))
+			b.add(qLeaked, SourceLeakProfile, s.T, float64(in.Goroutines))
 		}
 	}
-}
-
-// countOf is the most readings any source of a quantity has.
-func countOf(m multi) int {
-	n := 0
-	for _, b := range m.by {
-		if b == nil {
-			continue
-		}
-		n = max(n, b.count())
-	}
-	return n
 }
 
 // liveFreshness follows the fetches of a series of heap profiles, distinct readings and

@@ -50,7 +50,7 @@ func oomKillOf(ev *evidence.Evidence) *OOMKill {
 	if k.Limit > 0 {
 		k.Share = k.Use / k.Limit
 	}
-	ended := ev.Target.Status == "target-exited"
+	ended := ev.Status == "target-exited"
 	switch {
 	case k.Counted > 0:
 	case ended && ev.Mode == "watch" && k.Share >= OOMNear:

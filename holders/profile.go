@@ -16,7 +16,6 @@ func (r *Result) Profile() *profile.Profile {
 		Comments:          []string{"memdoctor holders: frames are reference paths from the GC roots, the culprit site on top"},
 		DefaultSampleType: "space",
 	}
-	funcs := map[string]*profile.Function{}
 	locs := map[string]*profile.Location{}
 	loc := func(name string) *profile.Location {
 		if l, ok := locs[name]; ok {
@@ -24,7 +23,6 @@ func (r *Result) Profile() *profile.Profile {
 		}
 		f := &profile.Function{ID: uint64(len(p.Function) + 1), Name: name, SystemName: name}
 		p.Function = append(p.Function, f)
-		funcs[name] = f
 		l := &profile.Location{ID: uint64(len(p.Location) + 1), Line: []profile.Line{{Function: f}}}
 		p.Location = append(p.Location, l)
 		locs[name] = l

@@ -17,7 +17,8 @@ type Result struct {
 	Timing         Timing      `json:"timing_ms"`
 }
 
-// Target is what was read.
+// Target is what was read, in the holders/v1 JSON form: the identity of the process.Target
+// the walk read (a live process or a core), taken from it in one place (walk.targetOf).
 type Target struct {
 	Kind      string `json:"kind"` // process or core
 	PID       int    `json:"pid,omitempty"`

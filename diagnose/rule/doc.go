@@ -3,7 +3,8 @@
 // culprits, and the rule's figures in a Case) or why it could not judge. Every line a rule
 // draws is in one Thresholds value (Default). Rules import nothing of memdoctor's but the
 // facts, and nothing else but the standard library: they read no file, print nothing, and
-// their tests build facts in memory. Judge runs them in a literal list, then reconciles the
+// their tests build facts in memory: by hand, or with facts.Of from an evidence whose
+// profiles are in hand (evidence_test.go). Judge runs them in a literal list, then reconciles the
 // verdicts (a growth another verdict explains is said once) and orders them.
 //
 // How a rule decides (judge.go): whatever should not grow is judged on its floor (the lows

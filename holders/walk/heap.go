@@ -96,7 +96,6 @@ func readHeap(r *rt, cache *process.Cache) (*heap, error) {
 			if ids+sp.nelems > maxObjects {
 				return nil, fmt.Errorf("the heap holds more than %d objects: more than memdoctor reads", uint64(maxObjects))
 			}
-			sp.firstID = uint32(ids)
 			ids += sp.nelems
 			h.spans = append(h.spans, sp)
 		}

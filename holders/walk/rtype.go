@@ -64,7 +64,7 @@ func (h *heap) readRtype(addr uint64, depth int) (*rtype, error) {
 			if depth > 16 {
 				return nil, fmt.Errorf("type at %#x nests too deep", addr)
 			}
-			return t, h.buildMask(t, v, depth)
+			return t, h.buildMask(t, depth)
 		}
 		gcdata = p
 	}
@@ -80,7 +80,7 @@ func (h *heap) readRtype(addr uint64, depth int) (*rtype, error) {
 
 // buildMask builds a type's pointer mask from its element or field types, as the runtime's
 // buildGCMask does for a large type whose mask no GC has needed yet.
-func (h *heap) buildMask(t *rtype, v interface{ Word(string, int64) uint64 }, depth int) error {
+func (h *heap) buildMask(t *rtype, depth int) error {
 	set := func(off uint64, sub *rtype) {
 		for w := uint64(0); w < sub.ptrBytes/8; w++ {
 			if sub.mask[w/64]&(1<<(w%64)) != 0 {

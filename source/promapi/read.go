@@ -56,7 +56,8 @@ const (
 	MaxPointsPerSeries = 4000
 )
 
-// Target is one target's evidence, ready for diagnose.Diagnose.
+// Target is one Prometheus target (a job and instance: its Labels) and its evidence, ready
+// for diagnose.Diagnose; what is known of the service is the evidence's Target.
 type Target struct {
 	Labels   Labels
 	Evidence *evidence.Evidence

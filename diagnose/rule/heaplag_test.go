@@ -1,4 +1,4 @@
-package diagnose
+package rule
 
 import (
 	"fmt"
@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/memdoctor/memdoctor/evidence"
-	"github.com/memdoctor/memdoctor/session"
 )
 
 // TestHeapProfileLag: a heap profile shows the heap as the GC before the last one left it.
@@ -15,7 +14,6 @@ import (
 // (seen rising until 30 s, unseen since) is only suspected, where a steady rise seen for two
 // minutes, or one whose GCs kept up with the fetches, is confirmed.
 func TestHeapProfileLag(t *testing.T) {
-	const mib = 1 << 20
 	for _, tc := range []struct {
 		name   string
 		every  time.Duration
@@ -30,7 +28,6 @@ func TestHeapProfileLag(t *testing.T) {
 			[]float64{6.6, 25.1, 45.1, 83.7, 106.7, 128.8, 154.8, 185.3, 229.4, 229.4, 288, 288, 344.6, 344.6, 344.6, 422.2, 422.2, 422.2}, Confirmed, 115 * time.Second},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			dir := t.TempDir()
 			t0 := time.Date(2026, 11, 24, 10, 0, 0, 0, time.UTC)
 			ev := evidence.New("profiles", evidence.Target{}, evidence.Options{})
 			alloc := 0.0
@@ -39,9 +36,7 @@ func TestHeapProfileLag(t *testing.T) {
 					alloc += 2*v + 10 // a GC published a new profile: more was allocated
 				}
 				at := t0.Add(time.Duration(i) * tc.every)
-				ev.AddSnapshot(profileSnapshot(t, dir, at, map[string][2]int64{
-					"example.com/svc/cache.render": {int64(alloc * mib), int64(v * mib)},
-				}))
+				addHeap(ev, at, map[string][2]int64{"example.com/svc/cache.render": {int64(alloc * mib), int64(v * mib)}})
 			}
 			ev.Finish(evidence.Options{})
 			if ev.Live.Src != evidence.SourceHeapProfile {
@@ -55,12 +50,11 @@ func TestHeapProfileLag(t *testing.T) {
 				t.Errorf("LiveSeen %v, want %v", ev.LiveSeen, wantSeen)
 			}
 			out := judgeKind(ev, KindHeapLeak)
-			if len(out.findings) != 1 {
-				t.Fatalf("want one heap-leak finding, got %+v (not judged %+v)", out.findings, out.notJudged)
+			if len(out.verdicts) != 1 {
+				t.Fatalf("want one heap-leak verdict, got %+v (unjudged %+v)", out.verdicts, out.unjudged)
 			}
-			f := out.findings[0]
-			if f.Confidence != tc.want {
-				t.Errorf("heap-leak %s, want %s: %s\n%s", f.Confidence, tc.want, f.Title, f.Detail)
+			if v := out.verdicts[0]; v.Confidence != tc.want {
+				t.Errorf("heap-leak %s, want %s: %+v", v.Confidence, tc.want, v.Case)
 			}
 		})
 	}
@@ -85,7 +79,7 @@ func TestHeapProfileLagAnyPhase(t *testing.T) {
 		for _, every := range []float64{5, 10} {
 			for _, end := range []float64{45, 60} {
 				for phase := 0.0; phase < every; phase += every / 10 {
-					f := lagModel(t, phase, every, end, func(at float64) (live float64, cycles int) {
+					v := lagModel(phase, every, end, func(at float64) (live float64, cycles int) {
 						for _, g := range tc.gcs { // the GC before the last one completed
 							if g.at < at {
 								cycles++
@@ -98,10 +92,10 @@ func TestHeapProfileLagAnyPhase(t *testing.T) {
 					})
 					at := fmt.Sprintf("%s, every %.0fs from %.1fs, window %.0fs", tc.name, every, phase, end)
 					switch {
-					case !tc.leak && f != nil && f.Confidence == Confirmed:
-						t.Errorf("%s: a confirmed leak: %s", at, f.Title)
-					case tc.leak && end >= 60 && (f == nil || f.Confidence != Confirmed):
-						t.Errorf("%s: the leak is not confirmed: %+v", at, f)
+					case !tc.leak && v != nil && v.Confidence == Confirmed:
+						t.Errorf("%s: a confirmed leak: %+v", at, v.Case)
+					case tc.leak && end >= 60 && (v == nil || v.Confidence != Confirmed):
+						t.Errorf("%s: the leak is not confirmed: %+v", at, v)
 					}
 				}
 			}
@@ -111,24 +105,22 @@ func TestHeapProfileLagAnyPhase(t *testing.T) {
 
 // lagModel judges the heap profiles fetched every `every` seconds from `phase` until `end`,
 // each showing the live heap (MiB) and the GC cycles state(at) gives.
-func lagModel(t *testing.T, phase, every, end float64, state func(at float64) (float64, int)) *Finding {
-	const mib = 1 << 20
-	dir := t.TempDir()
+func lagModel(phase, every, end float64, state func(at float64) (float64, int)) *Verdict {
 	t0 := time.Date(2026, 11, 24, 10, 0, 0, 0, time.UTC)
 	ev := evidence.New("profiles", evidence.Target{}, evidence.Options{})
 	for at := phase; at < end; at += every {
 		live, cycles := state(at)
-		ev.AddSnapshot(profileSnapshot(t, dir, t0.Add(time.Duration(at*float64(time.Second))), map[string][2]int64{
+		addHeap(ev, t0.Add(time.Duration(at*float64(time.Second))), map[string][2]int64{
 			"example.com/svc/cache.render": {int64((3*live + float64(cycles)) * mib), int64(live * mib)},
-		}))
+		})
 	}
 	ev.Finish(evidence.Options{})
 	ev.Start, ev.End = t0, t0.Add(time.Duration(end)*time.Second)
 	out := judgeKind(ev, KindHeapLeak)
-	if len(out.findings) == 0 {
+	if len(out.verdicts) == 0 {
 		return nil
 	}
-	return &out.findings[0]
+	return &out.verdicts[0]
 }
 
 // TestCameBack: gzip-readall recorded through its agent on a loaded machine, one reading a
@@ -137,7 +129,6 @@ func lagModel(t *testing.T, phase, every, end float64, state func(at float64) (f
 // 5 -> 9 MiB. It still reaches its old low at 43 s, which a leak's heap cannot: no leak. The
 // same readings lifted by a steady leak under them are one.
 func TestCameBack(t *testing.T) {
-	const mib = 1 << 20
 	recorded := []float64{5.1, 17.1, 12.7, 12.7, 5.5, 12.7, 4.7, 5.5, 12.7, 12.7, 12.7, 5.5, 17.1, 12.7, 12.7, 12.7,
 		25.1, 5.6, 12.7, 12.7, 25.1, 5.5, 12.8, 5.5, 12.7, 12.7, 5.9, 25.1, 12.7, 12.7, 17.1, 12.8, 12.8, 17.2, 12.8,
 		12.8, 17.1, 12.8, 25.1, 17.1, 17.1, 17.1, 17.1, 5.6, 12.8, 17.1}
@@ -161,11 +152,11 @@ func TestCameBack(t *testing.T) {
 			ev.Start, ev.End = t0, t0.Add(45*time.Second)
 			out := judgeKind(ev, KindHeapLeak)
 			var got Confidence
-			if len(out.findings) > 0 {
-				got = out.findings[0].Confidence
+			if len(out.verdicts) > 0 {
+				got = out.verdicts[0].Confidence
 			}
 			if got != tc.want {
-				t.Errorf("heap-leak %q, want %q: %+v", got, tc.want, out.findings)
+				t.Errorf("heap-leak %q, want %q: %+v", got, tc.want, out.verdicts)
 			}
 		})
 	}
@@ -176,7 +167,6 @@ func TestCameBack(t *testing.T) {
 // one GC of hundreds), the rise is only suspected; when it kept most of what it allocated,
 // it is a confirmed leak.
 func TestInFlightGrowth(t *testing.T) {
-	const mib = 1 << 20
 	for _, tc := range []struct {
 		name     string
 		turnover float64 // MiB allocated per MiB held
@@ -186,45 +176,22 @@ func TestInFlightGrowth(t *testing.T) {
 		{"a map that keeps what it gets", 1.2, Confirmed},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			dir := t.TempDir()
 			t0 := time.Date(2026, 11, 24, 10, 0, 0, 0, time.UTC)
 			ev := evidence.New("profiles", evidence.Target{}, evidence.Options{})
 			alloc := 0.0
 			for i, v := range []float64{9.8, 11.9, 12.3, 15.0, 15.4, 18.6} {
 				alloc += tc.turnover * 3.5
-				ev.AddSnapshot(profileSnapshot(t, dir, t0.Add(time.Duration(i)*10*time.Second), map[string][2]int64{
+				addHeap(ev, t0.Add(time.Duration(i)*10*time.Second), map[string][2]int64{
 					"example.com/svc/upload.(*Handler).read": {int64(alloc * mib), int64((v - 4) * mib)},
 					"example.com/svc/config.load":            {4 * mib, 4 * mib},
-				}))
+				})
 			}
 			ev.Finish(evidence.Options{})
 			ev.Start, ev.End = t0, t0.Add(55*time.Second)
 			out := judgeKind(ev, KindHeapLeak)
-			if len(out.findings) != 1 || out.findings[0].Confidence != tc.want {
-				t.Fatalf("want a %s heap-leak, got %+v", tc.want, out.findings)
+			if len(out.verdicts) != 1 || out.verdicts[0].Confidence != tc.want {
+				t.Fatalf("want a %s heap-leak, got %+v", tc.want, out.verdicts)
 			}
 		})
-	}
-}
-
-// TestGoalIsNoProofAgainstTheHeap: gzip-readall watched through its pprof endpoint for a
-// minute (recorded, testdata/sessions). Six heap profiles read a live heap of 11-15 MiB after
-// start-up, while the GC's goal, read every 1-2 s, jumps among its levels (13 to 51 MiB) with
-// the bodies in flight at each GC, and its lows rise from 13 to 26 MiB. The bursts leave too
-// few live-heap lows to judge; all of the live heap's readings saw no growth, so the goal's
-// rise is no confirmed leak.
-func TestGoalIsNoProofAgainstTheHeap(t *testing.T) {
-	s, err := session.Open("testdata/sessions/gzip-readall-watch-pprof")
-	if err != nil {
-		t.Fatal(err)
-	}
-	d, _, err := DiagnoseSession(s, evidence.Options{Until: s.Manifest.Start.Add(time.Minute)}, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, f := range d.Findings {
-		if f.Kind == KindHeapLeak && f.Confidence == Confirmed {
-			t.Errorf("a confirmed heap leak from the goal: %s\n%s", f.Title, f.Detail)
-		}
 	}
 }
