@@ -80,10 +80,10 @@ type gap struct {
 // The sources of each quantity, in order of preference.
 var (
 	fromProc    = []Source{SourceProc}
-	fromGo      = []Source{SourceRuntimeMetrics, SourceMemStats, SourcePrometheus, SourceUnknown}
-	fromGoOrGC  = []Source{SourceRuntimeMetrics, SourceGCTrace, SourceMemStats, SourcePrometheus, SourceUnknown}
-	fromGoOrHP  = []Source{SourceRuntimeMetrics, SourceMemStats, SourceHeapProfile, SourcePrometheus, SourceUnknown}
-	liveSources = []Source{SourceRuntimeMetrics, SourceGCTrace, SourceMemStats, SourceHeapProfile, SourcePrometheus, SourceUnknown}
+	fromGo      = []Source{SourceRuntimeMetrics, SourceProcessMemory, SourceMemStats, SourcePrometheus, SourceUnknown}
+	fromGoOrGC  = []Source{SourceRuntimeMetrics, SourceProcessMemory, SourceGCTrace, SourceMemStats, SourcePrometheus, SourceUnknown}
+	fromGoOrHP  = []Source{SourceRuntimeMetrics, SourceProcessMemory, SourceMemStats, SourceHeapProfile, SourcePrometheus, SourceUnknown}
+	liveSources = []Source{SourceRuntimeMetrics, SourceProcessMemory, SourceGCTrace, SourceMemStats, SourceHeapProfile, SourcePrometheus, SourceUnknown}
 )
 
 // quantities is the table of quantities, in the order of Evidence's fields.
@@ -127,7 +127,7 @@ var quantities = [nQuantities]desc{
 			return float64(g.HeapStacksBytes + g.OSStacksBytes), g.TotalBytes > 0
 		})},
 	qGoroutines: {name: "Goroutines", unit: unitCount,
-		sources: []Source{SourceRuntimeMetrics, SourcePprofIndex, SourceGoroutineProfile, SourcePrometheus, SourceUnknown},
+		sources: []Source{SourceRuntimeMetrics, SourceProcessMemory, SourcePprofIndex, SourceGoroutineProfile, SourcePrometheus, SourceUnknown},
 		series:  func(ev *Evidence) *Series { return &ev.Goroutines }, sample: readGoroutines,
 		gap: &gap{key: GapGoroutines, min: 1, why: goroutinesGap}},
 	qLeaked: {name: "Leaked", unit: unitCount, sources: []Source{SourcePprofIndex, SourceLeakProfile},

@@ -16,6 +16,7 @@ const (
 	SourceProc                    // /proc/PID of the process
 	SourceCgroup                  // the process's memory cgroup
 	SourcePrometheus              // client_golang's standard metrics, through Prometheus's HTTP API
+	SourceProcessMemory           // the runtime's own figures, read from the process's memory by memdoctor (no endpoint)
 )
 
 var sourceNames = [...]string{
@@ -30,6 +31,7 @@ var sourceNames = [...]string{
 	SourceProc:             "/proc",
 	SourceCgroup:           "cgroup",
 	SourcePrometheus:       "prometheus",
+	SourceProcessMemory:    "process memory",
 }
 
 // String names the source as reports print it.
@@ -52,6 +54,8 @@ func sourceOf(goSource string) Source {
 		return SourceMemStats
 	case "prometheus":
 		return SourcePrometheus
+	case "process-memory":
+		return SourceProcessMemory
 	}
 	return SourceUnknown
 }

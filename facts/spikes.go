@@ -189,7 +189,7 @@ func spikeSeriesOf(ev *evidence.Evidence) SpikeSeries {
 	}
 	live := ev.Live
 	switch {
-	case !live.Empty() && (live.Src == evidence.SourceGCTrace || live.Src == evidence.SourceRuntimeMetrics):
+	case !live.Empty() && (live.Src == evidence.SourceGCTrace || live.Src == evidence.SourceRuntimeMetrics || live.Src == evidence.SourceProcessMemory):
 		return mk(live.Points, 0, SpikeSeries{Src: live.Src})
 	case !live.Empty():
 		if goal, ok := goalLive(ev); ok && len(Observed(goal)) > len(Observed(live.Points)) {

@@ -1,22 +1,21 @@
+//go:build !nopprof
+
 package lab
 
 import (
 	"context"
 	"fmt"
+	"io"
 	"log/slog"
+	"net/http"
+	"net/http/pprof"
 	"os"
+	rpprof "runtime/pprof"
 	"strconv"
 	"time"
 
 	"github.com/memdoctor/memdoctor/agent"
 )
-
-// AgentEnv is the environment variable that makes a scenario embed
-// memdoctor's agent: with AgentEnv=1 the scenario also serves the agent's
-// endpoints at /debug/memdoctor/ on its own server, so that the same
-// scenario can be watched from the agent's vantage point
-// (memdoctor watch finds them next to /debug/pprof/).
-const AgentEnv = "MEMDOCTOR_LAB_AGENT"
 
 // labAgentProfileInterval is the agent's profile interval in the lab: that
 // of memdoctor watch's default --interval, so that both vantage points take
@@ -52,5 +51,37 @@ func stopAgent(a *agent.Agent, logger *slog.Logger) {
 	defer cancel()
 	if err := a.Stop(ctx); err != nil {
 		logger.Warn("memdoctor agent did not stop in time", "err", err)
+	}
+}
+
+// servingFormat is the scenario's first line: the accuracy matrix finds the pprof URL in it.
+const servingFormat = "lab: %s serving pprof on http://%s/debug/pprof/\n"
+
+// servePprof serves the net/http/pprof handlers on mux.
+func servePprof(mux *http.ServeMux) {
+	mux.HandleFunc("/debug/pprof/", pprof.Index)
+	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+}
+
+// mountAgent serves memdoctor's agent at agent.Prefix when the environment asks for it
+// (AgentEnv), and returns what stops it.
+func mountAgent(mux *http.ServeMux, logger *slog.Logger, name string) (stop func(), err error) {
+	ag, err := startAgent(logger)
+	if err != nil || ag == nil {
+		return func() {}, err
+	}
+	mux.Handle(agent.Prefix, ag.Handler())
+	logger.Info("lab scenario embeds memdoctor's agent", "scenario", name, "path", agent.Prefix)
+	return func() { stopAgent(ag, logger) }, nil
+}
+
+// detectLeaks runs one goroutine leak detection cycle where the runtime has one (Go 1.27, or
+// Go 1.26 with GOEXPERIMENT=goroutineleakprofile).
+func detectLeaks() {
+	if leaks := rpprof.Lookup("goroutineleak"); leaks != nil {
+		leaks.WriteTo(io.Discard, 0)
 	}
 }

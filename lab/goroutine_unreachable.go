@@ -3,10 +3,8 @@ package lab
 import (
 	"context"
 	"fmt"
-	"io"
 	"net/http"
 	"runtime"
-	"runtime/pprof"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -155,8 +153,8 @@ func (s *dashboardService) close() {
 		}
 	}
 	s.abandoned = nil
-	if leaks := pprof.Lookup("goroutineleak"); leaks != nil && len(pending) > 0 {
-		leaks.WriteTo(io.Discard, 0)
+	if len(pending) > 0 {
+		detectLeaks()
 	}
 	for _, p := range pending {
 		select {

@@ -9,6 +9,13 @@ import (
 	"time"
 )
 
+// AgentEnv is the environment variable that makes a scenario embed
+// memdoctor's agent: with AgentEnv=1 the scenario also serves the agent's
+// endpoints at /debug/memdoctor/ on its own server, so that the same
+// scenario can be watched from the agent's vantage point
+// (memdoctor watch finds them next to /debug/pprof/).
+const AgentEnv = "MEMDOCTOR_LAB_AGENT"
+
 // Scenario is one lab program: a small service that reproduces one production
 // memory problem, and the diagnosis memdoctor must reach on it.
 type Scenario struct {

@@ -1,3 +1,5 @@
+//go:build !nopprof
+
 package lab
 
 import (

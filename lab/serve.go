@@ -8,13 +8,10 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"net/http/pprof"
 	"runtime/metrics"
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"github.com/memdoctor/memdoctor/agent"
 )
 
 // shutdownTimeout bounds the graceful part of a scenario's shutdown; after it
@@ -66,17 +63,13 @@ func serve(ctx context.Context, env Env, svc service) error {
 	if err != nil {
 		return fmt.Errorf("lab: %s: %w", svc.name, err)
 	}
-	ag, err := startAgent(env.Logger)
+	mux := newMux(svc.routes)
+	stopAg, err := mountAgent(mux, env.Logger, svc.name)
 	if err != nil {
 		ln.Close()
 		return fmt.Errorf("lab: %s: %w", svc.name, err)
 	}
-	mux := newMux(svc.routes)
-	if ag != nil {
-		defer stopAgent(ag, env.Logger)
-		mux.Handle(agent.Prefix, ag.Handler())
-		env.Logger.Info("lab scenario embeds memdoctor's agent", "scenario", svc.name, "path", agent.Prefix)
-	}
+	defer stopAg()
 	// Requests see their context cancelled as soon as shutdown starts, so
 	// that handlers waiting on something return promptly.
 	baseCtx, cancelBase := context.WithCancel(context.Background())
@@ -91,7 +84,7 @@ func serve(ctx context.Context, env Env, svc service) error {
 	go func() { serveErr <- srv.Serve(ln) }()
 
 	start, gc0 := time.Now(), gcCycles()
-	fmt.Fprintf(env.Stdout, "lab: %s serving pprof on http://%s/debug/pprof/\n", svc.name, ln.Addr())
+	fmt.Fprintf(env.Stdout, servingFormat, svc.name, ln.Addr())
 	env.Logger.Info("lab scenario started", "scenario", svc.name, "addr", ln.Addr().String())
 
 	bgCtx, stopBackground := context.WithCancel(context.Background())
@@ -139,14 +132,10 @@ func serve(ctx context.Context, env Env, svc service) error {
 	return runErr
 }
 
-// newMux serves the net/http/pprof handlers and routes.
+// newMux serves the net/http/pprof handlers (unless built with the nopprof tag) and routes.
 func newMux(routes map[string]http.HandlerFunc) *http.ServeMux {
 	mux := http.NewServeMux()
-	mux.HandleFunc("/debug/pprof/", pprof.Index)
-	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
-	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
-	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
-	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	servePprof(mux)
 	for pattern, h := range routes {
 		mux.HandleFunc(pattern, h)
 	}

@@ -39,7 +39,7 @@ func FuzzPclntab(f *testing.F) {
 		size := uint64(len(data))
 		tabs := Tables{Text: base, MinPC: minpc, MaxPC: maxpc, GoFunc: base,
 			FuncNameTab: Slice{base, size}, PCTab: Slice{base, size}, PCLnTable: Slice{base, size},
-			FuncTab: Slice{base + min(0x80, size), uint64(nftab)}}
+			FuncTab: Slice{base + min(0x80, size), uint64(nftab)}, CUTab: Slice{base, size / 4}, FileTab: Slice{base, size}}
 		p, err := ReadPclntab(m, tabs, "amd64")
 		if err != nil {
 			return
@@ -51,6 +51,11 @@ func FuzzPclntab(f *testing.F) {
 				fn.FuncData(FuncDataLocalsPointerMaps)
 			}
 			p.FuncName(pc)
+			p.FuncInfo(pc)
+			p.Line(pc)
+			if pcs := p.LogicalPCs(pc); len(pcs) == 0 || len(pcs) > 65 || pcs[0] != pc {
+				t.Fatalf("LogicalPCs(%#x) = %#x", pc, pcs)
+			}
 		}
 	})
 }
@@ -95,5 +100,50 @@ func FuzzAuxv(f *testing.F) {
 	f.Add([]byte{1, 2, 3})
 	f.Fuzz(func(t *testing.T, b []byte) {
 		auxvEntryOf(b)
+	})
+}
+
+// layout126 and layout127 are the memory-profile bucket layouts of Go 1.26 (counts and bytes
+// per cycle) and Go 1.27 (counts only) on 64-bit, as DWARF gives them
+// (TestBucketLayoutOfRecordedCore checks the first against a real executable).
+func layout126() *BucketLayout {
+	return &BucketLayout{Header: 48, Record: 128, allnext: Field{8, 8}, typ: Field{16, 8}, size: Field{32, 8}, nstk: Field{40, 8},
+		active: 0, future: 32, cycle: 32, allocs: Field{0, 8}, frees: Field{8, 8}, allocBytes: Field{16, 8}, freeBytes: Field{24, 8},
+		Futures: 3, hasBytes: true}
+}
+
+func layout127() *BucketLayout {
+	return &BucketLayout{Header: 48, Record: 64, allnext: Field{8, 8}, typ: Field{16, 8}, size: Field{32, 8}, nstk: Field{40, 8},
+		active: 0, future: 16, cycle: 16, allocs: Field{0, 8}, frees: Field{8, 8}, Futures: 3}
+}
+
+// FuzzReadBucket decodes hostile bucket memory with both releases' layouts: a bucket is read
+// whole within its bounds, or refused; never more than MaxBucketStack frames.
+func FuzzReadBucket(f *testing.F) {
+	seed := make([]byte, 48+3*8+128)
+	binary.LittleEndian.PutUint64(seed[16:], 1)  // typ: memProfile
+	binary.LittleEndian.PutUint64(seed[32:], 64) // size
+	binary.LittleEndian.PutUint64(seed[40:], 3)  // nstk
+	binary.LittleEndian.PutUint64(seed[72:], 5)  // active.allocs
+	binary.LittleEndian.PutUint64(seed[88:], 320)
+	f.Add(seed, uint8(0))
+	f.Add(seed[:40], uint8(1))
+	huge := append([]byte(nil), seed...)
+	binary.LittleEndian.PutUint64(huge[40:], 1<<62)
+	f.Add(huge, uint8(0))
+	f.Fuzz(func(t *testing.T, data []byte, off uint8) {
+		m := newMemory(bufMem{0x1000, data})
+		for _, l := range []*BucketLayout{layout126(), layout127()} {
+			b, err := l.ReadBucket(m, 0x1000+uint64(off)&^7)
+			if err != nil {
+				continue
+			}
+			if len(b.Stack) > MaxBucketStack || uint64(len(b.Stack))*8+uint64(l.Header+l.Record) > uint64(len(data)) {
+				t.Fatalf("a bucket of %d frames read from %d bytes", len(b.Stack), len(data))
+			}
+			if !l.hasBytes && (b.Active.AllocBytes != b.Active.Allocs*b.Size) {
+				t.Fatalf("Go 1.27's bytes are not the counts times the size: %+v", b)
+			}
+		}
 	})
 }

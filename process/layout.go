@@ -194,3 +194,6 @@ func (v Value) Word(path string, extra int64) uint64 {
 	}
 	return binary.LittleEndian.Uint64(v.b[off:])
 }
+
+// Bytes is the struct's bytes as read.
+func (v Value) Bytes() []byte { return v.b }

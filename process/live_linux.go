@@ -14,7 +14,8 @@ import (
 
 // live is a running process seen through Delve: a read-only backend. Its memory is read from
 // /proc/PID/mem; its threads are the tracer's while the process is stopped. It never writes
-// to the target: Delve's attempts to set its breakpoints fail, as they do on a core.
+// to the target (SetMemProfileRate, the one write, opens the file itself): Delve's attempts
+// to set its breakpoints fail, as they do on a core.
 type live struct {
 	// ProcessInternal is never set: it only lends the methods whose signatures name Delve's
 	// internal eBPF types, which Delve calls only when SupportsBPF says true.
@@ -29,6 +30,7 @@ type live struct {
 	iscgo bool
 
 	threads map[int]*liveThread
+	cache   *pageCache // Delve's reads while the process is stopped; nil while it runs
 }
 
 var errReadOnly = errors.New("memdoctor never writes to the process it reads")
@@ -78,11 +80,13 @@ func (p *live) stop() error {
 	for _, st := range p.tr.threads() {
 		p.threads[st.tid] = &liveThread{p: p, st: st}
 	}
+	p.cache = newPageCache(p)
 	return nil
 }
 
 // resume lets every thread run again and returns how long they were stopped.
 func (p *live) resume() time.Duration {
+	p.cache = nil // before it runs: what was read may change
 	d := p.tr.resume()
 	p.threads = map[int]*liveThread{}
 	return d
@@ -108,7 +112,7 @@ func (p *live) currentThread() proc.Thread {
 func (p *live) BinInfo() *proc.BinaryInfo              { return p.bi }
 func (p *live) EntryPoint() (uint64, error)            { return p.entry, nil }
 func (p *live) Breakpoints() *proc.BreakpointMap       { return &p.bps }
-func (p *live) Memory() proc.MemoryReadWriter          { return p }
+func (p *live) Memory() proc.MemoryReadWriter          { return p.delveMemory() }
 func (p *live) WriteBreakpoint(*proc.Breakpoint) error { return errReadOnly }
 func (p *live) EraseBreakpoint(bp *proc.Breakpoint) error {
 	return proc.NoBreakpointError{Addr: bp.Addr}
@@ -140,8 +144,19 @@ func (p *live) ThreadList() []proc.Thread {
 	return out
 }
 
+// delveMemory is what Delve reads the process through: a page cache while it is stopped.
+func (p *live) delveMemory() proc.MemoryReadWriter {
+	if c := p.cache; c != nil {
+		return c
+	}
+	return p
+}
+
 // ReadMemory reads the target's memory; a short read is an error, as Delve expects.
-func (p *live) ReadMemory(buf []byte, addr uint64) (int, error) {
+func (p *live) ReadMemory(buf []byte, addr uint64) (int, error) { return p.readDirect(buf, addr) }
+
+// readDirect reads the target's memory with one read of /proc/PID/mem.
+func (p *live) readDirect(buf []byte, addr uint64) (int, error) {
 	if addr > 1<<63 {
 		return 0, fmt.Errorf("address %#x is out of range", addr)
 	}
@@ -182,7 +197,7 @@ func (t *liveThread) Registers() (proc.Registers, error) {
 }
 func (t *liveThread) RestoreRegisters(proc.Registers) error  { return errReadOnly }
 func (t *liveThread) BinInfo() *proc.BinaryInfo              { return t.p.bi }
-func (t *liveThread) ProcessMemory() proc.MemoryReadWriter   { return t.p }
+func (t *liveThread) ProcessMemory() proc.MemoryReadWriter   { return t.p.delveMemory() }
 func (t *liveThread) SetCurrentBreakpoint(bool) error        { return nil }
 func (t *liveThread) SoftExc() bool                          { return false }
 func (t *liveThread) Common() *proc.CommonThread             { return &t.common }

@@ -9,6 +9,9 @@ import (
 
 // The runtime's pcdata tables and funcdata slots (internal/abi/symtab.go).
 const (
+	FuncFlagTopFrame = 1 << 0 // the function is at the top of its stack: unwinding stops
+	FuncFlagSPWrite  = 1 << 1 // the function writes SP in a way its pcsp table does not say
+
 	PCDataUnsafePoint  = 0
 	PCDataStackMap     = 1
 	PCDataInlTreeIndex = 2
@@ -39,6 +42,11 @@ type Pclntab struct {
 	pctab       []byte
 	pclntable   []byte
 	ftab        []functab
+	cutab       []byte // uint32 file offsets by compile unit; read on first use (Line)
+	filetab     []byte
+	lineTabs    Tables
+	filesRead   bool
+	filesErr    error
 }
 
 type functab struct{ entryoff, funcoff uint32 }
@@ -51,6 +59,7 @@ type Func struct {
 	Name    string
 	Args    int32
 	FuncID  uint8
+	Flag    uint8 // abi.FuncFlag: FuncFlagTopFrame, FuncFlagSPWrite, FuncFlagAsm
 	npcdata uint32
 	nfdata  uint8
 }
@@ -62,18 +71,20 @@ type Slice struct{ Ptr, Len uint64 }
 type Tables struct {
 	Text, MinPC, MaxPC, GoFunc             uint64
 	FuncNameTab, PCTab, PCLnTable, FuncTab Slice
+	CUTab, FileTab                         Slice // for file names: read only when asked (Line)
 }
 
 // TablesOf takes the function table's parts from a moduledata read from the target.
 func TablesOf(md Value) Tables {
 	slice := func(f string) Slice { return Slice{md.Word(f, 0), md.Word(f, 8)} }
 	return Tables{Text: md.Word("text", 0), MinPC: md.Word("minpc", 0), MaxPC: md.Word("maxpc", 0), GoFunc: md.Word("gofunc", 0),
-		FuncNameTab: slice("funcnametab"), PCTab: slice("pctab"), PCLnTable: slice("pclntable"), FuncTab: slice("ftab")}
+		FuncNameTab: slice("funcnametab"), PCTab: slice("pctab"), PCLnTable: slice("pclntable"), FuncTab: slice("ftab"),
+		CUTab: slice("cutab"), FileTab: slice("filetab")}
 }
 
 // ReadPclntab reads a module's function table.
 func ReadPclntab(m *Memory, md Tables, arch string) (*Pclntab, error) {
-	p := &Pclntab{mem: m, quantum: 1}
+	p := &Pclntab{mem: m, quantum: 1, lineTabs: md}
 	if arch == "arm64" {
 		p.quantum = 4
 	}
@@ -147,6 +158,7 @@ func (p *Pclntab) funcAt(off uint32) (*Func, bool) {
 	f.Args = int32(binary.LittleEndian.Uint32(b[8:]))
 	f.npcdata = binary.LittleEndian.Uint32(b[28:])
 	f.FuncID = b[40]
+	f.Flag = b[41]
 	f.nfdata = b[43]
 	if uint64(off)+funcHeaderSize+4*uint64(f.npcdata)+4*uint64(f.nfdata) > uint64(len(p.pclntable)) {
 		return nil, false
@@ -228,16 +240,127 @@ func (p *Pclntab) pcvalue(f *Func, off uint32, target uint64) int32 {
 // FuncName names the logical function at pc, an inlined call's own name where pc is inside
 // one. The runtime records one pc per logical frame, return address style, so give pc-1.
 func (p *Pclntab) FuncName(pc uint64) string {
+	fi, _ := p.FuncInfo(pc)
+	return fi.Name
+}
+
+// FuncInfo is the logical function at a pc: an inlined call's own function where the pc is
+// inside one, as runtime.CallersFrames names it.
+type FuncInfo struct {
+	Name      string
+	StartLine int32  // the line of its func keyword
+	Entry     uint64 // the entry of the physical function that holds the pc
+	Inlined   bool
+}
+
+// FuncInfo describes the logical function at pc (give a return PC minus one).
+func (p *Pclntab) FuncInfo(pc uint64) (FuncInfo, bool) {
 	f, ok := p.FuncForPC(pc)
 	if !ok {
-		return ""
+		return FuncInfo{}, false
 	}
+	fi := FuncInfo{Name: f.Name, StartLine: f.startLine(), Entry: f.Entry}
 	tree := f.FuncData(FuncDataInlTree)
 	if ix := f.PCData(PCDataInlTreeIndex, pc); ix >= 0 && tree != 0 {
 		var ic [16]byte // inlinedCall: funcID, pad, nameOff int32, parentPc int32, startLine int32
 		if p.mem.Read(ic[:], tree+uint64(ix)*16) == nil {
-			return p.name(int32(binary.LittleEndian.Uint32(ic[4:])))
+			fi.Name = p.name(int32(binary.LittleEndian.Uint32(ic[4:])))
+			fi.StartLine = int32(binary.LittleEndian.Uint32(ic[12:]))
+			fi.Inlined = true
 		}
 	}
-	return f.Name
+	return fi, true
+}
+
+func (f *Func) startLine() int32 {
+	return int32(binary.LittleEndian.Uint32(f.t.pclntable[f.off+36:]))
+}
+
+// Line returns the file and line of pc as the runtime reports them (funcline1): the position
+// of the innermost inlined call's code where pc is inside one. "?" and 0 when the table
+// does not say.
+func (p *Pclntab) Line(pc uint64) (string, int) {
+	f, ok := p.FuncForPC(pc)
+	if !ok {
+		return "?", 0
+	}
+	if !p.filesRead {
+		p.filesRead = true
+		p.filesErr = p.readFileTables()
+	}
+	if p.filesErr != nil {
+		return "?", 0
+	}
+	b := p.pclntable[f.off:]
+	pcfile, pcln := binary.LittleEndian.Uint32(b[20:]), binary.LittleEndian.Uint32(b[24:])
+	cu := uint64(binary.LittleEndian.Uint32(b[32:]))
+	fileno := p.pcvalue(f, pcfile, pc)
+	line := p.pcvalue(f, pcln, pc)
+	if fileno < 0 || line < 0 {
+		return "?", 0
+	}
+	i := (cu + uint64(fileno)) * 4
+	if i+4 > uint64(len(p.cutab)) {
+		return "?", 0
+	}
+	off := uint64(binary.LittleEndian.Uint32(p.cutab[i:]))
+	if off >= uint64(len(p.filetab)) {
+		return "?", 0
+	}
+	name := p.filetab[off:]
+	for j, c := range name {
+		if c == 0 {
+			name = name[:j]
+			break
+		}
+	}
+	return string(name), int(line)
+}
+
+// readFileTables reads moduledata.cutab and filetab, once.
+func (p *Pclntab) readFileTables() error {
+	cutab, err := readSlice(p.mem, p.lineTabs.CUTab.Ptr, p.lineTabs.CUTab.Len, 4)
+	if err != nil {
+		return fmt.Errorf("moduledata.cutab: %w", err)
+	}
+	filetab, err := readSlice(p.mem, p.lineTabs.FileTab.Ptr, p.lineTabs.FileTab.Len, 1)
+	if err != nil {
+		return fmt.Errorf("moduledata.filetab: %w", err)
+	}
+	p.cutab, p.filetab = cutab, filetab
+	return nil
+}
+
+// LogicalPCs expands the return PC of one physical frame into one PC per logical frame,
+// innermost first, as the runtime's tracebackPCs records a stack: pc itself, then for each
+// call inlined at pc-1 the pc of its inline mark in the caller plus one. An unknown pc is
+// itself alone.
+func (p *Pclntab) LogicalPCs(pc uint64) []uint64 {
+	out := []uint64{pc}
+	f, ok := p.FuncForPC(pc - 1)
+	if !ok {
+		return out
+	}
+	tree := f.FuncData(FuncDataInlTree)
+	if tree == 0 {
+		return out
+	}
+	at := pc - 1
+	for range 64 { // inlining depth is bounded by the compiler; a corrupt tree is cut here
+		ix := f.PCData(PCDataInlTreeIndex, at)
+		if ix < 0 {
+			break
+		}
+		var ic [16]byte
+		if p.mem.Read(ic[:], tree+uint64(ix)*16) != nil {
+			break
+		}
+		parent := f.Entry + uint64(int64(int32(binary.LittleEndian.Uint32(ic[8:]))))
+		if parent == at || parent < f.Entry {
+			break
+		}
+		at = parent
+		out = append(out, at+1)
+	}
+	return out
 }

@@ -1,7 +1,9 @@
 package process
 
 import (
+	"compress/gzip"
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"testing"
@@ -40,4 +42,49 @@ func TestCheckExecutable(t *testing.T) {
 		}
 		break
 	}
+}
+
+// TestBucketLayoutOfRecordedCore: the layout read from a Go 1.26 executable's DWARF is the
+// one the fuzz test assumes.
+func TestBucketLayoutOfRecordedCore(t *testing.T) {
+	core, exe := makeCoreInternal(t)
+	tg, err := OpenCore(core, exe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tg.Close()
+	l, err := NewBucketLayout(tg.Delve.BinInfo())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := layout126(); *l != *want {
+		t.Errorf("layout %+v, want %+v", *l, *want)
+	}
+}
+
+// makeCoreInternal unpacks holders' recorded amd64 core and its executable.
+func makeCoreInternal(t *testing.T) (core, exe string) {
+	t.Helper()
+	dir := t.TempDir()
+	for _, name := range []string{"core", "holders-target"} {
+		f, err := os.Open(filepath.Join("../holders/walk/testdata/cores/amd64", name+".gz"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		zr, err := gzip.NewReader(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, err := os.OpenFile(filepath.Join(dir, name), os.O_CREATE|os.O_WRONLY, 0o700)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = io.Copy(out, io.LimitReader(zr, 256<<20))
+		out.Close()
+		f.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	return filepath.Join(dir, "core"), filepath.Join(dir, "holders-target")
 }

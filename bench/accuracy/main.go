@@ -1,6 +1,7 @@
 // Command accuracy runs the accuracy matrix: every lab scenario recorded once from every
 // vantage point at the same time (memdoctor run, watch on pprof, watch on the agent, the
-// profiles alone), judged at several windows against the scenario's expected verdict, with
+// profiles alone, and watch by PID from the memory of a build of the scenario that links no
+// profiling), judged at several windows against the scenario's expected verdict, with
 // the time to verdict of each scenario and vantage point, and precision and recall by finding
 // kind. It prints the tables docs/accuracy.md quotes.
 //
@@ -93,7 +94,8 @@ func run(stdout, stderr io.Writer, args []string) error {
 	if *verbose {
 		log = stderr
 	}
-	cfg := accuracy.Config{Memdoctor: bins.memdoctor, LabGo127: bins.go127, Duration: wins[len(wins)-1] + 5*time.Second,
+	cfg := accuracy.Config{Memdoctor: bins.memdoctor, LabGo127: bins.go127, LabNoPprof: bins.noPprof, LabNoPprofGo127: bins.noPprofGo127,
+		Duration: wins[len(wins)-1] + 5*time.Second,
 		Interval: *interval, Dir: filepath.Join(dir, "sessions"), Log: log}
 	start := time.Now()
 	m := accuracy.RunMatrix(context.Background(), cfg, scenarios, wins, *parallel, stderr)
@@ -117,19 +119,31 @@ func report(stdout io.Writer, m *accuracy.Matrix) error {
 	return nil
 }
 
-type binaries struct{ memdoctor, go127 string }
+type binaries struct{ memdoctor, go127, noPprof, noPprofGo127 string }
 
-// build builds memdoctor, and memdoctor with Go 1.27 for the scenarios that need it.
+// build builds memdoctor, memdoctor with Go 1.27 for the scenarios that need it, and the lab
+// without any profiling (internal/labrun, -tags nopprof) with each toolchain for the
+// watch-memory vantage point.
 func build(dir string, stderr io.Writer) (binaries, error) {
-	b := binaries{memdoctor: filepath.Join(dir, "memdoctor"), go127: filepath.Join(dir, "memdoctor-go1.27")}
+	b := binaries{memdoctor: filepath.Join(dir, "memdoctor"), go127: filepath.Join(dir, "memdoctor-go1.27"),
+		noPprof: filepath.Join(dir, "labrun-nopprof"), noPprofGo127: filepath.Join(dir, "labrun-nopprof-go1.27")}
 	if out, err := exec.Command("go", "build", "-o", b.memdoctor, "./cmd/memdoctor").CombinedOutput(); err != nil {
 		return b, fmt.Errorf("go build ./cmd/memdoctor: %v\n%s", err, out)
 	}
-	cmd := exec.Command("go", "build", "-o", b.go127, "./cmd/memdoctor")
-	cmd.Env = append(os.Environ(), "GOTOOLCHAIN=go1.27.0")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		fmt.Fprintf(stderr, "accuracy: GOTOOLCHAIN=go1.27.0 go build: %v\n%s", err, out)
-		b.go127 = ""
+	if out, err := exec.Command("go", "build", "-tags", "nopprof", "-o", b.noPprof, "./internal/labrun").CombinedOutput(); err != nil {
+		return b, fmt.Errorf("go build -tags nopprof ./internal/labrun: %v\n%s", err, out)
+	}
+	for _, g := range []struct {
+		bin *string
+		pkg string
+		tag []string
+	}{{&b.go127, "./cmd/memdoctor", nil}, {&b.noPprofGo127, "./internal/labrun", []string{"-tags", "nopprof"}}} {
+		cmd := exec.Command("go", append(append([]string{"build"}, g.tag...), "-o", *g.bin, g.pkg)...)
+		cmd.Env = append(os.Environ(), "GOTOOLCHAIN=go1.27.0")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			fmt.Fprintf(stderr, "accuracy: GOTOOLCHAIN=go1.27.0 go build %s: %v\n%s", g.pkg, err, out)
+			*g.bin = ""
+		}
 	}
 	return b, nil
 }

@@ -84,6 +84,15 @@ func runCase(ctx context.Context, o options, b *builder, memdoctor string, c tes
 	if l.close != nil {
 		defer l.close()
 	}
+	ready := l.pprof
+	if o.memory {
+		if l.noPprof == nil {
+			r.Skipped = "-memory: the program serves its profiling endpoint whatever its configuration"
+			return r
+		}
+		l.args, ready = l.noPprof()
+		l.pprof = ""
+	}
 	logf, err := os.Create(filepath.Join(r.Dir, "target.log"))
 	if err != nil {
 		r.Skipped = err.Error()
@@ -96,7 +105,7 @@ func runCase(ctx context.Context, o options, b *builder, memdoctor string, c tes
 		return r
 	}
 	defer p.stop(5 * time.Second)
-	if err := waitReady(ctx, p, l.pprof, 60*time.Second); err != nil {
+	if err := waitReady(ctx, p, ready, 60*time.Second); err != nil {
 		r.Skipped = "start: " + err.Error() + " (see " + logf.Name() + ")"
 		return r
 	}
@@ -110,7 +119,11 @@ func runCase(ctx context.Context, o options, b *builder, memdoctor string, c tes
 		defer wg.Done()
 		r.Load = l.load(loadCtx)
 	}()
-	werr := watch(ctx, o, memdoctor, l.pprof, r.Dir)
+	target := l.pprof
+	if o.memory {
+		target = strconv.Itoa(pid)
+	}
+	werr := watch(ctx, o, memdoctor, target, r.Dir)
 	stopLoad()
 	wg.Wait()
 	if ctx.Err() != nil {
@@ -165,6 +178,9 @@ func watch(ctx context.Context, o options, memdoctor, url, dir string) error {
 	args := []string{"watch", "--duration", o.duration.String(), "--json", filepath.Join(dir, "diagnosis.json"), "--out", filepath.Join(dir, "session")}
 	if o.interval > 0 {
 		args = append(args, "--interval", o.interval.String())
+	}
+	if o.memory {
+		args = append(args, "--source", "memory", "--enable-heap-profiling")
 	}
 	args = append(args, url)
 	wctx, cancel := context.WithTimeout(ctx, o.duration+2*time.Minute)

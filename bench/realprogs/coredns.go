@@ -30,23 +30,27 @@ func setupCoreDNS(work string) (*launch, error) {
 	if err := writeZone(filepath.Join(work, "db.example.org"), axfrRecords); err != nil {
 		return nil, err
 	}
-	corefile := fmt.Sprintf(`%s:%d {
+	const corefile = `%s:%d {
     bind 127.0.0.1
     file db.example.org
     transfer {
         to *
     }
-    pprof 127.0.0.1:%d
-}
-`, axfrZone, dnsPort, pprofPort)
-	if err := os.WriteFile(filepath.Join(work, "Corefile"), []byte(corefile), 0o644); err != nil {
+%s}
+`
+	withPprof := fmt.Sprintf(corefile, axfrZone, dnsPort, fmt.Sprintf("    pprof 127.0.0.1:%d\n", pprofPort))
+	if err := os.WriteFile(filepath.Join(work, "Corefile"), []byte(withPprof), 0o644); err != nil {
+		return nil, err
+	}
+	if err := os.WriteFile(filepath.Join(work, "Corefile.nopprof"), []byte(fmt.Sprintf(corefile, axfrZone, dnsPort, "")), 0o644); err != nil {
 		return nil, err
 	}
 	addr := fmt.Sprintf("127.0.0.1:%d", dnsPort)
 	return &launch{
-		args:  []string{"-conf", filepath.Join(work, "Corefile")},
-		pprof: localURL(pprofPort, "/debug/pprof/"),
-		load:  func(ctx context.Context) string { return axfrAbortLoad(ctx, addr, axfrPerSec) },
+		args:    []string{"-conf", filepath.Join(work, "Corefile")},
+		noPprof: func() ([]string, string) { return []string{"-conf", filepath.Join(work, "Corefile.nopprof")}, addr },
+		pprof:   localURL(pprofPort, "/debug/pprof/"),
+		load:    func(ctx context.Context) string { return axfrAbortLoad(ctx, addr, axfrPerSec) },
 	}, nil
 }
 

@@ -39,6 +39,9 @@ type options struct {
 	rejudge   string
 	step      time.Duration
 	holders   bool
+	// memory runs each program without its profiling endpoint and watches it by PID, from its
+	// memory (watch --source memory).
+	memory bool
 	// keep leaves each case's program running after its watch until Enter is read from stdin.
 	keep   bool
 	stdin  io.Reader
@@ -70,6 +73,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&o.repeat, "repeat", 1, "run every case `N` times")
 	fs.StringVar(&o.rejudge, "rejudge", "", "run nothing: diagnose the sessions of an earlier run in `DIR` afresh (memdoctor report) and judge them again")
 	fs.DurationVar(&o.step, "step", 5*time.Second, "judge each session also on its prefixes of `STEP`, 2*STEP, ... up to -duration (the time to verdict); 0 = not")
+	fs.BoolVar(&o.memory, "memory", false, "run each program without its profiling endpoint and watch it by PID, from its memory (memdoctor watch --source memory PID); programs that cannot turn theirs off are skipped")
 	fs.BoolVar(&o.keep, "keep", false, "leave each case's program running after its watch (and holders), until Enter: to read it with other tools")
 	fs.BoolVar(&o.holders, "holders", false, "at the end of each watch of a version with a heap leak, run memdoctor holders on the live process and judge the path it names against the truth")
 	fs.Usage = func() {

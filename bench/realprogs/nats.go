@@ -25,11 +25,12 @@ func setupNATS(work string) (*launch, error) {
 	}
 	client, cluster, prof := ports[0], ports[1], ports[2]
 	addr := fmt.Sprintf("127.0.0.1:%d", client)
+	args := []string{"-a", "127.0.0.1", "-p", fmt.Sprint(client),
+		"--cluster", fmt.Sprintf("nats://127.0.0.1:%d", cluster), "--cluster_name", "realprogs"}
 	return &launch{
-		args: []string{"-a", "127.0.0.1", "-p", fmt.Sprint(client),
-			"--cluster", fmt.Sprintf("nats://127.0.0.1:%d", cluster), "--cluster_name", "realprogs",
-			"--profile", fmt.Sprint(prof)},
-		pprof: localURL(prof, "/debug/pprof/"),
+		args:    append(args[:len(args):len(args)], "--profile", fmt.Sprint(prof)),
+		pprof:   localURL(prof, "/debug/pprof/"),
+		noPprof: func() ([]string, string) { return args, addr },
 		load: func(ctx context.Context) string {
 			n, err := natsQueueChurn(ctx, addr, natsPerSec)
 			s := fmt.Sprintf("%d queue subscriptions made and removed", n)

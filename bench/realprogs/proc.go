@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"strings"
 	"time"
 )
 
@@ -97,6 +98,9 @@ func (p *process) exited() bool {
 
 // waitReady polls url until it answers 200, the process exits, or timeout passes.
 func waitReady(ctx context.Context, p *process, url string, timeout time.Duration) error {
+	if !strings.HasPrefix(url, "http") {
+		return waitTCP(ctx, p, url, timeout)
+	}
 	deadline := time.Now().Add(timeout)
 	client := &http.Client{Timeout: 2 * time.Second}
 	for {
@@ -145,4 +149,28 @@ func startBusy(n int) (func(), error) {
 		procs = append(procs, p)
 	}
 	return stop, nil
+}
+
+// waitTCP waits until addr accepts a TCP connection: a program run without its profiling
+// endpoint (-memory) serves.
+func waitTCP(ctx context.Context, p *process, addr string, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	for {
+		c, err := net.DialTimeout("tcp", addr, 2*time.Second)
+		if err == nil {
+			c.Close()
+			return nil
+		}
+		if p.exited() {
+			return fmt.Errorf("the program exited before %s answered: %v", addr, p.err)
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%s did not answer within %s: %w", addr, timeout, err)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
 }

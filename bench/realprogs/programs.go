@@ -50,6 +50,9 @@ type launch struct {
 	args  []string // the binary's arguments
 	env   []string // added to the environment
 	pprof string   // the URL memdoctor watches
+	// noPprof, when set, is the same launch without the program's profiling endpoint (-memory):
+	// its arguments, and a TCP address that answers once it serves.
+	noPprof func() (args []string, ready string)
 	// load drives the trigger until ctx is done and says what it did.
 	load func(ctx context.Context) string
 	// close stops whatever setup started beside the program (backends, config servers).

@@ -15,7 +15,8 @@ import (
 )
 
 // TestAccuracyMatrix records every lab scenario for a minute from every vantage point at
-// once (memdoctor run; watch on pprof; watch on the embedded agent; the profiles alone) with
+// once (memdoctor run; watch on pprof; watch on the embedded agent; the profiles alone; watch
+// by PID, from its memory, of a build of the scenario that links no profiling) with
 // memdoctor's default snapshot interval, and checks the verdicts: at 60 s, the expected kinds
 // at warning with their culprits in the top 3, from every vantage point; at 45 s and 60 s, no
 // false warning (no absent kind, nothing on a control). The tables of docs/accuracy.md come from the
@@ -32,6 +33,7 @@ func TestAccuracyMatrix(t *testing.T) {
 	if needsGo127(scenarios) {
 		cfg.LabGo127 = buildGo127(t)
 	}
+	cfg.LabNoPprof = buildNoPprofLab(t)
 	parallel := 3
 	if n, err := strconv.Atoi(os.Getenv("MEMDOCTOR_ACCURACY_PARALLEL")); err == nil && n > 0 {
 		parallel = n
@@ -79,6 +81,17 @@ func buildGo127(t *testing.T) string {
 	cmd.Env = append(os.Environ(), "GOTOOLCHAIN=go1.27.0")
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("GOTOOLCHAIN=go1.27.0 go build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// buildNoPprofLab builds the lab without any profiling (internal/labrun -tags nopprof), for
+// the watch-memory vantage point.
+func buildNoPprofLab(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "labrun-nopprof")
+	if out, err := exec.Command("go", "build", "-tags", "nopprof", "-o", bin, "../../internal/labrun").CombinedOutput(); err != nil {
+		t.Fatalf("go build -tags nopprof ./internal/labrun: %v\n%s", err, out)
 	}
 	return bin
 }

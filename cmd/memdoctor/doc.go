@@ -61,7 +61,11 @@
 // net/http/pprof (found on the ports it listens on, or given with --pprof), takes heap and
 // goroutine profiles every --interval, reads the counts of the pprof index page every
 // --sample, and fetches the goroutineleak profile when served (see --leak-check-every; each
-// fetch runs one GC cycle in the program). When the target's memory comes within 10% of its
+// fetch runs one GC cycle in the program). A program that serves no pprof endpoint (none found
+// within 5s) is read from its memory instead, without stopping it: its heap profile, memory
+// statistics, GC figures and goroutine count (see memdoctor watch PID); a program that links no
+// profiling samples no allocations unless --enable-heap-profiling lets memdoctor turn its heap
+// profiling on. When the target's memory comes within 10% of its
 // cgroup limit or --memory-budget and rises, it takes heap and goroutine profiles at once,
 // outside the interval (labelled before-oom; at most one a second, and one per 1% of the limit
 // climbed): when the OOM killer ends the program, the session holds the heap from its last
@@ -78,6 +82,8 @@
 //
 //	-duration duration
 //	  	stop after this long, e.g. 90s or 10m (default: until Ctrl-C or the target exits)
+//	-enable-heap-profiling
+//	  	when a process read from its memory has heap profiling off (it links no profiling), turn it on: memdoctor writes the default rate (512 KiB) into its runtime.MemProfileRate, the only write it ever makes to a process; the profiles cover allocations from then on
 //	-fail-on SEVERITY
 //	  	exit with status 3 when a finding of this SEVERITY or above exists: warning or critical
 //	-grace duration
@@ -106,6 +112,7 @@
 //	memdoctor run --duration 2m -- ./server --port 8080
 //	memdoctor run --memory-budget 2GiB --json diag.json -- go run ./cmd/server
 //	GODEBUG=madvdontneed=0 memdoctor run --interval 5s -- ./batch
+//	memdoctor run --enable-heap-profiling --duration 5m -- ./server-without-pprof
 //
 // # memdoctor watch
 //
@@ -136,7 +143,19 @@
 // forwarder: a Go heap well above its RSS gives it away, and watch then drops its figures
 // with a note. --pid names the service's own process instead. Given a PID instead of a URL,
 // watch attaches to that local process, as gops does: it finds the port its pprof or agent
-// serves on among those it listens on. A PID and --pid need Linux; a URL works everywhere.
+// serves on among those it listens on. A process that serves neither (or --source memory) is
+// read from its memory, without stopping it (Linux, with permission to trace it: root, or
+// CAP_SYS_PTRACE): the heap profile the runtime would serve (its memory-profile buckets,
+// symbolized from the binary), its memory statistics, GC figures and goroutine count, every
+// --sample and --interval as above; goroutine profiles stop the process for the time it takes
+// to list its goroutines' stacks, at the start, when the goroutine count climbs and every
+// --leak-check-every (0: never stop it), and the session says how long each stop lasted. A
+// program that imports neither runtime/pprof nor net/http/pprof has heap profiling off
+// (runtime.MemProfileRate 0): --enable-heap-profiling turns it on by writing the default rate
+// (512 KiB) into the process, the only write memdoctor ever makes to one, and the profiles then
+// cover the allocations made from that moment. It needs the executable's symbols and DWARF
+// (the default go build; not -ldflags=-s or -w) and Go 1.26 or 1.27.
+// A PID and --pid need Linux; a URL works everywhere.
 // A service that goes away and answers again at the same URL within 30s (restarted by its
 // supervisor) is followed: watch finds its new process and notes the restart in the session,
 // since its cumulative counters start again. Watch stops at --duration, on Ctrl-C, or when the
@@ -148,6 +167,8 @@
 //
 //	-duration duration
 //	  	stop after this long, e.g. 90s or 10m (default: until Ctrl-C or the target exits)
+//	-enable-heap-profiling
+//	  	when a process read from its memory has heap profiling off (it links no profiling), turn it on: memdoctor writes the default rate (512 KiB) into its runtime.MemProfileRate, the only write it ever makes to a process; the profiles cover allocations from then on
 //	-fail-on SEVERITY
 //	  	exit with status 3 when a finding of this SEVERITY or above exists: warning or critical
 //	-holders
@@ -169,7 +190,7 @@
 //	-sample duration
 //	  	time between metric samples (default 1s)
 //	-source SOURCE
-//	  	record from SOURCE: auto (pprof, the agent, or both), pprof (never the agent), agent (required; never pprof) (default "auto")
+//	  	record from SOURCE: auto (pprof, the agent, or both; by PID, the process's memory when it serves neither), pprof (never the agent), agent (required; never pprof), memory (a PID's memory only) (default "auto")
 //	-token TOKEN
 //	  	bearer TOKEN for a memdoctor agent's endpoints (default: $MEMDOCTOR_TOKEN)
 //	-until-confirmed
@@ -183,6 +204,7 @@
 //	memdoctor watch --until-confirmed --duration 15m http://127.0.0.1:6060
 //	memdoctor watch --source pprof --leak-check-every 0 http://127.0.0.1:6060
 //	memdoctor watch 4242
+//	memdoctor watch --enable-heap-profiling --duration 10m 4242   # serves no pprof, links no profiling
 //	memdoctor watch --pid 4242 http://127.0.0.1:8080   # through a local proxy or port-forward
 //
 // # memdoctor analyze

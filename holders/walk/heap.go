@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math/bits"
 	"sort"
+
+	"github.com/memdoctor/memdoctor/process"
 )
 
 // span is one in-use span of the target's heap, as the walk needs it.
@@ -32,7 +34,7 @@ type heap struct {
 	arenas     map[uint64][]int32
 	slots      uint32 // total object slots: the dense ids
 	types      map[uint64]*rtype
-	cache      *blockCache
+	cache      *process.Cache
 }
 
 // maxSpans bounds what a hostile target can make the walk allocate: one span per heap page of
@@ -47,7 +49,7 @@ const maxObjects = 1 << 28
 // that loops ends there).
 func maxSpecials(sp *span) uint64 { return 16*sp.nelems + 16 }
 
-func readHeap(r *rt, cache *blockCache) (*heap, error) {
+func readHeap(r *rt, cache *process.Cache) (*heap, error) {
 	h := &heap{r: r, arenas: map[uint64][]int32{}, types: map[uint64]*rtype{}, cache: cache}
 	r.cache = cache
 	mheapAddr, err := r.global("runtime.mheap_")
@@ -208,7 +210,7 @@ func (h *heap) pointers(sp *span, base uint64, fn func(slot uint64) bool) error 
 		typAddr, data = sp.largeTyp, base
 	} else {
 		var err error
-		typAddr, err = h.cache.word(base)
+		typAddr, err = h.cache.Word(base)
 		if err != nil {
 			return err
 		}
@@ -292,9 +294,9 @@ func (h *heap) ptrWords(sp *span, base uint64, out []ptrWord) ([]ptrWord, error)
 		return out, nil
 	}
 	if sp.small {
-		blk := base &^ (blockSize - 1)
-		if base+sp.elemSize <= blk+blockSize {
-			b, err := h.cache.block(blk)
+		blk := base &^ (process.CacheBlock - 1)
+		if base+sp.elemSize <= blk+process.CacheBlock {
+			b, err := h.cache.Block(blk)
 			if err != nil {
 				return out, err
 			}
@@ -307,7 +309,7 @@ func (h *heap) ptrWords(sp *span, base uint64, out []ptrWord) ([]ptrWord, error)
 	}
 	var rerr error
 	err := h.pointers(sp, base, func(slot uint64) bool {
-		v, err := h.cache.word(slot)
+		v, err := h.cache.Word(slot)
 		if err != nil {
 			rerr = err
 			return false

@@ -82,7 +82,7 @@ func (n *namer) step(p uint32) *named {
 	}
 	var ptr uint64
 	if slot != 0 {
-		ptr, _ = n.h.cache.word(slot)
+		ptr, _ = n.h.cache.Word(slot)
 	}
 	next, extra := n.child(l, cur, slot, ptr, base, sp)
 	m.v = next

@@ -88,7 +88,7 @@ func (n *namer) mapDirectory(l leaf, cur view, slot uint64, tablePtr godwarf.Typ
 			dirPtrOff = f.ByteOffset
 		}
 	}
-	dirLen, err := n.h.cache.word(slot - uint64(dirPtrOff) + uint64(dirLenOff))
+	dirLen, err := n.h.cache.Word(slot - uint64(dirPtrOff) + uint64(dirLenOff))
 	if dirLenOff < 0 || err != nil {
 		return view{}
 	}
@@ -120,14 +120,14 @@ func (n *namer) mapDirectory(l leaf, cur view, slot uint64, tablePtr godwarf.Typ
 // dynamic is the object an interface's data word points to, typed by the interface's dynamic
 // type, and the type assertion that names the step.
 func (n *namer) dynamic(t *godwarf.InterfaceType, slot, ptr, base uint64, off int64) (view, string) {
-	tw, err := n.h.cache.word(slot - 8)
+	tw, err := n.h.cache.Word(slot - 8)
 	if err != nil || tw == 0 {
 		return view{}, ""
 	}
 	typAddr := tw
 	if st, ok := resolve(t.TypedefType.Type).(*godwarf.StructType); ok && len(st.Field) > 0 && st.Field[0].Name == "tab" {
 		// A non-empty interface: the word is an itab, whose Type follows its Inter.
-		if typAddr, err = n.h.cache.word(tw + 8); err != nil {
+		if typAddr, err = n.h.cache.Word(tw + 8); err != nil {
 			return view{}, ""
 		}
 	}
@@ -158,7 +158,7 @@ func (n *namer) refine(v view, base uint64) view {
 			v.typ = t
 		}
 	case strings.HasPrefix(name, "internal/sync.node["):
-		w, err := n.h.cache.word((base + uint64(v.off)) &^ 7)
+		w, err := n.h.cache.Word((base + uint64(v.off)) &^ 7)
 		if err != nil {
 			return v
 		}
@@ -207,7 +207,7 @@ func (n *namer) childOfValue(t godwarf.Type, ptr, base uint64, off int64) view {
 			return view{typ: resolve(pt.Type), off: off, chanElem: x.ElemType}
 		}
 	case *godwarf.FuncType:
-		if fn, err := n.h.cache.word(base); err == nil {
+		if fn, err := n.h.cache.Word(base); err == nil {
 			if name := n.tab.FuncName(fn); name != "" {
 				return view{closure: name}
 			}
@@ -234,7 +234,7 @@ func (n *namer) dwarfType(typAddr uint64) godwarf.Type {
 func (n *namer) finalizedView(id uint32, base uint64, sp *span) view {
 	if ot, ok := n.st.rs.finTypes[id]; ok {
 		// abi.PtrType: the Type, then Elem.
-		if elem, err := n.h.cache.word(ot + uint64(n.h.r.abiType.Size)); err == nil {
+		if elem, err := n.h.cache.Word(ot + uint64(n.h.r.abiType.Size)); err == nil {
 			if t := n.dwarfType(elem); t != nil {
 				return view{typ: resolve(t)}
 			}
@@ -251,7 +251,7 @@ func (n *namer) headerView(base uint64, sp *span) view {
 	}
 	typAddr, data := sp.largeTyp, int64(0)
 	if !sp.large {
-		w, err := n.h.cache.word(base)
+		w, err := n.h.cache.Word(base)
 		if err != nil {
 			return view{}
 		}

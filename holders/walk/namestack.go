@@ -21,7 +21,7 @@ func (n *namer) stackRoot(r root) (holders.Root, leaf, view) {
 	fr := n.st.frames[r.ref]
 	g := n.st.gs[fr.g]
 	root := holders.Root{Kind: "goroutine", Name: fr.fn, Goroutine: g.id, Wait: g.wait}
-	if val, err := n.h.cache.word(r.addr); err == nil && n.ownClosure(fr, val) {
+	if val, err := n.h.cache.Word(r.addr); err == nil && n.ownClosure(fr, val) {
 		// The frame's own closure context: its captured variables read as its locals.
 		return root, leaf{typ: &godwarf.FuncType{}, own: true}, view{}
 	}
@@ -36,7 +36,7 @@ func (n *namer) stackRoot(r root) (holders.Root, leaf, view) {
 			return root, locate(view{typ: v.DwarfType}, int64(r.addr-v.Addr), n.ix), view{typ: v.DwarfType}
 		}
 	}
-	if val, err := n.h.cache.word(r.addr); err == nil {
+	if val, err := n.h.cache.Word(r.addr); err == nil {
 		for _, v := range vars {
 			if v.Flags&proc.VariableEscaped != 0 && v.Addr == val && v.DwarfType != nil {
 				// A variable moved to the heap (a closure captured it): the slot holds its cell.
@@ -167,7 +167,7 @@ func (n *namer) ownClosure(fr frame, val uint64) bool {
 	if _, _, ok := n.h.find(val); !ok {
 		return false
 	}
-	fn, err := n.h.cache.word(val)
+	fn, err := n.h.cache.Word(val)
 	return err == nil && fn == f.Entry
 }
 

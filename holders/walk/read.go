@@ -138,7 +138,7 @@ func (w *reading) cancelled() bool { return w.ctx.Err() != nil }
 
 func (w *reading) read() (a *aggregator, err error) {
 	lap := time.Now()
-	cache := newBlockCache(w.r.mem, w.opts.CacheBytes)
+	cache := process.NewCache(w.r.mem, w.opts.CacheBytes)
 	h, err := readHeap(w.r, cache)
 	if err != nil {
 		return nil, err

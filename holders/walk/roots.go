@@ -157,7 +157,7 @@ func (rs *rootSet) specials() error {
 					obj := sp.base + off/sp.elemSize*sp.elemSize
 					_, id, _ := h.find(obj)
 					if err := h.pointers(sp, obj, func(slot uint64) bool {
-						val, err := h.cache.word(slot)
+						val, err := h.cache.Word(slot)
 						if err == nil {
 							rs.add(rootFinalizer, slot, val, int32(id))
 						}
@@ -170,7 +170,7 @@ func (rs *rootSet) specials() error {
 					if r.specialFinalizer != nil {
 						fnOff, _ = r.specialFinalizer.Off("fn")
 						if otOff, err := r.specialFinalizer.Off("ot"); err == nil {
-							if ot, err := h.cache.word(s + uint64(otOff)); err == nil && ot != 0 {
+							if ot, err := h.cache.Word(s + uint64(otOff)); err == nil && ot != 0 {
 								if rs.finTypes == nil {
 									rs.finTypes = map[uint32]uint64{}
 								}

@@ -14,11 +14,12 @@ type rt struct {
 	t     *process.Target
 	bi    *proc.BinaryInfo
 	mem   *process.Memory
-	cache *blockCache // set once the heap is read
+	cache *process.Cache // set once the heap is read
 	ix    *process.Index
 
 	mheap, mspan, special, specialProfile, specialFinalizer, specialCleanup *process.Struct
-	moduledata, abiType, bucket, g, finblock, cleanupBlock                  *process.Struct
+	moduledata, abiType, g, finblock, cleanupBlock                          *process.Struct
+	buckets                                                                 *process.BucketLayout
 
 	pageSize       uint64
 	arenaBytes     uint64
@@ -54,8 +55,10 @@ func loadRuntime(t *process.Target, ix *process.Index) (*rt, error) {
 	r.specialProfile = layout("runtime.specialprofile")
 	r.moduledata = layout("runtime.moduledata")
 	r.abiType = layout("internal/abi.Type")
-	r.bucket = layout("runtime.bucket")
 	r.g = layout("runtime.g")
+	if err == nil {
+		r.buckets, err = process.NewBucketLayout(bi)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("the runtime's structures: %w", err)
 	}

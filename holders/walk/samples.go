@@ -1,7 +1,6 @@
 package walk
 
 import (
-	"encoding/binary"
 	"fmt"
 	"math"
 
@@ -22,9 +21,6 @@ type bucketInfo struct {
 	size  uint64   // the allocation's size as the profile records it
 	stack []string // function names, innermost first, inlined calls their own frames
 }
-
-// maxStack bounds a bucket's stack (the runtime keeps at most 128 frames by default).
-const maxStack = 1024
 
 // readSamples lists the sampled objects of every span.
 func readSamples(h *heap) ([]sample, error) {
@@ -63,37 +59,27 @@ func readSamples(h *heap) ([]sample, error) {
 	return out, nil
 }
 
-// buckets reads and names the allocation stacks of the samples' buckets.
+// readBuckets reads and names the allocation stacks of the samples' buckets.
 func readBuckets(r *rt, tab *process.Pclntab, samples []sample) (map[uint64]*bucketInfo, error) {
 	out := map[uint64]*bucketInfo{}
-	hdr := uint64(r.bucket.Size)
 	for _, s := range samples {
 		if _, ok := out[s.bucket]; ok {
 			continue
 		}
-		v, err := r.bucket.Read(r.cache, s.bucket)
+		b, err := r.buckets.ReadBucket(r.cache, s.bucket)
 		if err != nil {
 			return nil, fmt.Errorf("a heap-profile bucket: %w", err)
 		}
-		nstk := v.Uint("nstk")
-		if nstk > maxStack {
-			return nil, fmt.Errorf("a heap-profile bucket at %#x claims %d frames", s.bucket, nstk)
-		}
-		raw := make([]byte, nstk*8)
-		if err := r.mem.Read(raw, s.bucket+hdr); err != nil {
-			return nil, fmt.Errorf("the stack of a heap-profile bucket: %w", err)
-		}
-		b := &bucketInfo{size: v.Uint("size")}
-		for i := uint64(0); i < nstk; i++ {
-			pc := binary.LittleEndian.Uint64(raw[i*8:])
+		bi := &bucketInfo{size: b.Size}
+		for _, pc := range b.Stack {
 			if pc == 0 {
 				continue
 			}
 			if name := tab.FuncName(pc - 1); name != "" {
-				b.stack = append(b.stack, name)
+				bi.stack = append(bi.stack, name)
 			}
 		}
-		out[s.bucket] = b
+		out[s.bucket] = bi
 	}
 	return out, nil
 }

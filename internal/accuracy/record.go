@@ -25,6 +25,11 @@ type Config struct {
 	// Lab is the binary whose `lab run NAME` runs a scenario; "" = Memdoctor. LabGo127 runs
 	// the scenarios that need Go 1.27 (the goroutineleak profile); "" = Lab.
 	Lab, LabGo127 string
+	// LabNoPprof is internal/labrun built with the nopprof tag: the scenarios that link no
+	// profiling, watched by PID from their memory (WatchMemory); LabNoPprofGo127 the same
+	// built by Go 1.27, for the scenarios that need it ("" = LabNoPprof). Without it the
+	// WatchMemory vantage point is not recorded (an error says so).
+	LabNoPprof, LabNoPprofGo127 string
 	// Duration is how long each recording lasts: the longest window judged.
 	Duration time.Duration
 	// Interval is the profile snapshot interval; 0 = 10 s, memdoctor's default.
@@ -49,7 +54,8 @@ var servingRE = regexp.MustCompile(`serving pprof on (http://\S+)/debug/pprof/`)
 
 // Record runs a scenario under `memdoctor run` and, while it runs, attaches `memdoctor
 // watch` to its pprof endpoint and to its embedded agent; the run's profiles alone make the
-// fourth session.
+// fourth session. Then it runs the scenario built without profiling and watches it by PID,
+// from its memory (the fifth).
 func Record(ctx context.Context, cfg Config, sc lab.Scenario) (*Recording, error) {
 	if cfg.Interval <= 0 {
 		cfg.Interval = 10 * time.Second
@@ -144,6 +150,17 @@ func Record(ctx context.Context, cfg Config, sc lab.Scenario) (*Recording, error
 	for _, v := range []Vantage{WatchPprof, WatchAgent} {
 		if _, ok := rec.Sessions[v]; !ok && rec.Errors[v] == nil {
 			rec.Errors[v] = errors.New("the scenario never said where it serves pprof")
+		}
+	}
+	// The build that links no profiling runs after the others, alone, so that each recording
+	// has one scenario process loading the machine: the same conditions for every vantage point.
+	if cfg.LabNoPprof == "" {
+		rec.Errors[WatchMemory] = errors.New("not recorded: no lab program built without profiling (Config.LabNoPprof)")
+	} else if vdir := filepath.Join(dir, string(WatchMemory)); ctx.Err() == nil {
+		if err := recordMemory(ctx, cfg, sc, vdir, common, env); err != nil {
+			rec.Errors[WatchMemory] = err
+		} else {
+			rec.Sessions[WatchMemory] = vdir
 		}
 	}
 	pdir := filepath.Join(dir, string(Profiles))

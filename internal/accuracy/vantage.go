@@ -13,7 +13,10 @@ const (
 	WatchAgent Vantage = "watch-agent"
 	// Profiles: the heap and goroutine profiles alone, as someone who curl'd them holds them.
 	Profiles Vantage = "profiles"
+	// WatchMemory: a build of the scenario that links no profiling (no pprof, no agent: its
+	// heap profiling is off), watched by PID from its memory with --enable-heap-profiling.
+	WatchMemory Vantage = "watch-memory"
 )
 
 // Vantages lists every vantage point.
-var Vantages = []Vantage{Run, WatchPprof, WatchAgent, Profiles}
+var Vantages = []Vantage{Run, WatchPprof, WatchAgent, Profiles, WatchMemory}

@@ -13,7 +13,8 @@ func TestCollectFlagErrors(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"watch", "--source", "agnet", "http://127.0.0.1:1"}, `--source "agnet": want auto, pprof or agent`},
+		{[]string{"watch", "--source", "agnet", "http://127.0.0.1:1"}, `--source "agnet": want auto, pprof, agent or memory`},
+		{[]string{"watch", "--source", "memory", "http://127.0.0.1:1"}, `--source memory reads a local process: give its PID`},
 		{[]string{"watch", "--leak-check-every", "5s", "http://127.0.0.1:1"}, "--leak-check-every 5s: want 0 (never) or at least 15s"},
 		{[]string{"watch", "--leak-check-every", "-1m", "http://127.0.0.1:1"}, "--leak-check-every -1m0s: want 0 (never)"},
 		{[]string{"run", "--leak-check-every", "1s", "--", "true"}, "--leak-check-every 1s: want 0 (never) or at least 15s"},

@@ -21,7 +21,11 @@ samples the target's /proc and cgroup every --sample and, when the target serves
 net/http/pprof (found on the ports it listens on, or given with --pprof), takes heap and
 goroutine profiles every --interval, reads the counts of the pprof index page every
 --sample, and fetches the goroutineleak profile when served (see --leak-check-every; each
-fetch runs one GC cycle in the program). When the target's memory comes within 10% of its
+fetch runs one GC cycle in the program). A program that serves no pprof endpoint (none found
+within 5s) is read from its memory instead, without stopping it: its heap profile, memory
+statistics, GC figures and goroutine count (see memdoctor watch PID); a program that links no
+profiling samples no allocations unless --enable-heap-profiling lets memdoctor turn its heap
+profiling on. When the target's memory comes within 10% of its
 cgroup limit or --memory-budget and rises, it takes heap and goroutine profiles at once,
 outside the interval (labelled before-oom; at most one a second, and one per 1% of the limit
 climbed): when the OOM killer ends the program, the session holds the heap from its last
@@ -37,6 +41,7 @@ started in turn (the server "go run" builds): run a built binary to be sure.`,
 		"memdoctor run --duration 2m -- ./server --port 8080",
 		"memdoctor run --memory-budget 2GiB --json diag.json -- go run ./cmd/server",
 		"GODEBUG=madvdontneed=0 memdoctor run --interval 5s -- ./batch",
+		"memdoctor run --enable-heap-profiling --duration 5m -- ./server-without-pprof",
 	},
 }
 
@@ -48,6 +53,7 @@ func runRun(ctx context.Context, e *env, args []string) error {
 	cf.register(fs, true)
 	grace := fs.Duration("grace", 10*time.Second, "after SIGINT, wait this long for the program to exit before SIGKILL")
 	showTrace := fs.Bool("show-gctrace", false, "also show the program's gctrace lines (they are always kept in the session)")
+	enableHeap := fs.Bool("enable-heap-profiling", false, enableHeapHelp)
 	cmdArgs, err := parse(runCmd, e, fs, args, false)
 	if err != nil {
 		return err
@@ -68,6 +74,7 @@ func runRun(ctx context.Context, e *env, args []string) error {
 	cfg.Command = cmdArgs
 	cfg.Grace = *grace
 	cfg.ShowGCTrace = *showTrace
+	cfg.EnableHeapProfiling = *enableHeap
 	return record(ctx, e, cfg, cf.output, func(ctx context.Context, abort <-chan struct{}) (recorder.Result, error) {
 		cfg.Abort = abort
 		return recorder.Run(ctx, cfg)

@@ -42,7 +42,19 @@ Behind a proxy or a port-forward (kubectl port-forward, ssh -L) that process is 
 forwarder: a Go heap well above its RSS gives it away, and watch then drops its figures
 with a note. --pid names the service's own process instead. Given a PID instead of a URL,
 watch attaches to that local process, as gops does: it finds the port its pprof or agent
-serves on among those it listens on. A PID and --pid need Linux; a URL works everywhere.
+serves on among those it listens on. A process that serves neither (or --source memory) is
+read from its memory, without stopping it (Linux, with permission to trace it: root, or
+CAP_SYS_PTRACE): the heap profile the runtime would serve (its memory-profile buckets,
+symbolized from the binary), its memory statistics, GC figures and goroutine count, every
+--sample and --interval as above; goroutine profiles stop the process for the time it takes
+to list its goroutines' stacks, at the start, when the goroutine count climbs and every
+--leak-check-every (0: never stop it), and the session says how long each stop lasted. A
+program that imports neither runtime/pprof nor net/http/pprof has heap profiling off
+(runtime.MemProfileRate 0): --enable-heap-profiling turns it on by writing the default rate
+(512 KiB) into the process, the only write memdoctor ever makes to one, and the profiles then
+cover the allocations made from that moment. It needs the executable's symbols and DWARF
+(the default go build; not -ldflags=-s or -w) and Go 1.26 or 1.27.
+A PID and --pid need Linux; a URL works everywhere.
 A service that goes away and answers again at the same URL within 30s (restarted by its
 supervisor) is followed: watch finds its new process and notes the restart in the session,
 since its cumulative counters start again. Watch stops at --duration, on Ctrl-C, or when the
@@ -56,6 +68,7 @@ would let it judge (at least 30s; at most --duration, 10m by default).`,
 		"memdoctor watch --until-confirmed --duration 15m http://127.0.0.1:6060",
 		"memdoctor watch --source pprof --leak-check-every 0 http://127.0.0.1:6060",
 		"memdoctor watch 4242",
+		"memdoctor watch --enable-heap-profiling --duration 10m 4242   # serves no pprof, links no profiling",
 		"memdoctor watch --pid 4242 http://127.0.0.1:8080   # through a local proxy or port-forward",
 	},
 }
@@ -68,7 +81,8 @@ func runWatch(ctx context.Context, e *env, args []string) error {
 	cf.register(fs, false)
 	token := fs.String("token", "", "bearer `TOKEN` for a memdoctor agent's endpoints (default: $MEMDOCTOR_TOKEN)")
 	untilConfirmed := fs.Bool("until-confirmed", false, "stop once every finding is confirmed and everything that more time would settle is judged (at most --duration, default 10m)")
-	source := fs.String("source", recorder.SourceAuto, "record from `SOURCE`: auto (pprof, the agent, or both), pprof (never the agent), agent (required; never pprof)")
+	source := fs.String("source", recorder.SourceAuto, "record from `SOURCE`: auto (pprof, the agent, or both; by PID, the process's memory when it serves neither), pprof (never the agent), agent (required; never pprof), memory (a PID's memory only)")
+	enableHeap := fs.Bool("enable-heap-profiling", false, enableHeapHelp)
 	pid := fs.Int("pid", 0, "sample the /proc of this local `PID`, not of the process listening on the URL's port (a proxy or port-forward)")
 	fs.BoolVar(&cf.output.holders, "holders", false, "at the end, when a heap leak is confirmed and the process can be read (Linux, ptrace allowed), read who holds it (memdoctor holders) and save it in the session")
 	pos, err := parse(watchCmd, e, fs, args, true)
@@ -82,9 +96,9 @@ func runWatch(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	switch *source {
-	case recorder.SourceAuto, recorder.SourcePprof, recorder.SourceAgent:
+	case recorder.SourceAuto, recorder.SourcePprof, recorder.SourceAgent, recorder.SourceMemory:
 	default:
-		return usagef("--source %q: want auto, pprof or agent", *source)
+		return usagef("--source %q: want auto, pprof, agent or memory", *source)
 	}
 	target, byPID := pos[0], 0
 	if n, err := strconv.Atoi(target); err == nil {
@@ -95,6 +109,9 @@ func runWatch(ctx context.Context, e *env, args []string) error {
 	} else if *pid < 0 {
 		return usagef("watch: --pid %d: not a process ID", *pid)
 	}
+	if *source == recorder.SourceMemory && byPID == 0 {
+		return usagef("watch: --source memory reads a local process: give its PID, not a URL")
+	}
 	name := hostName(target)
 	if byPID != 0 {
 		name = "pid-" + target
@@ -103,6 +120,7 @@ func runWatch(ctx context.Context, e *env, args []string) error {
 	cfg.PID = *pid
 	cfg.Token = *token
 	cfg.Source = *source
+	cfg.EnableHeapProfiling = *enableHeap
 	if cfg.Token == "" {
 		cfg.Token = e.getenv("MEMDOCTOR_TOKEN")
 	}
@@ -123,6 +141,9 @@ func runWatch(ctx context.Context, e *env, args []string) error {
 		return recorder.Watch(ctx, cfg, target)
 	})
 }
+
+// enableHeapHelp is the --enable-heap-profiling flag's help, for run and watch.
+const enableHeapHelp = "when a process read from its memory has heap profiling off (it links no profiling), turn it on: memdoctor writes the default rate (512 KiB) into its runtime.MemProfileRate, the only write it ever makes to a process; the profiles cover allocations from then on"
 
 // hostName names a watch session after the URL's host and port.
 func hostName(raw string) string {

@@ -67,6 +67,11 @@ type Config struct {
 	// PID is the local process whose /proc watch samples; 0 = the one listening on the URL's
 	// port, when the URL is on this machine.
 	PID int
+	// EnableHeapProfiling lets memdoctor turn on the heap profiling of a target read from its
+	// memory (SourceMemory) when it is off (a program that links no profiling): it writes the
+	// default rate into the target's runtime.MemProfileRate, the only write it ever makes to
+	// a process.
+	EnableHeapProfiling bool
 }
 
 // Sources of a watch.
@@ -74,6 +79,11 @@ const (
 	SourceAuto  = "auto"
 	SourcePprof = "pprof"
 	SourceAgent = "agent"
+	// SourceMemory reads a local Go process's heap profile, runtime figures and goroutines
+	// from its memory (Linux, with permission to trace it): for a process that serves
+	// neither pprof nor an agent. Watch by PID falls back to it; run when no pprof endpoint
+	// appears.
+	SourceMemory = "memory"
 )
 
 // DefaultLeakCheckEvery is the default of Config.LeakCheckEvery.

@@ -28,6 +28,7 @@ type recorder struct {
 	targetName string
 	pprof      *scrape.Client
 	agent      *agentSource // an embedded memdoctor agent (watch); nil when none
+	mem        *memSource   // the process's memory, read when it serves neither pprof nor an agent; nil otherwise
 	status     Status
 	goroutines int           // the latest goroutine count: the index page, a goroutine profile or the agent
 	index      indexState    // what the per-sample index reads learnt
@@ -224,6 +225,7 @@ func (r *recorder) sampleOnce() {
 	now := time.Now()
 	counts := r.readIndex() // the pprof index's counts, which join this instant's /proc reading
 	r.sampleMemStats(now)
+	r.sampleMemory(now)
 	switch {
 	case pid != 0 && r.exited(pid):
 		r.markGone()

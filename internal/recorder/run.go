@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/memdoctor/memdoctor/collect/memread"
 	"github.com/memdoctor/memdoctor/collect/scrape"
 	"github.com/memdoctor/memdoctor/session"
 )
@@ -80,6 +81,7 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	loops.Go(func() { r.sampleLoop(loopCtx, disc.step) })
 	loops.Go(func() { r.profileLoop(loopCtx) })
 	loops.Go(func() { r.leakLoop(loopCtx) })
+	loops.Go(func() { r.memLoop(loopCtx) })
 	if cfg.Load != "" {
 		loops.Go(func() { r.loadLoop(loopCtx) })
 	}
@@ -90,6 +92,7 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	}
 	stopLoops()
 	loops.Wait()
+	r.closeMemory(res.Status == session.StatusComplete || res.Status == session.StatusInterrupted)
 	if runErr == nil && res.Status == session.StatusTargetExited && !r.found() {
 		runErr = notMeasured(p.cmd, time.Since(r.start), res.TargetExit)
 		res.Status, res.Detail = session.StatusFailed, runErr.Error()
@@ -166,7 +169,7 @@ func startProgram(cfg Config, r *recorder) (*program, error) {
 			r.log.Debug("reading the program's stderr", "err", err)
 		}
 	})
-	go func() { p.exited <- cmd.Wait() }()
+	go func() { p.exited <- waitExit(cmd) }()
 	return p, nil
 }
 
@@ -264,7 +267,7 @@ func (d *runDiscovery) step() bool {
 		d.findTarget()
 		return false
 	}
-	if client != nil {
+	if client != nil || r.memory() != nil {
 		return true
 	}
 	if r.cfg.PprofURL != "" {
@@ -288,11 +291,28 @@ func (d *runDiscovery) step() bool {
 		r.setPprof(c)
 		return true
 	}
-	if !d.reported && time.Since(d.lockedAt) > 15*time.Second {
+	if !d.reported && time.Since(d.lockedAt) > memoryAfter {
 		d.reported = true
-		r.addNote("no /debug/pprof/ endpoint found on the ports the target listens on %v: no profiles until one appears; import _ \"net/http/pprof\" and serve it, or pass --pprof URL", tried)
+		why := fmt.Sprintf("no /debug/pprof/ endpoint found on the ports the target listens on %v", tried)
+		err := d.readMemory(pid, why)
+		if err == nil {
+			return true
+		}
+		r.addNote("%s: no profiles until one appears; import _ \"net/http/pprof\" and serve it, or pass --pprof URL (reading the process's memory failed: %v)", why, err)
 	}
 	return false
+}
+
+// memoryAfter is how long run looks for a pprof endpoint before it reads the target's memory.
+const memoryAfter = 5 * time.Second
+
+// readMemory makes the target's memory the source of profiles and runtime figures.
+func (d *runDiscovery) readMemory(pid int, why string) error {
+	rd, err := memread.Open(pid)
+	if err != nil {
+		return err
+	}
+	return d.r.useMemory(rd, pid, why)
 }
 
 func (d *runDiscovery) findTarget() {

@@ -13,16 +13,28 @@ import (
 
 // WatchPID attaches to the local process pid, as gops does: it finds the port its
 // net/http/pprof or embedded memdoctor agent serves on (among the TCP ports the process
-// listens on), then watches it as Watch does, sampling that process's /proc.
+// listens on), then watches it as Watch does, sampling that process's /proc. A process that
+// serves neither is read from its memory (SourceMemory), as is any with cfg.Source
+// SourceMemory.
 func WatchPID(ctx context.Context, cfg Config, pid int) (Result, error) {
 	cfg.defaults()
 	if err := checkPID(cfg.FS, pid); err != nil {
 		return Result{}, fmt.Errorf("process %d: %w", pid, err)
 	}
+	if cfg.Source == SourceMemory {
+		return watchMemory(ctx, cfg, pid, "--source memory")
+	}
 	url, tried := findService(ctx, cfg, pid)
 	if url == "" {
-		return Result{}, fmt.Errorf("process %d serves neither net/http/pprof nor a memdoctor agent on the TCP ports it listens on %v: "+
-			"import _ \"net/http/pprof\" and serve it, or give the service's URL", pid, tried)
+		why := fmt.Sprintf("process %d serves neither net/http/pprof nor a memdoctor agent on the TCP ports it listens on %v", pid, tried)
+		if len(tried) == 0 {
+			why = fmt.Sprintf("process %d listens on no TCP port: it serves neither net/http/pprof nor a memdoctor agent", pid)
+		}
+		if cfg.Source == SourceAuto {
+			cfg.Logger.Info(why + ": reading it from its memory")
+			return watchMemory(ctx, cfg, pid, why)
+		}
+		return Result{}, fmt.Errorf("%s: import _ \"net/http/pprof\" and serve it, or give the service's URL", why)
 	}
 	cfg.Logger.Info("found the service's endpoint", "pid", pid, "url", url)
 	cfg.PID = pid

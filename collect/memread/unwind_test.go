@@ -1,0 +1,104 @@
+package memread
+
+import (
+	"compress/gzip"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/memdoctor/memdoctor/process"
+)
+
+// openCore opens holders' recorded core of arch (Go 1.26.8) for reading.
+func openCore(t *testing.T, arch string) *Reader {
+	t.Helper()
+	dir := t.TempDir()
+	var paths []string
+	for _, name := range []string{"core", "holders-target"} {
+		f, err := os.Open(filepath.Join("../../holders/walk/testdata/cores", arch, name+".gz"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		zr, err := gzip.NewReader(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := filepath.Join(dir, name)
+		out, _ := os.OpenFile(p, os.O_CREATE|os.O_WRONLY, 0o700)
+		_, err = io.Copy(out, io.LimitReader(zr, 256<<20))
+		out.Close()
+		f.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		paths = append(paths, p)
+	}
+	tg, err := process.OpenCore(paths[0], paths[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := New(tg)
+	if err != nil {
+		tg.Close()
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.Close() })
+	return r
+}
+
+// names turns stacks of PCs into sorted lists of their logical frames' functions.
+func (r *Reader) names(stacks [][]uint64) []string {
+	var out []string
+	for _, pcs := range stacks {
+		var fs []string
+		for _, pc := range pcs {
+			fs = append(fs, r.syms.frameOf(pc).name)
+		}
+		out = append(out, strings.Join(fs, " <- "))
+	}
+	slices.Sort(out)
+	return out
+}
+
+// TestUnwinderIsDelves: the goroutines unwound as the runtime unwinds them (from what they
+// saved) have the stacks Delve's unwinder gives, on an amd64 and an arm64 core.
+func TestUnwinderIsDelves(t *testing.T) {
+	for _, arch := range []string{"amd64", "arm64"} {
+		t.Run(arch, func(t *testing.T) {
+			r := openCore(t, arch)
+			if r.gl == nil {
+				t.Fatal("no layout of runtime.g")
+			}
+			c := process.NewCache(r.mem, goroutineCacheBytes)
+			parked, _, err := r.listGoroutines(c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ids := map[uint64]bool{}
+			var ours [][]uint64
+			for _, g := range parked {
+				if r.systemStart(g.startpc) {
+					continue
+				}
+				pcs, done := r.unwind(c, g)
+				if !done {
+					t.Errorf("goroutine %d: the unwinder stopped early: %v", g.goid, r.names([][]uint64{pcs}))
+					continue
+				}
+				ids[g.goid] = true
+				ours = append(ours, pcs)
+			}
+			theirs, skipped, err := r.delveStacks(ids)
+			if err != nil || skipped > 0 {
+				t.Fatalf("Delve: %v, %d skipped", err, skipped)
+			}
+			got, want := r.names(ours), r.names(theirs)
+			if len(got) < 2 || !slices.Equal(got, want) {
+				t.Errorf("unwound:\n%s\nDelve:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+			}
+		})
+	}
+}

@@ -1,0 +1,36 @@
+// Command labrun runs one lab scenario as a program of its own: `labrun NAME` serves the
+// scenario and drives its load until SIGINT or SIGTERM, as `memdoctor lab run NAME` does.
+// Built with the nopprof tag (go build -tags nopprof ./internal/labrun) it links no profiling
+// at all, neither runtime/pprof nor net/http/pprof nor memdoctor's agent: the production
+// service that serves nothing, whose heap profiling is off, which memdoctor reads by its PID
+// from its memory (the accuracy matrix's watch-memory vantage point). memdoctor itself links
+// net/http/pprof, so its own `lab run` cannot be that program.
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/memdoctor/memdoctor/lab"
+)
+
+func main() {
+	if len(os.Args) != 2 {
+		fmt.Fprintln(os.Stderr, "usage: labrun NAME (see memdoctor lab list)")
+		os.Exit(2)
+	}
+	sc, ok := lab.Lookup(os.Args[1])
+	if !ok {
+		fmt.Fprintf(os.Stderr, "labrun: no scenario %q (see memdoctor lab list)\n", os.Args[1])
+		os.Exit(2)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := sc.Run(ctx, lab.Env{Stdout: os.Stdout}); err != nil {
+		fmt.Fprintln(os.Stderr, "labrun:", err)
+		os.Exit(1)
+	}
+}

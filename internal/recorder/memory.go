@@ -1,0 +1,238 @@
+package recorder
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/google/pprof/profile"
+
+	"github.com/memdoctor/memdoctor/agent/leakcheck"
+	"github.com/memdoctor/memdoctor/collect/memread"
+	"github.com/memdoctor/memdoctor/session"
+)
+
+// AttemptMemory counts the readings of the runtime's figures from the process's memory.
+const AttemptMemory = "process-memory"
+
+// DefaultMemProfileRate is the rate --enable-heap-profiling writes: the runtime's default.
+const DefaultMemProfileRate = 512 * 1024
+
+// memSource reads a local Go process's heap profile, runtime figures and goroutines from its
+// memory (collect/memread), for a target that serves neither pprof nor an agent.
+type memSource struct {
+	mu   sync.Mutex // the reader is not safe for concurrent use
+	rd   *memread.Reader
+	pid  int
+	leak leakcheck.State
+
+	goroutineProfiles       int
+	stopped, longest        time.Duration
+	heapReads, heapSkipped  int
+	heapTook, heapTookMax   time.Duration
+	goroutineFails, retries int
+	walkNotes               int // notes of bucket walks written to the session so far
+}
+
+// maxWalkNotes bounds the notes the bucket walks add to a session (a list cut short, buckets
+// left out): the first ones say it; the closing note counts them all.
+const maxWalkNotes = 3
+
+// useMemory makes rd (attached to pid) the session's source of profiles and runtime figures:
+// it turns heap profiling on when it is off and the user allowed it, and notes what the
+// session's profiles and figures come from. On an error rd is closed.
+func (r *recorder) useMemory(rd *memread.Reader, pid int, why string) error {
+	ms := &memSource{rd: rd, pid: pid, leak: leakcheck.State{LastGoroutines: -1}}
+	r.addNote("%s: the heap profile, the runtime's memory statistics, GC figures and goroutine count are read from the process's memory (/proc/%d/mem) "+
+		"without stopping it; goroutine profiles stop it briefly, at the goroutine leak check's pace; no goroutine dumps (goroutine?debug=1) or goroutineleak profiles from this source", why, pid)
+	rate, err := rd.MemProfileRate()
+	switch {
+	case err != nil:
+		rd.Close()
+		return err
+	case rate == 0 && r.cfg.EnableHeapProfiling:
+		if _, err := rd.EnableHeapProfiling(DefaultMemProfileRate); err != nil {
+			rd.Close()
+			return fmt.Errorf("--enable-heap-profiling: %w", err)
+		}
+		r.addNote("heap profiling was off in the process (runtime.MemProfileRate 0: it links no profiling); --enable-heap-profiling turned it on at %s "+
+			"by writing %d into its runtime.MemProfileRate, the only write memdoctor makes to a process: the heap profiles cover the allocations made from then on",
+			rd.EnabledAt().UTC().Format(time.RFC3339), DefaultMemProfileRate)
+	case rate == 0:
+		r.addNote("heap profiling is off in the process (runtime.MemProfileRate 0: it imports neither runtime/pprof nor net/http/pprof): its heap profiles are empty; " +
+			"--enable-heap-profiling turns it on (memdoctor then writes the default rate into the process, and the profiles cover the allocations made from then on)")
+	}
+	r.mu.Lock()
+	r.mem = ms
+	r.status.Profiles = true
+	r.mu.Unlock()
+	return nil
+}
+
+func (r *recorder) memory() *memSource {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.mem
+}
+
+// sampleMemory appends one reading of the runtime's figures, every sample.
+func (r *recorder) sampleMemory(now time.Time) {
+	ms := r.memory()
+	if ms == nil {
+		return
+	}
+	ms.mu.Lock()
+	g, err := ms.rd.Stats()
+	ms.mu.Unlock()
+	r.tries.add(AttemptMemory, err)
+	if err != nil {
+		r.log.Debug("reading the runtime's figures from memory failed", "err", err)
+		return
+	}
+	r.mu.Lock()
+	r.goroutines = g.Goroutines
+	r.status.HeapBytes = g.HeapObjectsBytes
+	r.lastGCCycles = g.GCCycles
+	r.mu.Unlock()
+	r.setGoHeap(g.HeapObjectsBytes + g.HeapUnusedBytes)
+	if err := r.w.AppendSample(session.Sample{Time: now.UTC(), Go: g}); err != nil {
+		r.writeFailed(err)
+	}
+}
+
+// memLoop reads the heap profile every Interval and a goroutine profile when the leak check's
+// policy says so (checked every Sample), once the memory source is open; and both at the end.
+func (r *recorder) memLoop(ctx context.Context) {
+	tick := time.NewTicker(r.cfg.Sample)
+	defer tick.Stop()
+	var lastHeap time.Time
+	// Goroutine profiles stop the process: they follow the leak check's policy, and
+	// --leak-check-every 0 (LeakCheckEvery < 0) means never.
+	policy := r.leakPolicy()
+	for {
+		if ms := r.memory(); ms != nil {
+			now := time.Now()
+			if now.Sub(lastHeap) >= r.cfg.Interval-r.cfg.Sample/2 { // on the sample ticks nearest the interval
+				lastHeap = now
+				r.memHeap(ms, now)
+			}
+			r.mu.Lock()
+			goroutines := r.goroutineCount()
+			r.mu.Unlock()
+			if ms.leak.LastGoroutines < 0 {
+				ms.leak.LastGoroutines = goroutines // unknown at the last profile: the first count since
+			}
+			if reason := policy.Due(ms.leak, now, goroutines); reason != leakcheck.NotDue {
+				ms.leak = leakcheck.State{Last: now, LastGoroutines: goroutines}
+				r.memGoroutines(ms, now, string(reason))
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-r.gone:
+			return
+		case <-tick.C:
+		}
+	}
+}
+
+// memHeap stores one heap profile read from memory.
+func (r *recorder) memHeap(ms *memSource, now time.Time) {
+	ms.mu.Lock()
+	p, hr, err := ms.rd.HeapProfile()
+	ms.mu.Unlock()
+	r.tries.add(session.AttemptHeap, err)
+	if err != nil {
+		r.log.Warn("reading the heap profile from memory failed; will retry at the next snapshot", "err", err)
+		return
+	}
+	ms.heapReads++
+	ms.heapSkipped += hr.Skipped
+	ms.retries += hr.Retries
+	ms.heapTook += hr.Took
+	ms.heapTookMax = max(ms.heapTookMax, hr.Took)
+	for _, n := range hr.Notes {
+		r.log.Info(n)
+		if ms.walkNotes < maxWalkNotes {
+			ms.walkNotes++
+			r.addNote("a heap profile read from memory at %s: %s", now.UTC().Format(time.RFC3339), n)
+		}
+	}
+	r.log.Debug("heap profile read from memory", "reading", hr.String())
+	r.storeProfile(session.KindHeap, now, p)
+}
+
+// memGoroutines stores one goroutine profile, for which the process is stopped.
+func (r *recorder) memGoroutines(ms *memSource, now time.Time, reason string) {
+	ms.mu.Lock()
+	p, gr, err := ms.rd.GoroutineProfile()
+	ms.mu.Unlock()
+	if gr != nil && gr.Stopped > 0 {
+		ms.stopped += gr.Stopped
+		ms.longest = max(ms.longest, gr.Stopped)
+	}
+	r.tries.add(session.AttemptGoroutine, err)
+	if err != nil {
+		ms.goroutineFails++
+		r.log.Warn("reading the goroutines' stacks failed", "err", err)
+		return
+	}
+	ms.goroutineProfiles++
+	r.log.Info("goroutine profile read with the process stopped", "reason", reason, "goroutines", gr.Goroutines, "stopped", gr.Stopped.Round(time.Microsecond))
+	r.storeProfile(session.KindGoroutine, now, p)
+}
+
+// storeProfile writes a profile memdoctor built.
+func (r *recorder) storeProfile(kind string, t time.Time, p *profile.Profile) {
+	pf, err := r.w.CreateProfile(kind, t, "")
+	if err != nil {
+		r.writeFailed(err)
+		return
+	}
+	if err := p.Write(pf); err != nil {
+		pf.Abort()
+		r.writeFailed(err)
+		return
+	}
+	if _, err := pf.Commit(); err != nil {
+		r.writeFailed(err)
+		return
+	}
+	r.mu.Lock()
+	switch kind {
+	case session.KindHeap:
+		r.status.HeapSnapshots++
+	case session.KindGoroutine:
+		r.status.GoroutineSnapshots++
+	}
+	r.mu.Unlock()
+}
+
+// closeMemory takes the last profiles (unless aborted), notes what reading the process cost it,
+// and lets it go.
+func (r *recorder) closeMemory(final bool) {
+	ms := r.memory()
+	if ms == nil {
+		return
+	}
+	if final {
+		now := time.Now()
+		r.memHeap(ms, now)
+		if r.cfg.LeakCheckEvery >= 0 {
+			r.memGoroutines(ms, now, "end")
+		}
+	}
+	if ms.heapReads > 0 {
+		r.addNote("read %d heap profile(s) from the process's memory without stopping it (%s each on average, %s at most, in memdoctor; %d bucket(s) left out as unreadable or torn, %d reading(s) made again after a GC published a cycle meanwhile)",
+			ms.heapReads, (ms.heapTook / time.Duration(ms.heapReads)).Round(time.Microsecond), ms.heapTookMax.Round(time.Microsecond), ms.heapSkipped, ms.retries)
+	}
+	if ms.goroutineProfiles+ms.goroutineFails > 0 {
+		r.addNote("stopped the process %d time(s) to read its goroutines' stacks (%d failed): %s in all, %s at most; it was resumed each time",
+			ms.goroutineProfiles+ms.goroutineFails, ms.goroutineFails, ms.stopped.Round(time.Microsecond), ms.longest.Round(time.Microsecond))
+	}
+	ms.mu.Lock()
+	ms.rd.Close()
+	ms.mu.Unlock()
+}

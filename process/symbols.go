@@ -1,0 +1,50 @@
+package process
+
+import (
+	"debug/elf"
+	"fmt"
+	"os"
+)
+
+// Symbol is a package variable found in the executable's symbol table: its address in the
+// target (relocated for a position-independent executable) and its size.
+type Symbol struct {
+	Name       string
+	Addr, Size uint64
+}
+
+// Symbols finds the named data symbols in the executable's symbol table (absent from a
+// binary linked with -s). Names not found are missing from the map.
+func (t *Target) Symbols(names ...string) (map[string]Symbol, error) {
+	want := make(map[string]bool, len(names))
+	for _, n := range names {
+		want[n] = true
+	}
+	f, err := os.Open(t.Exe)
+	if err != nil && t.Kind == "process" {
+		f, err = os.Open(fmt.Sprintf("/proc/%d/exe", t.PID))
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	ef, err := elf.NewFile(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", t.Exe, err)
+	}
+	syms, err := ef.Symbols()
+	if err != nil {
+		return nil, fmt.Errorf("%s: no symbol table (linked with -s?): %w", t.Exe, err)
+	}
+	var base uint64
+	if bi := t.Delve.BinInfo(); len(bi.Images) > 0 {
+		base = bi.Images[0].StaticBase
+	}
+	out := make(map[string]Symbol, len(names))
+	for _, s := range syms {
+		if want[s.Name] && elf.ST_TYPE(s.Info) == elf.STT_OBJECT {
+			out[s.Name] = Symbol{Name: s.Name, Addr: s.Value + base, Size: s.Size}
+		}
+	}
+	return out, nil
+}
