@@ -23,12 +23,13 @@ func culpritFromDelta(d facts.SiteDelta, unit string, share float64) Culprit {
 
 // keepCulprits keeps the program's own code: the runtime and the standard library are never
 // culprits (runtime.mallocgc, internal/poll's waits: nothing there is for the user to change;
-// the words still say where the goroutines wait). It drops minor culprits after the first,
-// and keeps at most th.Max.
+// the words still say where the goroutines wait). A site with no Go name (an unsymbolized
+// address, a C symbol) stays: nothing says it is not the program's. It drops minor culprits
+// after the first, and keeps at most th.Max.
 func keepCulprits(cs []Culprit, th *Culprits) []Culprit {
 	out := cs[:0:0]
 	for _, c := range cs {
-		if !c.Own || len(out) > 0 && c.Share < th.MinShare || profilerCost(c.Stack) {
+		if !c.Own && goName(c.Function) || len(out) > 0 && c.Share < th.MinShare || profilerCost(c.Stack) {
 			continue
 		}
 		if out = append(out, c); len(out) == th.Max {
@@ -59,4 +60,11 @@ func profilerCost(stack []string) bool {
 		}
 	}
 	return false
+}
+
+// goName reports a Go function's name (a package path, a dot, a name), as a profile names
+// the runtime's and the standard library's functions, or no name at all (a sample without a
+// stack); an unsymbolized address (0x420cee) or a C symbol is not one.
+func goName(function string) bool {
+	return function == "(unknown)" || !strings.HasPrefix(function, "0x") && strings.Contains(function, ".")
 }

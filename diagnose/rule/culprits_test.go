@@ -26,6 +26,21 @@ func TestKeepCulpritsDropsTheRuntime(t *testing.T) {
 	}
 }
 
+// TestKeepCulpritsKeepsTheUnnamed: an unsymbolized address or a C symbol may be the
+// program's; a sample with no stack names nothing to change.
+func TestKeepCulpritsKeepsTheUnnamed(t *testing.T) {
+	cs := []Culprit{
+		{Function: "0x420cee", Share: 0.9},
+		{Function: "(unknown)", Share: 0.05},
+		{Function: "sqlite3_malloc", Share: 0.03},
+		{Function: "bytes.growSlice", Share: 0.02},
+	}
+	got := names(keepCulprits(cs, &Default.Culprits))
+	if want := []string{"0x420cee", "sqlite3_malloc"}; !slices.Equal(got, want) {
+		t.Errorf("culprits %v, want %v", got, want)
+	}
+}
+
 // TestOwnSiteFirst: a leak under spikes whose title names the leaking site lists it first,
 // and a heap leak lists the sites a spike blames after its own.
 func TestOwnSiteFirst(t *testing.T) {
