@@ -26,6 +26,24 @@ func TestKeepCulpritsDropsTheRuntime(t *testing.T) {
 	}
 }
 
+// TestKeepCulpritsDropsTheObserver: the pprof handlers and memdoctor's agent are what
+// watching costs, never the program's culprit.
+func TestKeepCulpritsDropsTheObserver(t *testing.T) {
+	cs := []Culprit{
+		{Function: "github.com/memdoctor/memdoctor/agent.(*bufPool).get", Share: 0.4, Own: true,
+			Stack: []string{"github.com/memdoctor/memdoctor/agent.(*bufPool).get", "github.com/memdoctor/memdoctor/agent.(*Agent).serve"}},
+		{Function: "compress/flate.NewWriter", Share: 0.3, Own: true,
+			Stack: []string{"compress/flate.NewWriter", "runtime/pprof.(*profileBuilder).build"}},
+		{Function: "github.com/memdoctor/memdoctor/agentx.grow", Share: 0.2, Own: true,
+			Stack: []string{"github.com/memdoctor/memdoctor/agentx.grow"}},
+		{Function: "example.com/svc/cache.put", Share: 0.1, Own: true, Stack: []string{"example.com/svc/cache.put"}},
+	}
+	got := names(keepCulprits(cs, &Default.Culprits))
+	if want := []string{"github.com/memdoctor/memdoctor/agentx.grow", "example.com/svc/cache.put"}; !slices.Equal(got, want) {
+		t.Errorf("culprits %v, want %v", got, want)
+	}
+}
+
 // TestKeepCulpritsKeepsTheUnnamed: an unsymbolized address or a C symbol may be the
 // program's; a sample with no stack names nothing to change.
 func TestKeepCulpritsKeepsTheUnnamed(t *testing.T) {
