@@ -30,6 +30,10 @@ type Config struct {
 	// built by Go 1.27, for the scenarios that need it ("" = LabNoPprof). Without it the
 	// WatchMemory vantage point is not recorded (an error says so).
 	LabNoPprof, LabNoPprofGo127 string
+	// Memory says which scenarios the WatchMemory vantage point records (it runs after the
+	// others, alone, so each one it records lengthens the matrix by a recording); nil = every
+	// one. A scenario it skips has no WatchMemory session and no error: its cells say "–".
+	Memory func(lab.Scenario) bool
 	// Duration is how long each recording lasts: the longest window judged.
 	Duration time.Duration
 	// Interval is the profile snapshot interval; 0 = 10 s, memdoctor's default.
@@ -154,7 +158,9 @@ func Record(ctx context.Context, cfg Config, sc lab.Scenario) (*Recording, error
 	}
 	// The build that links no profiling runs after the others, alone, so that each recording
 	// has one scenario process loading the machine: the same conditions for every vantage point.
-	if cfg.LabNoPprof == "" {
+	if cfg.Memory != nil && !cfg.Memory(sc) {
+		// not asked for
+	} else if cfg.LabNoPprof == "" {
 		rec.Errors[WatchMemory] = errors.New("not recorded: no lab program built without profiling (Config.LabNoPprof)")
 	} else if vdir := filepath.Join(dir, string(WatchMemory)); ctx.Err() == nil {
 		if err := recordMemory(ctx, cfg, sc, vdir, common, env); err != nil {
