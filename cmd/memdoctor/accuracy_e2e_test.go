@@ -2,9 +2,12 @@ package main
 
 import (
 	"context"
+	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -19,13 +22,20 @@ import (
 // by PID, from its memory, of a build of the scenario that links no profiling) with
 // memdoctor's default snapshot interval, and checks the verdicts: at 60 s, the expected kinds
 // at warning with their culprits in the top 3, from every vantage point; at 45 s and 60 s, no
-// false warning (no absent kind, nothing on a control). The tables of docs/accuracy.md come from the
-// same code with longer windows: go run ./bench/accuracy.
+// false warning (no absent kind, nothing on a control). A scenario wrong beside the others
+// (three at a time share the machine) is recorded again alone and must be right then. The
+// tables of docs/accuracy.md come from the same code with longer windows: go run
+// ./bench/accuracy.
 func TestAccuracyMatrix(t *testing.T) {
 	if testing.Short() {
 		t.Skip("records every lab scenario for a minute")
 	}
 	scenarios := lab.All()
+	if names := os.Getenv("MEMDOCTOR_ACCURACY_SCENARIOS"); names != "" { // a developer's subset
+		scenarios = slices.DeleteFunc(scenarios, func(sc lab.Scenario) bool {
+			return !slices.Contains(strings.Split(names, ","), sc.Name)
+		})
+	}
 	cfg := accuracy.Config{Memdoctor: memdoctorBin, Duration: 65 * time.Second, Dir: t.TempDir()}
 	if dir := os.Getenv("MEMDOCTOR_ACCURACY_KEEP"); dir != "" {
 		cfg.Dir = filepath.Join(dir, "sessions") // they stay, for go run ./bench/accuracy -rejudge DIR
@@ -49,10 +59,46 @@ func TestAccuracyMatrix(t *testing.T) {
 	if path := os.Getenv("MEMDOCTOR_ACCURACY_TABLE"); path != "" {
 		os.WriteFile(path, []byte(table.String()), 0o644)
 	}
+	wrong := wrongCells(m)
+	if len(wrong) == 0 {
+		return
+	}
+	// Three scenarios and their observers share two cores here: a verdict near a line (a GC
+	// share corrected for the machine's contention, a spike's size) may cross it under that
+	// load alone. A scenario with a wrong cell is recorded again, alone; it fails if it is
+	// wrong again. More than maxAgain such scenarios is no load: they fail as they are.
+	const maxAgain = 3
+	for sc, problems := range wrong {
+		t.Logf("%s, recorded beside two others: %s", sc, strings.Join(problems, "; "))
+	}
+	if len(wrong) > maxAgain {
+		failCells(t, wrong)
+		return
+	}
+	again := map[string][]string{}
+	for _, sc := range scenarios {
+		if wrong[sc.Name] == nil {
+			continue
+		}
+		c := cfg
+		c.Dir = filepath.Join(cfg.Dir, "again")
+		m1 := accuracy.RunMatrix(context.Background(), c, []lab.Scenario{sc}, windows, 1, testLog{t})
+		var table strings.Builder
+		m1.Markdown(&table)
+		t.Logf("%s recorded again, alone:\n%s", sc.Name, table.String())
+		maps.Copy(again, wrongCells(m1))
+	}
+	failCells(t, again)
+}
+
+// wrongCells lists, by scenario, what the matrix got wrong: a recording that failed, a false
+// warning at any window, or any problem at a minute.
+func wrongCells(m *accuracy.Matrix) map[string][]string {
+	wrong := map[string][]string{}
 	for sc, errs := range m.Errors {
 		for v, err := range errs {
 			if err != nil {
-				t.Errorf("%s from %s: not recorded: %v", sc, v, err)
+				wrong[sc] = append(wrong[sc], fmt.Sprintf("from %s: not recorded: %v", v, err))
 			}
 		}
 	}
@@ -60,8 +106,18 @@ func TestAccuracyMatrix(t *testing.T) {
 		for _, p := range v.Problems {
 			// At every window, no false warning; at a minute, the whole verdict.
 			if v.Window >= time.Minute || strings.HasPrefix(p, "false ") {
-				t.Errorf("%s from %s at %s: %s", v.Scenario, v.Vantage, v.Window, p)
+				wrong[v.Scenario] = append(wrong[v.Scenario], fmt.Sprintf("from %s at %s: %s", v.Vantage, v.Window, p))
 			}
+		}
+	}
+	return wrong
+}
+
+func failCells(t *testing.T, wrong map[string][]string) {
+	t.Helper()
+	for _, sc := range slices.Sorted(maps.Keys(wrong)) {
+		for _, p := range wrong[sc] {
+			t.Errorf("%s %s", sc, p)
 		}
 	}
 }
