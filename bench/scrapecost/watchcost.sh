@@ -3,6 +3,7 @@
 # service: the target's CPU (utime+stime from /proc/PID/stat) over a watch of DURATION, less
 # its CPU over as long idle, as a share of one core. The target (bench/scrapecost/target)
 # holds a live heap of pointers (the GC scans all of it) and parked goroutines.
+# Run it on a quiet machine: the target's CPU per request grows with the machine's load.
 #
 #   bench/scrapecost/watchcost.sh [DURATION] [TARGET FLAGS...]
 #   default: 35s -goroutines 10000 -leaked 0 -heap-mib 200
@@ -15,7 +16,9 @@ cd "$(dirname "$0")/../.."
 tmp=$(mktemp -d)
 GOTOOLCHAIN=go1.27.0 go build -o "$tmp/target" ./bench/scrapecost/target
 go build -o "$tmp/memdoctor" ./cmd/memdoctor
-"$tmp/target" "${flags[@]}" >"$tmp/addr" &
+# GOGC=off: the target's own forced GC (every 2 minutes, about 0.4 s of CPU on this heap)
+# would fall in one window and not the other; a goroutineleak fetch still runs a GC.
+GOGC=off "$tmp/target" "${flags[@]}" >"$tmp/addr" &
 pid=$!
 trap 'kill $pid 2>/dev/null; rm -rf "$tmp"' EXIT
 for _ in $(seq 100); do [ -s "$tmp/addr" ] && break; sleep 0.1; done

@@ -18,20 +18,76 @@ const memStatsDuty = 200
 type memStatsState struct {
 	last  time.Time     // the last read's start, by a sample or a snapshot
 	every time.Duration // the current interval: the sample interval, slowed by the reads' cost
+	// ran is how long the target's threads had run (/proc/PID/schedstat) when MemStats was
+	// last read, its requests included; -1 when unknown (no /proc, or not read yet).
+	ran time.Duration
+}
+
+// idleShare is the share of one core below which a target did no work worth a MemStats read
+// since the last one: an idle process allocates nothing and runs no GC, so what it last said
+// still holds. memdoctor's own requests (an index page a second, about 0.005% of a core) stay
+// well below it; a read of MemStats itself costs about 0.2% at one a second on a big heap
+// (bench/scrapecost).
+const idleShare = 0.01
+
+// idle reports whether a target whose threads have run ran in all did less than idleShare of a
+// core's work since the last MemStats read at last: its figures cannot have moved, and a read
+// would only cost it. A snapshot reads them anyway, every interval.
+func idle(st memStatsState, ran time.Duration, now time.Time) bool {
+	return !st.last.IsZero() && st.ran >= 0 && ran >= st.ran && float64(ran-st.ran) < idleShare*float64(now.Sub(st.last))
+}
+
+// stacksState is what the last goroutine profile saw. Guarded by recorder.mu.
+type stacksState struct {
+	at         time.Time     // when it was taken; zero before the first
+	goroutines int           // the goroutine count it found
+	ran        time.Duration // the target's run time after that snapshot's requests; -1 unknown
+}
+
+// stacksUnchanged reports whether a goroutine profile now would say what the last one said:
+// the target was idle since (its threads ran less than idleShare of a core, memdoctor's own
+// requests included), its goroutine count (the index page's, each second) moved by no more
+// than a handful, and the last profile is younger than every (the leak check's period). A
+// goroutine profile walks every goroutine's stack: 15 ms of the target's CPU at 10,000
+// goroutines, most of what watching a big idle service cost it (bench/scrapecost).
+func stacksUnchanged(st stacksState, goroutines int, ran time.Duration, now time.Time, every time.Duration) bool {
+	if st.at.IsZero() || st.ran < 0 || ran < st.ran || now.Sub(st.at) >= every {
+		return false
+	}
+	moved := goroutines - st.goroutines
+	return max(moved, -moved) <= max(5, st.goroutines/100) && float64(ran-st.ran) < idleShare*float64(now.Sub(st.at))
+}
+
+// ranNow is how long the target's threads have run; -1 when /proc cannot say.
+func (r *recorder) ranNow(pid int) time.Duration {
+	if pid == 0 {
+		return -1
+	}
+	st, err := r.cfg.FS.Sched(pid)
+	if err != nil {
+		return -1
+	}
+	return st.Run
 }
 
 // sampleMemStats reads the MemStats block between snapshots, as often as the sample interval
 // when the target answers fast and less often when each read costs more (memStatsDuty), up to
 // the snapshot interval: with the GC's goal and the heap in use read each second, a leak and
 // its trend show within a minute from the pprof endpoint alone, and each /proc reading has a
-// Go reading to split memory with. Nothing is read when an agent samples runtime/metrics.
+// Go reading to split memory with. Nothing is read when an agent samples runtime/metrics, nor
+// between snapshots while the target is idle (its threads ran less than idleShare of a core
+// since the last read): a big idle service pays for MemStats once an interval, not each second.
 func (r *recorder) sampleMemStats(now time.Time) {
-	_, c := r.target()
+	pid, c := r.target()
+	if c == nil {
+		return
+	}
+	ran := r.ranNow(pid)
 	r.mu.Lock()
 	every := max(r.memStats.every, r.cfg.Sample)
-	due := c != nil && r.agent == nil && now.Sub(r.memStats.last) >= every
+	due := r.agent == nil && now.Sub(r.memStats.last) >= every && !idle(r.memStats, ran, now)
 	if due {
-		r.memStats.last = now
+		r.memStats.last, r.memStats.ran = now, ran
 	}
 	goroutines := r.goroutines
 	r.mu.Unlock()

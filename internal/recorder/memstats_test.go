@@ -48,7 +48,13 @@ func TestMemStatsPacedByCost(t *testing.T) {
 			defer srv.Close()
 			cfg := watchConfig(t)
 			cfg.Duration, cfg.Interval = 3*time.Second, 2*time.Second
-			if _, err := Watch(context.Background(), cfg, srv.URL); err != nil {
+			// The target (this process, found by its port) works, as a service does: an idle
+			// one is not read between snapshots (TestIdleTargetNotRead).
+			done := make(chan struct{})
+			go work(done)
+			_, err = Watch(context.Background(), cfg, srv.URL)
+			close(done)
+			if err != nil {
 				t.Fatal(err)
 			}
 			var goSamples int64
@@ -65,5 +71,80 @@ func TestMemStatsPacedByCost(t *testing.T) {
 				t.Errorf("%d MemStats samples in the session for %d reads", goSamples, n)
 			}
 		})
+	}
+}
+
+// work keeps a share of a core busy allocating until done is closed.
+func work(done <-chan struct{}) {
+	var keep [][]byte
+	for {
+		select {
+		case <-done:
+			return
+		default:
+		}
+		keep = append(keep, make([]byte, 1<<10))
+		if len(keep) > 1<<12 {
+			keep = keep[:0]
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+}
+
+// TestIdleTargetNotRead: between snapshots, a target that ran less than 1% of a core since
+// the last MemStats read is not read again; one that worked, or whose run time is unknown, is.
+func TestIdleTargetNotRead(t *testing.T) {
+	t0 := time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
+	read := memStatsState{last: t0, ran: 5 * time.Second}
+	for _, tc := range []struct {
+		name string
+		st   memStatsState
+		ran  time.Duration
+		now  time.Time
+		want bool
+	}{
+		{"idle: 2 ms of run time in 1 s", read, 5*time.Second + 2*time.Millisecond, t0.Add(time.Second), true},
+		{"our own reads only over 10 s", read, 5*time.Second + 60*time.Millisecond, t0.Add(10 * time.Second), true},
+		{"busy: 50 ms in 1 s", read, 5*time.Second + 50*time.Millisecond, t0.Add(time.Second), false},
+		{"no /proc now", read, -1, t0.Add(time.Second), false},
+		{"no /proc at the last read", memStatsState{last: t0, ran: -1}, 5 * time.Second, t0.Add(time.Second), false},
+		{"never read", memStatsState{}, 0, t0, false},
+		{"a restarted target's clock went back", read, time.Second, t0.Add(time.Second), false},
+	} {
+		if got := idle(tc.st, tc.ran, tc.now); got != tc.want {
+			t.Errorf("%s: idle = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
+
+// TestStacksUnchanged: a goroutine profile is left out while the target is idle with the same
+// goroutines, never past the leak check's period, and always when anything moved.
+func TestStacksUnchanged(t *testing.T) {
+	t0 := time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
+	last := stacksState{at: t0, goroutines: 10000, ran: 5 * time.Second}
+	every := 2 * time.Minute
+	idleRan := 5*time.Second + 20*time.Millisecond
+	for _, tc := range []struct {
+		name       string
+		st         stacksState
+		goroutines int
+		ran        time.Duration
+		now        time.Time
+		want       bool
+	}{
+		{"idle, the same goroutines", last, 10000, idleRan, t0.Add(10 * time.Second), true},
+		{"idle, a few goroutines more (a health check's connection)", last, 10004, idleRan, t0.Add(10 * time.Second), true},
+		{"idle, goroutines climbing", last, 10150, idleRan, t0.Add(10 * time.Second), false},
+		{"idle, goroutines gone", last, 9000, idleRan, t0.Add(10 * time.Second), false},
+		{"working", last, 10000, 5*time.Second + 300*time.Millisecond, t0.Add(10 * time.Second), false},
+		{"the leak check's period passed", last, 10000, idleRan, t0.Add(every), false},
+		{"no profile yet", stacksState{}, 10000, idleRan, t0.Add(10 * time.Second), false},
+		{"run time unknown then", stacksState{at: t0, goroutines: 10000, ran: -1}, 10000, idleRan, t0.Add(10 * time.Second), false},
+		{"run time unknown now", last, 10000, -1, t0.Add(10 * time.Second), false},
+		{"a small program, 3 goroutines more", stacksState{at: t0, goroutines: 8, ran: time.Second}, 11, time.Second, t0.Add(10 * time.Second), true},
+	} {
+		if got := stacksUnchanged(tc.st, tc.goroutines, tc.ran, tc.now, every); got != tc.want {
+			t.Errorf("%s: unchanged = %v, want %v", tc.name, got, tc.want)
+		}
 	}
 }

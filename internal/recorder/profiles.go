@@ -6,13 +6,18 @@ import (
 	"io"
 	"time"
 
+	"github.com/google/pprof/profile"
+
 	"github.com/memdoctor/memdoctor/collect/scrape"
 	"github.com/memdoctor/memdoctor/session"
 )
 
 // snapshot takes one round of profiles: goroutine (proto, and text when withText), heap
 // (proto) and the MemStats block. Each request fails on its own: the others still run.
-func (r *recorder) snapshot(ctx context.Context, c *scrape.Client, withText bool) {
+//
+// Between the first and a final round (final), the goroutine profile and its text are left
+// out while the target's stacks are unchanged (stacksUnchanged): idle, the same goroutines.
+func (r *recorder) snapshot(ctx context.Context, c *scrape.Client, withText, final bool) {
 	now := time.Now()
 	answered := false // did the service answer any request, even with something unusable?
 	tried := func(kind string, err error) {
@@ -28,11 +33,28 @@ func (r *recorder) snapshot(ctx context.Context, c *scrape.Client, withText bool
 		}
 	}()
 	goroutines := 0 // this round's count, for its MemStats sample: whether the index is readable or not
-	raw, p, err := c.Goroutine(ctx)
-	tried(session.AttemptGoroutine, err)
-	if err != nil {
+	pid, _ := r.target()
+	ranBefore := r.ranNow(pid)
+	r.mu.Lock()
+	quiet := !final && stacksUnchanged(r.stacks, r.goroutines, ranBefore, now, r.cfg.LeakCheckEvery)
+	if quiet {
+		goroutines = r.goroutines
+	}
+	r.mu.Unlock()
+	var (
+		raw []byte
+		p   *profile.Profile
+		err error
+	)
+	if !quiet { // an idle target's stacks stay as the last profile saw them
+		raw, p, err = c.Goroutine(ctx)
+		tried(session.AttemptGoroutine, err)
+	}
+	switch {
+	case quiet:
+	case err != nil:
 		r.scrapeFailed("goroutine", err)
-	} else {
+	default:
 		var n int64
 		for _, s := range p.Sample {
 			if len(s.Value) > 0 {
@@ -45,7 +67,7 @@ func (r *recorder) snapshot(ctx context.Context, c *scrape.Client, withText bool
 		r.mu.Unlock()
 		r.store(session.KindGoroutine, now, raw)
 	}
-	if withText {
+	if withText && !quiet {
 		tried(session.AttemptGoroutineText, r.storeGoroutineText(ctx, c, now))
 	}
 	raw, _, err = c.Heap(ctx)
@@ -63,6 +85,13 @@ func (r *recorder) snapshot(ctx context.Context, c *scrape.Client, withText bool
 	r.mu.Unlock()
 	ms, err := c.MemStats(ctx)
 	tried(session.AttemptMemStats, err)
+	ran := r.ranNow(pid) // after this round's requests: their cost is not the target's work
+	r.mu.Lock()
+	r.memStats.ran = ran
+	if !quiet && p != nil {
+		r.stacks = stacksState{at: now, goroutines: goroutines, ran: ran}
+	}
+	r.mu.Unlock()
 	if err != nil {
 		r.scrapeFailed("heap?debug=1", err)
 	} else {

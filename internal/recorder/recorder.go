@@ -46,8 +46,9 @@ type recorder struct {
 	gcBase time.Time
 	// lastGCCycles is the target's GC count at the last MemStats reading (a drop: a restart).
 	lastGCCycles uint64
-	// memStats paces the MemStats reads between snapshots.
+	// memStats paces the MemStats reads between snapshots; stacks, the goroutine profiles.
 	memStats memStatsState
+	stacks   stacksState
 
 	// tries counts the reads of each kind of data for the manifest's Attempts.
 	tries tally
@@ -311,7 +312,7 @@ func (r *recorder) profileLoop(ctx context.Context) {
 	n := 0
 	for {
 		if _, c := r.target(); c != nil {
-			r.snapshot(ctx, c, n%r.cfg.GoroutineTextEvery == 0)
+			r.snapshot(ctx, c, n%r.cfg.GoroutineTextEvery == 0, false)
 			n++
 			poll.Stop()
 		} else {
