@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"runtime"
+	"runtime/debug"
 	"runtime/metrics"
 	"runtime/pprof"
 	"time"
@@ -32,6 +33,9 @@ func main() {
 			sink = sink[:0]
 		}
 	}
+	// No cycle of its own from here on: the forced ones only, so that the trace and the
+	// metrics count the same cycles.
+	debug.SetGCPercent(-1)
 	time.Sleep(10 * time.Millisecond) // let the leaked goroutines block
 	leak := pprof.Lookup("goroutineleak")
 	if leak == nil {
@@ -52,4 +56,8 @@ func main() {
 		out[s.Name] = s.Value.Uint64()
 	}
 	json.NewEncoder(os.Stdout).Encode(out)
+	// A forced cycle returns once it is done, while the thread that ended it may still be
+	// writing the cycle's trace line: let it finish before the process exits (a CI run cut
+	// the last line).
+	time.Sleep(200 * time.Millisecond)
 }
