@@ -34,7 +34,14 @@ const idleShare = 0.01
 // core's work since the last MemStats read at last: its figures cannot have moved, and a read
 // would only cost it. A snapshot reads them anyway, every interval.
 func idle(st memStatsState, ran time.Duration, now time.Time) bool {
-	return !st.last.IsZero() && st.ran >= 0 && ran >= st.ran && float64(ran-st.ran) < idleShare*float64(now.Sub(st.last))
+	return idleSince(st.last, st.ran, now, ran)
+}
+
+// idleSince reports whether the target's threads, having run ranThen in all at then and ran
+// at now, ran less than idleShare of a core in between; false when either is unknown (-1, a
+// zero then) or the run time went back (another process).
+func idleSince(then time.Time, ranThen time.Duration, now time.Time, ran time.Duration) bool {
+	return !then.IsZero() && ranThen >= 0 && ran >= ranThen && float64(ran-ranThen) < idleShare*float64(now.Sub(then))
 }
 
 // stacksState is what the last goroutine profile saw. Guarded by recorder.mu.
@@ -51,11 +58,11 @@ type stacksState struct {
 // goroutine profile walks every goroutine's stack: 15 ms of the target's CPU at 10,000
 // goroutines, most of what watching a big idle service cost it (bench/scrapecost).
 func stacksUnchanged(st stacksState, goroutines int, ran time.Duration, now time.Time, every time.Duration) bool {
-	if st.at.IsZero() || st.ran < 0 || ran < st.ran || now.Sub(st.at) >= every {
+	if now.Sub(st.at) >= every {
 		return false
 	}
 	moved := goroutines - st.goroutines
-	return max(moved, -moved) <= max(5, st.goroutines/100) && float64(ran-st.ran) < idleShare*float64(now.Sub(st.at))
+	return max(moved, -moved) <= max(5, st.goroutines/100) && idleSince(st.at, st.ran, now, ran)
 }
 
 // ranNow is how long the target's threads have run; -1 when /proc cannot say.
