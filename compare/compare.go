@@ -241,16 +241,42 @@ func compareMetric(m metric, oldS, newS Side, width time.Duration, opts Options)
 		mo, mn := *out.MedianOld, *out.MedianNew
 		d := math.Abs(mn - mo)
 		big := d >= m.minAbs && (opts.MinChange < 0 || d >= opts.MinChange*math.Abs(mo))
-		out.Significant = t.P < opts.Alpha && big
-		if t.P < opts.Alpha && !big {
+		part := partOfCPU(m, oldS, newS, width, opts)
+		material := m.partOf == nil || d*part >= m.minOfCPU
+		out.Significant = t.P < opts.Alpha && big && material
+		switch {
+		case t.P < opts.Alpha && !big:
 			out.Note = fmt.Sprintf("not counted: the medians differ by %s, under %s (the noise between two runs of one program)",
 				changeOf(m.unit, d), noiseFloor(m, opts))
+		case t.P < opts.Alpha && !material:
+			out.Note = fmt.Sprintf("not counted: the medians differ by %s of a part that took %s of the CPU at most: %s of the CPU, under %s",
+				changeOf(m.unit, d), FormatValue("fraction", part), changeOf("fraction", d*part), changeOf("fraction", m.minOfCPU))
 		}
 		// U counts the pairs in which OLD's value is the larger: below half of them, NEW's
 		// values tend to be larger, which for a lower-is-better metric is worse.
 		out.Regression = out.Significant && t.U < float64(t.N1*t.N2)/2
 	}
 	return out
+}
+
+// partOfCPU is the larger of the two sessions' medians of the share of the CPU the metric's
+// part took (over the same intervals); when neither session measures it, the part counts as
+// the whole CPU and the share's change alone decides (nothing unseen is waved away).
+func partOfCPU(m metric, oldS, newS Side, width time.Duration, opts Options) float64 {
+	if m.partOf == nil {
+		return 1
+	}
+	share, seen := 0.0, false
+	for _, s := range []Side{oldS, newS} {
+		v := newGrid(s.Ev, opts.Skip, width).values(func(a, b time.Time) (float64, bool) { return m.partOf(s.Ev, a, b) })
+		if len(v) > 0 {
+			share, seen = max(share, median(v)), true
+		}
+	}
+	if !seen {
+		return 1
+	}
+	return share
 }
 
 // headline is a metric's figure over a whole session: the summary's, or when start-up is

@@ -89,6 +89,39 @@ func TestSameProgram(t *testing.T) {
 	}
 }
 
+// TestAssistShareWeighedByGCCPU: a swing in how the GC's CPU splits into assists counts only
+// when it moves a point of the process's CPU; a GC taking 1.6% of the CPU moves less whatever
+// its assists do (two runs of one healthy lab program differed 31% -> 7%, p 0.008).
+func TestAssistShareWeighedByGCCPU(t *testing.T) {
+	for _, tc := range []struct {
+		name             string
+		gcCPU            float64 // CPU seconds per cycle (a cycle every 0.5 s, 0.5 CPU used per s)
+		oldShare, nw     float64
+		want, regression bool
+		note             string
+	}{
+		{name: "small GC, big swing", gcCPU: 0.004, oldShare: 0.4, nw: 0.05, note: "of the CPU, under 1.0 points"},
+		{name: "busy GC, assists double", gcCPU: 0.05, oldShare: 0.25, nw: 0.5, want: true, regression: true},
+		{name: "busy GC, assists halve", gcCPU: 0.05, oldShare: 0.5, nw: 0.25, want: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			a, b := leaky, leaky
+			a.gcCPU, b.gcCPU = tc.gcCPU, tc.gcCPU
+			a.assist, b.assist = tc.oldShare, tc.nw
+			m := metricOf(t, Compare(side("a", a), side("b", b), Options{}), "gc_assist_fraction")
+			if m.PValue == nil || *m.PValue >= 0.05 {
+				t.Fatalf("%+v: the test must see the change", m)
+			}
+			if m.Significant != tc.want || m.Regression != tc.regression {
+				t.Errorf("significant %v regression %v (%s), want %v %v", m.Significant, m.Regression, m.Note, tc.want, tc.regression)
+			}
+			if !strings.Contains(m.Note, tc.note) {
+				t.Errorf("note %q, want %q", m.Note, tc.note)
+			}
+		})
+	}
+}
+
 // TestTooShort: sessions too short for any p-value under alpha say so, with what they need,
 // instead of reporting no change.
 func TestTooShort(t *testing.T) {

@@ -6,8 +6,10 @@
 // interval's value is measured from its own readings, and the two sets of values are compared
 // with a two-sided Mann-Whitney U test (exact, ties included, up to 50 values; the normal
 // approximation beyond). A change counts when p is below alpha and the medians differ by more
-// than the noise between two runs of one program; when the sessions are too short for any
-// p-value to reach alpha, it says so and how many intervals are needed.
+// than the noise between two runs of one program (for the assists' share of GC CPU, when the
+// change also moves at least a point of the process's CPU: how a GC taking 1% of the CPU
+// splits is noise); when the sessions are too short for any p-value to reach alpha, it says
+// so and how many intervals are needed.
 //
 // It also sorts the two diagnoses' findings into resolved, new and persisting, and diffs the
 // heap in use at each session's end by function of the program's own code.

@@ -31,6 +31,12 @@ type metric struct {
 	// runs of one program differ this much by chance (a few goroutines come and go with
 	// connections; gctrace rounds the heap to whole MiB).
 	minAbs float64
+	// partOf, for a share of a part of the process's CPU (assists' share of GC CPU), measures
+	// that part's share of the CPU over [a, b]; a change of the share counts only when it moves
+	// at least minOfCPU of the process's CPU: a 25-point swing in how a GC taking 1% of the CPU
+	// splits is a quarter of a point of CPU, the noise of a handful of cycles.
+	partOf   func(ev *evidence.Evidence, a, b time.Time) (float64, bool)
+	minOfCPU float64
 }
 
 // metrics are the rows, in the table's order. For every one of them, lower is better.
@@ -58,9 +64,11 @@ var metrics = []metric{
 		summary: func(s diagnose.Summary, ev *evidence.Evidence) (float64, bool) {
 			return s.GCAssistFraction, ev.GCAssist.Len() >= 2 && ev.GCCPU.Increase() > 0
 		},
-		over:   assistShare,
-		series: func(ev *evidence.Evidence) *evidence.Series { return &ev.GCAssist },
-		minAbs: 0.05,
+		over:     assistShare,
+		series:   func(ev *evidence.Evidence) *evidence.Series { return &ev.GCAssist },
+		minAbs:   0.05,
+		partOf:   gcCPU,
+		minOfCPU: 0.01, // GC CPU's own floor: the assists move at least what a change of GC CPU must
 	},
 	{
 		name: "alloc_bytes_per_second", unit: "bytes_per_second", label: "allocation rate",

@@ -18,6 +18,7 @@ type shape struct {
 	goroutines func(t float64) float64
 	alloc      float64 // bytes per second
 	gcCPU      float64 // CPU seconds per cycle
+	assist     float64 // share of the GC's CPU in mark assists; 0 = 0.3
 	restartAt  int     // seconds; 0 = none
 	steadyRSS  bool    // RSS without the wobble
 }
@@ -37,14 +38,19 @@ func synth(sh shape) *evidence.Evidence {
 	}
 	end := t0.Add(time.Duration(sh.seconds) * time.Second)
 	n := 0
-	var usedCPU float64
+	var usedCPU, assisted float64
+	share := sh.assist
+	if share == 0 {
+		share = 0.3
+	}
 	for t := t0.Add(sh.gcEvery); !t.After(end); t = t.Add(sh.gcEvery) {
 		n++
 		s := t.Sub(t0).Seconds()
 		usedCPU += sh.gcCPU * wobble(n)
+		assisted += sh.gcCPU * wobble(n) * share * wobble(n+5)
 		cycles.Add(t, float64(n))
 		cpu.Add(t, usedCPU)
-		assist.Add(t, usedCPU*0.3)
+		assist.Add(t, assisted)
 		avail.Add(t, 2*s)
 		live.Add(t, math.Round(sh.live(s)*wobble(n+3)/(1<<20))*(1<<20))
 	}
