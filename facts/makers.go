@@ -45,9 +45,10 @@ const minShareOfTop = 4
 // most, most first (the sites proved leaked, when there are), when the first of them is a
 // library's (nil when it is the program's own, or no pair of heap profiles says).
 //
-// The program's calls that reached the code of the type whose goroutines grew (a client
-// connection's, net/http's persistConn, whose round trip the program's request made) are
-// looked for first; failing those, its calls into the package at all.
+// The program's calls into the API whose sampled calls reached the code of the type whose
+// goroutines grew (net/http's Client, whose requests made round trips on a persistConn) are
+// looked for first, every caller of that API alike; failing those, its calls into the
+// package at all.
 func madeOf(ev *evidence.Evidence, sites []GoroutineGroup) *Made {
 	if len(sites) == 0 || ev.Program(sites[0].Culprit.Function) {
 		return nil
@@ -103,15 +104,23 @@ func madeOf(ev *evidence.Evidence, sites []GoroutineGroup) *Made {
 	return m
 }
 
-// entries are the functions of a library the program called directly (with "=" before
-// each) in the allocation stacks that reached the code of types: the library's API whose
-// calls made the goroutines (net/http's Client.Do, whose round trip runs on a
-// persistConn). Every call of it counts, not only the sampled ones that reached the type.
+// entries are the library's API the program called directly in the allocation stacks that
+// reached the code of types: the API whose calls made the goroutines (net/http's Client,
+// whose Do's round trip runs on a persistConn). An entry is the called method's receiver
+// type (its dot ending it: every method of net/http's Client, Get as well as Do, since a
+// heap profile samples one allocation in 512 KiB and may have caught the round trip under
+// one caller's Do and never under another's Get), or, for a function, the function itself
+// with "=" before it. Every call of it counts, not only the sampled ones that reached the
+// type.
 func entries(ev *evidence.Evidence, old, new Snapshot, types []string) []string {
 	var out []string
 	visit := func(site Site, stack []string, v int64) {
 		if i := slices.Index(stack, site.Function); i > 0 && v > 0 && ev.Program(site.Function) && inScopes(stack[:i], types) {
-			out = appendNew(out, "="+stack[i-1])
+			if t := receiver(stack[i-1]); t != "" {
+				out = appendNew(out, t)
+			} else {
+				out = appendNew(out, "="+stack[i-1])
+			}
 		}
 	}
 	for _, s := range []Snapshot{old, new} {

@@ -123,6 +123,14 @@ func madeBy(m *facts.Made) string {
 			m.Libs[0], bytesStr(float64(top.Held)))
 	} else {
 		s += fmt.Sprintf(": it allocated %s through its calls into %s since the program started (the last heap profile's count).", bytesStr(float64(top.Allocated)), m.Libs[0])
+		if len(m.Makers) > 1 {
+			others := fmt.Sprintf("%d other functions (%s first)", len(m.Makers)-1, m.Makers[1].Site.Function)
+			if len(m.Makers) == 2 {
+				others = "another function, " + m.Makers[1].Site.Function + ","
+			}
+			s += fmt.Sprintf(" The program calls %s from %s too, and the heap profiles sampled nothing still in use through any of them: which one leaves the goroutines behind is ranked by what each allocated, not proved (a longer watch samples what they retain).",
+				m.Libs[0], others)
+		}
 	}
 	if slices.Contains(m.Libs, "net/http") {
 		s += " An HTTP client's connection keeps its two goroutines until its response body is read to the end or closed: look there for a return that skips resp.Body.Close()."
