@@ -215,8 +215,30 @@ func readingsWidth(m metric, evs ...*evidence.Evidence) time.Duration {
 
 func compareMetric(m metric, oldS, newS Side, width time.Duration, opts Options) Metric {
 	out := Metric{Name: m.name, Unit: m.unit, Better: "lower", IntervalSeconds: width.Seconds(), MinAbs: m.minAbs}
-	ov := newGrid(oldS.Ev, opts.Skip, width).values(func(a, b time.Time) (float64, bool) { return m.over(oldS.Ev, a, b) })
-	nv := newGrid(newS.Ev, opts.Skip, width).values(func(a, b time.Time) (float64, bool) { return m.over(newS.Ev, a, b) })
+	over := m.over
+	measure := func() ([]float64, []float64) {
+		f := func(s Side) []float64 {
+			return newGrid(s.Ev, opts.Skip, width).values(func(a, b time.Time) (float64, bool) { return over(s.Ev, a, b) })
+		}
+		return f(oldS), f(newS)
+	}
+	var ov, nv []float64
+	between := false
+	if m.observed {
+		// Between memdoctor's rounds when both sessions can be measured there, so that how
+		// many rounds an interval holds does not decide; otherwise as any counter, both alike.
+		over = m.betweenRounds
+		ov, nv = measure()
+		between = len(ov) > 0 && len(nv) > 0 && MinP(len(ov), len(nv)) <= opts.Alpha
+		if !between {
+			over = m.over
+		} else if hasSnapshots(oldS.Ev) || hasSnapshots(newS.Ev) {
+			out.Note = "measured between memdoctor's rounds: serving its profiles allocates in the target"
+		}
+	}
+	if !between {
+		ov, nv = measure()
+	}
 	out.IntervalsOld, out.IntervalsNew = len(ov), len(nv)
 	if len(ov) > 0 {
 		out.MedianOld = ptr(median(ov))
@@ -224,7 +246,7 @@ func compareMetric(m metric, oldS, newS Side, width time.Duration, opts Options)
 	if len(nv) > 0 {
 		out.MedianNew = ptr(median(nv))
 	}
-	out.Old, out.New = headline(m, oldS, ov, opts), headline(m, newS, nv, opts)
+	out.Old, out.New = headline(m, between, oldS, ov, opts), headline(m, between, newS, nv, opts)
 	if out.Old != nil && out.New != nil && *out.Old != 0 {
 		out.Change = ptr((*out.New - *out.Old) / *out.Old)
 	}
@@ -281,15 +303,16 @@ func partOfCPU(m metric, oldS, newS Side, width time.Duration, opts Options) flo
 
 // headline is a metric's figure over a whole session: the summary's, or when start-up is
 // skipped (the summary covers it) the same quantity over the rest; the median of the
-// intervals' values for a floor.
-func headline(m metric, s Side, vals []float64, opts Options) *float64 {
+// intervals' values for a floor. A counter measured between memdoctor's rounds (between) is
+// measured so over the whole session too.
+func headline(m metric, between bool, s Side, vals []float64, opts Options) *float64 {
 	if m.centre {
 		if len(vals) == 0 {
 			return nil
 		}
 		return ptr(median(vals))
 	}
-	if opts.Skip <= 0 && m.summary != nil {
+	if opts.Skip <= 0 && m.summary != nil && !between {
 		if v, ok := m.summary(s.D.Summary, s.Ev); ok {
 			return ptr(v)
 		}
@@ -302,7 +325,11 @@ func headline(m metric, s Side, vals []float64, opts Options) *float64 {
 	if !b.After(a) {
 		return nil
 	}
-	if v, ok := m.over(s.Ev, a, b); ok {
+	over := m.over
+	if between {
+		over = m.wholeBetweenRounds
+	}
+	if v, ok := over(s.Ev, a, b); ok {
 		return ptr(v)
 	}
 	return nil

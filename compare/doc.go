@@ -9,7 +9,10 @@
 // than the noise between two runs of one program (for the assists' share of GC CPU, when the
 // change also moves at least a point of the process's CPU: how a GC taking 1% of the CPU
 // splits is noise); when the sessions are too short for any p-value to reach alpha, it says
-// so and how many intervals are needed.
+// so and how many intervals are needed. The allocation rate is measured between memdoctor's
+// rounds when both sessions allow it: serving a round's profiles allocates in the target
+// (megabytes for a goroutine profile's text), and how many rounds an interval holds would
+// otherwise decide its value.
 //
 // It also sorts the two diagnoses' findings into resolved, new and persisting, and diffs the
 // heap in use at each session's end by function of the program's own code.

@@ -37,6 +37,11 @@ type metric struct {
 	// splits is a quarter of a point of CPU, the noise of a handful of cycles.
 	partOf   func(ev *evidence.Evidence, a, b time.Time) (float64, bool)
 	minOfCPU float64
+	// observed marks a counter memdoctor's own requests move: serving a profile allocates in
+	// the target (megabytes for a goroutine profile's text), once a round, so an interval's
+	// rate depends on how many rounds it holds. Such a counter is measured between rounds
+	// when both sessions can be (betweenRounds).
+	observed bool
 }
 
 // metrics are the rows, in the table's order. For every one of them, lower is better.
@@ -75,9 +80,10 @@ var metrics = []metric{
 		summary: func(s diagnose.Summary, ev *evidence.Evidence) (float64, bool) {
 			return s.AllocBytesPerSecond, ev.AllocBytes.Len() >= 2 && ev.AllocBytes.Span() > 0
 		},
-		over:   func(ev *evidence.Evidence, a, b time.Time) (float64, bool) { return rate(ev, &ev.AllocBytes, a, b) },
-		series: func(ev *evidence.Evidence) *evidence.Series { return &ev.AllocBytes },
-		minAbs: 64 << 10,
+		over:     func(ev *evidence.Evidence, a, b time.Time) (float64, bool) { return rate(ev, &ev.AllocBytes, a, b) },
+		series:   func(ev *evidence.Evidence) *evidence.Series { return &ev.AllocBytes },
+		minAbs:   64 << 10,
+		observed: true,
 	},
 	{
 		name: "live_heap_floor_bytes", unit: "bytes", label: "live heap floor", gc: true, centre: true,

@@ -21,6 +21,10 @@ type shape struct {
 	assist     float64 // share of the GC's CPU in mark assists; 0 = 0.3
 	restartAt  int     // seconds; 0 = none
 	steadyRSS  bool    // RSS without the wobble
+	// rounds, when set, is memdoctor's round: a heap snapshot every rounds from roundAt on,
+	// each allocating roundAlloc bytes in the target as it is served.
+	rounds, roundAt time.Duration
+	roundAlloc      float64
 }
 
 var t0 = time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
@@ -62,6 +66,16 @@ func synth(sh shape) *evidence.Evidence {
 		s := float64(i)
 		if sh.restartAt > 0 && i == sh.restartAt {
 			allocated, usedCPU = 0, 0 // a new process starts from zero
+		}
+		if sh.rounds > 0 && i > 0 {
+			for r := t0.Add(sh.roundAt); !r.After(t); r = r.Add(sh.rounds) {
+				if r.After(t.Add(-time.Second)) {
+					alloc.Add(r, allocated+sh.alloc*wobble(i)*(1-t.Sub(r).Seconds()))
+					allocated += sh.roundAlloc * wobble(i+7)
+					alloc.Add(r.Add(10*time.Millisecond), allocated+sh.alloc*wobble(i)*(1-t.Sub(r).Seconds()))
+					ev.Heaps = append(ev.Heaps, evidence.Snapshot{Kind: "heap", T: r, Path: "synthetic"})
+				}
+			}
 		}
 		allocated += sh.alloc * wobble(i)
 		if sh.steadyRSS {
