@@ -215,29 +215,20 @@ func readingsWidth(m metric, evs ...*evidence.Evidence) time.Duration {
 
 func compareMetric(m metric, oldS, newS Side, width time.Duration, opts Options) Metric {
 	out := Metric{Name: m.name, Unit: m.unit, Better: "lower", IntervalSeconds: width.Seconds(), MinAbs: m.minAbs}
-	over := m.over
-	measure := func() ([]float64, []float64) {
-		f := func(s Side) []float64 {
-			return newGrid(s.Ev, opts.Skip, width).values(func(a, b time.Time) (float64, bool) { return over(s.Ev, a, b) })
-		}
-		return f(oldS), f(newS)
-	}
 	var ov, nv []float64
 	between := false
 	if m.observed {
 		// Between memdoctor's rounds when both sessions can be measured there, so that how
 		// many rounds an interval holds does not decide; otherwise as any counter, both alike.
-		over = m.betweenRounds
-		ov, nv = measure()
+		ov = perInterval(m.betweenRounds(oldS.Ev, intervalCover), oldS, width, opts)
+		nv = perInterval(m.betweenRounds(newS.Ev, intervalCover), newS, width, opts)
 		between = len(ov) > 0 && len(nv) > 0 && MinP(len(ov), len(nv)) <= opts.Alpha
-		if !between {
-			over = m.over
-		} else if hasSnapshots(oldS.Ev) || hasSnapshots(newS.Ev) {
+		if between && (hasSnapshots(oldS.Ev) || hasSnapshots(newS.Ev)) {
 			out.Note = "measured between memdoctor's rounds: serving its profiles allocates in the target"
 		}
 	}
 	if !between {
-		ov, nv = measure()
+		ov, nv = perInterval(m.over, oldS, width, opts), perInterval(m.over, newS, width, opts)
 	}
 	out.IntervalsOld, out.IntervalsNew = len(ov), len(nv)
 	if len(ov) > 0 {
@@ -290,8 +281,7 @@ func partOfCPU(m metric, oldS, newS Side, width time.Duration, opts Options) flo
 	}
 	share, seen := 0.0, false
 	for _, s := range []Side{oldS, newS} {
-		v := newGrid(s.Ev, opts.Skip, width).values(func(a, b time.Time) (float64, bool) { return m.partOf(s.Ev, a, b) })
-		if len(v) > 0 {
+		if v := perInterval(m.partOf, s, width, opts); len(v) > 0 {
 			share, seen = max(share, median(v)), true
 		}
 	}
@@ -299,6 +289,11 @@ func partOfCPU(m metric, oldS, newS Side, width time.Duration, opts Options) flo
 		return 1
 	}
 	return share
+}
+
+// perInterval measures f over each of a session's intervals of width that has a value.
+func perInterval(f measure, s Side, width time.Duration, opts Options) []float64 {
+	return newGrid(s.Ev, opts.Skip, width).values(func(a, b time.Time) (float64, bool) { return f(s.Ev, a, b) })
 }
 
 // headline is a metric's figure over a whole session: the summary's, or when start-up is
@@ -327,7 +322,7 @@ func headline(m metric, between bool, s Side, vals []float64, opts Options) *flo
 	}
 	over := m.over
 	if between {
-		over = m.wholeBetweenRounds
+		over = m.betweenRounds(s.Ev, wholeCover)
 	}
 	if v, ok := over(s.Ev, a, b); ok {
 		return ptr(v)

@@ -2,6 +2,8 @@ package compare
 
 import (
 	"math"
+	"slices"
+	"sort"
 	"time"
 
 	"github.com/memdoctor/memdoctor/evidence"
@@ -86,59 +88,63 @@ func rate(ev *evidence.Evidence, s *evidence.Series, a, b time.Time) (float64, b
 // it fall between the reading before the round and the round's own reading.
 const roundSlack = time.Second
 
-// betweenRounds is a sampled counter's average increase per second over [a, b] from the
-// increments between consecutive readings, but those that end in a round (after a
-// snapshot's time stamp, within roundSlack): what the program did, memdoctor's requests
-// left out. The increments kept must cover at least cover of [a, b].
-func betweenRounds(ev *evidence.Evidence, s *evidence.Series, a, b time.Time, cover float64) (float64, bool) {
-	if s.Src == evidence.SourceGCTrace {
-		return 0, false
+// The share of a span that the increments kept between rounds must cover: half of an
+// interval; a quarter of a whole session (a round every 5 s on a target read every 2 s
+// leaves out 2 s in 5).
+const (
+	intervalCover = 0.5
+	wholeCover    = 0.25
+)
+
+// betweenRounds measures the metric's sampled counter, in session ev, as its average increase
+// per second from the increments between consecutive readings, but those that end in a round
+// (after a snapshot's time stamp, within roundSlack): what the program did, memdoctor's
+// requests left out. The increments kept must cover at least cover of the span measured.
+func (m metric) betweenRounds(ev *evidence.Evidence, cover float64) measure {
+	rounds := roundStarts(ev)
+	endsInRound := func(t time.Time) bool {
+		i := sort.Search(len(rounds), func(i int) bool { return !rounds[i].Before(t) }) // first round at or after t
+		return i > 0 && !t.After(rounds[i-1].Add(roundSlack))
 	}
-	in := s.Between(a, b)
-	var sum float64
-	var span time.Duration
-	for i := 1; i < len(in); i++ {
-		p1, p2 := in[i-1], in[i]
-		if !p2.T.After(p1.T) || p2.V < p1.V || endsInRound(ev, p2.T) {
-			continue
+	return func(ev *evidence.Evidence, a, b time.Time) (float64, bool) {
+		s := m.series(ev)
+		if s.Src == evidence.SourceGCTrace {
+			return 0, false
 		}
-		sum += p2.V - p1.V
-		span += p2.T.Sub(p1.T)
+		in := s.Between(a, b)
+		var sum float64
+		var span time.Duration
+		for i := 1; i < len(in); i++ {
+			p1, p2 := in[i-1], in[i]
+			if !p2.T.After(p1.T) || p2.V < p1.V || endsInRound(p2.T) {
+				continue
+			}
+			sum += p2.V - p1.V
+			span += p2.T.Sub(p1.T)
+		}
+		if span <= 0 || span.Seconds() < cover*b.Sub(a).Seconds() {
+			return 0, false
+		}
+		return sum / span.Seconds(), true
 	}
-	if span <= 0 || span.Seconds() < cover*b.Sub(a).Seconds() {
-		return 0, false
-	}
-	return sum / span.Seconds(), true
 }
 
-// betweenRounds measures the metric's series between memdoctor's rounds over an interval
-// [a, b], half of which the increments kept must cover.
-func (m metric) betweenRounds(ev *evidence.Evidence, a, b time.Time) (float64, bool) {
-	return betweenRounds(ev, m.series(ev), a, b, 0.5)
-}
-
-// wholeBetweenRounds measures it over a whole session, a quarter of which they must cover: a
-// round every 5 s on a target read every 2 s leaves out 2 s in 5.
-func (m metric) wholeBetweenRounds(ev *evidence.Evidence, a, b time.Time) (float64, bool) {
-	return betweenRounds(ev, m.series(ev), a, b, 0.25)
+// roundStarts are the time stamps of the session's heap, goroutine and goroutineleak
+// snapshots, sorted: memdoctor's rounds.
+func roundStarts(ev *evidence.Evidence) []time.Time {
+	var out []time.Time
+	for _, snaps := range [][]evidence.Snapshot{ev.Heaps, ev.GoroutineSnaps, ev.LeakSnaps} {
+		for _, sn := range snaps {
+			out = append(out, sn.T)
+		}
+	}
+	slices.SortFunc(out, time.Time.Compare)
+	return out
 }
 
 // hasSnapshots reports whether memdoctor took any profile during the session.
 func hasSnapshots(ev *evidence.Evidence) bool {
 	return len(ev.Heaps)+len(ev.GoroutineSnaps)+len(ev.LeakSnaps) > 0
-}
-
-// endsInRound reports whether an increment ending at to ends in a round: after a heap,
-// goroutine or goroutineleak snapshot's time stamp, within roundSlack.
-func endsInRound(ev *evidence.Evidence, to time.Time) bool {
-	for _, snaps := range [][]evidence.Snapshot{ev.Heaps, ev.GoroutineSnaps, ev.LeakSnaps} {
-		for _, sn := range snaps {
-			if sn.T.Before(to) && !to.After(sn.T.Add(roundSlack)) {
-				return true
-			}
-		}
-	}
-	return false
 }
 
 // observedUntil is how long the process was observed: the last reading of s or of its

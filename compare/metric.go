@@ -8,6 +8,9 @@ import (
 	"github.com/memdoctor/memdoctor/evidence"
 )
 
+// measure measures a quantity of a session over [a, b], and says whether it could.
+type measure func(ev *evidence.Evidence, a, b time.Time) (float64, bool)
+
 // metric is one row of the comparison: how to measure it over a span of a session, and what
 // the diagnosis's summary calls it over the whole window.
 type metric struct {
@@ -21,7 +24,7 @@ type metric struct {
 	// the report never disagree on a number; nil when the summary has no such figure.
 	summary func(s diagnose.Summary, ev *evidence.Evidence) (float64, bool)
 	// over measures the quantity over [a, b].
-	over func(ev *evidence.Evidence, a, b time.Time) (float64, bool)
+	over measure
 	// centre: the headline is the median of the intervals' values (a floor over the whole
 	// window would be the start-up's).
 	centre bool
@@ -35,7 +38,7 @@ type metric struct {
 	// that part's share of the CPU over [a, b]; a change of the share counts only when it moves
 	// at least minOfCPU of the process's CPU: a 25-point swing in how a GC taking 1% of the CPU
 	// splits is a quarter of a point of CPU, the noise of a handful of cycles.
-	partOf   func(ev *evidence.Evidence, a, b time.Time) (float64, bool)
+	partOf   measure
 	minOfCPU float64
 	// observed marks a counter memdoctor's own requests move: serving a profile allocates in
 	// the target (megabytes for a goroutine profile's text), once a round, so an interval's
