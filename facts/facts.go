@@ -62,6 +62,9 @@ type Facts struct {
 	OOMKills uint64
 	// OOMKill is the end of the target that the OOM killer is behind, when there is one.
 	OOMKill *OOMKill
+	// Holders is who keeps the heap's objects alive, when memdoctor read the target's heap,
+	// and whether the target can still be read.
+	Holders Holders
 	// Gaps says, for a quantity, why it could not be measured.
 	Gaps    map[string]string
 	Pacer   Pacer
@@ -149,6 +152,7 @@ func Of(ev *evidence.Evidence) *Facts {
 	f.Alloc = allocOf(ev)
 	f.Cost = costOf(ev)
 	f.OOMKill = oomKillOf(ev)
+	f.Holders = holdersOf(ev)
 	return f
 }
 
