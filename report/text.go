@@ -258,6 +258,11 @@ func (p *printer) findings(d *diagnose.Diagnosis, maxCulprits int) {
 			if len(c.Stack) > 1 {
 				p.f("%s\n", p.paint(ansiDim, "        "+stackLine(c.Stack, 4)))
 			}
+			if c.HeldBy != nil {
+				for _, l := range c.HeldBy.Lines(maxHeldPaths) {
+					p.f("        %s\n", clean(l)) // a path is one word: never wrapped
+				}
+			}
 		}
 		for _, a := range f.Advice {
 			p.f("%s\n", indentWrapFirst(a, "      fix: ", "           ", 92))
@@ -276,6 +281,10 @@ func (p *printer) findings(d *diagnose.Diagnosis, maxCulprits int) {
 		}
 	}
 }
+
+// maxHeldPaths is how many of a culprit's reference paths the text shows (the JSON has them
+// all).
+const maxHeldPaths = 3
 
 func (p *printer) severity(s diagnose.Severity) clean {
 	label := strings.ToUpper(string(s))
