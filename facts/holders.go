@@ -29,9 +29,6 @@ type Holders struct {
 	// end, and a watched one is gone unless the caller found it running still. No advice
 	// names a command for it then.
 	Gone bool
-	// Mode is the command that recorded the session (run, demo, watch, agent; "" for other
-	// sources): what reads them next time.
-	Mode string
 }
 
 // Read reports whether the target's heap was read.
@@ -44,7 +41,7 @@ func (h *Holders) Of(function string) *CulpritHolders { return h.Result.Of(funct
 // holdersOf takes the evidence's reading of the heap.
 func holdersOf(ev *evidence.Evidence) Holders {
 	h := ev.Holders
-	out := Holders{Result: h.Result, Mode: ev.Mode}
+	out := Holders{Result: h.Result}
 	switch h.Unread {
 	case "":
 	case holders.UnreadExited:

@@ -19,16 +19,16 @@ func TestHoldersOf(t *testing.T) {
 		want Holders
 	}{
 		{"run read", &evidence.Evidence{Mode: "run", Session: "s", Holders: evidence.Holders{Result: read}},
-			Holders{Result: read, Stopped: 388 * time.Millisecond, Gone: true, Mode: "run"}},
+			Holders{Result: read, Stopped: 388 * time.Millisecond, Gone: true}},
 		{"run exited", &evidence.Evidence{Mode: "run", Session: "s", Holders: evidence.Holders{Unread: holders.UnreadExited}},
-			Holders{Exited: true, Gone: true, Mode: "run"}},
+			Holders{Exited: true, Gone: true}},
 		{"demo off", &evidence.Evidence{Mode: "demo", Session: "s", Holders: evidence.Holders{Unread: holders.UnreadOff}},
-			Holders{Off: true, Gone: true, Mode: "demo"}},
+			Holders{Off: true, Gone: true}},
 		{"watch failed, still runs", &evidence.Evidence{Mode: "watch", Session: "s", Target: Target{PID: 9}, Holders: evidence.Holders{Unread: "permission denied", TargetRuns: true}},
-			Holders{Failed: "permission denied", Mode: "watch"}},
-		{"watch gone", &evidence.Evidence{Mode: "watch", Session: "s", Target: Target{PID: 9}}, Holders{Gone: true, Mode: "watch"}},
-		{"watch of a remote URL", &evidence.Evidence{Mode: "watch", Session: "s"}, Holders{Mode: "watch"}},
-		{"profiles", &evidence.Evidence{Mode: "profiles"}, Holders{Mode: "profiles"}},
+			Holders{Failed: "permission denied"}},
+		{"watch gone", &evidence.Evidence{Mode: "watch", Session: "s", Target: Target{PID: 9}}, Holders{Gone: true}},
+		{"watch of a remote URL", &evidence.Evidence{Mode: "watch", Session: "s"}, Holders{}},
+		{"profiles", &evidence.Evidence{Mode: "profiles"}, Holders{}},
 	} {
 		if got := holdersOf(c.ev); got != c.want {
 			t.Errorf("%s: got %+v, want %+v", c.name, got, c.want)

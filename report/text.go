@@ -238,8 +238,11 @@ func (p *printer) findings(d *diagnose.Diagnosis, maxCulprits int) {
 		if f.Confidence == diagnose.Suspected && f.WatchMoreSeconds > 0 {
 			more := Duration(time.Duration(f.WatchMoreSeconds * float64(time.Second)))
 			hint := fmt.Sprintf("not yet confirmed: watch about %s more (memdoctor watch --until-confirmed)", more)
-			if d.Source == "profiles" {
+			switch d.Source {
+			case "profiles":
 				hint = fmt.Sprintf("not yet confirmed: profiles covering about %s more would confirm or dismiss it", more)
+			case "run", "demo": // the program is stopped: record it again, longer
+				hint = fmt.Sprintf("not yet confirmed: a recording about %s longer would confirm or dismiss it (memdoctor %s --duration)", more, d.Source)
 			}
 			p.f("      %s\n", p.paint(ansiDim, hint))
 		}

@@ -86,7 +86,7 @@ func notRead(fs *facts.Facts) string {
 	if !h.Gone {
 		return ""
 	}
-	recorded := h.Mode == "run" || h.Mode == "demo"
+	recorded := fs.Mode == "run" || fs.Mode == "demo"
 	next := "memdoctor watch --holders reads it at the end of a watch, from the live service"
 	if recorded {
 		next = "memdoctor run and demo read it before they stop the program, once a heap leak is confirmed"

@@ -47,8 +47,8 @@ func TestLeakSitesSaid(t *testing.T) {
 	plain := []rule.Culprit{{Function: "example.com/svc.(*store).remember"}}
 	withHeld := []rule.Culprit{{Function: "example.com/svc.(*store).remember", HeldBy: held}}
 	gone := func(mode string, h facts.Holders) facts.Facts {
-		h.Gone, h.Mode = true, mode
-		return facts.Facts{Session: "s", Target: facts.Target{PID: 42}, Holders: h}
+		h.Gone = true
+		return facts.Facts{Session: "s", Mode: mode, Target: facts.Target{PID: 42}, Holders: h}
 	}
 	for _, c := range []struct {
 		name     string
@@ -58,12 +58,12 @@ func TestLeakSitesSaid(t *testing.T) {
 		advice   []string // each in some advice
 		never    []string // in no advice
 	}{
-		{"read", withHeld, facts.Facts{Session: "s", Target: facts.Target{PID: 42}, Holders: facts.Holders{Gone: true, Mode: "run", Stopped: 388 * time.Millisecond}},
+		{"read", withHeld, facts.Facts{Session: "s", Mode: "run", Target: facts.Target{PID: 42}, Holders: facts.Holders{Gone: true, Stopped: 388 * time.Millisecond}},
 			"memdoctor read the process's heap (stopping it for 388ms): what svc.(*store).remember allocated is held by example.com/svc.registry[value].history[i] (100%",
 			nil, []string{"memdoctor holders", "pprof"}},
-		{"runs", plain, facts.Facts{Session: "s", Target: facts.Target{PID: 42}, Holders: facts.Holders{Mode: "watch"}},
+		{"runs", plain, facts.Facts{Session: "s", Mode: "watch", Target: facts.Target{PID: 42}},
 			"", []string{"memdoctor holders --from s 42"}, nil},
-		{"runs, reading failed", plain, facts.Facts{Session: "s", Target: facts.Target{PID: 42}, Holders: facts.Holders{Mode: "watch", Failed: "operation not permitted"}},
+		{"runs, reading failed", plain, facts.Facts{Session: "s", Mode: "watch", Target: facts.Target{PID: 42}, Holders: facts.Holders{Failed: "operation not permitted"}},
 			"", []string{"failed (operation not permitted); once that is fixed: memdoctor holders --from s 42"}, nil},
 		{"run, exited on its own", plain, gone("run", facts.Holders{Exited: true}),
 			"", []string{"go tool pprof -sample_index=inuse_space -diff_base profiles/heap-1.pb.gz profiles/heap-9.pb.gz", "exited on its own", "memdoctor run and demo read it"},

@@ -114,7 +114,7 @@ func finding(v rule.Verdict, fs *facts.Facts) Finding {
 	case *rule.CostCase:
 		costGrowth(&f, c)
 	case *rule.BurstCase:
-		burst(&f, c)
+		burst(&f, c, fs.Mode)
 	default:
 		panic(fmt.Sprintf("words: no words for a %T verdict", v.Case))
 	}
