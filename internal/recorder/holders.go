@@ -18,7 +18,9 @@ const holdersTimeout = 10 * time.Minute
 
 // readHolders calls Config.Holders once the recording of res is over, while the target still
 // runs (running is false when it ended on its own), and counts what it did in the manifest's
-// attempts. A recording stopped at once (Abort) or failed reads nothing.
+// attempts. The session's window ends before it (the manifest's end; no gctrace line after
+// it), so the time it takes leaves no stretch the recording did not watch. A recording stopped
+// at once (Abort) or failed reads nothing.
 func (r *recorder) readHolders(res Result, running bool) {
 	if r.cfg.Holders == nil || res.Status == session.StatusFailed {
 		return
@@ -28,6 +30,11 @@ func (r *recorder) readHolders(res Result, running bool) {
 		return
 	default:
 	}
+	// The recording ends here: what follows (diagnosing the session so far, reading the heap,
+	// which stops the target) is no part of its window.
+	end := time.Now()
+	r.gc.endAt(end)
+	r.note(func(m *session.Manifest) { m.End = end.UTC() })
 	pid, _ := r.target()
 	ctx, cancel := r.abortable(holdersTimeout)
 	defer cancel()

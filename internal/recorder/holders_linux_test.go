@@ -18,6 +18,7 @@ import (
 // said so (running false). What the call returns is counted in the manifest's attempts, and
 // ErrNoHolders is not.
 func TestRunReadsHoldersWhileRunning(t *testing.T) {
+	var lastOut string
 	type call struct {
 		pid           int
 		running, live bool
@@ -25,6 +26,7 @@ func TestRunReadsHoldersWhileRunning(t *testing.T) {
 	record := func(mode string, duration time.Duration, answer func(running bool) error) (call, session.Manifest) {
 		cfg := runConfig(t, helperCommand(t, mode)...)
 		cfg.Duration = duration
+		lastOut = cfg.Out
 		var got []call
 		cfg.Holders = func(ctx context.Context, pid int, running bool) error {
 			_, err := os.Stat("/proc/" + strconv.Itoa(pid))
@@ -43,9 +45,32 @@ func TestRunReadsHoldersWhileRunning(t *testing.T) {
 		}
 		return got[0], s.Manifest
 	}
-	c, m := record("gc", 2*time.Second, func(bool) error { return nil })
+	var called time.Time
+	c, m := record("gc", 2*time.Second, func(bool) error {
+		called = time.Now()
+		time.Sleep(time.Second) // a reading: the program prints gctrace lines meanwhile
+		return nil
+	})
 	if !c.running || !c.live || c.pid != m.Target.PID {
 		t.Errorf("at --duration's end: called with %+v (target %d), want the running target", c, m.Target.PID)
+	}
+	// The session's window ends where the recording did, before the reading.
+	if m.End.IsZero() || m.End.After(called) {
+		t.Errorf("the session ends at %s, after the reading began at %s", m.End, called)
+	}
+	s, err := session.Open(lastOut)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	s.EachGC(func(e session.GCEvent) error {
+		if n++; e.Time.After(m.End.Add(time.Second)) { // the time base is known to a second
+			t.Errorf("a gctrace cycle at %s, after the recording ended at %s", e.Time, m.End)
+		}
+		return nil
+	})
+	if n < 10 {
+		t.Errorf("%d gctrace cycles recorded", n)
 	}
 	if a := m.Attempts[holders.Attempt]; a.Tries != 1 || a.OK != 1 {
 		t.Errorf("a reading made: attempts %+v", m.Attempts)
