@@ -45,14 +45,17 @@ func growingSites(f *Finding, s rule.LeakSitesSaid) {
 	}
 }
 
-// heaviestHeld is the first culprit whose objects' holders were read with a path.
+// heaviestHeld is the culprit whose objects, held through some path, hold the most memory
+// (what the reading estimated): the one the detail names.
 func heaviestHeld(cs []rule.Culprit) (rule.Culprit, bool) {
+	var best rule.Culprit
+	found := false
 	for _, c := range cs {
-		if c.HeldBy != nil && len(c.HeldBy.Paths) > 0 {
-			return c, true
+		if c.HeldBy != nil && len(c.HeldBy.Paths) > 0 && (!found || c.HeldBy.Bytes > best.HeldBy.Bytes) {
+			best, found = c, true
 		}
 	}
-	return rule.Culprit{}, false
+	return best, found
 }
 
 // heldSaid is the detail's sentence on who holds a culprit's objects: its heaviest path.
@@ -64,8 +67,11 @@ func heldSaid(c rule.Culprit, fs *facts.Facts) string {
 	}
 	s := fmt.Sprintf(" memdoctor read the process's heap%s: what %s allocated is held by %s (%s of its sampled bytes still reachable)",
 		stopped, shortFunc(c.Function), p.Expr, pct(p.Share))
-	if n := len(c.HeldBy.Paths); n > 1 {
-		s += fmt.Sprintf(", and by %d more paths (under the culprit)", n-1)
+	switch n := len(c.HeldBy.Paths) - 1; {
+	case n == 1:
+		s += ", and by one more path (under the culprit)"
+	case n > 1:
+		s += fmt.Sprintf(", and by %d more paths (under the culprit)", n)
 	}
 	return s + "."
 }

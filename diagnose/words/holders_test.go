@@ -50,6 +50,10 @@ func TestLeakSitesSaid(t *testing.T) {
 		h.Gone = true
 		return facts.Facts{Session: "s", Mode: mode, Target: facts.Target{PID: 42}, Holders: h}
 	}
+	small := &holders.Culprit{Site: "example.com/svc.handle", Samples: 2, Bytes: 4 << 20, Covered: 1,
+		Paths: []holders.Path{{Expr: "io.ReadAll.chunks[i]", Share: 1, Bytes: 4 << 20}}}
+	held.Bytes = 48 << 20
+	twoHeld := []rule.Culprit{{Function: "example.com/svc.handle", HeldBy: small}, withHeld[0]}
 	for _, c := range []struct {
 		name     string
 		culprits []rule.Culprit
@@ -61,6 +65,8 @@ func TestLeakSitesSaid(t *testing.T) {
 		{"read", withHeld, facts.Facts{Session: "s", Mode: "run", Target: facts.Target{PID: 42}, Holders: facts.Holders{Gone: true, Stopped: 388 * time.Millisecond}},
 			"memdoctor read the process's heap (stopping it for 388ms): what svc.(*store).remember allocated is held by example.com/svc.registry[value].history[i] (100%",
 			nil, []string{"memdoctor holders", "pprof"}},
+		{"read, the heaviest named", twoHeld, facts.Facts{Session: "s", Mode: "run", Holders: facts.Holders{Gone: true}},
+			"what svc.(*store).remember allocated is held by example.com/svc.registry[value].history[i]", nil, []string{"memdoctor holders"}},
 		{"runs", plain, facts.Facts{Session: "s", Mode: "watch", Target: facts.Target{PID: 42}},
 			"", []string{"memdoctor holders --from s 42"}, nil},
 		{"runs, reading failed", plain, facts.Facts{Session: "s", Mode: "watch", Target: facts.Target{PID: 42}, Holders: facts.Holders{Failed: "operation not permitted"}},
