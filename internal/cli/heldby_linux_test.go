@@ -1,12 +1,19 @@
 package cli
 
 import (
+	"context"
+	"errors"
+	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/memdoctor/memdoctor/agent/procfs"
+	"github.com/memdoctor/memdoctor/holders"
+	"github.com/memdoctor/memdoctor/internal/recorder"
 	"github.com/memdoctor/memdoctor/session"
 )
 
@@ -45,4 +52,49 @@ func TestTargetRuns(t *testing.T) {
 	if targetRuns(gone) {
 		t.Error("an exited process is taken to run")
 	}
+}
+
+// TestHoldersAtEnd: what run, demo and watch --holders do once the recording is over, on
+// recorded sessions: nothing to read without a confirmed heap leak; with one, the reason it
+// could not be read (turned off, the target exited, not a local process, not readable), in the
+// words the diagnosis recognises.
+func TestHoldersAtEnd(t *testing.T) {
+	e := testEnv(io.Discard, io.Discard, nil)
+	leak := copySession(t, "../../diagnose/testdata/sessions/tcp-reassembly")
+	healthy := copySession(t, "../../diagnose/testdata/sessions/healthy")
+	ctx := context.Background()
+	if err := holdersAtEnd(e, healthy, 0, true)(ctx, 42, true); !errors.Is(err, recorder.ErrNoHolders) {
+		t.Errorf("no heap leak: %v", err)
+	}
+	if err := holdersAtEnd(e, leak, 0, false)(ctx, 42, true); err == nil || err.Error() != holders.UnreadOff {
+		t.Errorf("turned off: %v", err)
+	}
+	if err := holdersAtEnd(e, leak, 0, true)(ctx, 42, false); err == nil || err.Error() != holders.UnreadExited {
+		t.Errorf("exited: %v", err)
+	}
+	if err := holdersAtEnd(e, leak, 0, true)(ctx, 0, true); err == nil || !strings.Contains(err.Error(), "not on this machine") {
+		t.Errorf("no local process: %v", err)
+	}
+	sleep := exec.Command("sleep", "30")
+	if err := sleep.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { sleep.Process.Kill(); sleep.Wait() }()
+	err := holdersAtEnd(e, leak, 0, true)(ctx, sleep.Process.Pid, true)
+	if err == nil || errors.Is(err, recorder.ErrNoHolders) {
+		t.Errorf("a process that is not Go: %v", err)
+	}
+	if _, ok, _ := holders.Load(leak); ok {
+		t.Error("a failed reading saved holders in the session")
+	}
+}
+
+// copySession copies a recorded session into a temporary directory.
+func copySession(t *testing.T, src string) string {
+	t.Helper()
+	dst := filepath.Join(t.TempDir(), filepath.Base(src))
+	if err := os.CopyFS(dst, os.DirFS(src)); err != nil {
+		t.Fatal(err)
+	}
+	return dst
 }
