@@ -39,6 +39,9 @@ func holdersAtEnd(e *env, dir string, budget uint64, on bool) func(context.Conte
 		sites := confirmedLeakSites(d)
 		switch {
 		case len(sites) == 0:
+			if s.Manifest.Mode == "watch" { // asked for with --holders: say why nothing was read
+				e.log.Info("holders: no confirmed heap leak, so no holders to read")
+			}
 			return recorder.ErrNoHolders
 		case !on:
 			return errors.New(holders.UnreadOff)
