@@ -627,7 +627,8 @@
 // read whole) as a child process of this very binary, records a session of it exactly as
 // "memdoctor run" would (reading who holds the heap leak before it stops the example: the
 // finding shows the paths), prints the diagnosis and says where the session was saved. Nothing
-// needs to be built or installed.
+// needs to be built or installed. Started by go run, whose binary carries no DWARF (which
+// reading the leak's holders needs), it first builds the example's binary with go build.
 //
 // Flags:
 //

@@ -1,8 +1,11 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -41,18 +44,26 @@ func TestRunShowsHolders(t *testing.T) {
 	checkHeldInFinding(t, "report", rep.stdout, loadDiagnosis(t, js), true)
 }
 
-// TestDemoShowsHolders: the first command a newcomer runs shows who holds the reassembly
-// buffers inside the heap-leak finding, and names no command for the example it has stopped.
+// TestDemoShowsHolders: the first command a newcomer runs, as the README writes it (go run,
+// whose binary has no DWARF: the demo builds its example's with it), shows who holds the
+// reassembly buffers inside the heap-leak finding, and names no command for the example it
+// has stopped.
 func TestDemoShowsHolders(t *testing.T) {
 	t.Parallel()
-	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
 	defer cancel()
 	dir := filepath.Join(t.TempDir(), "demo")
-	r := memdoctor(t, ctx, "demo", "--out", dir, "--json", filepath.Join(t.TempDir(), "d.json"))
-	if r.code != 0 {
-		t.Fatalf("demo: exit %d\n%s", r.code, r.stderr)
+	cmd := exec.CommandContext(ctx, "go", "run", ".", "demo", "--out", dir, "--json", filepath.Join(t.TempDir(), "d.json"))
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	cmd.Env = append(os.Environ(), "NO_COLOR=1")
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("go run . demo: %v\n%s", err, errb.String())
 	}
-	checkHeldInFinding(t, "demo", r.stdout, loadDiagnosis(t, filepath.Join(dir, "diagnosis.json")), true)
+	if !strings.Contains(errb.String(), "building the example's binary with it") {
+		t.Errorf("go run's binary has DWARF after all, or the demo did not say it builds one:\n%s", errb.String())
+	}
+	checkHeldInFinding(t, "demo", out.String(), loadDiagnosis(t, filepath.Join(dir, "diagnosis.json")), true)
 }
 
 // TestRunExitedOnItsOwn: a leaking program that exits on its own before memdoctor stops it

@@ -22,7 +22,8 @@ real one: unbounded TCP reassembly buffers, a regexp compiled per call, decompre
 read whole) as a child process of this very binary, records a session of it exactly as
 "memdoctor run" would (reading who holds the heap leak before it stops the example: the
 finding shows the paths), prints the diagnosis and says where the session was saved. Nothing
-needs to be built or installed.`,
+needs to be built or installed. Started by go run, whose binary carries no DWARF (which
+reading the leak's holders needs), it first builds the example's binary with go build.`,
 	examples: []string{
 		"memdoctor demo",
 		"memdoctor demo --duration 30s --json demo.json",
@@ -57,6 +58,14 @@ func runDemo(ctx context.Context, e *env, args []string) error {
 	exe, err := os.Executable()
 	if err != nil {
 		return fmt.Errorf("demo: cannot find this program's binary to start the example: %w", err)
+	}
+	if *holdersOn {
+		tmp, err := os.MkdirTemp("", "memdoctor-demo-")
+		if err != nil {
+			return fmt.Errorf("demo: %w", err)
+		}
+		defer os.RemoveAll(tmp)
+		exe = demoExecutable(ctx, e, exe, tmp)
 	}
 	cf := collectFlags{duration: *duration, interval: 5 * time.Second, sample: time.Second, out: *out, output: of, leakEvery: recorder.DefaultLeakCheckEvery}
 	cfg := cf.config(e, "demo", "demo", fs)

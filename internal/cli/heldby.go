@@ -52,6 +52,9 @@ func holdersAtEnd(e *env, dir string, budget uint64, on bool) func(context.Conte
 		}
 		e.log.Info(fmt.Sprintf("holders: a heap leak is confirmed: reading who holds %s", strings.Join(sites, ", ")))
 		t, err := process.Attach(pid)
+		if errors.Is(err, process.ErrNoDWARF) {
+			err = errors.New("the program's executable has no DWARF, which names its variables (go run leaves it out, as do -ldflags=-s and -w): run a binary go build made")
+		}
 		if err != nil {
 			e.log.Warn("holders: " + err.Error())
 			return err

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -97,4 +98,26 @@ func copySession(t *testing.T, src string) string {
 		t.Fatal(err)
 	}
 	return dst
+}
+
+// TestDemoExecutableFallsBack: a binary without DWARF (a test binary, as go run's) that
+// cannot be built again with it is run as it is, and the demo says why the leak's holders
+// will not be read.
+func TestDemoExecutableFallsBack(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if hasDWARF(exe) {
+		t.Skip("this test binary has DWARF")
+	}
+	var log strings.Builder
+	e := testEnv(io.Discard, io.Discard, nil)
+	e.log = slog.New(slog.NewTextHandler(&log, nil))
+	if got := demoExecutable(context.Background(), e, exe, t.TempDir()); got != exe {
+		t.Errorf("demoExecutable = %s, want %s", got, exe)
+	}
+	if !strings.Contains(log.String(), "who holds the leak cannot be read") {
+		t.Errorf("the demo does not say why:\n%s", log.String())
+	}
 }
