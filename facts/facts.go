@@ -55,6 +55,9 @@ type Facts struct {
 	Target     Target
 	// Session is the session directory the evidence was read from ("" for other sources).
 	Session string
+	// Mode says what recorded the evidence: "run", "watch", "demo", "agent" (sessions),
+	// "profiles" or "prometheus": what can be done about the target afterwards.
+	Mode string
 	// Budget is what the service may use (0 = unknown), BudgetSource where it came from.
 	Budget       uint64
 	BudgetSource string
@@ -62,6 +65,9 @@ type Facts struct {
 	OOMKills uint64
 	// OOMKill is the end of the target that the OOM killer is behind, when there is one.
 	OOMKill *OOMKill
+	// Holders is who keeps the heap's objects alive, when memdoctor read the target's heap,
+	// and whether the target can still be read.
+	Holders Holders
 	// Gaps says, for a quantity, why it could not be measured.
 	Gaps    map[string]string
 	Pacer   Pacer
@@ -117,7 +123,7 @@ type Facts struct {
 func Of(ev *evidence.Evidence) *Facts {
 	sum := Summarize(ev)
 	f := &Facts{
-		Start: ev.Start, End: ev.End, Target: ev.Target, Session: ev.Session, Budget: ev.Budget, BudgetSource: ev.BudgetSource,
+		Start: ev.Start, End: ev.End, Target: ev.Target, Session: ev.Session, Mode: ev.Mode, Budget: ev.Budget, BudgetSource: ev.BudgetSource,
 		OOMKills: ev.OOMKills, Gaps: ev.Gaps, Pacer: ev.Pacer, Summary: sum,
 		RSS: ev.RSS, Live: ev.Live, HeapInUse: ev.HeapInUse, HeapGoal: ev.HeapGoal, Stacks: ev.Stacks,
 		Goroutines: ev.Goroutines, GCCycles: ev.GCCycles, AllocBytes: ev.AllocBytes,
@@ -149,6 +155,7 @@ func Of(ev *evidence.Evidence) *Facts {
 	f.Alloc = allocOf(ev)
 	f.Cost = costOf(ev)
 	f.OOMKill = oomKillOf(ev)
+	f.Holders = holdersOf(ev)
 	return f
 }
 

@@ -58,7 +58,9 @@ func heapBurst(fs *facts.Facts, th *Thresholds, g growth) (Verdict, bool) {
 		From: float64(ls.Diff.OldTotal), To: float64(ls.Diff.NewTotal), Top: cs[0], Grew: float64(cs[0].Bytes),
 		Old: ls.Old.Path, New: ls.New.Path,
 	}
-	return burstVerdict(KindHeapLeak, c, cs, g, ls.Old.T, ls.New.T), true
+	v := burstVerdict(KindHeapLeak, c, cs, g, ls.Old.T, ls.New.T)
+	heldBy(fs, &v)
+	return v, true
 }
 
 // goroutineBurst is a suspected goroutine leak from goroutine profiles taken too close

@@ -138,6 +138,7 @@ func heapLeak(fs *facts.Facts, th *Thresholds) outcome {
 	}
 	c.Budget = timeToBudget(fs, th, &v, perMin/60, g.last)
 	c.Sites = leakCulprits(fs, th, &v, &o)
+	heldBy(fs, &v)
 	o.verdicts = append(o.verdicts, v)
 	return o
 }
@@ -206,6 +207,17 @@ func leakCulprits(fs *facts.Facts, th *Thresholds, v *Verdict, o *outcome) LeakS
 	v.Culprits = growingSites(ls, &th.Culprits)
 	v.Profiles = []string{ls.Old.Path, ls.New.Path}
 	return LeakSitesSaid{Named: true, Old: ls.Old.Path, New: ls.New.Path}
+}
+
+// heldBy gives each culprit of a heap leak who keeps its objects alive, when memdoctor read
+// the process's heap.
+func heldBy(fs *facts.Facts, v *Verdict) {
+	if !fs.Holders.Read() {
+		return
+	}
+	for i := range v.Culprits {
+		v.Culprits[i].HeldBy = fs.Holders.Of(v.Culprits[i].Function)
+	}
 }
 
 // growingSites ranks sites by how much their inuse_space grew, keeping those that rose
@@ -327,6 +339,7 @@ func siteLeakVerdict(fs *facts.Facts, th *Thresholds, site Culprit, g growth, pt
 		v.Culprits = ownFirst(v.Culprits, site)
 		v.Culprits = v.Culprits[:min(len(v.Culprits), th.Culprits.Max)]
 	}
+	heldBy(fs, &v)
 	o.verdicts = append(o.verdicts, v)
 	return o
 }

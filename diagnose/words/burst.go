@@ -6,8 +6,9 @@ import (
 	"github.com/memdoctor/memdoctor/diagnose/rule"
 )
 
-// burst says a growth seen across profiles taken too close together for a trend.
-func burst(f *Finding, c *rule.BurstCase) {
+// burst says a growth seen across profiles taken too close together for a trend; mode is
+// what recorded them (facts.Facts.Mode).
+func burst(f *Finding, c *rule.BurstCase, mode string) {
 	n := func(v float64) string {
 		if c.Unit == "bytes" {
 			return bytesStr(v)
@@ -40,6 +41,10 @@ func burst(f *Finding, c *rule.BurstCase) {
 	f.Evidence["window_seconds"] = c.Span.Seconds()
 	f.Detail += fmt.Sprintf(" Take the next ones %s apart or more, over %s at least (memdoctor watch does: it takes one every 10 s), "+
 		"or compare these two: go tool pprof -diff_base %s %s", humanDuration(c.Apart.Seconds()), humanDuration(c.Need.Seconds()), c.Old, c.New)
-	f.Advice = append(f.Advice, fmt.Sprintf("Watch the service for a minute to confirm or dismiss it: memdoctor watch --duration 1m URL (or take a profile every %s)",
-		humanDuration(c.Apart.Seconds())))
+	advice := fmt.Sprintf("Watch the service for a minute to confirm or dismiss it: memdoctor watch --duration 1m URL (or take a profile every %s)",
+		humanDuration(c.Apart.Seconds()))
+	if mode == "run" || mode == "demo" { // the program was stopped: record it again, for longer
+		advice = fmt.Sprintf("Record the program for a minute or more to confirm or dismiss it: memdoctor %s --duration 1m (it takes a profile every --interval, 10 s by default)", mode)
+	}
+	f.Advice = append(f.Advice, advice)
 }

@@ -48,7 +48,7 @@ func heapLeak(f *Finding, c *rule.HeapLeakCase, fs *facts.Facts) {
 		f.Detail += notYet(g.WatchMore)
 	}
 	budget(f, c.Budget)
-	leakSites(f, c.Sites, holdersCommand(f.Culprits, fs))
+	leakSites(f, c.Sites, fs)
 	f.Advice = append(f.Advice,
 		"Bound what grows: a size or entry cap with eviction, a TTL shorter than what the growth can afford, or one global budget shared by all keys instead of an unbounded buffer per key.",
 		"Check that entries are deleted from maps when their connection, request or session ends, and that goroutines holding references exit.")
@@ -80,7 +80,7 @@ func siteLeak(f *Finding, c *rule.SiteLeakCase, fs *facts.Facts) {
 		f.Detail += notYet(g.WatchMore)
 	}
 	budget(f, c.Budget)
-	leakSites(f, c.Sites, holdersCommand(f.Culprits, fs))
+	leakSites(f, c.Sites, fs)
 	heldBy(f, c.HeldBy)
 }
 
@@ -95,18 +95,6 @@ func budget(f *Finding, b *rule.BudgetTime) {
 	}
 	f.Evidence["time_to_budget_seconds"] = b.Seconds
 	f.Detail += fmt.Sprintf(" At this rate the process reaches its memory budget (%s) in about %s.", bytesStr(b.Bytes), humanDuration(b.Seconds))
-}
-
-// leakSites says how to see the growing sites, when they were named: for a heap leak, the
-// holders command that names what keeps them alive (cmd), else pprof's diff.
-func leakSites(f *Finding, s rule.LeakSitesSaid, cmd string) {
-	switch {
-	case !s.Named:
-	case cmd != "":
-		f.Advice = append(f.Advice, "See who keeps the growing objects alive (the reference paths from the GC roots): "+cmd)
-	default:
-		f.Advice = append(f.Advice, "See what the growing objects are and who holds them: "+pprofDiffCommand("inuse_space", s.Old, s.New))
-	}
 }
 
 // heldBy says a heap leak that a goroutine leak explains.

@@ -56,7 +56,7 @@ func memoryGrowth(f *Finding, c *rule.MemoryCase) {
 		}
 		f.Detail += " What grew, by the split of memory: " + strings.Join(said, ", ") + ". " + partAdvice[c.Part]
 		if c.Sites != nil {
-			leakSites(f, *c.Sites, "")
+			growingSites(f, *c.Sites)
 		}
 	} else {
 		f.Detail += " What grows cannot be told: no Go reading was taken with the /proc readings (see the notes)."
@@ -89,7 +89,7 @@ func memoryStep(f *Finding, c *rule.MemoryCase) {
 		f.Title += "; most of it is " + top.Name
 		f.Detail += " The part that grew most: " + top.Name + " (+" + bytesStr(top.Bytes) + "). " + partAdvice[top.Name]
 		if c.Sites != nil {
-			leakSites(f, *c.Sites, "")
+			growingSites(f, *c.Sites)
 		}
 	}
 }
