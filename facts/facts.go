@@ -21,6 +21,7 @@ type (
 	SiteTable      = evidence.SiteTable
 	SiteDiff       = evidence.SiteDiff
 	SiteDelta      = evidence.SiteDelta
+	Caller         = evidence.Caller
 	GoroutineGroup = evidence.GoroutineGroup
 	StackGroup     = evidence.StackGroup
 	// Split is resident memory split into where it goes, at one instant.

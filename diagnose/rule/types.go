@@ -83,6 +83,9 @@ type Culprit struct {
 	Stack    []string `json:"stack,omitempty"`
 	// Own is false when no frame outside the runtime and standard library was found.
 	Own bool `json:"own"`
+	// Sites is, for the function that growing sites share rather than a site, how many of
+	// them are under it: its Bytes are theirs (what grew under it, as pprof's -cum counts).
+	Sites int `json:"sites,omitempty"`
 }
 
 // DetectionLimit is the slowest growth of a quantity a rule would have reported over the
