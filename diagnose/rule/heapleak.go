@@ -203,7 +203,7 @@ func leakCulprits(fs *facts.Facts, th *Thresholds, v *Verdict, o *outcome) LeakS
 		o.notes = append(o.notes, Note{Kind: KindHeapLeak, What: NoteProfileError, Err: ls.Err})
 		return LeakSitesSaid{}
 	}
-	v.Culprits = withShared(ls, growingSites(ls, &th.Culprits), &th.Culprits)
+	v.Culprits = withShared(ls, withoutInFlight(growingSites(ls, &th.Culprits), inFlightBursts(fs)), &th.Culprits)
 	v.Profiles = []string{ls.Old.Path, ls.New.Path}
 	return LeakSitesSaid{Named: true, Old: ls.Old.Path, New: ls.New.Path}
 }
@@ -297,9 +297,10 @@ func siteLeak(fs *facts.Facts, th *Thresholds) (c Culprit, g growth, pts []facts
 	lim := th.HeapLeak.Limits
 	lim.MinAbs = math.Max(lim.MinAbs, lim.MinRel*hg.Totals[0].V)
 	lim.MinRel = 0
+	bursts := inFlightBursts(fs)
 	for _, site := range hg.Sites {
 		d := site.Delta
-		if inFlight(hg, d.Site.Function, &th.HeapLeak) {
+		if inFlight(hg, d.Site.Function, &th.HeapLeak) || inFlightSite(bursts, d.Site.Function) {
 			continue
 		}
 		s := site.Points

@@ -2,6 +2,7 @@ package rule
 
 import (
 	"math"
+	"slices"
 	"sort"
 
 	"github.com/memdoctor/memdoctor/facts"
@@ -32,6 +33,9 @@ type SpikeCase struct {
 	// budget.
 	OverBudget bool
 	Assists    *facts.Assists
+	// InFlight is set when the spikes are bursts a heap profile caught in flight at every GC
+	// (inflight.go): the live heap showed none.
+	InFlight *facts.InFlight
 }
 
 // transientSpike reports bursts of short-lived allocation that lift memory far above the
@@ -40,6 +44,14 @@ func transientSpike(fs *facts.Facts, th *Thresholds) outcome {
 	sp := &th.Spike
 	sd := fs.SpikeSeries
 	spikes := fs.Spikes
+	// Bursts in flight at every GC (inflight.go), when the live heap showed no spike that came
+	// back down: the GC ran inside the bursts, so its readings never showed the floor.
+	var inFlight *facts.InFlight
+	if !slices.ContainsFunc(spikes, func(s facts.Spike) bool { return !s.InProgress }) {
+		if b := inFlightBursts(fs); len(b) > 0 {
+			inFlight, spikes = b[0], inFlightSpikes(b[0])
+		}
+	}
 	if len(sd.Points) < 4 && len(spikes) == 0 {
 		return outcome{unjudged: &Unjudged{Kind: KindTransientSpike, Why: WhyTooFew, N: len(sd.Points)}}
 	}
@@ -66,7 +78,7 @@ func transientSpike(fs *facts.Facts, th *Thresholds) outcome {
 	c := &SpikeCase{
 		Spikes: spikes, Peak: peak, PeakHeap: math.Max(peak.PeakHeap, peak.PeakLive), Complete: complete,
 		Heights: facts.Median(heights), Durations: facts.Median(durations), Readings: facts.Median(readings),
-		Window: fs.Seconds(), Budget: fs.Budget, Assists: fs.Assists,
+		Window: fs.Seconds(), Budget: fs.Budget, Assists: fs.Assists, InFlight: inFlight,
 	}
 	v := Verdict{Kind: KindTransientSpike, Severity: Info, Confidence: Confirmed, Start: peak.Start, End: peak.End, Case: c}
 	if complete == 0 {
@@ -80,6 +92,19 @@ func transientSpike(fs *facts.Facts, th *Thresholds) outcome {
 		v.Severity, c.OverBudget = Critical, true
 	}
 	var o outcome
+	if inFlight != nil {
+		v.Culprits = []Culprit{inFlightCulprit(inFlight)}
+		for k := 1; k < len(inFlight.At); k++ {
+			if inFlight.Held[k].T.Equal(peak.Start) {
+				c.Pair = []facts.Snapshot{inFlight.At[k-1], inFlight.At[k]}
+			}
+		}
+		if c.Pair != nil {
+			v.Profiles = []string{c.Pair[0].Path, c.Pair[1].Path}
+		}
+		o.verdicts = append(o.verdicts, v)
+		return o
+	}
 	var culprits []Culprit
 	culprits, c.Pair, c.Explained, c.Shown = spikeCulprits(fs, &th.Culprits, &o)
 	v.Culprits = culprits
