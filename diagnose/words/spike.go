@@ -19,15 +19,17 @@ func spike(f *Finding, v rule.Verdict, c *rule.SpikeCase) {
 		bytesStr(peak.Baseline), bytesStr(peak.PeakLive), c.Complete, humanDuration(c.Window), perMin,
 		spikeSeen(c.Readings, c.Durations), bytesStr(c.PeakHeap))
 	f.Evidence = map[string]float64{
-		"spikes_count":                  float64(len(c.Spikes)),
-		"spikes_per_minute":             perMin,
-		"spike_height_max_bytes":        peak.Height(),
-		"spike_height_median_bytes":     c.Heights,
-		"spike_duration_median_seconds": c.Durations,
-		"spike_readings_median_count":   c.Readings,
-		"floor_live_heap_bytes":         peak.Baseline,
-		"peak_live_heap_bytes":          peak.PeakLive,
-		"peak_heap_in_use_bytes":        c.PeakHeap,
+		"spikes_count":                float64(len(c.Spikes)),
+		"spikes_per_minute":           perMin,
+		"spike_height_max_bytes":      peak.Height(),
+		"spike_height_median_bytes":   c.Heights,
+		"spike_readings_median_count": c.Readings,
+		"floor_live_heap_bytes":       peak.Baseline,
+		"peak_live_heap_bytes":        peak.PeakLive,
+		"peak_heap_in_use_bytes":      c.PeakHeap,
+	}
+	if c.Durations > 0 { // one reading each: how long they lasted is not known
+		f.Evidence["spike_duration_median_seconds"] = c.Durations
 	}
 	if c.Complete == 0 {
 		f.Title = fmt.Sprintf("the live heap is %s above its floor of %s as the window ends: a spike in progress, or the start of a rise",
