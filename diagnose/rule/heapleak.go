@@ -203,7 +203,7 @@ func leakCulprits(fs *facts.Facts, th *Thresholds, v *Verdict, o *outcome) LeakS
 		o.notes = append(o.notes, Note{Kind: KindHeapLeak, What: NoteProfileError, Err: ls.Err})
 		return LeakSitesSaid{}
 	}
-	v.Culprits = withShared(ls, withoutInFlight(growingSites(ls, &th.Culprits), inFlightBursts(fs)), &th.Culprits)
+	v.Culprits = withShared(fs, withoutInFlight(growingSites(ls, &th.Culprits), inFlightBursts(fs)), &th.Culprits)
 	v.Profiles = []string{ls.Old.Path, ls.New.Path}
 	return LeakSitesSaid{Named: true, Old: ls.Old.Path, New: ls.New.Path}
 }

@@ -85,3 +85,16 @@ func inFlightCulprit(f *facts.InFlight) Culprit {
 	return Culprit{Function: f.Site.Function, File: f.Site.File, Line: f.Site.Line, Bytes: int64(f.Allocated),
 		Share: share, Stack: f.Stack, Own: f.Site.Own}
 }
+
+// floorSeen reports whether the live heap's spikes rose from its floor, not from a floor
+// that held a burst in flight: some came back down, and the highest rose from below the
+// rest of the heap plus half of what the burst's site held at the median GC.
+func floorSeen(spikes []facts.Spike, f *facts.InFlight) bool {
+	var top *facts.Spike
+	for i := range spikes {
+		if !spikes[i].InProgress && (top == nil || spikes[i].Height() > top.Height()) {
+			top = &spikes[i]
+		}
+	}
+	return top != nil && top.Baseline < f.Rest+facts.Median(facts.Values(f.Held))/2
+}

@@ -17,23 +17,34 @@ func sharedCulprit(sh *facts.Shared, growth int64) Culprit {
 		Stack: c.Stack, Own: true, Sites: c.Sites}
 }
 
-// spread reports a growth no site holds the half of, that the function the sites share
-// does: that function is named first among the culprits.
-func spread(ls *facts.LeakSites, sites []Culprit) bool {
-	sh := ls.Shared
-	if sh == nil || ls.Diff == nil || ls.Diff.Growth <= 0 || 2*sh.Caller.Value < ls.Diff.Growth {
+// spread reports a growth (diff) the function the sites share (sh) holds the half of or
+// more, of what the heap grew between the profiles, that no site holds the half of what it
+// holds: that function is named first among the culprits. (What sites grew by sums the
+// rises of sites whose memory is in flight too, a draw at each GC: the heap's own growth is
+// the measure.)
+func spread(diff *facts.SiteDiff, sh *facts.Shared) bool {
+	if sh == nil || diff == nil {
 		return false
 	}
-	return len(sites) == 0 || 2*sites[0].Bytes < ls.Diff.Growth
+	grew := diff.NewTotal - diff.OldTotal
+	if grew <= 0 || 2*sh.Caller.Value < grew {
+		return false
+	}
+	return len(diff.ByFunction) == 0 || 2*diff.ByFunction[0].Delta < sh.Caller.Value
 }
 
 // withShared names the function the growing sites share first, when the growth is spread
-// over them, and keeps at most th.Max culprits.
-func withShared(ls *facts.LeakSites, sites []Culprit, th *Culprits) []Culprit {
-	if !spread(ls, sites) {
+// over them (judged once the process settled, when it has: a start-up's loading is no
+// growth), and keeps at most th.Max culprits.
+func withShared(fs *facts.Facts, sites []Culprit, th *Culprits) []Culprit {
+	diff, sh := fs.LeakSites.Diff, fs.LeakSites.Shared
+	if hg := fs.Growth; hg != nil {
+		diff, sh = hg.InUse, hg.Shared
+	}
+	if !spread(diff, sh) {
 		return sites
 	}
-	return sharedFirst(sites, sharedCulprit(ls.Shared, ls.Diff.Growth), th)
+	return sharedFirst(sites, sharedCulprit(sh, diff.Growth), th)
 }
 
 // sharedFirst puts the function the sites share first among the culprits, in place of its

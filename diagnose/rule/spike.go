@@ -2,7 +2,6 @@ package rule
 
 import (
 	"math"
-	"slices"
 	"sort"
 
 	"github.com/memdoctor/memdoctor/facts"
@@ -45,12 +44,11 @@ func transientSpike(fs *facts.Facts, th *Thresholds) outcome {
 	sd := fs.SpikeSeries
 	spikes := fs.Spikes
 	// Bursts in flight at every GC (inflight.go), when the live heap showed no spike that came
-	// back down: the GC ran inside the bursts, so its readings never showed the floor.
+	// back down, or only above a floor that itself held a burst: the GC ran inside the
+	// bursts, so its readings never showed the floor.
 	var inFlight *facts.InFlight
-	if !slices.ContainsFunc(spikes, func(s facts.Spike) bool { return !s.InProgress }) {
-		if b := inFlightBursts(fs); len(b) > 0 {
-			inFlight, spikes = b[0], inFlightSpikes(b[0])
-		}
+	if b := inFlightBursts(fs); len(b) > 0 && !floorSeen(spikes, b[0]) {
+		inFlight, spikes = b[0], inFlightSpikes(b[0])
 	}
 	if len(sd.Points) < 4 && len(spikes) == 0 {
 		return outcome{unjudged: &Unjudged{Kind: KindTransientSpike, Why: WhyTooFew, N: len(sd.Points)}}
