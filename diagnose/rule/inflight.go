@@ -63,11 +63,12 @@ func withoutInFlight(cs []Culprit, bursts []*facts.InFlight) []Culprit {
 }
 
 // inFlightSpikes are the spikes a burst in flight made: one at each reading its site was
-// replaced at, rising from the rest of the heap by what the site held then.
+// replaced at, holding something, rising from the rest of the heap by what the site held
+// then.
 func inFlightSpikes(f *facts.InFlight) []facts.Spike {
 	var out []facts.Spike
 	for k := 1; k < len(f.Held); k++ {
-		if h := f.Held[k]; h.V <= f.Since[k] {
+		if h := f.Held[k]; h.V > 0 && h.V <= f.Since[k] {
 			out = append(out, facts.Spike{Start: h.T, End: h.T, From: f.Held[k-1].T, To: h.T,
 				Baseline: f.Rest, PeakLive: f.Rest + h.V, Readings: 1, InFlight: true})
 		}

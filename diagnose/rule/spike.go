@@ -46,9 +46,13 @@ func transientSpike(fs *facts.Facts, th *Thresholds) outcome {
 	// Bursts in flight at every GC (inflight.go), when the live heap showed no spike that came
 	// back down, or only above a floor that itself held a burst: the GC ran inside the
 	// bursts, so its readings never showed the floor.
+	// What a GC caught of a burst is the least it reached: from readings too sparse to see
+	// bursts, only what already makes a warning is said.
 	var inFlight *facts.InFlight
 	if b := inFlightBursts(fs); len(b) > 0 && !floorSeen(spikes, b[0]) {
-		inFlight, spikes = b[0], inFlightSpikes(b[0])
+		if in := inFlightSpikes(b[0]); len(in) > 0 && (sd.Step < sp.SparseStep || len(spikes) > 0 || warns(highest(in), sp)) {
+			inFlight, spikes = b[0], in
+		}
 	}
 	if len(sd.Points) < 4 && len(spikes) == 0 {
 		return outcome{unjudged: &Unjudged{Kind: KindTransientSpike, Why: WhyTooFew, N: len(sd.Points)}}
@@ -83,7 +87,7 @@ func transientSpike(fs *facts.Facts, th *Thresholds) outcome {
 		v.Confidence = Suspected
 		v.WatchMoreSeconds = math.Max(30, 2*peak.To.Sub(peak.From).Seconds())
 	}
-	if peak.Height() >= sp.WarnHeight || peak.Height() >= 2*peak.Baseline && peak.Height() >= sp.WarnDoubled {
+	if warns(peak, sp) {
 		v.Severity = Warning
 	}
 	if fs.Budget > 0 && c.PeakHeap >= sp.CriticalOfBudget*float64(fs.Budget) {
@@ -178,4 +182,20 @@ func spikeCulprits(fs *facts.Facts, th *Culprits, o *outcome) ([]Culprit, []fact
 		return out[i].Function < out[j].Function
 	})
 	return keepCulprits(out, th), bestPair, total / math.Max(heights, 1), shown
+}
+
+// warns reports a spike high enough for a warning.
+func warns(s facts.Spike, sp *Spike) bool {
+	return s.Height() >= sp.WarnHeight || s.Height() >= 2*s.Baseline && s.Height() >= sp.WarnDoubled
+}
+
+// highest is the highest of spikes (at least one).
+func highest(spikes []facts.Spike) facts.Spike {
+	top := spikes[0]
+	for _, s := range spikes[1:] {
+		if s.Height() > top.Height() {
+			top = s
+		}
+	}
+	return top
 }
