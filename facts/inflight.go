@@ -36,7 +36,8 @@ const inFlightCands = 3
 
 // inFlightOf follows, across at most siteLeakSnaps of the settled periodic heap profiles,
 // the sites of the program's own code holding a spike's height of memory at the median
-// reading (nil when none does, or when fewer than three readings differ).
+// reading that did not hold more than at the reading before at most readings (a growth is
+// no burst; nil when none, or when fewer than three readings differ).
 func inFlightOf(ev *evidence.Evidence, refs []Snapshot) []InFlight {
 	var tabs []*SiteTable
 	var at []Snapshot
@@ -76,8 +77,8 @@ func inFlightOf(ev *evidence.Evidence, refs []Snapshot) []InFlight {
 			rest = append(rest, float64(tab.Total)-h[i])
 		}
 		med, floor := Median(h), Median(rest)
-		if med < spikeMinHeight || med < spikeMinRatio*floor {
-			continue
+		if med < spikeMinHeight || med < spikeMinRatio*floor || 2*rises(h) > n-1 {
+			continue // too small, or growing: held more than at the reading before at most readings
 		}
 		f := InFlight{Site: sites[fn].Site, Stack: sites[fn].Stack, Rest: floor, Since: make([]float64, n), At: at}
 		for i, ref := range at {
@@ -123,4 +124,15 @@ func inFlightOf(ev *evidence.Evidence, refs []Snapshot) []InFlight {
 		out[k].Total = last - first
 	}
 	return out
+}
+
+// rises counts the readings higher than the one before.
+func rises(vs []float64) int {
+	n := 0
+	for i := 1; i < len(vs); i++ {
+		if vs[i] > vs[i-1] {
+			n++
+		}
+	}
+	return n
 }
