@@ -21,6 +21,7 @@ type (
 	SiteTable      = evidence.SiteTable
 	SiteDiff       = evidence.SiteDiff
 	SiteDelta      = evidence.SiteDelta
+	Caller         = evidence.Caller
 	GoroutineGroup = evidence.GoroutineGroup
 	StackGroup     = evidence.StackGroup
 	// Split is resident memory split into where it goes, at one instant.
@@ -98,8 +99,11 @@ type Facts struct {
 	// without two); LeakSites what grew between the first and last periodic ones.
 	Growth    *HeapGrowth
 	LeakSites LeakSites
-	Resident  Resident
-	GC        GC
+	// InFlight are the sites holding a spike's height at the GCs the settled periodic heap
+	// profiles saw, with what they allocated between them.
+	InFlight []InFlight
+	Resident Resident
+	GC       GC
 	// RSSFloor and RSSSettledFloor are resident memory's lows, from the start and once the
 	// process settled.
 	RSSFloor, RSSSettledFloor []Point
@@ -142,6 +146,7 @@ func Of(ev *evidence.Evidence) *Facts {
 	// The profiles, in the order the rules read them.
 	f.Growth = heapGrowthOf(ev)
 	f.LeakSites = leakSitesOf(ev)
+	f.InFlight = inFlightOf(ev, settledSnaps(ev, f.PeriodicHeaps))
 	f.Goroutine = goroutinesOf(ev)
 	if len(ev.Heaps) >= 2 && len(f.Spikes) > 0 {
 		f.Background = leastAllocRate(ev, f.PeriodicHeaps)

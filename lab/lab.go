@@ -130,6 +130,8 @@ var scenarios = []func() Scenario{
 	httpBodyLeak,
 	rareGCLeak,
 	costClimb,
+	sessionSprawl,
+	exportOverLeak,
 }
 
 // All returns every scenario, sorted by name.

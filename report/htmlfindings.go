@@ -132,6 +132,9 @@ func culpritOf(cu diagnose.Culprit) culpritView {
 		}
 		v.Amount += "(" + Percent(cu.Share) + ")"
 	}
+	if cu.Sites > 0 {
+		v.Amount += fmt.Sprintf(" under it, at %d sites", cu.Sites)
+	}
 	return v
 }
 

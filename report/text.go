@@ -314,6 +314,9 @@ func culpritLine(c diagnose.Culprit) string {
 	if c.Share > 0 {
 		s += fmt.Sprintf(" (%s)", Percent(c.Share))
 	}
+	if c.Sites > 0 {
+		s += fmt.Sprintf(" under it, at %d sites", c.Sites)
+	}
 	return s
 }
 

@@ -91,6 +91,9 @@ type Culprit struct {
 	// reference paths from the GC roots, as memdoctor read them from the process's heap
 	// (nil when the heap was not read, or the reading had no such culprit).
 	HeldBy *facts.CulpritHolders `json:"held_by,omitempty"`
+	// Sites is, for the function that growing sites share rather than a site, how many of
+	// them are under it: its Bytes are theirs (what grew under it, as pprof's -cum counts).
+	Sites int `json:"sites,omitempty"`
 }
 
 // DetectionLimit is the slowest growth of a quantity a rule would have reported over the
