@@ -33,10 +33,12 @@ func sample() *Result {
 					Expr: "example.com/api.(*worker).run.pending[i].buf", Goroutines: []int64{17, 18, 19}, Samples: 96, Bytes: 48 << 20, Objects: 3072, Share: 0.12},
 			},
 			Covered:  0.995,
-			Releases: []Release{{Root: "example.com/api.sessions", Bytes: 351 << 20, Objects: 23000}},
+			Cuts: []Cut{{Expr: "example.com/api.sessions", Root: Root{Kind: "global", Name: "example.com/api.sessions", Type: "map[string]*example.com/api.session"},
+				Field: "example.com/api.sessions", Type: "map[string]*example.com/api.session", Samples: 700, Bytes: 350 << 20, Share: 0.875,
+				Frees: 351 << 20, FreesObjects: 23000}},
 		}},
 		Notes:  []string{"the \x1b[31mnote\x1b[0m a target sent"},
-		Timing: Timing{Prepare: 120, Stop: 1, Roots: 40, Walk: 1100, Name: 60, Releases: 200},
+		Timing: Timing{Prepare: 120, Stop: 1, Roots: 40, Walk: 1100, Name: 60, Cuts: 200},
 	}
 }
 

@@ -230,13 +230,14 @@ func (g *graph) size(p uint32) uint64 {
 }
 
 // freedWithout returns the bytes and objects that would become unreachable if the given roots
-// let go: everything reached minus what the other roots still reach.
-func (g *graph) freedWithout(drop map[int]bool) (bytes uint64, objects int) {
-	seen := make([]uint64, (g.n+63)/64)
+// let go and the object at position block (none: no object) were cut out: everything reached
+// minus what the rest still reaches.
+func (g *graph) freedWithout(drop map[int]bool, block uint32) (bytes uint64, objects int) {
+	seen := newBitset(int(g.n))
 	var stack []uint32
 	mark := func(p uint32) {
-		if seen[p/64]&(1<<(p%64)) == 0 {
-			seen[p/64] |= 1 << (p % 64)
+		if p != block && !seen.has(p) {
+			seen.set(p)
 			stack = append(stack, p)
 		}
 	}

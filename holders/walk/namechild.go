@@ -16,7 +16,7 @@ func (n *namer) child(l leaf, cur view, slot, ptr, base uint64, sp *span) (view,
 		switch {
 		case isUntyped(elem):
 			if cur.chanElem != nil && l.field == "buf" {
-				return view{typ: cur.chanElem, off: off, array: true}, ""
+				return view{typ: cur.chanElem, off: off, array: true, chanBuf: true}, ""
 			}
 			if l.field == "v" && strings.HasPrefix(typeName(l.parent), "sync/atomic.Pointer[") {
 				// atomic.Pointer[T] keeps an unsafe.Pointer; its type parameter says what to.

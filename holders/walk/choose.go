@@ -1,0 +1,126 @@
+package walk
+
+import (
+	pq "container/heap"
+	"fmt"
+)
+
+// DefaultMaxNamed bounds the objects choosePaths names while it seeks the most readable paths.
+const DefaultMaxNamed = 1 << 19
+
+// choosePaths gives each object that leads to a target (lead) the parent of its most readable
+// path from the roots, and names it: a path from a root named and typed before one from a root
+// without a name or a type (and before a conservatively scanned word), then the path with the
+// fewest steps through objects of unknown type, then the shortest; among equals, the walk's own
+// choice (the first parent it found). The walk's breadth-first parents give shortest paths, which
+// may start at an unnamed static or a frame's temporary, or lose the types behind an
+// unsafe.Pointer, where a longer path names every step.
+//
+// It is Dijkstra's search on the objects that lead to a target, the cost of each step known only
+// once it is named: a step is first queued at the cost it has if it is typed (a lower bound) and
+// named when it comes out; named dearer, it goes back in. It stops when every target is named,
+// or when it has named maxNamed objects: the targets not reached by then keep the walk's
+// parents, and the note it returns says so.
+func (n *namer) choosePaths(lead bitset, targets []uint32, maxNamed int) (note string) {
+	g := n.g
+	fin := newBitset(int(g.n))
+	isTarget := newBitset(int(g.n))
+	remaining := 0
+	for _, t := range targets {
+		if !isTarget.has(t) {
+			isTarget.set(t)
+			remaining++
+		}
+	}
+	var q candQueue
+	for ri, r := range g.roots {
+		p := g.pos[r.target]
+		if p == 0 || !lead.has(p-1) {
+			continue
+		}
+		c := cost{steps: 1}
+		if r.conservative {
+			c.tier = 2
+		}
+		q = append(q, cand{c: c, tie: uint32(ri), child: p - 1, par: rootBit | uint32(ri)})
+	}
+	pq.Init(&q)
+	named := 0
+	var words []ptrWord
+	for q.Len() > 0 && remaining > 0 {
+		it := pq.Pop(&q).(cand)
+		if fin.has(it.child) {
+			continue
+		}
+		if it.m == nil {
+			if named >= maxNamed {
+				return fmt.Sprintf("the most readable paths were sought among the first %d objects leading to the sampled ones; %d sampled objects are named along the walk's shortest paths", maxNamed, remaining)
+			}
+			named++
+			it.m = n.step(it.child, it.par, it.off)
+			if it.c.less(it.m.cost) {
+				it.c = it.m.cost
+				pq.Push(&q, it)
+				continue
+			}
+		}
+		p := it.child
+		fin.set(p)
+		n.memo[p] = it.m
+		g.parent[p], g.parentOff[p] = it.par, it.off
+		if isTarget.has(p) {
+			remaining--
+		}
+		base, sp := g.obj(p)
+		id := g.order[p]
+		words, _ = n.h.ptrWords(sp, base, words[:0])
+		next := cost{tier: it.m.cost.tier, untyped: it.m.cost.untyped, steps: it.m.cost.steps + 1}
+		for _, w := range words {
+			_, cid, ok := n.h.find(w.val)
+			if !ok || cid == id || g.pos[cid] == 0 {
+				continue
+			}
+			c := g.pos[cid] - 1
+			if lead.has(c) && !fin.has(c) {
+				pq.Push(&q, cand{c: next, tie: p, off: w.off, child: c, par: p})
+			}
+		}
+	}
+	return ""
+}
+
+// cand is a way to reach an object: from a root's word or an object's, at a cost (exact once
+// named, else a lower bound).
+type cand struct {
+	c     cost
+	tie   uint32 // the root's index, or the parent's position: the walk's own order
+	off   uint32 // the word's offset in the parent
+	child uint32
+	par   uint32 // rootBit|root index, or the parent's position
+	m     *named // the name through this way, once known
+}
+
+type candQueue []cand
+
+func (q candQueue) Len() int { return len(q) }
+func (q candQueue) Less(i, j int) bool {
+	a, b := &q[i], &q[j]
+	if a.c != b.c {
+		return a.c.less(b.c)
+	}
+	if a.tie != b.tie {
+		return a.tie < b.tie
+	}
+	if a.off != b.off {
+		return a.off < b.off
+	}
+	return a.child < b.child
+}
+func (q candQueue) Swap(i, j int) { q[i], q[j] = q[j], q[i] }
+func (q *candQueue) Push(x any)   { *q = append(*q, x.(cand)) }
+func (q *candQueue) Pop() any {
+	old := *q
+	it := old[len(old)-1]
+	*q = old[:len(old)-1]
+	return it
+}
