@@ -32,7 +32,7 @@ func sample() *Result {
 					Hops: []Hop{{Expr: "[i]", Type: "example.com/api.job"}, {Expr: ".buf", Type: "[]uint8"}},
 					Expr: "example.com/api.(*worker).run.pending[i].buf", Goroutines: []int64{17, 18, 19}, Samples: 96, Bytes: 48 << 20, Objects: 3072, Share: 0.12},
 			},
-			Covered:  0.995,
+			Covered: 0.995,
 			Cuts: []Cut{{Expr: "example.com/api.sessions", Root: Root{Kind: "global", Name: "example.com/api.sessions", Type: "map[string]*example.com/api.session"},
 				Field: "example.com/api.sessions", Type: "map[string]*example.com/api.session", Samples: 700, Bytes: 350 << 20, Share: 0.875,
 				Frees: 351 << 20, FreesObjects: 23000}},
