@@ -23,30 +23,82 @@ const DefaultMaxNamed = 1 << 19
 // parents, and the note it returns says so.
 func (n *namer) choosePaths(lead bitset, targets []uint32, maxNamed int) (note string) {
 	g := n.g
-	fin := newBitset(int(g.n))
-	isTarget := newBitset(int(g.n))
+	var words []ptrWord
+	s := search{
+		objects: g.n,
+		lead:    lead,
+		targets: targets,
+		roots: func(fn func(ri, target uint32, conservative bool)) {
+			for ri, r := range g.roots {
+				if p := g.pos[r.target]; p != 0 {
+					fn(uint32(ri), p-1, r.conservative)
+				}
+			}
+		},
+		out: func(p uint32, fn func(child, off uint32)) {
+			base, sp := g.obj(p)
+			id := g.order[p]
+			words, _ = n.h.ptrWords(sp, base, words[:0])
+			for _, w := range words {
+				if _, cid, ok := n.h.find(w.val); ok && cid != id && g.pos[cid] != 0 {
+					fn(g.pos[cid]-1, w.off)
+				}
+			}
+		},
+		name: n.step,
+		chosen: func(p, par, off uint32, m *named) {
+			n.memo[p] = m
+			g.parent[p], g.parentOff[p] = par, off
+		},
+	}
+	if left := s.run(maxNamed); left > 0 {
+		return fmt.Sprintf("the most readable paths were sought among the first %d objects leading to the sampled ones; %d sampled objects are named along the walk's shortest paths", maxNamed, left)
+	}
+	return ""
+}
+
+// search is what choosePaths needs of the graph and of naming (tests give it graphs built in
+// memory).
+type search struct {
+	objects uint32
+	lead    bitset   // the objects that lead to a target
+	targets []uint32 // positions
+	// roots calls fn with each root's index and the position it points at.
+	roots func(fn func(ri, target uint32, conservative bool))
+	// out calls fn with each object an object points to, and the offset of the word.
+	out func(p uint32, fn func(child, off uint32))
+	// name names p reached from par (rootBit|root index, or a position already chosen)
+	// through the word at off.
+	name func(p, par, off uint32) *named
+	// chosen records p's most readable way.
+	chosen func(p, par, off uint32, m *named)
+}
+
+// run is Dijkstra's search (see choosePaths); it returns how many targets were left unnamed
+// when it stopped at maxNamed.
+func (s *search) run(maxNamed int) (left int) {
+	fin := newBitset(int(s.objects))
+	isTarget := newBitset(int(s.objects))
 	remaining := 0
-	for _, t := range targets {
+	for _, t := range s.targets {
 		if !isTarget.has(t) {
 			isTarget.set(t)
 			remaining++
 		}
 	}
 	var q candQueue
-	for ri, r := range g.roots {
-		p := g.pos[r.target]
-		if p == 0 || !lead.has(p-1) {
-			continue
+	s.roots(func(ri, target uint32, conservative bool) {
+		if !s.lead.has(target) {
+			return
 		}
 		c := cost{steps: 1}
-		if r.conservative {
+		if conservative {
 			c.tier = 2
 		}
-		q = append(q, cand{c: c, tie: uint32(ri), child: p - 1, par: rootBit | uint32(ri)})
-	}
+		q = append(q, cand{c: c, tie: ri, child: target, par: rootBit | ri})
+	})
 	pq.Init(&q)
 	named := 0
-	var words []ptrWord
 	for q.Len() > 0 && remaining > 0 {
 		it := pq.Pop(&q).(cand)
 		if fin.has(it.child) {
@@ -54,10 +106,10 @@ func (n *namer) choosePaths(lead bitset, targets []uint32, maxNamed int) (note s
 		}
 		if it.m == nil {
 			if named >= maxNamed {
-				return fmt.Sprintf("the most readable paths were sought among the first %d objects leading to the sampled ones; %d sampled objects are named along the walk's shortest paths", maxNamed, remaining)
+				return remaining
 			}
 			named++
-			it.m = n.step(it.child, it.par, it.off)
+			it.m = s.name(it.child, it.par, it.off)
 			if it.c.less(it.m.cost) {
 				it.c = it.m.cost
 				pq.Push(&q, it)
@@ -66,27 +118,18 @@ func (n *namer) choosePaths(lead bitset, targets []uint32, maxNamed int) (note s
 		}
 		p := it.child
 		fin.set(p)
-		n.memo[p] = it.m
-		g.parent[p], g.parentOff[p] = it.par, it.off
+		s.chosen(p, it.par, it.off, it.m)
 		if isTarget.has(p) {
 			remaining--
 		}
-		base, sp := g.obj(p)
-		id := g.order[p]
-		words, _ = n.h.ptrWords(sp, base, words[:0])
 		next := cost{tier: it.m.cost.tier, untyped: it.m.cost.untyped, steps: it.m.cost.steps + 1}
-		for _, w := range words {
-			_, cid, ok := n.h.find(w.val)
-			if !ok || cid == id || g.pos[cid] == 0 {
-				continue
+		s.out(p, func(c, off uint32) {
+			if s.lead.has(c) && !fin.has(c) {
+				pq.Push(&q, cand{c: next, tie: p, off: off, child: c, par: p})
 			}
-			c := g.pos[cid] - 1
-			if lead.has(c) && !fin.has(c) {
-				pq.Push(&q, cand{c: next, tie: p, off: w.off, child: c, par: p})
-			}
-		}
+		})
 	}
-	return ""
+	return 0
 }
 
 // cand is a way to reach an object: from a root's word or an object's, at a cost (exact once

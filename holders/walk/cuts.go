@@ -249,73 +249,92 @@ func (a *aggregator) cuts(culprits []holders.Culprit) error {
 			w[d.idom[v]] += w[v]
 			count[d.idom[v]] += count[v]
 		}
-		total := w[0]
-		left := total
-		taken := map[uint32]bool{}
-		for len(culprits[ci].Cuts) < a.opts.MaxCuts && total > 0 && left >= minCutShare*total {
-			// The deepest vertex holding more than half of what is left.
-			v := uint32(0)
-			for {
-				best, bw := none, 0.0
-				for _, k := range kids[start[v]:start[v+1]] {
-					if !taken[k] && w[k] > bw {
-						best, bw = k, w[k]
-					}
-				}
-				if best == none || bw <= left/2 {
-					break
-				}
-				v = best
-			}
-			v = a.outOfInternals(s, d, v)
-			if v == 0 || taken[v] || w[v] < minCutShare*total {
-				break
-			}
-			taken[v] = true
-			cut, ok := a.nameCut(s, v)
+		internal := func(v uint32) bool { return a.internal(s, v) }
+		for _, v := range pickCuts(d, start, kids, w, count, a.opts.MaxCuts, internal) {
+			cut, ok := a.nameCut(s, v.v)
 			if !ok {
 				break
 			}
-			cut.Samples, cut.Bytes, cut.Share = int(count[v]), w[v], w[v]/total
-			f, ok := frees[v]
+			cut.Samples, cut.Bytes, cut.Share = v.samples, v.bytes, v.share
+			f, ok := frees[v.v]
 			if !ok {
-				b, o := a.freedByCut(s, v)
+				b, o := a.freedByCut(s, v.v)
 				f = [2]uint64{b, uint64(o)}
-				frees[v] = f
+				frees[v.v] = f
 			}
 			cut.Frees, cut.FreesObjects = f[0], int(f[1])
 			culprits[ci].Cuts = append(culprits[ci].Cuts, cut)
-			for u, wv, cv := d.idom[v], w[v], count[v]; u != none; u = d.idom[u] {
-				w[u] -= wv
-				count[u] -= cv
-			}
-			left -= w[v]
 		}
 	}
 	return nil
 }
 
-// outOfInternals moves a cut from a map's internals (its directory, tables, groups; a
-// sync.Map's nodes) up to the map, and from a channel's buffer to the channel: the object a
-// program can let go of.
-func (a *aggregator) outOfInternals(s *subgraph, d *domTree, v uint32) uint32 {
-	for v >= s.firstObj() {
-		m := a.n.memo[s.objs[v-s.firstObj()]]
-		if m == nil {
-			return v
+// picked is a vertex chosen to cut, and what of the culprit it holds.
+type picked struct {
+	v       uint32
+	samples int
+	bytes   float64
+	share   float64
+}
+
+// pickCuts chooses what to cut on the dominator tree, given each vertex's weight (the
+// culprit's sampled bytes it holds, its own and its children's) and count: from the entry, down
+// to the deepest vertex that holds more than half of what is left, out of internals (a map's,
+// a channel's) up to the object that owns them; then the same among what is left, while it is at
+// least a tenth of the whole. w and count are changed.
+func pickCuts(d *domTree, start, kids []uint32, w []float64, count []int32, maxCuts int, internal func(uint32) bool) []picked {
+	total := w[0]
+	left := total
+	taken := map[uint32]bool{}
+	var out []picked
+	for len(out) < maxCuts && total > 0 && left >= minCutShare*total {
+		v := uint32(0)
+		for {
+			best, bw := none, 0.0
+			for _, k := range kids[start[v]:start[v+1]] {
+				if !taken[k] && w[k] > bw {
+					best, bw = k, w[k]
+				}
+			}
+			if best == none || bw <= left/2 {
+				break
+			}
+			v = best
 		}
-		switch m.v.inMap {
-		case mapDir, mapTable, mapGroups, trieIndirect, trieEntry:
+		for v != 0 && internal(v) {
 			v = d.idom[v]
-			continue
 		}
-		if m.v.chanBuf {
-			v = d.idom[v]
-			continue
+		if v == 0 || taken[v] || w[v] < minCutShare*total {
+			break
 		}
-		return v
+		taken[v] = true
+		out = append(out, picked{v: v, samples: int(count[v]), bytes: w[v], share: w[v] / total})
+		wv, cv := w[v], count[v]
+		for u := d.idom[v]; u != none; u = d.idom[u] {
+			w[u] -= wv
+			count[u] -= cv
+		}
+		left -= wv
 	}
-	return v
+	return out
+}
+
+// internal says whether a vertex is one of a map's internals (its directory, tables, groups; a
+// sync.Map's nodes) or a channel's buffer: a cut there is made on the map or the channel, the
+// object a program can let go of.
+func (a *aggregator) internal(s *subgraph, v uint32) bool {
+	if v < s.firstObj() {
+		return false
+	}
+	m := a.n.memo[s.objs[v-s.firstObj()]]
+	if m == nil {
+		return false
+	}
+	switch m.v.inMap {
+	case mapDir, mapTable, mapGroups, trieIndirect, trieEntry:
+		return true
+	}
+	return m.v.chanBuf
 }
 
 // nameCut names a cut vertex by the path to it (an object) or its root (a root group).
