@@ -83,11 +83,11 @@ type Path struct {
 // Cut is an object (or a root) that every path to some of the culprit's objects runs through,
 // in the dominator tree of the reachable heap: with every reference to it cut, they become
 // unreachable, and with them everything else only it keeps. The first cut of a culprit is the
-// deepest such object that holds more than half of the culprit's reachable sampled bytes (the
-// map, slice or struct the leak grows in, not the service object above it); each next one,
-// the same among the bytes left, while they are at least a tenth of the culprit's. A map's
-// internals are cut as the map. A renderer says "cut Field (or Expr): frees Frees (Share of the
-// culprit)".
+// deepest object that holds alone nearly all (90%) of what its heaviest holder holds: the map,
+// slice or struct the leak grows in, not the service object above it. Each next one is the same
+// among the bytes left, while they are at least a tenth of the culprit's. A map's internals are
+// cut as the map, a channel's buffer as the channel. A renderer says "cut Field (or Expr):
+// frees Frees (Share of the culprit)".
 type Cut struct {
 	// Expr is the path to the object, as Go would reach it: the root, then each step (as in
 	// Path.Expr); Root and Hops are its parts. For a root, its name.

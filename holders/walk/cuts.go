@@ -7,9 +7,12 @@ import (
 	"github.com/memdoctor/memdoctor/holders"
 )
 
-// maxCutShare is the least share of a culprit's reachable sampled bytes a cut holds: a cut
+// minCutShare is the least share of a culprit's reachable sampled bytes a cut holds: a cut
 // that frees less is no fix.
 const minCutShare = 0.1
+
+// keepShare is how much of the heaviest holder's weight a deeper cut must keep.
+const keepShare = 0.9
 
 // subgraph is the part of the heap that leads to the culprits' sampled objects, as a flow graph
 // for dominators: vertex 0 stands for the GC itself and points at each root group (a package
@@ -232,14 +235,17 @@ func (a *aggregator) cuts(culprits []holders.Culprit) error {
 	w := make([]float64, nv)
 	count := make([]int32, nv)
 	frees := map[uint32][2]uint64{}
+	isSample := newBitset(len(s.objs))
 	for ci, cs := range a.groups {
 		clear(w)
 		clear(count)
+		clear(isSample)
 		for i, smp := range cs.samples {
 			if p := a.g.pos[smp.id]; p != 0 {
 				v := s.vertexOf(p - 1)
 				w[v] += cs.weights[i]
 				count[v]++
+				isSample.set(v - s.firstObj())
 			}
 		}
 		// Each vertex's share: its own and its dominator-tree children's (preorder puts a
@@ -250,7 +256,8 @@ func (a *aggregator) cuts(culprits []holders.Culprit) error {
 			count[d.idom[v]] += count[v]
 		}
 		internal := func(v uint32) bool { return a.internal(s, v) }
-		for _, v := range pickCuts(d, start, kids, w, count, a.opts.MaxCuts, internal) {
+		sampled := func(v uint32) bool { return v >= s.firstObj() && isSample.has(v-s.firstObj()) }
+		for _, v := range pickCuts(d, start, kids, w, count, a.opts.MaxCuts, sampled, internal) {
 			cut, ok := a.nameCut(s, v.v)
 			if !ok {
 				break
@@ -278,26 +285,32 @@ type picked struct {
 }
 
 // pickCuts chooses what to cut on the dominator tree, given each vertex's weight (the
-// culprit's sampled bytes it holds, its own and its children's) and count: from the entry, down
-// to the deepest vertex that holds more than half of what is left, out of internals (a map's,
-// a channel's) up to the object that owns them; then the same among what is left, while it is at
-// least a tenth of the whole. w and count are changed.
-func pickCuts(d *domTree, start, kids []uint32, w []float64, count []int32, maxCuts int, internal func(uint32) bool) []picked {
+// culprit's sampled bytes it holds alone, its own and its children's) and count. The first cut
+// is the deepest vertex that holds nearly all (keepShare) of what the heaviest holder holds:
+// from the entry into its heaviest child, then down while the heaviest child keeps that much
+// (a service object holds its account, which holds the map the leak grows in: the map); out of
+// a map's or a channel's internals up to the map or channel. A sampled object is never a cut
+// (a cut holds them), nor what one holds alone. Then the same among what is left, while a cut
+// holds at least a tenth of the whole. w and count are changed.
+func pickCuts(d *domTree, start, kids []uint32, w []float64, count []int32, maxCuts int, sampled, internal func(uint32) bool) []picked {
 	total := w[0]
 	left := total
 	taken := map[uint32]bool{}
 	var out []picked
 	for len(out) < maxCuts && total > 0 && left >= minCutShare*total {
-		v := uint32(0)
+		v, top := uint32(0), 0.0
 		for {
 			best, bw := none, 0.0
 			for _, k := range kids[start[v]:start[v+1]] {
-				if !taken[k] && w[k] > bw {
+				if !taken[k] && !sampled(k) && w[k] > bw {
 					best, bw = k, w[k]
 				}
 			}
-			if best == none || bw <= left/2 {
+			if best == none || (v != 0 && bw < keepShare*top) {
 				break
+			}
+			if v == 0 {
+				top = bw
 			}
 			v = best
 		}

@@ -2,13 +2,14 @@ package walk
 
 import (
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
-// TestPickCutsAgainstBruteForce: on random graphs with random sampled objects, the first cut
-// holds alone (its removal leaves unreached) the samples it says, more than half of the
-// reachable ones, and every object that holds more than half alone lies on the way to it: it
-// is the deepest. Each cut's samples are unreached once it is cut.
+// TestPickCutsAgainstBruteForce: on random graphs with random sampled objects, each cut holds
+// alone (its removal leaves unreached) the samples it says; the first lies under the heaviest
+// holder, holds at least keepShare of what it holds, and nothing it holds alone holds as much:
+// it is the deepest. A sampled object is never a cut, nor is what one holds.
 func TestPickCutsAgainstBruteForce(t *testing.T) {
 	rng := rand.New(rand.NewPCG(22, 4))
 	picks := 0
@@ -57,53 +58,97 @@ func TestPickCutsAgainstBruteForce(t *testing.T) {
 		if int(w[0]) != len(samples) {
 			t.Fatalf("trial %d: the entry holds %v of %d samples", trial, w[0], len(samples))
 		}
-		// held counts the samples that cutting an object (or dropping roots) leaves unreached.
-		held := func(cut uint32, drop map[int]bool) int {
-			r := reachable(out, roots, cut, drop)
+		// A holder is an object or a root group; removing it leaves some objects unreached.
+		type holder struct {
+			obj  uint32 // none for a group
+			drop map[int]bool
+		}
+		holderOf := func(v uint32) holder {
+			if v >= s.firstObj() {
+				return holder{obj: s.objs[v-s.firstObj()]}
+			}
+			drop := map[int]bool{}
+			for _, ri := range s.groups[v-1] {
+				drop[int(ri)] = true
+			}
+			return holder{obj: none, drop: drop}
+		}
+		unreached := func(h holder) []bool {
+			r := reachable(out, roots, h.obj, h.drop)
+			for p := range r {
+				r[p] = reach[p] && !r[p]
+			}
+			return r
+		}
+		// The holders that may be cut: not the sampled objects, nor what they hold alone.
+		var all []holder
+		for v := uint32(1); v < uint32(s.vertices()); v++ {
+			h := holderOf(v)
+			if h.obj != none && slices.Contains(samples, h.obj) {
+				continue
+			}
+			underSample := false
+			for _, p := range samples {
+				if h.obj != none && unreached(holder{obj: p})[h.obj] {
+					underSample = true
+				}
+			}
+			if !underSample {
+				all = append(all, h)
+			}
+		}
+		held := func(h holder) int {
+			u := unreached(h)
 			k := 0
 			for _, p := range samples {
-				if !r[p] {
+				if u[p] {
 					k++
 				}
 			}
 			return k
 		}
-		got := pickCuts(d, start, kids, w, count, 3, func(uint32) bool { return false })
+		isSample := map[uint32]bool{}
+		for _, p := range samples {
+			isSample[p] = true
+		}
+		sampled := func(v uint32) bool { return v >= s.firstObj() && isSample[s.objs[v-s.firstObj()]] }
+		got := pickCuts(d, start, kids, w, count, 3, sampled, func(uint32) bool { return false })
 		for i, c := range got {
-			var k int
-			if c.v < s.firstObj() {
-				drop := map[int]bool{}
-				for _, ri := range s.groups[c.v-1] {
-					drop[int(ri)] = true
-				}
-				k = held(none, drop)
-			} else {
-				k = held(s.objs[c.v-s.firstObj()], nil)
-			}
+			k := held(holderOf(c.v))
 			// A later cut counts what the earlier ones left; alone it may hold more.
 			if (i == 0 && k != c.samples) || k < c.samples {
 				t.Fatalf("trial %d: cut %d (vertex %d) says it holds %d samples; cutting it leaves %d unreached (edges %v, roots %v, samples %v)",
 					trial, i, c.v, c.samples, k, out, roots, samples)
 			}
 		}
-		if len(got) > 0 {
-			picks++
-			first := got[0]
-			if 2*first.samples <= len(samples) {
-				t.Fatalf("trial %d: the first cut holds %d of %d samples", trial, first.samples, len(samples))
+		if len(got) == 0 {
+			continue
+		}
+		picks++
+		cut := holderOf(got[0].v)
+		under := unreached(cut) // what the cut holds alone
+		isCut := func(h holder) bool { return h.obj == cut.obj && (h.obj != none || len(h.drop) == len(cut.drop) && held(h) == held(cut)) }
+		most, top := 0, 0
+		for _, h := range all {
+			k := held(h)
+			most = max(most, k)
+			// h is on the way to the cut when the cut is unreached without it.
+			if cut.obj != none && !isCut(h) && unreached(h)[cut.obj] {
+				top = max(top, k)
 			}
-			for u := range uint32(n) {
-				if !reach[u] || 2*held(u, nil) <= len(samples) {
-					continue
-				}
-				if first.v < s.firstObj() {
-					t.Fatalf("trial %d: object %d holds %d of %d samples alone, yet a root group is cut", trial, u, held(u, nil), len(samples))
-				}
-				fp := s.objs[first.v-s.firstObj()]
-				if u != fp && reachable(out, roots, u, nil)[fp] {
-					t.Fatalf("trial %d: object %d holds %d of %d samples alone but is not on the way to the cut %d (edges %v, roots %v)",
-						trial, u, held(u, nil), len(samples), fp, out, roots)
-				}
+		}
+		top = max(top, got[0].samples)
+		if top != most || float64(got[0].samples) < keepShare*float64(top) {
+			t.Fatalf("trial %d: the first cut holds %d samples, the heaviest holder above it %d, the heaviest of all %d (edges %v, roots %v, samples %v)",
+				trial, got[0].samples, top, most, out, roots, samples)
+		}
+		for _, h := range all {
+			if h.obj == none || isCut(h) || !under[h.obj] {
+				continue
+			}
+			if float64(held(h)) >= keepShare*float64(top) {
+				t.Fatalf("trial %d: object %d, held by the cut %d, holds %d of the %d its heaviest holder holds: the cut is not the deepest (edges %v, roots %v, samples %v)",
+					trial, h.obj, cut.obj, held(h), top, out, roots, samples)
 			}
 		}
 		d.free()
@@ -193,8 +238,13 @@ func pickOn(t *testing.T, g *graph, samples []uint32, internals map[uint32]bool)
 		count[d.idom[v]] += count[v]
 	}
 	internal := func(v uint32) bool { return v >= s.firstObj() && internals[s.objs[v-s.firstObj()]] }
+	isSample := map[uint32]bool{}
+	for _, p := range samples {
+		isSample[p] = true
+	}
+	sampled := func(v uint32) bool { return v >= s.firstObj() && isSample[s.objs[v-s.firstObj()]] }
 	var out []testCut
-	for _, c := range pickCuts(d, start, kids, w, count, 3, internal) {
+	for _, c := range pickCuts(d, start, kids, w, count, 3, sampled, internal) {
 		tc := testCut{pos: none, samples: c.samples}
 		if c.v >= s.firstObj() {
 			tc.pos = s.objs[c.v-s.firstObj()]
