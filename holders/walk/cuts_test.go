@@ -127,7 +127,9 @@ func TestPickCutsAgainstBruteForce(t *testing.T) {
 		picks++
 		cut := holderOf(got[0].v)
 		under := unreached(cut) // what the cut holds alone
-		isCut := func(h holder) bool { return h.obj == cut.obj && (h.obj != none || len(h.drop) == len(cut.drop) && held(h) == held(cut)) }
+		isCut := func(h holder) bool {
+			return h.obj == cut.obj && (h.obj != none || len(h.drop) == len(cut.drop) && held(h) == held(cut))
+		}
 		most, top := 0, 0
 		for _, h := range all {
 			k := held(h)
