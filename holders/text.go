@@ -11,7 +11,7 @@ import (
 )
 
 // WriteText writes the result for a terminal: what was read and for how long it was stopped,
-// then under each culprit its heaviest paths and what letting go of their roots would free.
+// then under each culprit its heaviest paths and what to cut to free them.
 // Names read from the target are shown with control characters escaped.
 func WriteText(w io.Writer, r *Result) error {
 	var b strings.Builder
