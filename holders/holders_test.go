@@ -34,6 +34,7 @@ func sample() *Result {
 			},
 			Covered: 0.995,
 			Cuts: []Cut{{Expr: "example.com/api.sessions", Root: Root{Kind: "global", Name: "example.com/api.sessions", Type: "map[string]*example.com/api.session"},
+				Hops:  []Hop{{Expr: "", Type: "map[string]*example.com/api.session"}},
 				Field: "example.com/api.sessions", Type: "map[string]*example.com/api.session", Samples: 700, Bytes: 350 << 20, Share: 0.875,
 				Frees: 351 << 20, FreesObjects: 23000}},
 		}},
@@ -95,9 +96,12 @@ func TestProfile(t *testing.T) {
 	if want := int64(350<<20 + 48<<20 + 2<<20); total != want {
 		t.Errorf("profile total %d, want %d", total, want)
 	}
-	want := "allocated by example.com/api.(*store).remember | .body ([]uint8) | [value] (example.com/api.session) |  (map[string]*example.com/api.session) | example.com/api.sessions"
+	want := "allocated by example.com/api.(*store).remember | .body ([]uint8) | [value] (example.com/api.session) |  (map[string]*example.com/api.session) [cut here: frees 368050176 bytes] | example.com/api.sessions"
 	if stacks[0] != want {
 		t.Errorf("first stack:\n%s\nwant\n%s", stacks[0], want)
+	}
+	if len(p.Comments) != 2 || p.Comments[1] != "example.com/api.(*store).remember: cut example.com/api.sessions: frees 368050176 bytes (88% of the culprit)" {
+		t.Errorf("comments %q: want the cut after the header", p.Comments)
 	}
 }
 

@@ -151,3 +151,11 @@ type Hop struct {
 	Expr string `json:"expr"`
 	Type string `json:"type,omitempty"`
 }
+
+// what names a cut as a renderer says it: by its field, else by its path.
+func (c Cut) what() string {
+	if c.Field != "" {
+		return c.Field
+	}
+	return c.Expr
+}

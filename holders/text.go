@@ -71,10 +71,7 @@ func writeCulprit(b *strings.Builder, c Culprit) {
 	if len(c.Cuts) > 0 {
 		b.WriteString("  to free it, cut:\n")
 		for _, cut := range c.Cuts {
-			what := cut.Expr
-			if cut.Field != "" {
-				what = cut.Field
-			}
+			what := cut.what()
 			if cut.Type != "" {
 				what += " (" + cut.Type + ")"
 			}
