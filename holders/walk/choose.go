@@ -3,6 +3,7 @@ package walk
 import (
 	pq "container/heap"
 	"fmt"
+	"slices"
 )
 
 // DefaultMaxNamed bounds the objects choosePaths names while it seeks the most readable paths.
@@ -24,6 +25,7 @@ const DefaultMaxNamed = 1 << 19
 func (n *namer) choosePaths(lead bitset, targets []uint32, maxNamed int) (note string) {
 	g := n.g
 	var words []ptrWord
+	var lc, sorted []uint32 // the children of the object being expanded that lead to a target
 	s := search{
 		objects: g.n,
 		lead:    lead,
@@ -36,12 +38,41 @@ func (n *namer) choosePaths(lead bitset, targets []uint32, maxNamed int) (note s
 			}
 		},
 		out: func(p uint32, fn func(child, off uint32)) {
+			// The children that lead to a target, from the graph's edges (one per pointer
+			// word). A child the walk reached first from p, through its only word pointing
+			// there, is at the offset the walk kept: p's memory need not be read again (a
+			// map's groups hold thousands of words, of which one leads to a sample).
+			lc = lc[:0]
+			g.children(p, func(c uint32) {
+				if lead.has(c) {
+					lc = append(lc, c)
+				}
+			})
+			sorted = append(sorted[:0], lc...)
+			slices.Sort(sorted)
+			once := func(c uint32) bool { // c is reached by one word of p
+				i, _ := slices.BinarySearch(sorted, c)
+				return i+1 >= len(sorted) || sorted[i+1] != c
+			}
+			scan := false
+			for _, c := range lc {
+				if g.parent[c] == p && once(c) {
+					fn(c, g.parentOff[c])
+				} else {
+					scan = true
+				}
+			}
+			if !scan {
+				return
+			}
 			base, sp := g.obj(p)
 			id := g.order[p]
 			words, _ = n.h.ptrWords(sp, base, words[:0])
 			for _, w := range words {
 				if _, cid, ok := n.h.find(w.val); ok && cid != id && g.pos[cid] != 0 {
-					fn(g.pos[cid]-1, w.off)
+					if c := g.pos[cid] - 1; lead.has(c) && !(g.parent[c] == p && once(c)) {
+						fn(c, w.off)
+					}
 				}
 			}
 		},

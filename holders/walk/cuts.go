@@ -289,9 +289,10 @@ type picked struct {
 // is the deepest vertex that holds nearly all (keepShare) of what the heaviest holder holds:
 // from the entry into its heaviest child, then down while the heaviest child keeps that much
 // (a service object holds its account, which holds the map the leak grows in: the map); out of
-// a map's or a channel's internals up to the map or channel. A sampled object is never a cut
-// (a cut holds them), nor what one holds alone. Then the same among what is left, while a cut
-// holds at least a tenth of the whole. w and count are changed.
+// a map's or a channel's internals up to the map or channel. A cut holds another sampled
+// object than itself (a sampled record that holds only itself is no cut; a map the culprit
+// grew is). Then the same among what is left, while a cut holds at least a tenth of the whole.
+// w and count are changed.
 func pickCuts(d *domTree, start, kids []uint32, w []float64, count []int32, maxCuts int, sampled, internal func(uint32) bool) []picked {
 	total := w[0]
 	left := total
@@ -302,7 +303,7 @@ func pickCuts(d *domTree, start, kids []uint32, w []float64, count []int32, maxC
 		for {
 			best, bw := none, 0.0
 			for _, k := range kids[start[v]:start[v+1]] {
-				if !taken[k] && !sampled(k) && w[k] > bw {
+				if !taken[k] && count[k] > btoi(sampled(k)) && w[k] > bw {
 					best, bw = k, w[k]
 				}
 			}
@@ -428,4 +429,11 @@ func (a *aggregator) freedByCut(s *subgraph, v uint32) (uint64, int) {
 		return a.g.freedWithout(drop, none)
 	}
 	return a.g.freedWithout(nil, s.objs[v-s.firstObj()])
+}
+
+func btoi(b bool) int32 {
+	if b {
+		return 1
+	}
+	return 0
 }
