@@ -89,7 +89,7 @@ func TestPickCutsAgainstBruteForce(t *testing.T) {
 				}
 			}
 			return k
-		}		// The holders that may be cut: those that hold a sampled object besides themselves.
+		} // The holders that may be cut: those that hold a sampled object besides themselves.
 		var all []holder
 		for v := uint32(1); v < uint32(s.vertices()); v++ {
 			h := holderOf(v)
