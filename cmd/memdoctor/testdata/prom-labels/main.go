@@ -1,6 +1,6 @@
 // Command prom-labels is a web server instrumented with the Prometheus client library
-// (github.com/prometheus/client_golang, through the module proxy) as many services are: a
-// counter and a histogram vector, made with promauto and so registered in the default
+// (github.com/prometheus/client_golang, through the module proxy) as many services are: an HTTP
+// middleware makes a counter and a histogram vector with promauto, so registered in the default
 // registry, labelled by the request's path. Every path ever requested keeps its series in each
 // vector for ever (client_golang deletes a series only when asked to): a service whose paths
 // carry ids grows without bound.
@@ -25,24 +25,31 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
 
-var (
-	requests = promauto.NewCounterVec(prometheus.CounterOpts{
+// instrument counts each request under its path, and times it, the way HTTP middlewares on
+// client_golang do: its vectors are made with promauto (registered in the default registry)
+// and kept only by the handler it returns (and by the registry).
+func instrument(next http.HandlerFunc) http.HandlerFunc {
+	requests := promauto.NewCounterVec(prometheus.CounterOpts{
 		Name: "http_requests_total",
 		Help: "Requests served, by path and method.",
 	}, []string{"path", "method"})
-	latency = promauto.NewHistogramVec(prometheus.HistogramOpts{
+	latency := promauto.NewHistogramVec(prometheus.HistogramOpts{
 		Name:    "http_request_duration_seconds",
 		Help:    "Time to serve a request, by path.",
 		Buckets: prometheus.DefBuckets,
 	}, []string{"path"})
-)
+	return func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		next(w, r)
+		// The leak: a series per path ever requested.
+		requests.WithLabelValues(r.URL.Path, r.Method).Inc()
+		latency.WithLabelValues(r.URL.Path).Observe(time.Since(start).Seconds())
+	}
+}
 
-// serve answers every path, and counts it under its own path: the leak.
+// serve answers every path.
 func serve(w http.ResponseWriter, r *http.Request) {
-	start := time.Now()
 	fmt.Fprintf(w, "ok %s\n", r.URL.Path)
-	requests.WithLabelValues(r.URL.Path, r.Method).Inc()
-	latency.WithLabelValues(r.URL.Path).Observe(time.Since(start).Seconds())
 }
 
 func main() {
@@ -59,7 +66,7 @@ func main() {
 	fmt.Println(l.Addr())
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", promhttp.Handler())
-	mux.HandleFunc("/", serve)
+	mux.HandleFunc("/", instrument(serve))
 	if err := http.Serve(l, mux); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
