@@ -1,9 +1,11 @@
 package walk
 
 import (
-	"github.com/memdoctor/memdoctor/holders"
+	"slices"
 	"sort"
 	"strings"
+
+	"github.com/memdoctor/memdoctor/holders"
 )
 
 // aggregator turns sampled objects into culprits and their aggregated paths, and works out
@@ -145,16 +147,14 @@ func (a *aggregator) culprit(cs culpritSamples) holders.Culprit {
 		reachable += w
 		m := a.n.path(p - 1)
 		root, hops := m.r.root, m.hops()
-		expr := exprOf(hops)
-		// Paths that differ only in how many times a step repeats are one path.
-		key := root.Kind + "\x00" + root.Label() + "\x00" + strings.ReplaceAll(expr, "…", "")
+		key := root.Kind + "\x00" + root.Label() + "\x00" + m.aggregateKey()
 		pa := paths[key]
 		if pa == nil {
-			pa = &pathAgg{Path: holders.Path{Root: root, Hops: hops, Expr: root.Label() + expr}, gs: map[int64]bool{}}
+			pa = &pathAgg{Path: holders.Path{Root: root, Hops: hops, Expr: root.Label() + exprOf(hops)}, gs: map[int64]bool{}}
 			pa.Root.Goroutine = 0
 			paths[key] = pa
-		} else if strings.Contains(expr, "…") && !strings.Contains(pa.Expr, "…") {
-			pa.Hops, pa.Expr = hops, root.Label()+expr
+		} else if merged, ok := mergeHops(pa.Hops, hops); ok {
+			pa.Hops, pa.Expr = merged, root.Label()+exprOf(merged)
 		}
 		pa.Samples++
 		pa.Bytes += w
@@ -203,4 +203,29 @@ func exprOf(hops []holders.Hop) string {
 		b.WriteString(h.Expr)
 	}
 	return b.String()
+}
+
+// mergeHops shows two paths of one key as one: a repeated step with the fields of both, and
+// the ellipsis where either repeats; ok is false when nothing changes.
+func mergeHops(a, b []holders.Hop) ([]holders.Hop, bool) {
+	if len(a) != len(b) {
+		return a, false
+	}
+	var out []holders.Hop
+	for i := range a {
+		if a[i].Expr == b[i].Expr {
+			continue
+		}
+		if out == nil {
+			out = slices.Clone(a)
+		}
+		fa, fb := fieldsOf(a[i].Expr), fieldsOf(b[i].Expr)
+		switch {
+		case fa != nil && fb != nil:
+			out[i].Expr = recursiveStep(append(fa, fb...))
+		case strings.HasSuffix(b[i].Expr, "…"):
+			out[i].Expr = b[i].Expr
+		}
+	}
+	return out, out != nil
 }

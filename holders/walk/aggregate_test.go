@@ -1,6 +1,7 @@
 package walk
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/memdoctor/memdoctor/holders"
@@ -65,6 +66,43 @@ func TestNamesOfCuts(t *testing.T) {
 	for expr, want := range map[string]bool{"+16": true, ".a+8": true, ".a": false, "[i]": false} {
 		if hasOffset(expr) != want {
 			t.Errorf("hasOffset(%q) = %v", expr, !want)
+		}
+	}
+}
+
+// TestAggregateRecursiveSteps: paths through a tree that differ only in which child links
+// they take are one path, shown with every link taken.
+func TestAggregateRecursiveSteps(t *testing.T) {
+	g := testGraph(make([][]uint32, 3), nil)
+	n := &namer{g: g, memo: map[uint32]*named{}}
+	root := &rootNamed{root: holders.Root{Kind: "global", Name: "main.zone"}}
+	tree := func(links ...string) *named {
+		m := chainNamed(root, ".Root")
+		for _, l := range links {
+			m = &named{r: root, prev: m, hop: &holders.Hop{Expr: l, Type: "tree.Node"}, rec: true}
+		}
+		return &named{r: root, prev: m, hop: &holders.Hop{Expr: ".Elem", Type: "tree.Elem"}}
+	}
+	n.memo[0] = tree(".Left")
+	n.memo[1] = tree(".(Left|Right)…")
+	n.memo[2] = tree(".Right…")
+	a := &aggregator{g: g, n: n, opts: Options{MaxPaths: 10, Coverage: 1}}
+	cs := culpritSamples{site: "main.parse"}
+	for id := range uint32(3) {
+		cs.samples = append(cs.samples, sample{id: id, size: 16})
+		cs.sizes = append(cs.sizes, 16)
+		cs.weights = append(cs.weights, 100)
+	}
+	c := a.culprit(cs)
+	if len(c.Paths) != 1 || c.Paths[0].Expr != "main.zone.Root.(Left|Right)….Elem" || c.Paths[0].Samples != 3 {
+		t.Errorf("want one path main.zone.Root.(Left|Right)….Elem; got %+v", c.Paths)
+	}
+	for _, c := range []struct {
+		expr string
+		want []string
+	}{{".next", []string{"next"}}, {".next…", []string{"next"}}, {".(Left|Right)…", []string{"Left", "Right"}}, {".a.b", nil}, {"[i]", nil}, {".(*T)", nil}} {
+		if got := fieldsOf(c.expr); !slices.Equal(got, c.want) {
+			t.Errorf("fieldsOf(%q) = %q, want %q", c.expr, got, c.want)
 		}
 	}
 }

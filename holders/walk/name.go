@@ -2,6 +2,7 @@ package walk
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/memdoctor/memdoctor/holders"
@@ -66,6 +67,7 @@ type named struct {
 	hop  *holders.Hop // this object's own step; nil when it adds none (a map's internals)
 	v    view
 	cost cost
+	rec  bool // its step goes through a recursive structure (see step)
 }
 
 // rootNamed is a root as a path shows it.
@@ -204,13 +206,71 @@ func (n *namer) step(p, par, off uint32) *named {
 		m.cost.untyped++
 	}
 	h := holders.Hop{Expr: expr, Type: viewName(next, sp)}
-	if q := m.lastStep(); q != nil && (*q.hop == h || *q.hop == holders.Hop{Expr: h.Expr + "…", Type: h.Type}) {
+	q := m.lastStep()
+	// A step from an object to another of its type through one of its fields (a list's next,
+	// a tree's Left and Right) is a step through a recursive structure.
+	m.rec = q != nil && q == pm && q.hop.Type == h.Type && h.Type != "" && fieldsOf(h.Expr) != nil
+	switch {
+	case q == nil:
+	case *q.hop == h || *q.hop == holders.Hop{Expr: h.Expr + "…", Type: h.Type}:
 		// The same step again (a linked list's next): one step, marked with an ellipsis.
 		h.Expr += "…"
+		m.prev = q.prev
+	case m.rec && q.rec:
+		// On through the recursive structure: one step, with the fields it takes.
+		h.Expr = recursiveStep(append(fieldsOf(q.hop.Expr), fieldsOf(h.Expr)...))
 		m.prev = q.prev
 	}
 	m.hop = &h
 	return &m
+}
+
+// aggregateKey is what paths that are one path share: their steps, where a step through a
+// recursive structure (a list's .next…, a tree's .(Left|Right)…) counts once whatever its
+// fields and however often it repeats, and a repeated step once (.x[i] and .x[i]… are one).
+func (m *named) aggregateKey() string {
+	var parts []string
+	for q := m; q != nil; q = q.prev {
+		switch {
+		case q.hop == nil:
+		case q.rec:
+			parts = append(parts, ".…{"+q.hop.Type+"}")
+		default:
+			parts = append(parts, strings.TrimSuffix(q.hop.Expr, "…"))
+		}
+	}
+	slices.Reverse(parts)
+	return strings.Join(parts, "")
+}
+
+// fieldsOf is the fields of a step that selects one field (".next"), or of a step through a
+// recursive structure (".next…", ".(Left|Right)…"); nil for any other step.
+func fieldsOf(expr string) []string {
+	e := strings.TrimSuffix(expr, "…")
+	if strings.HasPrefix(e, ".(") && strings.HasSuffix(e, ")") && e != expr {
+		fs := strings.Split(e[2:len(e)-1], "|")
+		for _, f := range fs {
+			if !isFieldChain("." + f) {
+				return nil
+			}
+		}
+		return fs
+	}
+	if isFieldChain(e) && strings.Count(e, ".") == 1 {
+		return []string{e[1:]}
+	}
+	return nil
+}
+
+// recursiveStep is a step through a recursive structure by the given fields: ".next…",
+// ".(Left|Right)…".
+func recursiveStep(fields []string) string {
+	slices.Sort(fields)
+	fields = slices.Compact(fields)
+	if len(fields) == 1 {
+		return "." + fields[0] + "…"
+	}
+	return ".(" + strings.Join(fields, "|") + ")…"
 }
 
 // untypedView says whether nothing is known of an object's type.
