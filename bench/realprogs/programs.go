@@ -159,6 +159,7 @@ func catalogue() []*program {
 					site:  "github.com/nats-io/nats-server/v2/server.keyFromSub",
 					path:  []string{".lqws[key]"},
 					share: 0.8,
+					cut:   "server.Account.lqws",
 					truth: "each leaked key is a keyFromSub string kept only as a key of the account's lqws map " +
 						"(last queue weight sent, server/route.go:1612 writes lqws[key] = 0 after the last unsubscribe deleted it from rm and lqws); " +
 						"the account is the server's gacc, also in its accounts sync.Map and every client's acc",
@@ -225,6 +226,9 @@ func catalogue() []*program {
 					site:  "github.com/caddyserver/caddy/v2/modules/caddyhttp.(*metricsInstrumentedHandler).ServeHTTP",
 					path:  []string{".metricMap.metrics[value]"},
 					share: 0.8,
+					// One series map per vector (seven): the cuts name the heaviest three.
+					cut:      "prometheus.metricMap.metrics",
+					cutShare: 0.5,
 					truth: "each request's labels (server, handler, host; code and method for the histograms) get a series in each vector's metricMap.metrics " +
 						"(map[uint64][]metricWithLabelValues, client_golang's prometheus/vec.go), never deleted; the vectors are the http app's Metrics.httpMetrics " +
 						"(modules/caddyhttp/metrics.go initHTTPMetrics) and are registered in the caddy.Context's metrics registry",
