@@ -73,6 +73,18 @@ func TestWriteText(t *testing.T) {
 
 // TestProfile: the profile's stacks are the paths, root at the bottom, site on top, and its
 // totals are the paths' (with the unreachable samples).
+func TestCutSaid(t *testing.T) {
+	c := sample().Culprits[0].Cuts[0]
+	if got, want := c.Said(), "cut example.com/api.sessions: frees 351.0 MiB (87.5% of the culprit)"; got != want {
+		t.Errorf("Said() = %q, want %q", got, want)
+	}
+	c.Field = ""
+	c.Expr = "main.m[value].\x1b[31mx"
+	if got := c.Said(); !strings.HasPrefix(got, `cut main.m[value].\x1b[31mx: frees`) {
+		t.Errorf("Said() = %q: want the path, escaped, when the cut has no field", got)
+	}
+}
+
 func TestProfile(t *testing.T) {
 	r := sample()
 	var b bytes.Buffer

@@ -1,5 +1,11 @@
 package holders
 
+import (
+	"fmt"
+
+	"github.com/memdoctor/memdoctor/internal/units"
+)
+
 // Schema names the JSON form of a Result.
 const Schema = "memdoctor/holders/v1"
 
@@ -150,6 +156,12 @@ func (r Root) Label() string {
 type Hop struct {
 	Expr string `json:"expr"`
 	Type string `json:"type,omitempty"`
+}
+
+// Said is the cut in one line, as the finding and the report say it: "cut server.Account.lqws:
+// frees 69.0 MiB (100% of the culprit)". Names read from the target are escaped.
+func (c Cut) Said() string {
+	return fmt.Sprintf("cut %s: frees %s (%s of the culprit)", clean(c.what()), units.Bytes(float64(c.Frees)), units.Percent(c.Share))
 }
 
 // what names a cut as a renderer says it: by its field, else by its path.

@@ -53,11 +53,7 @@ func (b *builder) holdersSection() (*holdersView, error) {
 			hc.Paths = append(hc.Paths, holderPath{Share: Percent(p.Share), Amount: Bytes(uint64(p.Bytes)), Expr: p.Expr, Describe: describeHops(p)})
 		}
 		for _, cut := range c.Cuts {
-			what := cut.Expr
-			if cut.Field != "" {
-				what = cut.Field
-			}
-			hc.Cuts = append(hc.Cuts, fmt.Sprintf("cut %s: frees %s (%s of the culprit)", what, Bytes(cut.Frees), Percent(cut.Share)))
+			hc.Cuts = append(hc.Cuts, cut.Said())
 		}
 		if len(c.Paths) > 0 && c.Covered < 0.999 {
 			hc.Covered = "these paths hold " + Percent(c.Covered) + " of the reachable sampled bytes"
