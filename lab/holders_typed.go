@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // Holder scenarios whose leak is held where types hide: behind an interface-typed package
@@ -144,14 +145,14 @@ type holderCache[K comparable, V any] struct {
 }
 
 type holderCacheEntry[V any] struct {
-	value V
-	hits  int
+	value  V
+	stored time.Time
 }
 
 func (c *holderCache[K, V]) put(k K, v V) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.items[k] = &holderCacheEntry[V]{value: v}
+	c.items[k] = &holderCacheEntry[V]{value: v, stored: time.Now()}
 }
 
 // holderTenant swaps its cache atomically (a reload would); the cache is never swapped.

@@ -223,7 +223,7 @@ func catalogue() []*program {
 			},
 			holders: map[string]holdersWant{
 				"v2.10.2": {
-					site:  "github.com/caddyserver/caddy/v2/modules/caddyhttp.(*metricsInstrumentedHandler).ServeHTTP",
+					site: "github.com/caddyserver/caddy/v2/modules/caddyhttp.(*metricsInstrumentedHandler).ServeHTTP",
 					// The series map and its series; a series is many objects (the metric, its
 					// buckets, labels, exemplars), so its paths are many: 30 hold about 80%.
 					path:  []string{".metricMap.metrics"},
