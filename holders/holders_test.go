@@ -32,11 +32,14 @@ func sample() *Result {
 					Hops: []Hop{{Expr: "[i]", Type: "example.com/api.job"}, {Expr: ".buf", Type: "[]uint8"}},
 					Expr: "example.com/api.(*worker).run.pending[i].buf", Goroutines: []int64{17, 18, 19}, Samples: 96, Bytes: 48 << 20, Objects: 3072, Share: 0.12},
 			},
-			Covered:  0.995,
-			Releases: []Release{{Root: "example.com/api.sessions", Bytes: 351 << 20, Objects: 23000}},
+			Covered: 0.995,
+			Cuts: []Cut{{Expr: "example.com/api.sessions", Root: Root{Kind: "global", Name: "example.com/api.sessions", Type: "map[string]*example.com/api.session"},
+				Hops:  []Hop{{Expr: "", Type: "map[string]*example.com/api.session"}},
+				Field: "example.com/api.sessions", Type: "map[string]*example.com/api.session", Samples: 700, Bytes: 350 << 20, Share: 0.875,
+				Frees: 351 << 20, FreesObjects: 23000}},
 		}},
 		Notes:  []string{"the \x1b[31mnote\x1b[0m a target sent"},
-		Timing: Timing{Prepare: 120, Stop: 1, Roots: 40, Walk: 1100, Name: 60, Releases: 200},
+		Timing: Timing{Prepare: 120, Stop: 1, Roots: 40, Walk: 1100, Name: 60, Cuts: 200},
 	}
 }
 
@@ -70,6 +73,18 @@ func TestWriteText(t *testing.T) {
 
 // TestProfile: the profile's stacks are the paths, root at the bottom, site on top, and its
 // totals are the paths' (with the unreachable samples).
+func TestCutSaid(t *testing.T) {
+	c := sample().Culprits[0].Cuts[0]
+	if got, want := c.Said(), "cut example.com/api.sessions: frees 351.0 MiB (87.5% of the culprit)"; got != want {
+		t.Errorf("Said() = %q, want %q", got, want)
+	}
+	c.Field = ""
+	c.Expr = "main.m[value].\x1b[31mx"
+	if got := c.Said(); !strings.HasPrefix(got, `cut main.m[value].\x1b[31mx: frees`) {
+		t.Errorf("Said() = %q: want the path, escaped, when the cut has no field", got)
+	}
+}
+
 func TestProfile(t *testing.T) {
 	r := sample()
 	var b bytes.Buffer
@@ -93,9 +108,12 @@ func TestProfile(t *testing.T) {
 	if want := int64(350<<20 + 48<<20 + 2<<20); total != want {
 		t.Errorf("profile total %d, want %d", total, want)
 	}
-	want := "allocated by example.com/api.(*store).remember | .body ([]uint8) | [value] (example.com/api.session) |  (map[string]*example.com/api.session) | example.com/api.sessions"
+	want := "allocated by example.com/api.(*store).remember | .body ([]uint8) | [value] (example.com/api.session) |  (map[string]*example.com/api.session) [cut here: frees 368050176 bytes] | example.com/api.sessions"
 	if stacks[0] != want {
 		t.Errorf("first stack:\n%s\nwant\n%s", stacks[0], want)
+	}
+	if len(p.Comments) != 2 || p.Comments[1] != "example.com/api.(*store).remember: cut example.com/api.sessions: frees 368050176 bytes (88% of the culprit)" {
+		t.Errorf("comments %q: want the cut after the header", p.Comments)
 	}
 }
 

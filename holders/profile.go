@@ -1,6 +1,8 @@
 package holders
 
 import (
+	"fmt"
+
 	"github.com/google/pprof/profile"
 )
 
@@ -29,6 +31,9 @@ func (r *Result) Profile() *profile.Profile {
 		return l
 	}
 	for _, c := range r.Culprits {
+		for _, cut := range c.Cuts {
+			p.Comments = append(p.Comments, fmt.Sprintf("%s: cut %s: frees %d bytes (%.0f%% of the culprit)", c.Site, cut.what(), cut.Frees, 100*cut.Share))
+		}
 		for _, path := range c.Paths {
 			// pprof lists a stack leaf first.
 			stack := []*profile.Location{loc("allocated by " + c.Site)}
@@ -37,6 +42,10 @@ func (r *Result) Profile() *profile.Profile {
 				name := h.Expr
 				if h.Type != "" {
 					name += " (" + h.Type + ")"
+				}
+				if cut, ok := cutAt(c.Cuts, path, i); ok {
+					// The frame where the culprit's paths can be cut says so in the flame graph.
+					name += fmt.Sprintf(" [cut here: frees %d bytes]", cut.Frees)
 				}
 				stack = append(stack, loc(name))
 			}
@@ -73,4 +82,24 @@ func rootFrame(r Root) string {
 		return s
 	}
 	return r.Name
+}
+
+// cutAt finds the cut made at a path's step i: the path reaches the cut's object there.
+func cutAt(cuts []Cut, path Path, i int) (Cut, bool) {
+	for _, cut := range cuts {
+		if len(cut.Hops) != i+1 || cut.Root.Kind != path.Root.Kind || cut.Root.Label() != path.Root.Label() {
+			continue
+		}
+		same := true
+		for k, h := range cut.Hops {
+			if path.Hops[k] != h {
+				same = false
+				break
+			}
+		}
+		if same {
+			return cut, true
+		}
+	}
+	return Cut{}, false
 }

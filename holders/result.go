@@ -1,6 +1,11 @@
 package holders
 
-import "time"
+import (
+	"fmt"
+	"time"
+
+	"github.com/memdoctor/memdoctor/internal/units"
+)
 
 // Schema names the JSON form of a Result.
 const Schema = "memdoctor/holders/v1"
@@ -48,12 +53,12 @@ type HeapSummary struct {
 
 // Timing splits the reading's time, in milliseconds.
 type Timing struct {
-	Prepare  float64 `json:"prepare"`  // symbols and types, while the process runs
-	Stop     float64 `json:"stop"`     // stopping every thread
-	Roots    float64 `json:"roots"`    // spans, globals, specials, goroutines' stacks
-	Walk     float64 `json:"walk"`     // the heap, from the roots
-	Name     float64 `json:"name"`     // sampled objects, their stacks, their paths named
-	Releases float64 `json:"releases"` // what letting go of each top root frees (after the process resumed)
+	Prepare float64 `json:"prepare"` // symbols and types, while the process runs
+	Stop    float64 `json:"stop"`    // stopping every thread
+	Roots   float64 `json:"roots"`   // spans, globals, specials, goroutines' stacks
+	Walk    float64 `json:"walk"`    // the heap, from the roots
+	Name    float64 `json:"name"`    // sampled objects, their stacks, their paths named
+	Cuts    float64 `json:"cuts"`    // what to cut: the dominators and what each cut frees (after the process resumed)
 }
 
 // Culprit is one allocation site and what holds its sampled objects.
@@ -63,11 +68,14 @@ type Culprit struct {
 	Bytes   float64 `json:"bytes"`   // estimated in-use bytes the samples stand for
 	Objects float64 `json:"objects"` // estimated objects
 	// Garbage counts sampled objects no root reaches: freed at the next GC.
-	GarbageSamples int       `json:"garbage_samples,omitempty"`
-	GarbageBytes   float64   `json:"garbage_bytes,omitempty"`
-	Paths          []Path    `json:"paths"`
-	Covered        float64   `json:"covered"` // share of the reachable sampled bytes the paths cover
-	Releases       []Release `json:"releases,omitempty"`
+	GarbageSamples int     `json:"garbage_samples,omitempty"`
+	GarbageBytes   float64 `json:"garbage_bytes,omitempty"`
+	Paths          []Path  `json:"paths"`
+	Covered        float64 `json:"covered"` // share of the reachable sampled bytes the paths cover
+	// Cuts say what to cut to free the culprit's objects, best first: the objects on their
+	// paths that hold most of them alone (at most three; none when no object or root holds a
+	// tenth of them alone).
+	Cuts []Cut `json:"cuts,omitempty"`
 }
 
 // Path is one reference path, aggregated over the sampled objects it holds.
@@ -82,11 +90,36 @@ type Path struct {
 	Share      float64 `json:"share"`
 }
 
-// Release is what letting go of one root would free: everything only it keeps reachable.
-type Release struct {
-	Root    string `json:"root"`
-	Bytes   uint64 `json:"bytes"`
-	Objects int    `json:"objects"`
+// Cut is an object (or a root) that every path to some of the culprit's objects runs through,
+// in the dominator tree of the reachable heap: with every reference to it cut, they become
+// unreachable, and with them everything else only it keeps. The first cut of a culprit is the
+// deepest object that holds alone nearly all (90%) of what its heaviest holder holds: the map,
+// slice or struct the leak grows in, not the service object above it. Each next one is the same
+// among the bytes left, while they are at least a tenth of the culprit's. A map's internals are
+// cut as the map, a channel's buffer as the channel. A renderer says "cut Field (or Expr):
+// frees Frees (Share of the culprit)".
+type Cut struct {
+	// Expr is the path to the object, as Go would reach it: the root, then each step (as in
+	// Path.Expr); Root and Hops are its parts. For a root, its name.
+	Expr string `json:"expr"`
+	Root Root   `json:"root"`
+	Hops []Hop  `json:"hops,omitempty"`
+	// Field names the reference to cut by where it is declared, when it is a struct field
+	// ("server.Account.lqws": the package's name, the type, the field) or a package variable;
+	// empty otherwise (a map's value, a slice's element): then Expr says it.
+	Field string `json:"field,omitempty"`
+	// Type is the object's type.
+	Type string `json:"type,omitempty"`
+	// Samples, Bytes and Share are the culprit's sampled objects the object holds alone: how
+	// many, the in-use bytes they stand for (the heap profile's estimate), and their share of
+	// the culprit's reachable sampled bytes.
+	Samples int     `json:"samples"`
+	Bytes   float64 `json:"bytes"`
+	Share   float64 `json:"share"`
+	// Frees and FreesObjects are what cutting it would free, counted exactly on the heap: every
+	// object that would become unreachable, the culprit's and the others it alone keeps.
+	Frees        uint64 `json:"frees"`
+	FreesObjects int    `json:"frees_objects"`
 }
 
 // Root is the GC root a path starts from, named as in the source.
@@ -97,6 +130,14 @@ type Root struct {
 	Goroutine int64  `json:"goroutine,omitempty"` // the goroutine (frames only)
 	Wait      string `json:"wait,omitempty"`      // what the goroutine waits for
 	Type      string `json:"type,omitempty"`      // the variable's type
+	// Static: the root word is in a static the compiler laid out in the data segment for a
+	// package-level composite literal (`var reg = &Registry{...}`), which has no name of its
+	// own: Name is the variable that points at it (Type that variable's type), and the path
+	// reads as Go would write it, the pointer implicitly dereferenced.
+	Static bool `json:"static,omitempty"`
+	// Guess, when the name is not certain, says what it stands on (a frame's temporary named
+	// by the one captured variable of its type).
+	Guess string `json:"guess,omitempty"`
 }
 
 // Label is how the root reads in a path.
@@ -119,4 +160,18 @@ func (r Root) Label() string {
 type Hop struct {
 	Expr string `json:"expr"`
 	Type string `json:"type,omitempty"`
+}
+
+// Said is the cut in one line, as the finding and the report say it: "cut server.Account.lqws:
+// frees 69.0 MiB (100% of the culprit)". Names read from the target are escaped.
+func (c Cut) Said() string {
+	return fmt.Sprintf("cut %s: frees %s (%s of the culprit)", clean(c.what()), units.Bytes(float64(c.Frees)), units.Percent(c.Share))
+}
+
+// what names a cut as a renderer says it: by its field, else by its path.
+func (c Cut) what() string {
+	if c.Field != "" {
+		return c.Field
+	}
+	return c.Expr
 }

@@ -18,8 +18,9 @@ func (p Path) Said() string {
 }
 
 // Lines are what a finding shows under a culprit: its heaviest paths (at most n; n <= 0:
-// all), one line each, then how much of its memory they cover when not all of it, or why
-// nothing holds it. (One path says its own share.)
+// all), one line each, then how much of its memory they cover when not all of it, then what
+// to cut ("cut X: frees N (P of the culprit)"), or why nothing holds it. (One path says its
+// own share.)
 func (c *Culprit) Lines(n int) []string {
 	switch {
 	case c.Samples == 0:
@@ -37,6 +38,9 @@ func (c *Culprit) Lines(n int) []string {
 	}
 	if len(c.Paths) > 1 && c.Covered < 0.999 {
 		out = append(out, fmt.Sprintf("(these paths hold %s of its reachable sampled bytes)", units.Percent(c.Covered)))
+	}
+	for _, cut := range c.Cuts {
+		out = append(out, cut.Said())
 	}
 	return out
 }

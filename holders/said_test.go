@@ -7,7 +7,7 @@ import (
 )
 
 // TestLines: what a finding shows under a culprit is one line per path, "held by EXPR,
-// SHARE, BYTES", bounded, with the coverage of several paths; a culprit nothing reaches, or
+// SHARE, BYTES", bounded, with the coverage of several paths, then what to cut; a culprit nothing reaches, or
 // none of whose objects was sampled, says so; escapes a target sent never reach a terminal.
 func TestLines(t *testing.T) {
 	c := sample().Culprits[0]
@@ -15,17 +15,18 @@ func TestLines(t *testing.T) {
 		"held by example.com/api.sessions[value].body, 87.5%, 350.0 MiB",
 		"held by example.com/api.(*worker).run.pending[i].buf, 12.0%, 48.0 MiB",
 		"(these paths hold 99.5% of its reachable sampled bytes)",
+		"cut example.com/api.sessions: frees 351.0 MiB (87.5% of the culprit)",
 	}
 	if got := c.Lines(0); !slices.Equal(got, want) {
 		t.Errorf("got  %q\nwant %q", got, want)
 	}
-	if got := c.Lines(1); len(got) != 3 || got[1] != "… 1 more path(s)" {
+	if got := c.Lines(1); len(got) != 4 || got[1] != "… 1 more path(s)" {
 		t.Errorf("bounded to one path: %q", got)
 	}
 	one := c
 	one.Paths, one.Covered = one.Paths[:1], 0.875
-	if got := one.Lines(0); len(got) != 1 {
-		t.Errorf("one path says its own share: %q", got)
+	if got := one.Lines(0); len(got) != 2 || !strings.HasPrefix(got[1], "cut ") {
+		t.Errorf("one path says its own share, then the cut: %q", got)
 	}
 	none := Culprit{Site: c.Site, Samples: 3, GarbageSamples: 3}
 	if got := none.Lines(3); len(got) != 1 || !strings.Contains(got[0], "unreachable") {

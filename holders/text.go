@@ -11,7 +11,7 @@ import (
 )
 
 // WriteText writes the result for a terminal: what was read and for how long it was stopped,
-// then under each culprit its heaviest paths and what letting go of their roots would free.
+// then under each culprit its heaviest paths and what to cut to free them.
 // Names read from the target are shown with control characters escaped.
 func WriteText(w io.Writer, r *Result) error {
 	var b strings.Builder
@@ -68,10 +68,18 @@ func writeCulprit(b *strings.Builder, c Culprit) {
 	if c.Covered < 0.999 {
 		fmt.Fprintf(b, "  (these paths hold %s of the reachable sampled bytes)\n", units.Percent(c.Covered))
 	}
-	if len(c.Releases) > 0 {
-		b.WriteString("  letting go of the root would free:\n")
-		for _, rel := range c.Releases {
-			fmt.Fprintf(b, "  %17s  %s (%s objects)\n", units.Bytes(float64(rel.Bytes)), clean(rel.Root), count(rel.Objects))
+	if len(c.Cuts) > 0 {
+		b.WriteString("  to free it, cut:\n")
+		for _, cut := range c.Cuts {
+			what := cut.what()
+			if cut.Type != "" {
+				what += " (" + cut.Type + ")"
+			}
+			fmt.Fprintf(b, "  %6s %10s  %s: frees %s in %s objects\n", units.Percent(cut.Share), units.Bytes(cut.Bytes), clean(what),
+				units.Bytes(float64(cut.Frees)), count(cut.FreesObjects))
+			if cut.Field != "" && cut.Field != cut.Expr {
+				fmt.Fprintf(b, "  %6s %10s  reached as %s\n", "", "", clean(cut.Expr))
+			}
 		}
 	}
 }
@@ -82,7 +90,11 @@ func describe(p Path) string {
 	r := p.Root
 	switch r.Kind {
 	case "global":
-		s.WriteString("package variable")
+		if r.Static {
+			s.WriteString("the static package variable " + r.Name + " points at")
+		} else {
+			s.WriteString("package variable")
+		}
 	case "goroutine":
 		switch n := len(p.Goroutines); {
 		case n == 1:
@@ -99,8 +111,11 @@ func describe(p Path) string {
 	default:
 		s.WriteString(r.Kind)
 	}
+	if r.Guess != "" {
+		s.WriteString(" (a guess: " + r.Guess + ")")
+	}
 	last := r.Type
-	if r.Type != "" {
+	if r.Type != "" && !r.Static {
 		s.WriteString(" " + r.Type)
 	}
 	for _, h := range p.Hops {

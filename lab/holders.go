@@ -20,6 +20,9 @@ type HolderExpect struct {
 	Site string // the culprit function that allocates the leaked records
 	Root string // the root's kind: global, goroutine, finalizer
 	Path string // what the heaviest path's expression must contain
+	// Cut is what the first cut's expression must contain: the object whose references, cut,
+	// free the leak; "" when no one object holds the records (a finalizer keeps each alone).
+	Cut string
 }
 
 // holderRecord is the size of each leaked record: large enough that the heap profile samples
@@ -36,6 +39,7 @@ const holderCap = 4000
 var holderScenarios = []func() Scenario{
 	holderGlobalMap, holderServerField, holderStackSlice, holderClosure, holderChanBuffer,
 	holderSyncMapKind, holderSubslice, holderTimer, holderFinalizer,
+	holderInterfaceRegistry, holderStaticStruct, holderGenericCache,
 }
 
 // HolderScenarios returns the holder scenarios, sorted by name.
@@ -86,7 +90,7 @@ var (
 func holderGlobalMap() Scenario {
 	return holderScenario("holder-global-map",
 		"A session store keeps every session in a package-level map and never deletes one: the map holds each session's payload.",
-		HolderExpect{Site: labPkg + ".rememberSession", Root: "global", Path: labPkg + ".holderSessions[value].payload"},
+		HolderExpect{Site: labPkg + ".rememberSession", Root: "global", Path: labPkg + ".holderSessions[value].payload", Cut: labPkg + ".holderSessions"},
 		func(ctx context.Context, env Env) error {
 			i := 0
 			return leakEvery(ctx, env, "holder-global-map", "a package-level map", func() { i++; rememberSession(i) })
@@ -113,7 +117,7 @@ type holderServer struct {
 func holderServerField() Scenario {
 	return holderScenario("holder-server-field",
 		"A server keeps every response it sent in a field of its long-lived struct, meant for a debug page, and never trims it.",
-		HolderExpect{Site: labPkg + ".(*holderServer).respond", Root: "goroutine", Path: "s.recent[i]"},
+		HolderExpect{Site: labPkg + ".(*holderServer).respond", Root: "goroutine", Path: "s.recent[i]", Cut: "s.recent"},
 		func(ctx context.Context, env Env) error {
 			s := &holderServer{name: "api"}
 			done := make(chan error)
@@ -139,7 +143,7 @@ func (s *holderServer) respond() {
 func holderStackSlice() Scenario {
 	return holderScenario("holder-stack-slice",
 		"A batching goroutine appends every record to a local slice meant to be flushed when full, and the flush never comes.",
-		HolderExpect{Site: labPkg + ".newPendingRecord", Root: "goroutine", Path: labPkg + ".collectPending.pending[i]"},
+		HolderExpect{Site: labPkg + ".newPendingRecord", Root: "goroutine", Path: labPkg + ".collectPending.pending[i]", Cut: labPkg + ".collectPending.pending"},
 		func(ctx context.Context, env Env) error {
 			env = env.withDefaults()
 			runtime.MemProfileRate = holderRate
@@ -175,7 +179,7 @@ func newPendingRecord() []byte { return make([]byte, holderRecord) }
 func holderClosure() Scenario {
 	return holderScenario("holder-closure",
 		"A goroutine runs a callback that appends to a history slice it captured, for an undo feature nobody uses.",
-		HolderExpect{Site: labPkg + ".newHistoryRecord", Root: "goroutine", Path: ".history[i]"},
+		HolderExpect{Site: labPkg + ".newHistoryRecord", Root: "goroutine", Path: ".history[i]", Cut: ".history"},
 		func(ctx context.Context, env Env) error {
 			var history [][]byte
 			record := func() {
@@ -203,7 +207,7 @@ var holderBacklog = make(chan []byte, holderCap)
 func holderChanBuffer() Scenario {
 	return holderScenario("holder-chan-buffer",
 		"Events are queued on a buffered channel for an exporter that was never started: the buffer fills with every event.",
-		HolderExpect{Site: labPkg + ".queueEvent", Root: "global", Path: labPkg + ".holderBacklog.buf[i]"},
+		HolderExpect{Site: labPkg + ".queueEvent", Root: "global", Path: labPkg + ".holderBacklog.buf[i]", Cut: labPkg + ".holderBacklog"},
 		func(ctx context.Context, env Env) error {
 			return leakEvery(ctx, env, "holder-chan-buffer", "a channel's buffer", queueEvent)
 		})
@@ -231,7 +235,7 @@ func newSyncMapRecord() []byte { return make([]byte, holderRecord) }
 func holderSyncMapKind() Scenario {
 	return holderScenario("holder-sync-map",
 		"A cache of rendered pages is a sync.Map keyed by URL with no eviction.",
-		HolderExpect{Site: labPkg + ".newSyncMapRecord", Root: "global", Path: labPkg + ".holderSyncMap"},
+		HolderExpect{Site: labPkg + ".newSyncMapRecord", Root: "global", Path: labPkg + ".holderSyncMap[value].([]uint8)", Cut: labPkg + ".holderSyncMap"},
 		func(ctx context.Context, env Env) error {
 			i := 0
 			return leakEvery(ctx, env, "holder-sync-map", "a sync.Map", func() { i++; storePage(i) })
@@ -245,7 +249,7 @@ var holderHeaders [][]byte
 func holderSubslice() Scenario {
 	return holderScenario("holder-subslice",
 		"A parser keeps the first 16 bytes of each 16 KiB message as its header, a sub-slice that pins the whole message's array.",
-		HolderExpect{Site: labPkg + ".readMessage", Root: "global", Path: labPkg + ".holderHeaders[i]"},
+		HolderExpect{Site: labPkg + ".readMessage", Root: "global", Path: labPkg + ".holderHeaders[i]", Cut: labPkg + ".holderHeaders"},
 		func(ctx context.Context, env Env) error {
 			return leakEvery(ctx, env, "holder-subslice", "a 16-byte sub-slice of each message", func() {
 				msg := readMessage()
@@ -262,7 +266,7 @@ func readMessage() []byte { return make([]byte, holderRecord) }
 func holderTimer() Scenario {
 	return holderScenario("holder-timer",
 		"A periodic job re-arms itself with time.AfterFunc; its callback appends each run's report to a slice it captured.",
-		HolderExpect{Site: labPkg + ".newTimerReport", Root: "global", Path: ".reports[i]"},
+		HolderExpect{Site: labPkg + ".newTimerReport", Root: "global", Path: ".reports[i]", Cut: ".reports"},
 		func(ctx context.Context, env Env) error {
 			env = env.withDefaults()
 			runtime.MemProfileRate = holderRate

@@ -4,6 +4,7 @@ import (
 	"debug/elf"
 	"fmt"
 	"os"
+	"sort"
 )
 
 // Symbol is a package variable found in the executable's symbol table: its address in the
@@ -46,5 +47,40 @@ func (t *Target) Symbols(names ...string) (map[string]Symbol, error) {
 			out[s.Name] = Symbol{Name: s.Name, Addr: s.Value + base, Size: s.Size}
 		}
 	}
+	return out, nil
+}
+
+// DataSymbols lists the data symbols of the executable's symbol table that have a size, sorted
+// by address (relocated): package variables, and the statics the linker names (an interface
+// switch's cache...). The compiler's static temporaries for package-level composite literals
+// have no symbol. None for a binary linked with -s.
+func (t *Target) DataSymbols() ([]Symbol, error) {
+	f, err := os.Open(t.Exe)
+	if err != nil && t.Kind == "process" {
+		f, err = os.Open(fmt.Sprintf("/proc/%d/exe", t.PID))
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	ef, err := elf.NewFile(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", t.Exe, err)
+	}
+	syms, err := ef.Symbols()
+	if err != nil {
+		return nil, fmt.Errorf("%s: no symbol table (linked with -s?): %w", t.Exe, err)
+	}
+	var base uint64
+	if bi := t.Delve.BinInfo(); len(bi.Images) > 0 {
+		base = bi.Images[0].StaticBase
+	}
+	var out []Symbol
+	for _, s := range syms {
+		if elf.ST_TYPE(s.Info) == elf.STT_OBJECT && s.Size > 0 {
+			out = append(out, Symbol{Name: s.Name, Addr: s.Value + base, Size: s.Size})
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Addr < out[j].Addr })
 	return out, nil
 }

@@ -20,7 +20,7 @@ type holdersView struct {
 type holderCulprit struct {
 	Site, Amount string
 	Paths        []holderPath
-	Releases     []string
+	Cuts         []string
 	Covered      string
 }
 
@@ -52,8 +52,8 @@ func (b *builder) holdersSection() (*holdersView, error) {
 		for _, p := range c.Paths {
 			hc.Paths = append(hc.Paths, holderPath{Share: Percent(p.Share), Amount: Bytes(uint64(p.Bytes)), Expr: p.Expr, Describe: describeHops(p)})
 		}
-		for _, rel := range c.Releases {
-			hc.Releases = append(hc.Releases, fmt.Sprintf("letting go of %s would free %s (%d objects)", rel.Root, Bytes(rel.Bytes), rel.Objects))
+		for _, cut := range c.Cuts {
+			hc.Cuts = append(hc.Cuts, cut.Said())
 		}
 		if len(c.Paths) > 0 && c.Covered < 0.999 {
 			hc.Covered = "these paths hold " + Percent(c.Covered) + " of the reachable sampled bytes"

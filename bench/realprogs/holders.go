@@ -27,6 +27,18 @@ type holdersWant struct {
 	// truth says what holds the objects and why, from the source: printed when the named
 	// path is wrong.
 	truth string
+	// cut, when set, is the field memdoctor's cuts must name (holders.Cut.Field), and
+	// cutShare the least share of the site's reachable sampled bytes the cuts that name it
+	// must hold together (0.8 when zero).
+	cut      string
+	cutShare float64
+}
+
+func (w holdersWant) minCutShare() float64 {
+	if w.cutShare <= 0 {
+		return 0.8
+	}
+	return w.cutShare
 }
 
 func (w holdersWant) minShare() float64 {
@@ -51,6 +63,11 @@ type holdersVerdict struct {
 	Share     float64 `json:"share"`
 	Samples   int     `json:"samples"`
 	Reachable float64 `json:"reachable_bytes"`
+	// WantCut is the field the cuts must name; CutShare the share of the site's reachable
+	// sampled bytes the cuts naming it hold, CutFrees what they free (bytes).
+	WantCut  string  `json:"want_cut,omitempty"`
+	CutShare float64 `json:"cut_share,omitempty"`
+	CutFrees uint64  `json:"cut_frees,omitempty"`
 	// StoppedMs is how long memdoctor says the process was stopped.
 	StoppedMs float64 `json:"stopped_ms"`
 	Right     bool    `json:"right"`
@@ -73,6 +90,11 @@ type holdersResult struct {
 			Expr  string  `json:"expr"`
 			Bytes float64 `json:"bytes"`
 		} `json:"paths"`
+		Cuts []struct {
+			Field string  `json:"field"`
+			Share float64 `json:"share"`
+			Frees uint64  `json:"frees"`
+		} `json:"cuts"`
 	} `json:"culprits"`
 }
 
@@ -87,7 +109,9 @@ const (
 // the JSON result and the output in dir. It returns the verdict against want.
 func runHolders(ctx context.Context, memdoctor, dir string, pid int, d *diagnosis, want holdersWant) *holdersVerdict {
 	v := &holdersVerdict{Site: want.site, Want: want.path}
-	args := []string{"holders", "--json", filepath.Join(dir, holdersJSON)}
+	// Thirty paths, not ten: a leak whose records hold many kinds of objects (a metrics
+	// series: the series, its buckets, its labels...) spreads over many paths.
+	args := []string{"holders", "--paths", "30", "--json", filepath.Join(dir, holdersJSON)}
 	var culprits []string
 	if d != nil {
 		culprits = d.leakCulprits()
@@ -165,8 +189,9 @@ func readHolders(path string) (*holdersResult, error) {
 // judgeHolders fills v from res: right when the paths that contain every substring of
 // want.path hold at least want's share of the site's reachable sampled bytes.
 func judgeHolders(v *holdersVerdict, res *holdersResult, want holdersWant) {
-	v.Site, v.Want, v.StoppedMs = want.site, want.path, res.StoppedMs
+	v.Site, v.Want, v.StoppedMs, v.WantCut = want.site, want.path, res.StoppedMs, want.cut
 	v.Top, v.Share, v.Samples, v.Reachable, v.Right, v.Error = "", 0, 0, 0, false, ""
+	v.CutShare, v.CutFrees = 0, 0
 	for _, c := range res.Culprits {
 		if c.Site != want.site {
 			continue
@@ -185,13 +210,19 @@ func judgeHolders(v *holdersVerdict, res *holdersResult, want holdersWant) {
 		if v.Reachable > 0 {
 			v.Share = held / v.Reachable
 		}
+		for _, k := range c.Cuts {
+			if want.cut != "" && k.Field == want.cut {
+				v.CutShare += k.Share
+				v.CutFrees += k.Frees
+			}
+		}
 		switch {
 		case c.Samples == 0:
 			v.Error = "no sampled object of the site in the process"
 		case v.Reachable <= 0:
 			v.Error = fmt.Sprintf("none of the site's %d sampled objects is reachable", c.Samples)
 		}
-		v.Right = v.Error == "" && v.Share >= want.minShare()
+		v.Right = v.Error == "" && v.Share >= want.minShare() && (want.cut == "" || v.CutShare >= want.minCutShare())
 		return
 	}
 	v.Error = "the result has no culprit " + want.site
@@ -215,8 +246,12 @@ func (v *holdersVerdict) line(want holdersWant) string {
 	if v.Error != "" {
 		return fmt.Sprintf("%s: %s: %s (want a path with %q)", res, shortFunc(v.Site), v.Error, strings.Join(v.Want, `", "`))
 	}
-	s := fmt.Sprintf("%s: %s held by %s; %.0f%% of its reachable sampled bytes on paths with %q (want %.0f%%); stopped %.0f ms",
-		res, shortFunc(v.Site), v.Top, 100*v.Share, strings.Join(v.Want, `", "`), 100*want.minShare(), v.StoppedMs)
+	s := fmt.Sprintf("%s: %s held by %s; %.0f%% of its reachable sampled bytes on paths with %q (want %.0f%%)",
+		res, shortFunc(v.Site), v.Top, 100*v.Share, strings.Join(v.Want, `", "`), 100*want.minShare())
+	if want.cut != "" {
+		s += fmt.Sprintf("; cut %s: %.0f%% of them, frees %.1f MiB (want %.0f%%)", want.cut, 100*v.CutShare, float64(v.CutFrees)/(1<<20), 100*want.minCutShare())
+	}
+	s += fmt.Sprintf("; stopped %.0f ms", v.StoppedMs)
 	if !v.Right && want.truth != "" {
 		s += "; truth: " + want.truth
 	}

@@ -248,12 +248,47 @@ func TestRejudgeHolders(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, holdersJSON), res, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if rejudgeHolders(&r, dir); !r.Holders.Right || r.Holders.Error != "" {
+	if rejudgeHolders(&r, dir); r.Holders.Right {
+		t.Errorf("verdict %+v without what to cut; want wrong", r.Holders)
+	}
+	res = withCuts(t, res, cutOf{"server.Account.lqws", 1, 1 << 20})
+	os.WriteFile(filepath.Join(dir, holdersJSON), res, 0o644)
+	if rejudgeHolders(&r, dir); !r.Holders.Right || r.Holders.Error != "" || r.Holders.CutFrees != 1<<20 {
 		t.Errorf("verdict %+v; want right", r.Holders)
+	}
+	res = withCuts(t, holdersJSONOf(t, want.site, 0, "server.(*Server).acceptConnections.s.gacc.lqws[key]=1000"), cutOf{"server.Server.gacc", 1, 1 << 20})
+	os.WriteFile(filepath.Join(dir, holdersJSON), res, 0o644)
+	if rejudgeHolders(&r, dir); r.Holders.Right {
+		t.Errorf("verdict %+v; cutting the account frees the keys but is no fix: want wrong", r.Holders)
 	}
 	res = holdersJSONOf(t, want.site, 0, "server.(*Server).acceptConnections.s.gacc.rm[key]=1000")
 	os.WriteFile(filepath.Join(dir, holdersJSON), res, 0o644)
 	if rejudgeHolders(&r, dir); r.Holders.Right {
 		t.Errorf("verdict %+v; the keys are not in rm: want wrong", r.Holders)
 	}
+}
+
+type cutOf struct {
+	field string
+	share float64
+	frees uint64
+}
+
+// withCuts adds what to cut to the one culprit of a holders result.
+func withCuts(t *testing.T, b []byte, cuts ...cutOf) []byte {
+	t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	var cs []any
+	for _, c := range cuts {
+		cs = append(cs, map[string]any{"field": c.field, "share": c.share, "frees": c.frees})
+	}
+	m["culprits"].([]any)[0].(map[string]any)["cuts"] = cs
+	out, err := json.Marshal(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
 }

@@ -159,6 +159,7 @@ func catalogue() []*program {
 					site:  "github.com/nats-io/nats-server/v2/server.keyFromSub",
 					path:  []string{".lqws[key]"},
 					share: 0.8,
+					cut:   "server.Account.lqws",
 					truth: "each leaked key is a keyFromSub string kept only as a key of the account's lqws map " +
 						"(last queue weight sent, server/route.go:1612 writes lqws[key] = 0 after the last unsubscribe deleted it from rm and lqws); " +
 						"the account is the server's gacc, also in its accounts sync.Map and every client's acc",
@@ -203,6 +204,39 @@ func catalogue() []*program {
 				{"v2.6.3", after, nil, nil},
 			},
 			setup: setupCaddyHTTPLoader,
+		},
+		{
+			name:    "caddy-perhost",
+			module:  "github.com/caddyserver/caddy/v2",
+			pkg:     "github.com/caddyserver/caddy/v2/cmd/caddy",
+			install: true,
+			bug:     "with per-host HTTP metrics on, every Host header ever received gets its series in each of the HTTP metrics vectors, kept for ever in client_golang's vectors behind Caddy's metrics registry: a client sending arbitrary Host headers grows the heap without bound",
+			trigger: "300 requests/s, each with a Host header never sent before",
+			links: []string{
+				"https://github.com/caddyserver/caddy/issues/7208",
+				"https://github.com/caddyserver/caddy/pull/7306",
+			},
+			versions: []version{
+				{"v2.10.2", before, kinds{"heap-leak"}, []string{"caddyhttp.(*metricsInstrumentedHandler).ServeHTTP"}},
+				// v2.11 labels only the hosts the configuration names; the rest are "_other".
+				{"v2.11.3", after, nil, nil},
+			},
+			holders: map[string]holdersWant{
+				"v2.10.2": {
+					site: "github.com/caddyserver/caddy/v2/modules/caddyhttp.(*metricsInstrumentedHandler).ServeHTTP",
+					// The series map and its series; a series is many objects (the metric, its
+					// buckets, labels, exemplars), so its paths are many: 30 hold about 80%.
+					path:  []string{".metricMap.metrics"},
+					share: 0.7,
+					// One series map per vector (seven): the cuts name the heaviest three.
+					cut:      "prometheus.metricMap.metrics",
+					cutShare: 0.5,
+					truth: "each request's labels (server, handler, host; code and method for the histograms) get a series in each vector's metricMap.metrics " +
+						"(map[uint64][]metricWithLabelValues, client_golang's prometheus/vec.go), never deleted; the vectors are the http app's Metrics.httpMetrics " +
+						"(modules/caddyhttp/metrics.go initHTTPMetrics) and are registered in the caddy.Context's metrics registry",
+				},
+			},
+			setup: setupCaddyPerHost,
 		},
 		{
 			name:    "alertmanager-swap",

@@ -277,7 +277,8 @@
 // (a package variable, or a goroutine's function and local variable with what it waits for),
 // then each step (a field, a slice element, a map key or value, an interface's dynamic type, a
 // closure's captured variable), spelled as in the source, with the bytes and objects each path
-// holds, and what letting go of each top root would free.
+// holds; and what to cut to free them: the object (a map, a slice, a struct's field) that holds
+// most of them alone, found on the dominator tree of the heap, with what cutting it frees.
 //
 // The objects are the heap profile's sampled objects: the runtime marks each one with the stack
 // that allocated it, the same samples a heap profile counts, so the bytes shown are estimates

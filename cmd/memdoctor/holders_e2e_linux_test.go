@@ -117,7 +117,53 @@ func checkHolderPath(t *testing.T, what string, res *holders.Result, want *lab.H
 		}
 		t.Errorf("%s: want a %s root and a path with %q holding most of %s; got:\n%s", what, want.Root, want.Path, want.Site, strings.Join(got, "\n"))
 	}
+	// Every step is named: no object of unknown type, no word named by its offset.
+	for _, h := range p.Hops {
+		if strings.HasSuffix(h.Type, "-byte object") || hasOffset(h.Expr) {
+			t.Errorf("%s: a step of %s is not named: %+v", what, p.Expr, p.Hops)
+			break
+		}
+	}
+	checkCut(t, what, c, want)
 	return p
+}
+
+// checkCut checks what to cut: the expected object first, holding most of the culprit and
+// freeing at least half of its reachable sampled bytes; none where nothing holds the records
+// alone. A cut never frees nothing.
+func checkCut(t *testing.T, what string, c holders.Culprit, want *lab.HolderExpect) {
+	t.Helper()
+	reachable := c.Bytes - c.GarbageBytes
+	for _, cut := range c.Cuts {
+		if cut.Frees == 0 || cut.Share <= 0 {
+			t.Errorf("%s: a cut that frees nothing: %+v", what, cut)
+		}
+	}
+	if want.Cut == "" {
+		if len(c.Cuts) > 0 && c.Cuts[0].Share > 0.5 {
+			t.Errorf("%s: no one object holds the records, yet the first cut is %s (%.0f%%)", what, c.Cuts[0].Expr, 100*c.Cuts[0].Share)
+		}
+		return
+	}
+	if len(c.Cuts) == 0 {
+		t.Errorf("%s: no cut; want %s", what, want.Cut)
+		return
+	}
+	cut := c.Cuts[0]
+	if !strings.HasSuffix(cut.Expr, want.Cut) || cut.Share < 0.9 || float64(cut.Frees) < reachable/2 {
+		t.Errorf("%s: want first to cut %s, holding most of the %.0f reachable sampled bytes; got %s (%.0f%%, frees %d)",
+			what, want.Cut, reachable, cut.Expr, 100*cut.Share, cut.Frees)
+	}
+}
+
+// hasOffset says whether a path's step names a word by its offset ("+24").
+func hasOffset(expr string) bool {
+	for i := 0; i+1 < len(expr); i++ {
+		if expr[i] == '+' && expr[i+1] >= '0' && expr[i+1] <= '9' {
+			return true
+		}
+	}
+	return false
 }
 
 // procState reads a process's state letter from /proc/PID/stat.

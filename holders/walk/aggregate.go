@@ -1,24 +1,38 @@
 package walk
 
 import (
-	"fmt"
-	"github.com/memdoctor/memdoctor/holders"
+	"slices"
 	"sort"
 	"strings"
+
+	"github.com/memdoctor/memdoctor/holders"
 )
 
-// aggregator turns sampled objects into culprits and their aggregated paths.
+// aggregator turns sampled objects into culprits and their aggregated paths, and works out
+// what to cut.
 type aggregator struct {
 	g          *graph
 	n          *namer
 	opts       Options
 	rate       uint64
 	mainModule string
-	kept       [][]*pathAgg // per culprit, the paths reported
+	groups     []culpritSamples
+	lead       bitset // the objects that lead to a culprit's sampled object (leadsTo)
+	notes      []string
 }
 
-// culprits groups the samples by culprit site and names what holds each.
-func (a *aggregator) culprits(samples []sample, buckets map[uint64]*bucketInfo) []holders.Culprit {
+// culpritSamples is one culprit site and its sampled objects, each with the in-use bytes it
+// stands for.
+type culpritSamples struct {
+	site    string
+	samples []sample
+	sizes   []uint64 // each allocation's size, as the profile records it
+	weights []float64
+}
+
+// group groups the samples by culprit site: the sites asked for, else the TopSites sites that
+// hold the most sampled bytes.
+func (a *aggregator) group(samples []sample, buckets map[uint64]*bucketInfo) []culpritSamples {
 	groups := map[string][]sample{}
 	var order []string
 	if len(a.opts.Sites) > 0 {
@@ -51,9 +65,50 @@ func (a *aggregator) culprits(samples []sample, buckets map[uint64]*bucketInfo) 
 			order = order[:a.opts.TopSites]
 		}
 	}
-	out := make([]holders.Culprit, 0, len(order))
+	out := make([]culpritSamples, 0, len(order))
 	for _, site := range order {
-		out = append(out, a.culprit(site, groups[site], buckets))
+		c := culpritSamples{site: site, samples: groups[site]}
+		for _, s := range c.samples {
+			size := s.size
+			if b := buckets[s.bucket]; b != nil && b.size > 0 {
+				size = b.size
+			}
+			c.sizes = append(c.sizes, max(size, 1))
+			c.weights = append(c.weights, weight(size, a.rate))
+		}
+		out = append(out, c)
+	}
+	a.groups = out
+	return out
+}
+
+// choose finds the part of the graph that leads to the culprits' sampled objects and gives each
+// of them its most readable path (choosePaths).
+func (a *aggregator) choose() error {
+	var targets []uint32
+	for _, c := range a.groups {
+		for _, s := range c.samples {
+			if p := a.g.pos[s.id]; p != 0 {
+				targets = append(targets, p-1)
+			}
+		}
+	}
+	lead, err := a.g.leadsTo(targets)
+	if err != nil {
+		return err
+	}
+	a.lead = lead
+	if note := a.n.choosePaths(lead, targets, a.opts.MaxNamed); note != "" {
+		a.notes = append(a.notes, note)
+	}
+	return nil
+}
+
+// culprits names and aggregates the paths of each culprit's sampled objects.
+func (a *aggregator) culprits() []holders.Culprit {
+	out := make([]holders.Culprit, 0, len(a.groups))
+	for _, c := range a.groups {
+		out = append(out, a.culprit(c))
 	}
 	return out
 }
@@ -71,21 +126,16 @@ func stackHas(stack []string, site string) bool {
 
 type pathAgg struct {
 	holders.Path
-	spans []rootSpan
-	gs    map[int64]bool
+	gs map[int64]bool
 }
 
-func (a *aggregator) culprit(site string, samples []sample, buckets map[uint64]*bucketInfo) holders.Culprit {
-	c := holders.Culprit{Site: site, Samples: len(samples)}
+func (a *aggregator) culprit(cs culpritSamples) holders.Culprit {
+	c := holders.Culprit{Site: cs.site, Samples: len(cs.samples)}
 	paths := map[string]*pathAgg{}
 	var reachable float64
-	for _, s := range samples {
-		size := s.size
-		if b := buckets[s.bucket]; b != nil && b.size > 0 {
-			size = b.size
-		}
-		w := weight(size, a.rate)
-		objs := w / float64(size)
+	for i, s := range cs.samples {
+		w := cs.weights[i]
+		objs := w / float64(cs.sizes[i])
 		c.Bytes += w
 		c.Objects += objs
 		p := a.g.pos[s.id]
@@ -95,18 +145,20 @@ func (a *aggregator) culprit(site string, samples []sample, buckets map[uint64]*
 			continue
 		}
 		reachable += w
-		root, hops, span := a.n.path(p - 1)
-		key := root.Kind + "\x00" + root.Label() + "\x00" + exprOf(hops)
+		m := a.n.path(p - 1)
+		root, hops := m.r.root, m.hops()
+		key := root.Kind + "\x00" + root.Label() + "\x00" + m.aggregateKey()
 		pa := paths[key]
 		if pa == nil {
 			pa = &pathAgg{Path: holders.Path{Root: root, Hops: hops, Expr: root.Label() + exprOf(hops)}, gs: map[int64]bool{}}
 			pa.Root.Goroutine = 0
 			paths[key] = pa
+		} else if merged, ok := mergeHops(pa.Hops, hops); ok {
+			pa.Hops, pa.Expr = merged, root.Label()+exprOf(merged)
 		}
 		pa.Samples++
 		pa.Bytes += w
 		pa.Objects += objs
-		pa.spans = append(pa.spans, span)
 		if root.Goroutine != 0 {
 			pa.gs[root.Goroutine] = true
 		}
@@ -122,9 +174,8 @@ func (a *aggregator) culprit(site string, samples []sample, buckets map[uint64]*
 		return all[i].Expr < all[j].Expr
 	})
 	var covered float64
-	var kept []*pathAgg
 	for _, p := range all {
-		if len(kept) >= a.opts.MaxPaths || (reachable > 0 && covered >= a.opts.Coverage*reachable) {
+		if len(c.Paths) >= a.opts.MaxPaths || (reachable > 0 && covered >= a.opts.Coverage*reachable) {
 			break
 		}
 		covered += p.Bytes
@@ -138,50 +189,12 @@ func (a *aggregator) culprit(site string, samples []sample, buckets map[uint64]*
 		if len(p.Goroutines) > 10 {
 			p.Goroutines = p.Goroutines[:10]
 		}
-		kept = append(kept, p)
 		c.Paths = append(c.Paths, p.Path)
 	}
 	if reachable > 0 {
 		c.Covered = covered / reachable
 	}
-	a.kept = append(a.kept, kept)
 	return c
-}
-
-// releases measures, for the roots of the heaviest paths, what letting go of each would free.
-func (a *aggregator) releases(paths []*pathAgg) []holders.Release {
-	var out []holders.Release
-	seen := map[string]bool{}
-	for _, p := range paths {
-		if len(out) >= a.opts.TopRoots {
-			break
-		}
-		label := p.Root.Label()
-		switch n := len(p.gs); {
-		case n == 1:
-			for id := range p.gs {
-				label += fmt.Sprintf(" in goroutine %d", id)
-			}
-		case n > 1:
-			label += fmt.Sprintf(" in its %d goroutines", n)
-		}
-		if seen[label] {
-			continue
-		}
-		seen[label] = true
-		drop := map[int]bool{}
-		for i, r := range a.g.roots {
-			for _, s := range p.spans {
-				if s.holds(r) {
-					drop[i] = true
-					break
-				}
-			}
-		}
-		bytes, objects := a.g.freedWithout(drop)
-		out = append(out, holders.Release{Root: label, Bytes: bytes, Objects: objects})
-	}
-	return out
 }
 
 func exprOf(hops []holders.Hop) string {
@@ -190,4 +203,29 @@ func exprOf(hops []holders.Hop) string {
 		b.WriteString(h.Expr)
 	}
 	return b.String()
+}
+
+// mergeHops shows two paths of one key as one: a repeated step with the fields of both, and
+// the ellipsis where either repeats; ok is false when nothing changes.
+func mergeHops(a, b []holders.Hop) ([]holders.Hop, bool) {
+	if len(a) != len(b) {
+		return a, false
+	}
+	var out []holders.Hop
+	for i := range a {
+		if a[i].Expr == b[i].Expr {
+			continue
+		}
+		if out == nil {
+			out = slices.Clone(a)
+		}
+		fa, fb := fieldsOf(a[i].Expr), fieldsOf(b[i].Expr)
+		switch {
+		case fa != nil && fb != nil:
+			out[i].Expr = recursiveStep(append(fa, fb...))
+		case strings.HasSuffix(b[i].Expr, "…"):
+			out[i].Expr = b[i].Expr
+		}
+	}
+	return out, out != nil
 }

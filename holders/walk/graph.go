@@ -2,6 +2,7 @@ package walk
 
 import (
 	"fmt"
+	"math/bits"
 	"slices"
 	"sort"
 )
@@ -230,13 +231,14 @@ func (g *graph) size(p uint32) uint64 {
 }
 
 // freedWithout returns the bytes and objects that would become unreachable if the given roots
-// let go: everything reached minus what the other roots still reach.
-func (g *graph) freedWithout(drop map[int]bool) (bytes uint64, objects int) {
-	seen := make([]uint64, (g.n+63)/64)
+// let go and the object at position block (none: no object) were cut out: everything reached
+// minus what the rest still reaches.
+func (g *graph) freedWithout(drop map[int]bool, block uint32) (bytes uint64, objects int) {
+	seen := newBitset(int(g.n))
 	var stack []uint32
 	mark := func(p uint32) {
-		if seen[p/64]&(1<<(p%64)) == 0 {
-			seen[p/64] |= 1 << (p % 64)
+		if p != block && !seen.has(p) {
+			seen.set(p)
 			stack = append(stack, p)
 		}
 	}
@@ -245,16 +247,24 @@ func (g *graph) freedWithout(drop map[int]bool) (bytes uint64, objects int) {
 			mark(g.pos[r.target] - 1)
 		}
 	}
-	var keptBytes uint64
-	kept := 0
 	for len(stack) > 0 {
 		p := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
-		kept++
-		keptBytes += g.size(p)
 		g.children(p, mark)
 	}
-	return g.bytes - keptBytes, int(g.n) - kept
+	// What is freed is usually a small part of the heap: sum its sizes, in position order
+	// (each level of the walk is in address order, so objects of a span come together).
+	for w, kept := range seen {
+		for free := ^kept; free != 0; free &= free - 1 {
+			p := uint32(w*64 + bits.TrailingZeros64(free))
+			if p >= g.n {
+				break
+			}
+			bytes += g.size(p)
+			objects++
+		}
+	}
+	return bytes, objects
 }
 
 // sortedRootIndexes groups root indexes by a key, largest group first.

@@ -2,6 +2,7 @@ package walk
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/memdoctor/memdoctor/holders"
@@ -25,11 +26,17 @@ type namer struct {
 	locals  map[int][]*proc.Variable
 	rtCache map[uint64]godwarf.Type
 	memo    map[uint32]*named
-	named   map[string]godwarf.Type // types found by name
+	roots   map[int]rootCache // the roots named so far, by index
+	// segments are the data and bss segments of every module; statix names the statics in
+	// them, once needed.
+	segments [][2]uint64
+	statix   *staticIndex
+	named    map[string]godwarf.Type // types found by name
 }
 
-// path names the chain of objects from the root ri down to the last one.
-func (n *namer) path(p uint32) (holders.Root, []holders.Hop, rootSpan) {
+// path names the chain of objects from its root down to the object at position p, following
+// each object's chosen parent.
+func (n *namer) path(p uint32) *named {
 	// Name the chain from the nearest ancestor already named: paths share their beginnings.
 	var chain []uint32
 	q := p
@@ -45,41 +52,111 @@ func (n *namer) path(p uint32) (holders.Root, []holders.Hop, rootSpan) {
 		q = par
 	}
 	for k := len(chain) - 1; k >= 0; k-- {
-		n.memo[chain[k]] = n.step(chain[k])
+		q := chain[k]
+		n.memo[q] = n.step(q, n.g.parent[q], n.g.parentOff[q])
 	}
-	m := n.memo[p]
-	return m.root, m.hops, m.span
+	return n.memo[p]
 }
 
-// named is what naming found for one object: its root and the steps from it.
+// named is what naming found for one object: its root, the steps from it (a list shared with
+// the objects named before it on the path) and what is known of its type; and how readable
+// the path is (see cost).
 type named struct {
-	root holders.Root
-	span rootSpan
-	hops []holders.Hop
+	r    *rootNamed
+	prev *named       // the object whose steps come before this one's own
+	hop  *holders.Hop // this object's own step; nil when it adds none (a map's internals)
 	v    view
+	cost cost
+	rec  bool // its step goes through a recursive structure (see step)
 }
 
-// step names the object at position p from its parent, already named (or from its root).
-func (n *namer) step(p uint32) *named {
+// rootNamed is a root as a path shows it.
+type rootNamed struct {
+	root holders.Root
+	ri   int // its index in the graph's roots
+}
+
+// cost is how readable a path is, compared in order: the root's tier (0: a variable named
+// and typed; 1: a root without a name, or whose word types nothing; 2: a word scanned
+// conservatively), the steps through objects of unknown type or words named by offset, and
+// the steps.
+type cost struct {
+	tier    uint8
+	untyped uint16
+	steps   uint32
+}
+
+func (c cost) less(d cost) bool {
+	if c.tier != d.tier {
+		return c.tier < d.tier
+	}
+	if c.untyped != d.untyped {
+		return c.untyped < d.untyped
+	}
+	return c.steps < d.steps
+}
+
+// hops lists the steps from the root to the object.
+func (m *named) hops() []holders.Hop {
+	k := 0
+	for q := m; q != nil; q = q.prev {
+		if q.hop != nil {
+			k++
+		}
+	}
+	out := make([]holders.Hop, k)
+	for q := m; q != nil; q = q.prev {
+		if q.hop != nil {
+			k--
+			out[k] = *q.hop
+		}
+	}
+	return out
+}
+
+// lastStep is the nearest object of the path, m or one before it, that has a step of its own.
+func (m *named) lastStep() *named {
+	for q := m; q != nil; q = q.prev {
+		if q.hop != nil {
+			return q
+		}
+	}
+	return nil
+}
+
+// expr is the path as Go would reach the object: the root, then each step.
+func (m *named) expr() string {
+	var b strings.Builder
+	b.WriteString(m.r.root.Label())
+	for _, h := range m.hops() {
+		b.WriteString(h.Expr)
+	}
+	return b.String()
+}
+
+// step names the object at position p reached from par (an object already named, or rootBit|
+// a root's index) through the word at offset off of it.
+func (n *namer) step(p, par, off uint32) *named {
 	base, sp := n.g.obj(p)
-	par := n.g.parent[p]
 	var m named
 	var l leaf
 	var cur view
 	var slot uint64
+	var pm *named
 	if par&rootBit != 0 {
-		r := n.g.roots[par&^rootBit]
-		m.root, l, cur = n.root(r)
-		m.span = n.rootSpan(r, m.root)
-		slot = r.addr
+		rn, rl, rv, tier := n.rootOf(int(par &^ rootBit))
+		m.r, l, cur = rn, rl, rv
+		m.cost = cost{tier: tier}
+		slot = n.g.roots[par&^rootBit].addr
 	} else {
-		pm := n.memo[par]
-		m.root, m.span, m.hops = pm.root, pm.span, pm.hops
+		pm = n.memo[par]
+		m.r, m.prev, m.cost = pm.r, pm, pm.cost
 		pbase, _ := n.g.obj(par)
-		slot = pbase + uint64(n.g.parentOff[p])
+		slot = pbase + uint64(off)
 		cur = pm.v
-		l = locate(cur, int64(n.g.parentOff[p]), n.ix)
+		l = locate(cur, int64(off), n.ix)
 	}
+	m.cost.steps++
 	var ptr uint64
 	if slot != 0 {
 		ptr, _ = n.h.cache.Word(slot)
@@ -87,6 +164,10 @@ func (n *namer) step(p uint32) *named {
 	next, extra := n.child(l, cur, slot, ptr, base, sp)
 	m.v = next
 	expr := l.expr + extra
+	if pm == nil && untypedView(next) {
+		// A root that types nothing it reaches is no better than an unnamed one.
+		m.cost.tier = max(m.cost.tier, 1)
+	}
 	switch cur.inMap {
 	case mapHeader, mapDir, mapTable, trieIndirect:
 		return &m // a map's internals: the step shows as [key] or [value] at its slots
@@ -113,69 +194,138 @@ func (n *namer) step(p uint32) *named {
 		for _, inner := range []string{".m.root.v", ".root.v"} {
 			expr = strings.TrimSuffix(expr, inner)
 		}
-		if expr == "" && len(m.hops) > 0 {
+		if expr == "" && m.lastStep() != nil {
 			return &m
 		}
-		m.hops = append(m.hops[:len(m.hops):len(m.hops)], holders.Hop{Expr: expr, Type: "sync.Map"})
+		m.hop = &holders.Hop{Expr: expr, Type: "sync.Map"}
 		return &m
 	default:
 		return &m
 	}
-	h := holders.Hop{Expr: expr, Type: viewName(next, sp)}
-	if k := len(m.hops) - 1; k >= 0 && (m.hops[k] == h || m.hops[k] == holders.Hop{Expr: h.Expr + "…", Type: h.Type}) {
-		// The same step again (a linked list's next): one step, marked with an ellipsis.
-		last := h
-		last.Expr += "…"
-		m.hops = append(m.hops[:k:k], last)
-		return &m
+	if untypedView(next) || hasOffset(expr) {
+		m.cost.untyped++
 	}
-	m.hops = append(m.hops[:len(m.hops):len(m.hops)], h)
+	h := holders.Hop{Expr: expr, Type: viewName(next, sp)}
+	q := m.lastStep()
+	// A step from an object to another of its type through one of its fields (a list's next,
+	// a tree's Left and Right) is a step through a recursive structure.
+	m.rec = q != nil && q == pm && q.hop.Type == h.Type && h.Type != "" && fieldsOf(h.Expr) != nil
+	switch {
+	case q == nil:
+	case *q.hop == h || *q.hop == holders.Hop{Expr: h.Expr + "…", Type: h.Type}:
+		// The same step again (a linked list's next): one step, marked with an ellipsis.
+		h.Expr += "…"
+		m.prev = q.prev
+	case m.rec && q.rec:
+		// On through the recursive structure: one step, with the fields it takes.
+		h.Expr = recursiveStep(append(fieldsOf(q.hop.Expr), fieldsOf(h.Expr)...))
+		m.prev = q.prev
+	}
+	m.hop = &h
 	return &m
 }
 
-// rootSpan is the extent of a named root: every root word in it belongs to the same variable.
-type rootSpan struct {
-	kind   rootKind
-	ref    int32
-	lo, hi uint64
-}
-
-func (s rootSpan) holds(r root) bool {
-	if r.kind != s.kind {
-		return false
-	}
-	switch r.kind {
-	case rootGlobal:
-		return r.addr >= s.lo && r.addr < s.hi
-	case rootStack:
-		return r.ref == s.ref && r.addr >= s.lo && r.addr < s.hi
-	case rootFinalizer:
-		return r.ref == s.ref
-	}
-	return true
-}
-
-func (n *namer) rootSpan(r root, root holders.Root) rootSpan {
-	s := rootSpan{kind: r.kind, ref: r.ref, lo: r.addr, hi: r.addr + 8}
-	switch r.kind {
-	case rootGlobal:
-		if g, ok := n.ix.GlobalAt(r.addr); ok {
-			s.lo, s.hi = g.Addr, g.Addr+max(g.Size, 8)
+// aggregateKey is what paths that are one path share: their steps, where a step through a
+// recursive structure (a list's .next…, a tree's .(Left|Right)…) counts once whatever its
+// fields and however often it repeats, and a repeated step once (.x[i] and .x[i]… are one).
+func (m *named) aggregateKey() string {
+	var parts []string
+	for q := m; q != nil; q = q.prev {
+		switch {
+		case q.hop == nil:
+		case q.rec:
+			parts = append(parts, ".…{"+q.hop.Type+"}")
+		default:
+			parts = append(parts, strings.TrimSuffix(q.hop.Expr, "…"))
 		}
-	case rootStack:
-		if r.ref >= 0 && root.Var != "" {
-			for _, v := range n.frameLocals(int(r.ref)) {
-				if v.Flags&proc.VariableFakeAddress != 0 || v.DwarfType == nil {
-					continue
-				}
-				size := uint64(max(sizeOf(v.DwarfType), 8))
-				if r.addr >= v.Addr && r.addr < v.Addr+size {
-					s.lo, s.hi = v.Addr, v.Addr+size
-				}
+	}
+	slices.Reverse(parts)
+	return strings.Join(parts, "")
+}
+
+// fieldsOf is the fields of a step that selects one field (".next"), or of a step through a
+// recursive structure (".next…", ".(Left|Right)…"); nil for any other step.
+func fieldsOf(expr string) []string {
+	e := strings.TrimSuffix(expr, "…")
+	if strings.HasPrefix(e, ".(") && strings.HasSuffix(e, ")") && e != expr {
+		fs := strings.Split(e[2:len(e)-1], "|")
+		for _, f := range fs {
+			if !isFieldChain("." + f) {
+				return nil
 			}
 		}
+		return fs
 	}
-	return s
+	if isFieldChain(e) && strings.Count(e, ".") == 1 {
+		return []string{e[1:]}
+	}
+	return nil
+}
+
+// recursiveStep is a step through a recursive structure by the given fields: ".next…",
+// ".(Left|Right)…".
+func recursiveStep(fields []string) string {
+	slices.Sort(fields)
+	fields = slices.Compact(fields)
+	if len(fields) == 1 {
+		return "." + fields[0] + "…"
+	}
+	return ".(" + strings.Join(fields, "|") + ")…"
+}
+
+// untypedView says whether nothing is known of an object's type.
+func untypedView(v view) bool {
+	return v.typ == nil && v.closure == "" && v.mapType == nil && v.inMap == notMap && v.chanElem == nil
+}
+
+// hasOffset says whether an expression names a word by its offset ("+24"), not by a field.
+func hasOffset(expr string) bool {
+	for i := 0; i+1 < len(expr); i++ {
+		if expr[i] == '+' && expr[i+1] >= '0' && expr[i+1] <= '9' {
+			return true
+		}
+	}
+	return false
+}
+
+// rootOf names the root at index ri (once): the root as a path shows it, the word of it the
+// path leaves from, what is known of what it holds, and its tier (see cost).
+func (n *namer) rootOf(ri int) (*rootNamed, leaf, view, uint8) {
+	if c, ok := n.roots[ri]; ok {
+		return c.rn, c.l, c.v, c.tier
+	}
+	r := n.g.roots[ri]
+	root, l, v := n.root(r)
+	tier := uint8(0)
+	switch {
+	case r.conservative:
+		tier = 2
+	case !namedRoot(root):
+		tier = 1
+	}
+	c := rootCache{rn: &rootNamed{root: root, ri: ri}, l: l, v: v, tier: tier}
+	n.roots[ri] = c
+	return c.rn, c.l, c.v, c.tier
+}
+
+type rootCache struct {
+	rn   *rootNamed
+	l    leaf
+	v    view
+	tier uint8
+}
+
+// namedRoot says whether a root has a name a reader can find in the source.
+func namedRoot(r holders.Root) bool {
+	switch r.Kind {
+	case "global":
+		return !strings.HasPrefix(r.Name, "global at ")
+	case "goroutine":
+		return r.Var != "" && r.Var != "(temporary)" && r.Var != "(unnamed word)"
+	case "finalizer":
+		return true
+	}
+	return false
 }
 
 func viewName(v view, sp *span) string {
@@ -199,6 +349,21 @@ func (n *namer) root(r root) (holders.Root, leaf, view) {
 		if g, ok := n.ix.GlobalAt(r.addr); ok {
 			l := locate(view{typ: g.Type}, int64(r.addr-g.Addr), n.ix)
 			return holders.Root{Kind: "global", Name: g.Name, Type: typeName(g.Type)}, l, view{typ: g.Type}
+		}
+		ix := n.staticsOf()
+		if st, ok := ix.staticAt(r.addr); ok {
+			// A static the compiler laid out for a composite literal: named by the variable
+			// that points at it (as Go reads it: the pointer is implicitly dereferenced).
+			l := locate(view{typ: st.typ}, int64(r.addr-st.addr), n.ix)
+			l.expr = st.assert + l.expr
+			return holders.Root{Kind: "global", Name: st.owner, Type: st.ownerType, Static: true}, l, view{typ: st.typ}
+		}
+		if sym, ok := ix.symbolAt(r.addr); ok {
+			l := leaf{}
+			if off := r.addr - sym.Addr; off > 0 {
+				l.expr = fmt.Sprintf("+%d", off)
+			}
+			return holders.Root{Kind: "global", Name: sym.Name}, l, view{}
 		}
 		return holders.Root{Kind: "global", Name: fmt.Sprintf("global at %#x", r.addr)}, leaf{}, view{}
 	case rootStack:

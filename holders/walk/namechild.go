@@ -16,7 +16,7 @@ func (n *namer) child(l leaf, cur view, slot, ptr, base uint64, sp *span) (view,
 		switch {
 		case isUntyped(elem):
 			if cur.chanElem != nil && l.field == "buf" {
-				return view{typ: cur.chanElem, off: off, array: true}, ""
+				return view{typ: cur.chanElem, off: off, array: true, chanBuf: true}, ""
 			}
 			if l.field == "v" && strings.HasPrefix(typeName(l.parent), "sync/atomic.Pointer[") {
 				// atomic.Pointer[T] keeps an unsafe.Pointer; its type parameter says what to.
@@ -226,6 +226,17 @@ func (n *namer) dwarfType(typAddr uint64) godwarf.Type {
 		t, _ = n.ix.RuntimeType(typAddr - n.types)
 	}
 	n.rtCache[typAddr] = t
+	if t == nil {
+		// A pointer type DWARF does not describe: the pointer to the type it points to.
+		if rt, err := n.h.rtype(typAddr); err == nil && rt.kind == kindPointer {
+			if elem, err := n.h.cache.Word(typAddr + uint64(n.h.r.abiType.Size)); err == nil && elem != typAddr {
+				if et := n.dwarfType(elem); et != nil {
+					t = &godwarf.PtrType{CommonType: godwarf.CommonType{ByteSize: 8, Name: "*" + typeName(et)}, Type: et}
+					n.rtCache[typAddr] = t
+				}
+			}
+		}
+	}
 	return t
 }
 

@@ -45,6 +45,7 @@ func (n *namer) stackRoot(r root) (holders.Root, leaf, view) {
 			}
 			if expr, typ, ok := holdsPointer(v, val, 0); ok {
 				root.Var, root.Type = v.Name, typeName(v.DwarfType)
+				root.Guess = "the frame's slot holds the pointer variable " + v.Name + " holds (a copy the compiler made)"
 				return root, leaf{expr: expr, typ: typ}, view{}
 			}
 		}
@@ -66,6 +67,7 @@ func (n *namer) stackRoot(r root) (holders.Root, leaf, view) {
 	}
 	if name, typ, ok := n.capturedHolding(fr, r.val); ok {
 		root.Var, root.Type = name, typeName(typ)
+		root.Guess = "a temporary of the closure, taken for its captured variable " + name + ", the only one pointing to a " + strings.TrimPrefix(typeName(typ), "*")
 		return root, leaf{typ: typ}, view{}
 	}
 	if fr.conservative {

@@ -27,8 +27,11 @@ type Options struct {
 	Coverage float64
 	// MaxPaths bounds the paths per culprit. Default 10.
 	MaxPaths int
-	// TopRoots is how many of a culprit's roots get "what letting go would free". Default 3.
-	TopRoots int
+	// MaxCuts bounds what to cut per culprit (holders.Cut). Default 3.
+	MaxCuts int
+	// MaxNamed bounds the objects named while the most readable paths are sought. Default
+	// DefaultMaxNamed.
+	MaxNamed int
 	// CacheBytes is the memory kept of the target's heap while it is walked. Default 64 MiB.
 	CacheBytes int
 	// MaxFrames bounds the frames unwound per goroutine; the rest of a deeper stack is
@@ -46,8 +49,11 @@ func (o *Options) defaults() {
 	if o.MaxPaths <= 0 {
 		o.MaxPaths = 10
 	}
-	if o.TopRoots <= 0 {
-		o.TopRoots = 3
+	if o.MaxCuts <= 0 {
+		o.MaxCuts = 3
+	}
+	if o.MaxNamed <= 0 {
+		o.MaxNamed = DefaultMaxNamed
 	}
 	if o.CacheBytes <= 0 {
 		o.CacheBytes = 64 << 20
@@ -94,14 +100,14 @@ func Read(ctx context.Context, t *process.Target, opts Options) (res *holders.Re
 	if err != nil {
 		return nil, err
 	}
-	// What letting go of a root would free is worked out on the graph, with the process
-	// running again.
+	// What to cut is worked out on the graph, with the process running again.
 	lap := time.Now()
-	for i := range res.Culprits {
-		res.Culprits[i].Releases = a.releases(a.kept[i])
-	}
+	err = a.cuts(res.Culprits)
 	a.g.free()
-	res.Timing.Releases = ms(time.Since(lap))
+	if err != nil {
+		return nil, err
+	}
+	res.Timing.Cuts = ms(time.Since(lap))
 	return res, nil
 }
 
@@ -197,9 +203,15 @@ func (w *reading) read() (a *aggregator, err error) {
 	w.res.Notes = append(w.res.Notes, g.notes...)
 	n := &namer{h: h, g: g, ix: w.ix, tab: w.tab, t: w.t, st: st, types: w.md.Word("types", 0),
 		direct: uint64(w.ix.Const("internal/abi.TFlagDirectIface", 1<<5)), dgs: st.dgs,
-		locals: map[int][]*proc.Variable{}, rtCache: map[uint64]godwarf.Type{}, memo: map[uint32]*named{}, named: map[string]godwarf.Type{}}
+		locals: map[int][]*proc.Variable{}, rtCache: map[uint64]godwarf.Type{}, memo: map[uint32]*named{},
+		named: map[string]godwarf.Type{}, roots: map[int]rootCache{}, segments: rs.segments}
 	a = &aggregator{g: g, n: n, opts: w.opts, rate: w.r.memProfileRate, mainModule: w.t.Module}
-	w.res.Culprits = a.culprits(samples, buckets)
+	a.group(samples, buckets)
+	if err := a.choose(); err != nil {
+		return nil, err
+	}
+	w.res.Culprits = a.culprits()
+	w.res.Notes = append(w.res.Notes, a.notes...)
 	if w.r.memProfileRate == 0 {
 		w.res.Notes = append(w.res.Notes, "the program samples no allocations (runtime.MemProfileRate is 0: it links no profiling): there are no sampled objects to find holders for")
 	}

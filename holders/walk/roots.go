@@ -32,10 +32,12 @@ type root struct {
 
 // rootSet collects the roots that point into the heap.
 type rootSet struct {
-	h            *heap
-	finTypes     map[uint32]uint64 // object with a finalizer -> the *ptrtype SetFinalizer was given
-	roots        []root
-	notes        []string
+	h        *heap
+	finTypes map[uint32]uint64 // object with a finalizer -> the *ptrtype SetFinalizer was given
+	roots    []root
+	notes    []string
+	segments [][2]uint64 // the data and bss segments of every module
+
 	conservative bool // the roots being added are conservative
 }
 
@@ -124,6 +126,7 @@ func (rs *rootSet) globals() error {
 			if err := r.mem.Read(mask, maskPtr); err != nil {
 				return fmt.Errorf("the pointer mask of the %s segment: %w", seg[0], err)
 			}
+			rs.segments = append(rs.segments, [2]uint64{lo, hi})
 			if err := rs.scanBlock(rootGlobal, lo, hi-lo, mask, -1); err != nil {
 				return fmt.Errorf("the %s segment: %w", seg[0], err)
 			}

@@ -17,9 +17,10 @@ type rtype struct {
 }
 
 const (
-	kindArray  = 17
-	kindStruct = 25
-	kindMask   = 0x1f
+	kindArray   = 17
+	kindPointer = 22
+	kindStruct  = 25
+	kindMask    = 0x1f
 
 	// maxTypeWords bounds the pointer mask memdoctor builds for one type (a 1 GiB array).
 	maxTypeWords = 1 << 27

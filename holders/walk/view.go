@@ -22,6 +22,7 @@ type view struct {
 	mapType    *godwarf.MapType // the object is this map's header
 	inMap      mapPart          // the object is part of a map's internals
 	chanElem   godwarf.Type     // the object is a channel's header; its buffer holds these
+	chanBuf    bool             // the object is a channel's buffer
 }
 
 // mapPart is which of a map's internal objects a view is.

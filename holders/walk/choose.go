@@ -1,0 +1,200 @@
+package walk
+
+import (
+	pq "container/heap"
+	"fmt"
+	"slices"
+)
+
+// DefaultMaxNamed bounds the objects choosePaths names while it seeks the most readable paths.
+const DefaultMaxNamed = 1 << 19
+
+// choosePaths gives each object that leads to a target (lead) the parent of its most readable
+// path from the roots, and names it: a path from a root named and typed before one from a root
+// without a name or a type (and before a conservatively scanned word), then the path with the
+// fewest steps through objects of unknown type, then the shortest; among equals, the walk's own
+// choice (the first parent it found). The walk's breadth-first parents give shortest paths, which
+// may start at an unnamed static or a frame's temporary, or lose the types behind an
+// unsafe.Pointer, where a longer path names every step.
+//
+// It is Dijkstra's search on the objects that lead to a target, the cost of each step known only
+// once it is named: a step is first queued at the cost it has if it is typed (a lower bound) and
+// named when it comes out; named dearer, it goes back in. It stops when every target is named,
+// or when it has named maxNamed objects: the targets not reached by then keep the walk's
+// parents, and the note it returns says so.
+func (n *namer) choosePaths(lead bitset, targets []uint32, maxNamed int) (note string) {
+	g := n.g
+	var words []ptrWord
+	var lc, sorted []uint32 // the children of the object being expanded that lead to a target
+	s := search{
+		objects: g.n,
+		lead:    lead,
+		targets: targets,
+		roots: func(fn func(ri, target uint32, conservative bool)) {
+			for ri, r := range g.roots {
+				if p := g.pos[r.target]; p != 0 {
+					fn(uint32(ri), p-1, r.conservative)
+				}
+			}
+		},
+		out: func(p uint32, fn func(child, off uint32)) {
+			// The children that lead to a target, from the graph's edges (one per pointer
+			// word). A child the walk reached first from p, through its only word pointing
+			// there, is at the offset the walk kept: p's memory need not be read again (a
+			// map's groups hold thousands of words, of which one leads to a sample).
+			lc = lc[:0]
+			g.children(p, func(c uint32) {
+				if lead.has(c) {
+					lc = append(lc, c)
+				}
+			})
+			sorted = append(sorted[:0], lc...)
+			slices.Sort(sorted)
+			once := func(c uint32) bool { // c is reached by one word of p
+				i, _ := slices.BinarySearch(sorted, c)
+				return i+1 >= len(sorted) || sorted[i+1] != c
+			}
+			scan := false
+			for _, c := range lc {
+				if g.parent[c] == p && once(c) {
+					fn(c, g.parentOff[c])
+				} else {
+					scan = true
+				}
+			}
+			if !scan {
+				return
+			}
+			base, sp := g.obj(p)
+			id := g.order[p]
+			words, _ = n.h.ptrWords(sp, base, words[:0])
+			for _, w := range words {
+				if _, cid, ok := n.h.find(w.val); ok && cid != id && g.pos[cid] != 0 {
+					if c := g.pos[cid] - 1; lead.has(c) && !(g.parent[c] == p && once(c)) {
+						fn(c, w.off)
+					}
+				}
+			}
+		},
+		name: n.step,
+		chosen: func(p, par, off uint32, m *named) {
+			n.memo[p] = m
+			g.parent[p], g.parentOff[p] = par, off
+		},
+	}
+	if left := s.run(maxNamed); left > 0 {
+		return fmt.Sprintf("the most readable paths were sought among the first %d objects leading to the sampled ones; %d sampled objects are named along the walk's shortest paths", maxNamed, left)
+	}
+	return ""
+}
+
+// search is what choosePaths needs of the graph and of naming (tests give it graphs built in
+// memory).
+type search struct {
+	objects uint32
+	lead    bitset   // the objects that lead to a target
+	targets []uint32 // positions
+	// roots calls fn with each root's index and the position it points at.
+	roots func(fn func(ri, target uint32, conservative bool))
+	// out calls fn with each object an object points to, and the offset of the word.
+	out func(p uint32, fn func(child, off uint32))
+	// name names p reached from par (rootBit|root index, or a position already chosen)
+	// through the word at off.
+	name func(p, par, off uint32) *named
+	// chosen records p's most readable way.
+	chosen func(p, par, off uint32, m *named)
+}
+
+// run is Dijkstra's search (see choosePaths); it returns how many targets were left unnamed
+// when it stopped at maxNamed.
+func (s *search) run(maxNamed int) (left int) {
+	fin := newBitset(int(s.objects))
+	isTarget := newBitset(int(s.objects))
+	remaining := 0
+	for _, t := range s.targets {
+		if !isTarget.has(t) {
+			isTarget.set(t)
+			remaining++
+		}
+	}
+	var q candQueue
+	s.roots(func(ri, target uint32, conservative bool) {
+		if !s.lead.has(target) {
+			return
+		}
+		c := cost{steps: 1}
+		if conservative {
+			c.tier = 2
+		}
+		q = append(q, cand{c: c, tie: ri, child: target, par: rootBit | ri})
+	})
+	pq.Init(&q)
+	named := 0
+	for q.Len() > 0 && remaining > 0 {
+		it := pq.Pop(&q).(cand)
+		if fin.has(it.child) {
+			continue
+		}
+		if it.m == nil {
+			if named >= maxNamed {
+				return remaining
+			}
+			named++
+			it.m = s.name(it.child, it.par, it.off)
+			if it.c.less(it.m.cost) {
+				it.c = it.m.cost
+				pq.Push(&q, it)
+				continue
+			}
+		}
+		p := it.child
+		fin.set(p)
+		s.chosen(p, it.par, it.off, it.m)
+		if isTarget.has(p) {
+			remaining--
+		}
+		next := cost{tier: it.m.cost.tier, untyped: it.m.cost.untyped, steps: it.m.cost.steps + 1}
+		s.out(p, func(c, off uint32) {
+			if s.lead.has(c) && !fin.has(c) {
+				pq.Push(&q, cand{c: next, tie: p, off: off, child: c, par: p})
+			}
+		})
+	}
+	return 0
+}
+
+// cand is a way to reach an object: from a root's word or an object's, at a cost (exact once
+// named, else a lower bound).
+type cand struct {
+	c     cost
+	tie   uint32 // the root's index, or the parent's position: the walk's own order
+	off   uint32 // the word's offset in the parent
+	child uint32
+	par   uint32 // rootBit|root index, or the parent's position
+	m     *named // the name through this way, once known
+}
+
+type candQueue []cand
+
+func (q candQueue) Len() int { return len(q) }
+func (q candQueue) Less(i, j int) bool {
+	a, b := &q[i], &q[j]
+	if a.c != b.c {
+		return a.c.less(b.c)
+	}
+	if a.tie != b.tie {
+		return a.tie < b.tie
+	}
+	if a.off != b.off {
+		return a.off < b.off
+	}
+	return a.child < b.child
+}
+func (q candQueue) Swap(i, j int) { q[i], q[j] = q[j], q[i] }
+func (q *candQueue) Push(x any)   { *q = append(*q, x.(cand)) }
+func (q *candQueue) Pop() any {
+	old := *q
+	it := old[len(old)-1]
+	*q = old[:len(old)-1]
+	return it
+}
