@@ -44,11 +44,11 @@ func TestUnwinderIsDelvesLive(t *testing.T) {
 		t.Fatal(err)
 	}
 	ids := map[uint64]bool{}
-	var ours [][]uint64
+	var ours []gstack
 	for _, g := range parked {
 		if pcs, done := r.unwind(c, g); done && !r.systemStart(g.startpc) {
 			ids[g.goid] = true
-			ours = append(ours, pcs)
+			ours = append(ours, gstack{pcs, g.gopc})
 		}
 	}
 	theirs, _, err := r.delveStacks(ids)
