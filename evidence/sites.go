@@ -137,5 +137,9 @@ func StartFunction(stack []string) string { return culprit.StartFunction(stack) 
 // PackagePath is the import path of the package that defines function ("" when none).
 func PackagePath(function string) string { return culprit.PackagePath(function) }
 
+// ModuleRoot is the shortest path the module of a package outside the standard library
+// could have (a library's packages share it); a standard library package's is the package.
+func ModuleRoot(pkg string) string { return culprit.ModuleRoot(pkg) }
+
 // IsRuntime reports whether function is the Go runtime's.
 func IsRuntime(function string) bool { return culprit.IsRuntime(function) }

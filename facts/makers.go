@@ -12,21 +12,50 @@ import (
 // client library's workers) with no frame of the program in their stacks, the program's
 // code that made them: its calls into the library that started them.
 type Made struct {
-	// Libs are the packages whose goroutines grew (their start functions').
+	// Libs are the packages whose goroutines grew (their start functions' and creators').
 	Libs []string
-	// Makers are the program's functions that called into those packages, the most
-	// retained first: what the leaked goroutines hold was allocated through these calls (the
-	// requests a leaked client connection carries were built in them), or, when nothing
-	// retained was sampled, what was allocated through them.
+	// Creators are the functions whose go statements started them, when the goroutine
+	// profiles record it (a debug=2 dump's "created by", a profile read from the process's
+	// memory); nil when they do not (the runtime's proto and debug=1 profiles).
+	Creators []string
+	// By is how the makers' calls were told from the program's other calls into Libs.
+	By MadeBy
+	// Makers are the program's functions that made them, the most retained first, each at
+	// the line of its call that made them: what the leaked goroutines hold was allocated
+	// through these calls (the requests a leaked client connection carries were built in
+	// them), or, when nothing retained was sampled, what was allocated through them.
 	Makers []Maker
 	// Old and New are the heap profiles compared.
 	Old, New string
 }
 
+// MadeBy is how the program's calls that made a library's goroutines were found.
+type MadeBy string
+
+const (
+	// MadeByCreator: the heap profiles sampled the calls under the function that started
+	// them (Made.Creators), the program's call above it.
+	MadeByCreator MadeBy = "creator"
+	// MadeByConstructor: the program calls methods of the goroutines' own type (a *sql.DB's
+	// QueryRowContext) or their creator is a plain function, so a value was made first, by a
+	// call of the library's functions (sql.Open, a client's constructor), and its goroutines
+	// with it.
+	MadeByConstructor MadeBy = "constructor"
+	// MadeByUse: the goroutines' type is reached only through these calls (net/http's
+	// persistConn through a Client's Get and Do), which made it on demand.
+	MadeByUse MadeBy = "use"
+	// MadeByPackage: any call into the libraries.
+	MadeByPackage MadeBy = "package"
+)
+
 // Maker is one function of the program that called into a library whose goroutines grew.
 type Maker struct {
+	// Site is the function, at the line of its call that made the goroutines (of its calls
+	// of the kind Made.By says, the one most retained through, else most allocated through).
 	Site  Site
 	Stack []string
+	// Call is the library's function that line calls (database/sql.Open), "" when unknown.
+	Call string
 	// Held is the growth of the memory in use allocated through its calls into the library
 	// between the first and last periodic heap profiles; Allocated what was allocated through
 	// them since the program started, as the last of them counts it (cumulative: more
@@ -43,83 +72,195 @@ const minShareOfTop = 4
 
 // madeOf names the program's code behind the library goroutines among the sites that grew
 // most, most first (the sites proved leaked, when there are), when the first of them is a
-// library's (nil when it is the program's own, or no pair of heap profiles says).
+// library's (nil when it is the program's own, or no pair of heap profiles says). known are
+// groups of other goroutine profiles, whose recorded creators count for the same start
+// functions; running says whether a function sat on a goroutine's stack all along (in the
+// first and the last goroutine profiles).
 //
-// The program's calls into the API whose sampled calls reached the code of the type whose
-// goroutines grew (net/http's Client, whose requests made round trips on a persistConn) are
-// looked for first, every caller of that API alike; failing those, its calls into the
-// package at all.
-func madeOf(ev *evidence.Evidence, sites []GoroutineGroup) *Made {
+// The program's calls into the libraries are told apart, each way tried in turn until one
+// names a maker (see MadeBy): the calls whose sampled stacks reached a function recorded as
+// their creator; the library's constructors, when the program calls the goroutines' own
+// type (it made a value before using it) or the creator is a plain function; the calls
+// through which the goroutines' type ran, when the program never calls that type itself
+// (every caller of that API alike); the constructors otherwise; any call into the libraries.
+// Goroutines started by a function that runs all along (a server's accept loop: what it
+// starts is its clients' doing, not a call's) are left out when others grew beside them.
+func madeOf(ev *evidence.Evidence, sites, known []GoroutineGroup, running func(string) bool) *Made {
 	if len(sites) == 0 || ev.Program(sites[0].Culprit.Function) {
 		return nil
 	}
-	var libs, types []string
+	var groups []leakGroup
 	for _, g := range sites {
-		if ev.Program(g.Culprit.Function) {
-			continue
+		if !ev.Program(g.Culprit.Function) {
+			groups = append(groups, leakGroupOf(ev, g, known))
 		}
-		start := evidence.StartFunction(g.Stack)
-		for _, fn := range []string{start, g.CreatedBy} {
-			if pkg := evidence.PackagePath(fn); pkg != "" && !ev.Program(fn) && !evidence.IsRuntime(fn) {
-				libs = appendNew(libs, pkg)
-				if t := receiver(fn); t != "" {
-					types = appendNew(types, t)
-				}
-			}
+	}
+	if kept := slices.DeleteFunc(slices.Clone(groups), func(lg leakGroup) bool { return lg.creator != "" && running(lg.creator) }); len(kept) > 0 {
+		groups = kept
+	}
+	var libs, types, creators []string
+	for _, lg := range groups {
+		for _, l := range lg.libs {
+			libs = appendNew(libs, l)
+		}
+		for _, t := range lg.types {
+			types = appendNew(types, t)
+		}
+		if lg.creator != "" {
+			creators = appendNew(creators, lg.creator)
 		}
 	}
 	refs := ev.PeriodicHeaps()
 	if len(libs) == 0 || len(refs) < 2 {
 		return nil
 	}
-	m := &Made{Libs: libs, Old: refs[0].Path, New: refs[len(refs)-1].Path}
-	for _, scope := range [][]string{entries(ev, refs[0], refs[len(refs)-1], types), libs} {
-		if len(scope) == 0 {
+	old, new := refs[0], refs[len(refs)-1]
+	m := &Made{Libs: libs, Creators: creators, Old: old.Path, New: new.Path}
+	api := apiOf(ev, old, new, types)
+	// A group whose own type the program calls, or whose creator is a plain function, was
+	// made with a value a constructor returned; the others on demand, by the calls through
+	// which their type's code ran.
+	var made, all []string // constructors' scopes: of those groups, of every group
+	var uses []string      // the API whose calls ran the others' types
+	for _, lg := range groups {
+		direct := slices.ContainsFunc(lg.types, func(t string) bool { return api.called[t] })
+		sc := lg.scope()
+		all = appendAll(all, sc)
+		if direct || lg.creator != "" && !isMethod(lg.creator) {
+			made = appendAll(made, sc)
 			continue
 		}
-		held := callsInto(ev, &refs[0], refs[len(refs)-1], "inuse_space", scope)
-		alloc := callsInto(ev, nil, refs[len(refs)-1], "alloc_space", scope)
-		for fn, mk := range held {
-			if mk.Held = mk.delta; mk.Held > 0 {
-				mk.Allocated = max(alloc[fn].value(), 0)
-				m.Makers = append(m.Makers, mk.Maker)
-			}
-		}
-		for fn, mk := range alloc {
-			if held[fn].value() <= 0 && mk.delta > 0 {
-				mk.Allocated = mk.delta
-				m.Makers = append(m.Makers, mk.Maker)
-			}
-		}
-		if len(m.Makers) > 0 {
-			break
+		for _, t := range lg.types {
+			uses = appendAll(uses, api.reached[t])
 		}
 	}
-	if len(m.Makers) == 0 {
-		return nil
+	constructor := func(scope []string) func(lib []string) bool {
+		return func(lib []string) bool { return !isMethod(lib[len(lib)-1]) && inScopes(lib, scope) }
 	}
-	slices.SortFunc(m.Makers, func(a, b Maker) int {
-		return cmp.Or(cmp.Compare(b.Held, a.Held), cmp.Compare(b.Allocated, a.Allocated), strings.Compare(a.Site.Function, b.Site.Function))
-	})
-	return m
+	type way struct {
+		by    MadeBy
+		match func(lib []string) bool
+	}
+	var ways []way
+	if len(creators) > 0 {
+		ways = append(ways, way{MadeByCreator, func(lib []string) bool {
+			return slices.ContainsFunc(lib, func(f string) bool { return slices.Contains(creators, f) })
+		}})
+	}
+	if len(made) > 0 {
+		ways = append(ways, way{MadeByConstructor, constructor(made)})
+	}
+	if len(uses) > 0 {
+		ways = append(ways, way{MadeByUse, func(lib []string) bool {
+			return inScopes(lib, uses) || slices.Contains(uses, "="+lib[len(lib)-1])
+		}})
+	}
+	if len(made) == 0 {
+		ways = append(ways, way{MadeByConstructor, constructor(all)})
+	}
+	ways = append(ways, way{MadeByPackage, func(lib []string) bool { return inScopes(lib, libs) }})
+	for _, w := range ways {
+		if mk := makersBy(ev, old, new, w.match); len(mk) > 0 {
+			m.By, m.Makers = w.by, mk
+			return m
+		}
+	}
+	return nil
 }
 
-// entries are the library's API the program called directly in the allocation stacks that
-// reached the code of types: the API whose calls made the goroutines (net/http's Client,
-// whose Do's round trip runs on a persistConn). An entry is the called method's receiver
-// type (its dot ending it: every method of net/http's Client, Get as well as Do, since a
-// heap profile samples one allocation in 512 KiB and may have caught the round trip under
-// one caller's Do and never under another's Get), or, for a function, the function itself
-// with "=" before it. Every call of it counts, not only the sampled ones that reached the
-// type.
-func entries(ev *evidence.Evidence, old, new Snapshot, types []string) []string {
+// leakGroup is one site of goroutines that grew in a library's code: its start function, the
+// function recorded as its creator ("" when none is), their packages and receiver types.
+type leakGroup struct {
+	start, creator string
+	libs, types    []string
+}
+
+func leakGroupOf(ev *evidence.Evidence, g GoroutineGroup, known []GoroutineGroup) leakGroup {
+	lg := leakGroup{start: evidence.StartFunction(g.Stack), creator: creatorOf(g, known)}
+	if lg.creator == lg.start || ev.Program(lg.creator) || evidence.IsRuntime(lg.creator) {
+		lg.creator = ""
+	}
+	for _, fn := range []string{lg.start, lg.creator} {
+		if pkg := evidence.PackagePath(fn); pkg != "" && !ev.Program(fn) && !evidence.IsRuntime(fn) {
+			lg.libs = appendNew(lg.libs, pkg)
+			if t := receiver(fn); t != "" {
+				lg.types = appendNew(lg.types, t)
+			}
+		}
+	}
+	return lg
+}
+
+// scope is where a constructor of the group's goroutines is called: any package of the
+// library's module (a client's constructor in its top package starts its pool's goroutines
+// in an internal one), or the standard library packages of its start function and creator.
+func (lg leakGroup) scope() []string {
 	var out []string
+	for _, pkg := range lg.libs {
+		if root := evidence.ModuleRoot(pkg); root != pkg {
+			out = appendNew(out, root+"/...")
+		} else {
+			out = appendNew(out, pkg)
+		}
+	}
+	return out
+}
+
+func appendAll(list, more []string) []string {
+	for _, s := range more {
+		list = appendNew(list, s)
+	}
+	return list
+}
+
+// creatorOf is the function that started a group's goroutines, as a goroutine profile
+// recorded it: the group's own record, else that of a group of another profile (known) with
+// the same start function; "" when none records it.
+func creatorOf(g GoroutineGroup, known []GoroutineGroup) string {
+	if g.Created {
+		return g.CreatedBy
+	}
+	start := evidence.StartFunction(g.Stack)
+	for _, k := range known {
+		if k.Created && start != "" && evidence.StartFunction(k.Stack) == start {
+			return k.CreatedBy
+		}
+	}
+	return ""
+}
+
+// api is what the program's calls into the goroutines' types say, from the allocation
+// stacks: called, the types whose methods the program calls itself; reached, by type, the
+// API the program called directly in the stacks that reached that type's code (net/http's
+// Client, whose Do's round trip runs on a persistConn). An entry of reached is the called
+// method's receiver type (its dot ending it: every method of net/http's Client, Get as well
+// as Do, since a heap profile samples one allocation in 512 KiB and may have caught the round
+// trip under one caller's Do and never under another's Get), or, for a function, the function
+// itself with "=" before it: every call of it counts, not only the sampled ones that reached
+// the type.
+type api struct {
+	called  map[string]bool
+	reached map[string][]string
+}
+
+func apiOf(ev *evidence.Evidence, old, new Snapshot, types []string) api {
+	out := api{called: map[string]bool{}, reached: map[string][]string{}}
 	visit := func(site Site, stack []string, v int64) {
-		if i := slices.Index(stack, site.Function); i > 0 && v > 0 && ev.Program(site.Function) && inScopes(stack[:i], types) {
-			if t := receiver(stack[i-1]); t != "" {
-				out = appendNew(out, t)
-			} else {
-				out = appendNew(out, "="+stack[i-1])
+		i := slices.Index(stack, site.Function)
+		if i <= 0 || v <= 0 || !ev.Program(site.Function) {
+			return
+		}
+		t := receiver(stack[i-1])
+		if t != "" && slices.Contains(types, t) {
+			out.called[t] = true
+		}
+		entry := t
+		if t == "" {
+			entry = "=" + stack[i-1]
+		}
+		for _, typ := range types {
+			if inScopes(stack[:i], []string{typ}) {
+				out.reached[typ] = appendNew(out.reached[typ], entry)
 			}
 		}
 	}
@@ -131,25 +272,81 @@ func entries(ev *evidence.Evidence, old, new Snapshot, types []string) []string 
 	return out
 }
 
+// makersBy are the program's functions whose calls into a library match (match sees the
+// library's frames below the program's, leaf first, the called function last): those through
+// which memory still in use grew from old to new, then those that allocated through them
+// (as new counts it) with nothing in use sampled, most first. Each is named at the line of its
+// matching calls most retained through, else most allocated through.
+func makersBy(ev *evidence.Evidence, old, new Snapshot, match func(lib []string) bool) []Maker {
+	held := callsInto(ev, &old, new, "inuse_space", match)
+	alloc := callsInto(ev, nil, new, "alloc_space", match)
+	var out []Maker
+	for fn, mk := range held {
+		if h := mk.total(); h > 0 {
+			m := mk.at(mk.top())
+			m.Held, m.Allocated = h, max(alloc[fn].total(), 0)
+			out = append(out, m)
+		}
+	}
+	for fn, mk := range alloc {
+		if held[fn].total() <= 0 && mk.total() > 0 {
+			m := mk.at(mk.top())
+			m.Allocated = mk.total()
+			out = append(out, m)
+		}
+	}
+	slices.SortFunc(out, func(a, b Maker) int {
+		return cmp.Or(cmp.Compare(b.Held, a.Held), cmp.Compare(b.Allocated, a.Allocated), strings.Compare(a.Site.Function, b.Site.Function))
+	})
+	return out
+}
+
 // receiver is the package-qualified receiver type of a method, with the dot after it
 // ("net/http.(*persistConn)." of "net/http.(*persistConn).readLoop"); "" for a function.
 func receiver(fn string) string {
 	pkg := evidence.PackagePath(fn)
-	if pkg == "" || len(fn) <= len(pkg)+1 {
+	n := len(pkg)
+	if pkg != "" && !strings.HasPrefix(fn, pkg) { // a dot in the last element, spelled %2e
+		n += 2 * strings.Count(pkg[strings.LastIndexByte(pkg, '/')+1:], ".")
+	}
+	if pkg == "" || len(fn) <= n+1 {
 		return ""
 	}
-	rest := fn[len(pkg)+1:]
+	rest := fn[n+1:]
 	if strings.HasPrefix(rest, "(") {
 		if i := strings.Index(rest, ")."); i > 0 {
-			return fn[:len(pkg)+1+i+2]
+			return fn[:n+1+i+2]
 		}
 		return ""
 	}
-	if i := strings.IndexByte(rest, '.'); i > 0 && !strings.HasPrefix(rest[i+1:], "func") {
-		return fn[:len(pkg)+1+i+1]
+	i := strings.IndexAny(rest, ".[")
+	if i > 0 && rest[i] == '[' { // a generic type's or function's arguments
+		j := strings.IndexByte(rest, ']')
+		if j < i || j+1 >= len(rest) || rest[j+1] != '.' {
+			return ""
+		}
+		i = j + 1
+	}
+	if i > 0 && !closure(rest[i+1:]) {
+		return fn[:n+1+i+1]
 	}
 	return ""
 }
+
+// closure reports whether the part of a function's name after its first dot names a closure
+// or a go or defer statement's wrapper ("func1", "gowrap2"), not a method.
+func closure(s string) bool {
+	for _, p := range []string{"func", "gowrap", "deferwrap"} {
+		if strings.HasPrefix(s, p) && len(s) > len(p) && s[len(p)] >= '0' && s[len(p)] <= '9' {
+			return true
+		}
+	}
+	return false
+}
+
+// isMethod reports whether fn is a method or a closure inside one: not a plain function of
+// its package.
+func isMethod(fn string) bool { return receiver(fn) != "" }
 
 func appendNew(list []string, s string) []string {
 	if slices.Contains(list, s) {
@@ -158,36 +355,76 @@ func appendNew(list []string, s string) []string {
 	return append(list, s)
 }
 
-// makerDelta is a maker with its value's growth between two profiles.
-type makerDelta struct {
-	Maker
+// lineCalls is what one line of a program's function allocated through its calls into a
+// library: the sum of one sample type's growth, and the heaviest sample's stack.
+type lineCalls struct {
+	site  Site
+	stack []string
 	delta int64
+	heavy int64 // the heaviest sample's value, whose stack is kept
 }
 
-func (m *makerDelta) value() int64 {
-	if m == nil {
+// funcCalls is one program's function's calls into a library, by line.
+type funcCalls struct {
+	lines map[int64]*lineCalls
+}
+
+func (f *funcCalls) total() int64 {
+	if f == nil {
 		return 0
 	}
-	return m.delta
+	var n int64
+	for _, l := range f.lines {
+		n += l.delta
+	}
+	return n
 }
 
-// callsInto sums one sample type's growth from old (nil: from nothing) to new by the program's function that
-// called into one of scopes (package paths, receiver types with their dot: a frame of theirs
-// nearer the leaf than the program's; or, after "=", the function it called directly).
-func callsInto(ev *evidence.Evidence, old *Snapshot, new Snapshot, typ string, scopes []string) map[string]*makerDelta {
-	out := map[string]*makerDelta{}
+// top is the line whose calls grew most (ties: the lower line).
+func (f *funcCalls) top() *lineCalls {
+	var best *lineCalls
+	for _, l := range f.lines {
+		if best == nil || l.delta > best.delta || l.delta == best.delta && l.site.Line < best.site.Line {
+			best = l
+		}
+	}
+	return best
+}
+
+// at is the maker a line of calls names.
+func (f *funcCalls) at(l *lineCalls) Maker {
+	m := Maker{Site: l.site, Stack: l.stack}
+	if i := slices.Index(l.stack, l.site.Function); i > 0 {
+		m.Call = l.stack[i-1]
+	}
+	return m
+}
+
+// callsInto sums one sample type's growth from old (nil: from nothing) to new by the program's
+// function and line that called into a library in a way match accepts (it sees the library's
+// frames nearer the leaf than the program's, the called function last).
+func callsInto(ev *evidence.Evidence, old *Snapshot, new Snapshot, typ string, match func(lib []string) bool) map[string]*funcCalls {
+	out := map[string]*funcCalls{}
 	add := func(sign int64) func(Site, []string, int64) {
 		return func(site Site, stack []string, v int64) {
 			i := slices.Index(stack, site.Function)
-			if i <= 0 || !ev.Program(site.Function) || !inScopes(stack[:i], scopes) && !slices.Contains(scopes, "="+stack[i-1]) {
+			if i <= 0 || !ev.Program(site.Function) || !match(stack[:i]) {
 				return
 			}
-			m, ok := out[site.Function]
+			f, ok := out[site.Function]
 			if !ok {
-				m = &makerDelta{Maker: Maker{Site: site, Stack: stack}}
-				out[site.Function] = m
+				f = &funcCalls{lines: map[int64]*lineCalls{}}
+				out[site.Function] = f
 			}
-			m.delta += sign * v
+			l, ok := f.lines[site.Line]
+			if !ok {
+				l = &lineCalls{site: site, stack: stack}
+				f.lines[site.Line] = l
+			}
+			l.delta += sign * v
+			if sign > 0 && v > l.heavy {
+				l.heavy, l.stack = v, stack
+			}
 		}
 	}
 	if old != nil && ev.EachStack(*old, typ, add(-1)) != nil || ev.EachStack(new, typ, add(1)) != nil {
@@ -197,11 +434,22 @@ func callsInto(ev *evidence.Evidence, old *Snapshot, new Snapshot, typ string, s
 }
 
 // inScopes reports a frame of one of scopes among frames: a package path matches its
-// functions, a receiver type (ending in a dot) its methods.
+// functions, a receiver type (ending in a dot) its methods, a path ending in "/..." the
+// functions of every package under it.
 func inScopes(frames []string, scopes []string) bool {
 	for _, fr := range frames {
+		pkg := evidence.PackagePath(fr)
 		for _, sc := range scopes {
-			if strings.HasSuffix(sc, ".") && strings.HasPrefix(fr, sc) || evidence.PackagePath(fr) == sc {
+			switch {
+			case strings.HasSuffix(sc, "/..."):
+				if root := sc[:len(sc)-4]; pkg == root || strings.HasPrefix(pkg, root+"/") {
+					return true
+				}
+			case strings.HasSuffix(sc, "."):
+				if strings.HasPrefix(fr, sc) {
+					return true
+				}
+			case pkg == sc:
 				return true
 			}
 		}

@@ -121,8 +121,9 @@ func (l *ledger) close() {
 }
 
 // labDBDriver is the name of the lab's database driver: an in-memory ledger, so that the
-// scenario needs no database server. Like a network driver's, each connection keeps a buffer
-// for the wire protocol.
+// scenario needs no database server. Like a network driver's, sql.Open parses the data source
+// name into a configuration (its runtime parameters, a statement cache sized up front), and
+// each connection keeps a buffer for the wire protocol.
 const labDBDriver = "memdoctor-lab-ledger"
 
 var registerOnce sync.Once
@@ -131,10 +132,41 @@ func registerLabDB() { registerOnce.Do(func() { sql.Register(labDBDriver, labDB{
 
 type labDB struct{}
 
-func (labDB) Open(string) (driver.Conn, error) { return &labConn{buf: make([]byte, 4<<10)}, nil }
+func (labDB) Open(dsn string) (driver.Conn, error) {
+	c, err := labDB{}.OpenConnector(dsn)
+	if err != nil {
+		return nil, err
+	}
+	return c.Connect(context.Background())
+}
+
+// OpenConnector parses the data source name, as sql.Open has a driver do.
+func (labDB) OpenConnector(dsn string) (driver.Connector, error) {
+	cfg := &labConfig{database: dsn, params: map[string]string{
+		"application_name": "accounts", "client_encoding": "UTF8", "timezone": "UTC", "statement_timeout": "5000",
+	}, stmts: make(map[string]string, 64)}
+	return &labConnector{cfg: cfg}, nil
+}
+
+// labConfig is what a driver parses a data source name into.
+type labConfig struct {
+	database string
+	params   map[string]string // runtime parameters sent at connect
+	stmts    map[string]string // the prepared statements' cache
+}
+
+type labConnector struct{ cfg *labConfig }
+
+func (c *labConnector) Connect(context.Context) (driver.Conn, error) {
+	return &labConn{cfg: c.cfg, buf: make([]byte, 4<<10)}, nil
+}
+func (c *labConnector) Driver() driver.Driver { return labDB{} }
 
 // labConn is one connection: its buffer, as a wire protocol's reader keeps one.
-type labConn struct{ buf []byte }
+type labConn struct {
+	cfg *labConfig
+	buf []byte
+}
 
 func (c *labConn) Prepare(string) (driver.Stmt, error) {
 	return nil, errors.New("lab ledger: prepared statements are not supported")

@@ -2,6 +2,7 @@ package words
 
 import (
 	"fmt"
+	"path"
 	"slices"
 	"strings"
 
@@ -113,11 +114,24 @@ func goroutineAdvice(g facts.StackGroup) []string {
 	return nil
 }
 
-// madeBy says which of the program's functions made goroutines that run a library's code.
+// madeBy says which of the program's functions made goroutines that run a library's code,
+// and at which of its calls.
 func madeBy(m *facts.Made) string {
 	top := m.Makers[0]
 	s := fmt.Sprintf(" The goroutines that grew run %s's code, with no frame of the program in their stacks; the program's code that made them is %s",
 		strings.Join(m.Libs, " and "), top.Site.Function)
+	if at := callAt(top); at != "" {
+		s += ", " + at
+	}
+	switch m.By {
+	case facts.MadeByCreator:
+		s += fmt.Sprintf(", whose calls reached %s, the function whose go statement started them (the goroutine profiles' \"created by\")",
+			strings.Join(m.Creators, " and "))
+	case facts.MadeByConstructor:
+		if top.Call != "" {
+			s += fmt.Sprintf(", the call that makes the value they serve: the program calls that value's methods after %s made it, and its goroutines come with it", shortFunc(top.Call))
+		}
+	}
 	if top.Held > 0 {
 		s += fmt.Sprintf(": what was allocated through its calls into %s and is still in use grew %s from the first heap profile to the last (what the leaked goroutines hold: the requests a leaked connection carries, a library's buffers).",
 			m.Libs[0], bytesStr(float64(top.Held)))
@@ -134,6 +148,36 @@ func madeBy(m *facts.Made) string {
 	}
 	if slices.Contains(m.Libs, "net/http") {
 		s += " An HTTP client's connection keeps its two goroutines until its response body is read to the end or closed: look there for a return that skips resp.Body.Close()."
+	} else if m.By == facts.MadeByConstructor || m.By == facts.MadeByCreator {
+		s += " A value that starts goroutines lives until it is closed: make it once and share it, or close it when done (defer x.Close())."
 	}
 	return s
+}
+
+// callAt says where a maker's call is: "at ledger.go:85, its call to database/sql.Open".
+func callAt(mk facts.Maker) string {
+	var parts []string
+	switch {
+	case mk.Site.Line > 0 && mk.Site.File != "":
+		parts = append(parts, fmt.Sprintf("at %s:%d", path.Base(mk.Site.File), mk.Site.Line))
+	case mk.Site.Line > 0:
+		parts = append(parts, fmt.Sprintf("at line %d", mk.Site.Line))
+	}
+	if mk.Call != "" {
+		parts = append(parts, "its call to "+mk.Call)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// shortFunc is a function's name without its package path's directories: "sql.Open" of
+// "database/sql.Open".
+func shortFunc(fn string) string {
+	end := len(fn)
+	if i := strings.IndexAny(fn, "(["); i >= 0 {
+		end = i
+	}
+	if i := strings.LastIndexByte(fn[:end], '/'); i >= 0 {
+		return fn[i+1:]
+	}
+	return fn
 }

@@ -3,6 +3,8 @@ package culprit
 import (
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/google/pprof/profile"
 )
@@ -43,6 +45,16 @@ func GroupGoroutineProfile(p *profile.Profile, opts Options) ([]GoroutineGroup, 
 		if c := s.Label[CreatedByLabel]; len(c) == 1 && c[0] != "" {
 			creator, recorded = frame{fn: normalizeFunc(c[0])}, true
 		}
+		// A go statement's wrapper (memdoctor's reads of a process's memory kept them until
+		// they were left out as the runtime leaves them out) is named after the function
+		// whose go statement it wraps: the creator, recorded.
+		frames = slices.DeleteFunc(frames, func(f frame) bool {
+			fn, ok := goWrapped(f.fn)
+			if ok && !recorded {
+				creator, recorded = frame{fn: fn}, true
+			}
+			return ok
+		})
 		for i := len(frames) - 1; i >= 0 && !recorded; i-- {
 			if frames[i].fn != goexitFunc {
 				creator = frames[i]
@@ -56,6 +68,16 @@ func GroupGoroutineProfile(p *profile.Profile, opts Options) ([]GoroutineGroup, 
 		g.add("", frames, creator, recorded, n, l, 0)
 	}
 	return g.result(), nil
+}
+
+// goWrapped is the function whose go statement a compiler-generated wrapper wraps
+// ("net/http.(*Transport).dialConn" of "net/http.(*Transport).dialConn.gowrap2").
+func goWrapped(fn string) (string, bool) {
+	i := strings.LastIndex(fn, ".gowrap")
+	if i <= 0 || i+len(".gowrap") == len(fn) || strings.Trim(fn[i+len(".gowrap"):], "0123456789") != "" {
+		return "", false
+	}
+	return fn[:i], true
 }
 
 // goroutineSampleIndex finds the goroutine count: "goroutine" or
