@@ -124,6 +124,29 @@ func (ev *Evidence) EachStack(s Snapshot, typ string, fn func(site Site, stack [
 	return nil
 }
 
+// EachFrames calls fn for every sample of one sample type of a heap snapshot, with its
+// frames (leaf first), each with its function, file and line: where the program called a
+// library, at which line.
+func (ev *Evidence) EachFrames(s Snapshot, typ string, fn func(frames []Site, v int64)) error {
+	st := ev.profiles
+	st.mu.Lock()
+	p, err := st.getLocked(s.Path)
+	st.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	idx, err := culprit.SampleIndex(p, typ)
+	if err != nil {
+		return err
+	}
+	for _, smp := range p.Sample {
+		if idx < len(smp.Value) {
+			fn(culprit.Frames(smp.Location), smp.Value[idx])
+		}
+	}
+	return nil
+}
+
 // Program reports whether function is the program's own code: in its main module when that
 // is known, else outside the runtime and the standard library.
 func (ev *Evidence) Program(function string) bool {

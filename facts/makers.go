@@ -245,31 +245,63 @@ type api struct {
 
 func apiOf(ev *evidence.Evidence, old, new Snapshot, types []string) api {
 	out := api{called: map[string]bool{}, reached: map[string][]string{}}
-	visit := func(site Site, stack []string, v int64) {
-		i := slices.Index(stack, site.Function)
-		if i <= 0 || v <= 0 || !ev.Program(site.Function) {
+	visit := func(frames []Site, v int64) {
+		if v <= 0 {
 			return
 		}
-		t := receiver(stack[i-1])
-		if t != "" && slices.Contains(types, t) {
-			out.called[t] = true
-		}
-		entry := t
-		if t == "" {
-			entry = "=" + stack[i-1]
-		}
-		for _, typ := range types {
-			if inScopes(stack[:i], []string{typ}) {
-				out.reached[typ] = appendNew(out.reached[typ], entry)
+		eachCall(ev, frames, func(_ Site, lib []string) bool {
+			entry := lib[len(lib)-1]
+			t := receiver(entry)
+			if t != "" && slices.Contains(types, t) {
+				out.called[t] = true
 			}
-		}
+			key := t
+			if t == "" {
+				key = "=" + entry
+			}
+			for _, typ := range types {
+				if inScopes(lib, []string{typ}) {
+					out.reached[typ] = appendNew(out.reached[typ], key)
+				}
+			}
+			return false
+		})
 	}
 	for _, s := range []Snapshot{old, new} {
 		for _, typ := range []string{"inuse_space", "alloc_space"} {
-			_ = ev.EachStack(s, typ, visit) // an unreadable profile names no entry
+			_ = ev.EachFrames(s, typ, visit) // an unreadable profile names no entry
 		}
 	}
 	return out
+}
+
+// eachCall calls fn for each of the program's calls into a library in a stack (frames leaf
+// first), innermost first, until fn returns true: the program's frame that made the call (at
+// the call's line) and the library's frames below it down to the leaf or to the program's
+// next frame (a callback the library made into the program: a driver, a handler), leaf
+// first, the called function last.
+func eachCall(ev *evidence.Evidence, frames []Site, fn func(at Site, lib []string) bool) {
+	var names []string
+	from := 0 // the first library frame of the current run
+	for i, f := range frames {
+		if !ev.Program(f.Function) {
+			continue
+		}
+		if i > from {
+			if names == nil {
+				names = make([]string, len(frames))
+				for j, g := range frames {
+					names[j] = g.Function
+				}
+			}
+			at := f
+			at.Own = true
+			if fn(at, names[from:i]) {
+				return
+			}
+		}
+		from = i + 1
+	}
 }
 
 // makersBy are the program's functions whose calls into a library match (match sees the
@@ -356,9 +388,10 @@ func appendNew(list []string, s string) []string {
 }
 
 // lineCalls is what one line of a program's function allocated through its calls into a
-// library: the sum of one sample type's growth, and the heaviest sample's stack.
+// library: the sum of one sample type's growth, and the heaviest sample's frames.
 type lineCalls struct {
 	site  Site
+	call  string
 	stack []string
 	delta int64
 	heavy int64 // the heaviest sample's value, whose stack is kept
@@ -393,42 +426,50 @@ func (f *funcCalls) top() *lineCalls {
 
 // at is the maker a line of calls names.
 func (f *funcCalls) at(l *lineCalls) Maker {
-	m := Maker{Site: l.site, Stack: l.stack}
-	if i := slices.Index(l.stack, l.site.Function); i > 0 {
-		m.Call = l.stack[i-1]
-	}
-	return m
+	return Maker{Site: l.site, Stack: l.stack, Call: l.call}
 }
 
 // callsInto sums one sample type's growth from old (nil: from nothing) to new by the program's
 // function and line that called into a library in a way match accepts (it sees the library's
-// frames nearer the leaf than the program's, the called function last).
+// frames below the program's, the called function last; of a sample's calls, the innermost
+// match counts).
 func callsInto(ev *evidence.Evidence, old *Snapshot, new Snapshot, typ string, match func(lib []string) bool) map[string]*funcCalls {
 	out := map[string]*funcCalls{}
-	add := func(sign int64) func(Site, []string, int64) {
-		return func(site Site, stack []string, v int64) {
-			i := slices.Index(stack, site.Function)
-			if i <= 0 || !ev.Program(site.Function) || !match(stack[:i]) {
-				return
-			}
-			f, ok := out[site.Function]
-			if !ok {
-				f = &funcCalls{lines: map[int64]*lineCalls{}}
-				out[site.Function] = f
-			}
-			l, ok := f.lines[site.Line]
-			if !ok {
-				l = &lineCalls{site: site, stack: stack}
-				f.lines[site.Line] = l
-			}
-			l.delta += sign * v
-			if sign > 0 && v > l.heavy {
-				l.heavy, l.stack = v, stack
-			}
+	add := func(sign int64) func([]Site, int64) {
+		return func(frames []Site, v int64) {
+			eachCall(ev, frames, func(at Site, lib []string) bool {
+				if !match(lib) {
+					return false
+				}
+				f, ok := out[at.Function]
+				if !ok {
+					f = &funcCalls{lines: map[int64]*lineCalls{}}
+					out[at.Function] = f
+				}
+				l, ok := f.lines[at.Line]
+				if !ok {
+					l = &lineCalls{site: at, call: lib[len(lib)-1]}
+					f.lines[at.Line] = l
+				}
+				l.delta += sign * v
+				if sign > 0 && (l.stack == nil || v > l.heavy) {
+					l.heavy, l.stack = v, names(frames)
+				}
+				return true
+			})
 		}
 	}
-	if old != nil && ev.EachStack(*old, typ, add(-1)) != nil || ev.EachStack(new, typ, add(1)) != nil {
+	if old != nil && ev.EachFrames(*old, typ, add(-1)) != nil || ev.EachFrames(new, typ, add(1)) != nil {
 		return nil
+	}
+	return out
+}
+
+// names are the frames' functions.
+func names(frames []Site) []string {
+	out := make([]string, len(frames))
+	for i, f := range frames {
+		out[i] = f.Function
 	}
 	return out
 }

@@ -64,14 +64,18 @@ const (
 	opener     = "runtime.gopark;runtime.selectgo;database/sql.(*DB).connectionOpener"
 	sqlOpen    = "runtime.mallocgc;database/sql.OpenDB:841;database/sql.Open:881;example.com/svc/ledger.(*Ledger).lookup:85;example.com/svc/api.handle:30"
 	sqlConnect = "runtime.mallocgc;database/sql.Open:879;example.com/svc/ledger.(*Ledger).lookup:85;example.com/svc/api.handle:30"
+	// The program's own driver, which database/sql calls back: the call into the library is
+	// still lookup's.
+	sqlDriver = "runtime.mallocgc;example.com/svc/ledger.driver.OpenConnector:20;database/sql.Open:881;example.com/svc/ledger.(*Ledger).lookup:85;example.com/svc/api.handle:30"
 	sqlQuery   = "runtime.mallocgc;example.com/driver.(*Driver).Open:40;database/sql.(*DB).conn:1400;database/sql.(*DB).query:1700;database/sql.(*DB).QueryContext:1680;database/sql.(*DB).QueryRowContext:1790;example.com/svc/ledger.(*Ledger).lookup:92;example.com/svc/api.handle:30"
 	sqlRows    = "runtime.mallocgc;database/sql.(*DB).queryDC:1750;database/sql.(*DB).query:1700;database/sql.(*DB).QueryContext:1680;database/sql.(*DB).QueryRowContext:1790;example.com/svc/ledger.(*Ledger).lookup:92;example.com/svc/api.handle:30"
 )
 
 // sqlRowsPerCall is what each sql.Open-per-request call allocates, and holds: the DB and its
-// connector under sql.Open, the driver's connection (with its 4 KiB buffer) under
+// connector under sql.Open (the driver's configuration parsed in the program's own driver),
+// the driver's connection (with its 4 KiB buffer) under
 // QueryRowContext, more than sql.Open's; the query's rows are garbage.
-var sqlRowsPerCall = map[string][2]int64{sqlOpen: {600, 600}, sqlConnect: {100, 100}, sqlQuery: {4300, 4300}, sqlRows: {800, 0}}
+var sqlRowsPerCall = map[string][2]int64{sqlOpen: {600, 600}, sqlConnect: {100, 100}, sqlDriver: {2000, 2000}, sqlQuery: {4300, 4300}, sqlRows: {800, 0}}
 
 // TestMadeAtTheConstructorsLine: goroutines database/sql started for a *sql.DB opened per
 // request and never closed are named at the program's sql.Open, not at its QueryRowContext
@@ -87,7 +91,7 @@ func TestMadeAtTheConstructorsLine(t *testing.T) {
 		held     int64 // through the maker's matching calls
 	}{
 		// Every call of database/sql's functions at that line.
-		{"runtime's profiles", nil, MadeByConstructor, 600 * (600 + 100)},
+		{"runtime's profiles", nil, MadeByConstructor, 600 * (600 + 100 + 2000)},
 		// The calls that reached OpenDB.
 		{"read from memory", map[string]string{opener: "database/sql.OpenDB"}, MadeByCreator, 600 * 600},
 	} {
@@ -155,5 +159,19 @@ func TestMadeByAPlainCreator(t *testing.T) {
 		if mk := m.Makers[0]; mk.Site.Function != "example.com/svc/cart.load" || mk.Site.Line != tc.line || m.By != tc.by {
 			t.Errorf("creators %v: maker %s:%d calling %s (by %s), want load:%d (by %s)", tc.creators, mk.Site.Function, mk.Site.Line, mk.Call, m.By, tc.line, tc.by)
 		}
+	}
+}
+
+// TestMadeThroughACallback: when the only sampled allocations of the constructor's call are
+// made in the program's own code the library called back (a driver of the program's, called
+// by sql.Open), the call into the library is still the program's frame above the library's.
+func TestMadeThroughACallback(t *testing.T) {
+	rows := map[string][2]int64{sqlDriver: {2000, 2000}, sqlQuery: {4300, 4300}}
+	m := madeEvidence(t, map[string]int64{opener: 10}, map[string]int64{opener: 610}, nil, scaled(rows, 10), scaled(rows, 610))
+	if m == nil || len(m.Makers) == 0 {
+		t.Fatalf("no maker: %+v", m)
+	}
+	if mk := m.Makers[0]; mk.Site.Function != "example.com/svc/ledger.(*Ledger).lookup" || mk.Site.Line != 85 || mk.Call != "database/sql.Open" || m.By != MadeByConstructor {
+		t.Errorf("maker %s:%d calling %s (by %s), want lookup:85 calling database/sql.Open (by constructor)", mk.Site.Function, mk.Site.Line, mk.Call, m.By)
 	}
 }
