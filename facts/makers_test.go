@@ -67,8 +67,8 @@ const (
 	// The program's own driver, which database/sql calls back: the call into the library is
 	// still lookup's.
 	sqlDriver = "runtime.mallocgc;example.com/svc/ledger.driver.OpenConnector:20;database/sql.Open:881;example.com/svc/ledger.(*Ledger).lookup:85;example.com/svc/api.handle:30"
-	sqlQuery   = "runtime.mallocgc;example.com/driver.(*Driver).Open:40;database/sql.(*DB).conn:1400;database/sql.(*DB).query:1700;database/sql.(*DB).QueryContext:1680;database/sql.(*DB).QueryRowContext:1790;example.com/svc/ledger.(*Ledger).lookup:92;example.com/svc/api.handle:30"
-	sqlRows    = "runtime.mallocgc;database/sql.(*DB).queryDC:1750;database/sql.(*DB).query:1700;database/sql.(*DB).QueryContext:1680;database/sql.(*DB).QueryRowContext:1790;example.com/svc/ledger.(*Ledger).lookup:92;example.com/svc/api.handle:30"
+	sqlQuery  = "runtime.mallocgc;example.com/driver.(*Driver).Open:40;database/sql.(*DB).conn:1400;database/sql.(*DB).query:1700;database/sql.(*DB).QueryContext:1680;database/sql.(*DB).QueryRowContext:1790;example.com/svc/ledger.(*Ledger).lookup:92;example.com/svc/api.handle:30"
+	sqlRows   = "runtime.mallocgc;database/sql.(*DB).queryDC:1750;database/sql.(*DB).query:1700;database/sql.(*DB).QueryContext:1680;database/sql.(*DB).QueryRowContext:1790;example.com/svc/ledger.(*Ledger).lookup:92;example.com/svc/api.handle:30"
 )
 
 // sqlRowsPerCall is what each sql.Open-per-request call allocates, and holds: the DB and its
