@@ -145,8 +145,9 @@ var culprits = map[string]any{
 // expectedLines maps each scenario with Expect.Line to the call its line holds, so that an
 // edit that moves the line without the expectation fails.
 var expectedLines = map[string]string{
-	"sql-open-leak": "sql.Open(",
-	"rpc-dial-leak": "rpc.DialHTTP(",
+	"sql-open-leak":  "sql.Open(",
+	"rpc-dial-leak":  "rpc.DialHTTP(",
+	"http-body-leak": "hc.Get(",
 }
 
 // TestExpectedLines: a scenario's Expect.Line is the line of its culprit's source that holds
