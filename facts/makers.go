@@ -116,10 +116,26 @@ func madeOf(ev *evidence.Evidence, sites, known []GoroutineGroup, running func(s
 	}
 	old, new := refs[0], refs[len(refs)-1]
 	m := &Made{Libs: libs, Creators: creators, Old: old.Path, New: new.Path}
-	api := apiOf(ev, old, new, types)
-	// A group whose own type the program calls, or whose creator is a plain function, was
-	// made with a value a constructor returned; the others on demand, by the calls through
-	// which their type's code ran.
+	for _, w := range waysOf(groups, creators, libs, apiOf(ev, old, new, types)) {
+		if mk := makersBy(ev, old, new, w.match); len(mk) > 0 {
+			m.By, m.Makers = w.by, mk
+			return m
+		}
+	}
+	return nil
+}
+
+// way is one way of telling the calls that made a library's goroutines: match sees the
+// library's frames of a call, the called function last.
+type way struct {
+	by    MadeBy
+	match func(lib []string) bool
+}
+
+// waysOf are the ways to try, in turn (see madeOf). A group whose own type the program calls,
+// or whose creator is a plain function, was made with a value a constructor returned; the
+// others on demand, by the calls through which their type's code ran.
+func waysOf(groups []leakGroup, creators, libs []string, api api) []way {
 	var made, all []string // constructors' scopes: of those groups, of every group
 	var uses []string      // the API whose calls ran the others' types
 	for _, lg := range groups {
@@ -136,10 +152,6 @@ func madeOf(ev *evidence.Evidence, sites, known []GoroutineGroup, running func(s
 	}
 	constructor := func(scope []string) func(lib []string) bool {
 		return func(lib []string) bool { return !isMethod(lib[len(lib)-1]) && inScopes(lib, scope) }
-	}
-	type way struct {
-		by    MadeBy
-		match func(lib []string) bool
 	}
 	var ways []way
 	if len(creators) > 0 {
@@ -158,14 +170,7 @@ func madeOf(ev *evidence.Evidence, sites, known []GoroutineGroup, running func(s
 	if len(made) == 0 {
 		ways = append(ways, way{MadeByConstructor, constructor(all)})
 	}
-	ways = append(ways, way{MadeByPackage, func(lib []string) bool { return inScopes(lib, libs) }})
-	for _, w := range ways {
-		if mk := makersBy(ev, old, new, w.match); len(mk) > 0 {
-			m.By, m.Makers = w.by, mk
-			return m
-		}
-	}
-	return nil
+	return append(ways, way{MadeByPackage, func(lib []string) bool { return inScopes(lib, libs) }})
 }
 
 // leakGroup is one site of goroutines that grew in a library's code: its start function, the
@@ -206,13 +211,6 @@ func (lg leakGroup) scope() []string {
 	return out
 }
 
-func appendAll(list, more []string) []string {
-	for _, s := range more {
-		list = appendNew(list, s)
-	}
-	return list
-}
-
 // creatorOf is the function that started a group's goroutines, as a goroutine profile
 // recorded it: the group's own record, else that of a group of another profile (known) with
 // the same start function; "" when none records it.
@@ -249,7 +247,7 @@ func apiOf(ev *evidence.Evidence, old, new Snapshot, types []string) api {
 		if v <= 0 {
 			return
 		}
-		eachCall(ev, frames, func(_ Site, lib []string) bool {
+		eachCall(ev.Program, frames, func(_ Site, lib []string) bool {
 			entry := lib[len(lib)-1]
 			t := receiver(entry)
 			if t != "" && slices.Contains(types, t) {
@@ -273,35 +271,6 @@ func apiOf(ev *evidence.Evidence, old, new Snapshot, types []string) api {
 		}
 	}
 	return out
-}
-
-// eachCall calls fn for each of the program's calls into a library in a stack (frames leaf
-// first), innermost first, until fn returns true: the program's frame that made the call (at
-// the call's line) and the library's frames below it down to the leaf or to the program's
-// next frame (a callback the library made into the program: a driver, a handler), leaf
-// first, the called function last.
-func eachCall(ev *evidence.Evidence, frames []Site, fn func(at Site, lib []string) bool) {
-	var names []string
-	from := 0 // the first library frame of the current run
-	for i, f := range frames {
-		if !ev.Program(f.Function) {
-			continue
-		}
-		if i > from {
-			if names == nil {
-				names = make([]string, len(frames))
-				for j, g := range frames {
-					names[j] = g.Function
-				}
-			}
-			at := f
-			at.Own = true
-			if fn(at, names[from:i]) {
-				return
-			}
-		}
-		from = i + 1
-	}
 }
 
 // makersBy are the program's functions whose calls into a library match (match sees the
@@ -331,169 +300,4 @@ func makersBy(ev *evidence.Evidence, old, new Snapshot, match func(lib []string)
 		return cmp.Or(cmp.Compare(b.Held, a.Held), cmp.Compare(b.Allocated, a.Allocated), strings.Compare(a.Site.Function, b.Site.Function))
 	})
 	return out
-}
-
-// receiver is the package-qualified receiver type of a method, with the dot after it
-// ("net/http.(*persistConn)." of "net/http.(*persistConn).readLoop"); "" for a function.
-func receiver(fn string) string {
-	pkg := evidence.PackagePath(fn)
-	n := len(pkg)
-	if pkg != "" && !strings.HasPrefix(fn, pkg) { // a dot in the last element, spelled %2e
-		n += 2 * strings.Count(pkg[strings.LastIndexByte(pkg, '/')+1:], ".")
-	}
-	if pkg == "" || len(fn) <= n+1 {
-		return ""
-	}
-	rest := fn[n+1:]
-	if strings.HasPrefix(rest, "(") {
-		if i := strings.Index(rest, ")."); i > 0 {
-			return fn[:n+1+i+2]
-		}
-		return ""
-	}
-	i := strings.IndexAny(rest, ".[")
-	if i > 0 && rest[i] == '[' { // a generic type's or function's arguments
-		j := strings.IndexByte(rest, ']')
-		if j < i || j+1 >= len(rest) || rest[j+1] != '.' {
-			return ""
-		}
-		i = j + 1
-	}
-	if i > 0 && !closure(rest[i+1:]) {
-		return fn[:n+1+i+1]
-	}
-	return ""
-}
-
-// closure reports whether the part of a function's name after its first dot names a closure
-// or a go or defer statement's wrapper ("func1", "gowrap2"), not a method.
-func closure(s string) bool {
-	for _, p := range []string{"func", "gowrap", "deferwrap"} {
-		if strings.HasPrefix(s, p) && len(s) > len(p) && s[len(p)] >= '0' && s[len(p)] <= '9' {
-			return true
-		}
-	}
-	return false
-}
-
-// isMethod reports whether fn is a method or a closure inside one: not a plain function of
-// its package.
-func isMethod(fn string) bool { return receiver(fn) != "" }
-
-func appendNew(list []string, s string) []string {
-	if slices.Contains(list, s) {
-		return list
-	}
-	return append(list, s)
-}
-
-// lineCalls is what one line of a program's function allocated through its calls into a
-// library: the sum of one sample type's growth, and the heaviest sample's frames.
-type lineCalls struct {
-	site  Site
-	call  string
-	stack []string
-	delta int64
-	heavy int64 // the heaviest sample's value, whose stack is kept
-}
-
-// funcCalls is one program's function's calls into a library, by line.
-type funcCalls struct {
-	lines map[int64]*lineCalls
-}
-
-func (f *funcCalls) total() int64 {
-	if f == nil {
-		return 0
-	}
-	var n int64
-	for _, l := range f.lines {
-		n += l.delta
-	}
-	return n
-}
-
-// top is the line whose calls grew most (ties: the lower line).
-func (f *funcCalls) top() *lineCalls {
-	var best *lineCalls
-	for _, l := range f.lines {
-		if best == nil || l.delta > best.delta || l.delta == best.delta && l.site.Line < best.site.Line {
-			best = l
-		}
-	}
-	return best
-}
-
-// at is the maker a line of calls names.
-func (f *funcCalls) at(l *lineCalls) Maker {
-	return Maker{Site: l.site, Stack: l.stack, Call: l.call}
-}
-
-// callsInto sums one sample type's growth from old (nil: from nothing) to new by the program's
-// function and line that called into a library in a way match accepts (it sees the library's
-// frames below the program's, the called function last; of a sample's calls, the innermost
-// match counts).
-func callsInto(ev *evidence.Evidence, old *Snapshot, new Snapshot, typ string, match func(lib []string) bool) map[string]*funcCalls {
-	out := map[string]*funcCalls{}
-	add := func(sign int64) func([]Site, int64) {
-		return func(frames []Site, v int64) {
-			eachCall(ev, frames, func(at Site, lib []string) bool {
-				if !match(lib) {
-					return false
-				}
-				f, ok := out[at.Function]
-				if !ok {
-					f = &funcCalls{lines: map[int64]*lineCalls{}}
-					out[at.Function] = f
-				}
-				l, ok := f.lines[at.Line]
-				if !ok {
-					l = &lineCalls{site: at, call: lib[len(lib)-1]}
-					f.lines[at.Line] = l
-				}
-				l.delta += sign * v
-				if sign > 0 && (l.stack == nil || v > l.heavy) {
-					l.heavy, l.stack = v, names(frames)
-				}
-				return true
-			})
-		}
-	}
-	if old != nil && ev.EachFrames(*old, typ, add(-1)) != nil || ev.EachFrames(new, typ, add(1)) != nil {
-		return nil
-	}
-	return out
-}
-
-// names are the frames' functions.
-func names(frames []Site) []string {
-	out := make([]string, len(frames))
-	for i, f := range frames {
-		out[i] = f.Function
-	}
-	return out
-}
-
-// inScopes reports a frame of one of scopes among frames: a package path matches its
-// functions, a receiver type (ending in a dot) its methods, a path ending in "/..." the
-// functions of every package under it.
-func inScopes(frames []string, scopes []string) bool {
-	for _, fr := range frames {
-		pkg := evidence.PackagePath(fr)
-		for _, sc := range scopes {
-			switch {
-			case strings.HasSuffix(sc, "/..."):
-				if root := sc[:len(sc)-4]; pkg == root || strings.HasPrefix(pkg, root+"/") {
-					return true
-				}
-			case strings.HasSuffix(sc, "."):
-				if strings.HasPrefix(fr, sc) {
-					return true
-				}
-			case pkg == sc:
-				return true
-			}
-		}
-	}
-	return false
 }
