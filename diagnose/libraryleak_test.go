@@ -2,6 +2,7 @@ package diagnose
 
 import (
 	"fmt"
+	"path"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -142,7 +143,7 @@ func TestLibraryGoroutinesMadeAtTheirLine(t *testing.T) {
 		if c := leak.Culprits[0]; c.Function != tc.maker || c.Line != tc.line {
 			t.Errorf("%s: first culprit %s:%d, want %s:%d", tc.dir, c.Function, c.Line, tc.maker, tc.line)
 		}
-		if !strings.Contains(leak.Detail, fmt.Sprintf(":%d, its call to %s", tc.line, tc.call)) {
+		if !strings.Contains(leak.Detail, fmt.Sprintf("its call to %s at %s:%d", tc.call, path.Base(leak.Culprits[0].File), tc.line)) {
 			t.Errorf("%s: the detail does not name the call: %s", tc.dir, leak.Detail)
 		}
 	}
