@@ -164,5 +164,8 @@ func PackagePath(function string) string { return culprit.PackagePath(function) 
 // could have (a library's packages share it); a standard library package's is the package.
 func ModuleRoot(pkg string) string { return culprit.ModuleRoot(pkg) }
 
+// IsStdlib reports whether function is the standard library's (the runtime's included).
+func IsStdlib(function string) bool { return culprit.IsStdlib(function) }
+
 // IsRuntime reports whether function is the Go runtime's.
 func IsRuntime(function string) bool { return culprit.IsRuntime(function) }

@@ -150,8 +150,14 @@ func waysOf(groups []leakGroup, creators, libs []string, api api) []way {
 			uses = appendAll(uses, api.reached[t])
 		}
 	}
+	// A constructor is a plain function of the library, or of a wrapper around it (sqlx.Open
+	// calling sql.Open); never another standard library package's function whose stack
+	// happens to reach it (io.WriteString to a net/http ResponseWriter).
 	constructor := func(scope []string) func(lib []string) bool {
-		return func(lib []string) bool { return !isMethod(lib[len(lib)-1]) && inScopes(lib, scope) }
+		return func(lib []string) bool {
+			entry := lib[len(lib)-1]
+			return !isMethod(entry) && inScopes(lib, scope) && (inScopes([]string{entry}, scope) || !evidence.IsStdlib(entry))
+		}
 	}
 	var ways []way
 	if len(creators) > 0 {

@@ -175,3 +175,21 @@ func TestMadeThroughACallback(t *testing.T) {
 		t.Errorf("maker %s:%d calling %s (by %s), want lookup:85 calling database/sql.Open (by constructor)", mk.Site.Function, mk.Site.Line, mk.Call, m.By)
 	}
 }
+
+// TestNoStandardLibraryConstructor: a plain function of another standard library package whose
+// stack reaches the goroutines' library (io.WriteString to a net/http ResponseWriter) is no
+// constructor of theirs; net/http's connection loops, recorded as dialConn's (a method), with
+// no call through their types sampled yet, are then sought among every call into net/http.
+func TestNoStandardLibraryConstructor(t *testing.T) {
+	const (
+		readLoop = "runtime.gopark;runtime.selectgo;net/http.(*persistConn).readLoop"
+		write    = "runtime.mallocgc;net/http.(*response).Write;io.WriteString:330;example.com/svc/api.order:78;net/http.HandlerFunc.ServeHTTP"
+		get      = "runtime.mallocgc;net/url.Parse;net/http.NewRequestWithContext;net/http.(*Client).Get:470;example.com/svc/stock.check:84"
+	)
+	rows := map[string][2]int64{write: {500, 0}, get: {500, 0}}
+	m := madeEvidence(t, map[string]int64{readLoop: 4}, map[string]int64{readLoop: 404},
+		map[string]string{readLoop: "net/http.(*Transport).dialConn"}, scaled(rows, 4), scaled(rows, 404))
+	if m == nil || m.By != MadeByPackage || len(m.Makers) != 2 {
+		t.Fatalf("made %+v, want both calls into net/http, by package", m)
+	}
+}
