@@ -87,6 +87,11 @@ func render(d *Diagnosis) string {
 				break
 			}
 			fmt.Fprintf(&b, "  culprit %d: %s (%s:%d) share %s\n", i+1, c.Function, filepath.Base(c.File), c.Line, sig(c.Share))
+			if h := c.HeldBy; h != nil {
+				for _, p := range h.Paths {
+					fmt.Fprintf(&b, "    held by %s share %s\n", p.Expr, sig(p.Share))
+				}
+			}
 		}
 		env := make([]string, 0, len(f.AdviceEnv))
 		for k, v := range f.AdviceEnv {

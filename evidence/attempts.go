@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/memdoctor/memdoctor/holders"
 	"github.com/memdoctor/memdoctor/session"
 )
 
@@ -17,7 +18,7 @@ import (
 func (ev *Evidence) fromAttempts(attempts map[string]session.Attempt) {
 	for _, kind := range slices.Sorted(maps.Keys(attempts)) {
 		a := attempts[kind]
-		if !a.Never() {
+		if !a.Never() || kind == holders.Attempt { // the heap-leak finding says why no holders were read
 			continue
 		}
 		what, reads := session.DescribeAttempt(kind)

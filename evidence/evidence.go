@@ -27,6 +27,9 @@ type Evidence struct {
 	// other sources) and Command the command memdoctor run started, if it did.
 	Status  string
 	Command []string
+	// Holders is who keeps the heap's objects alive, when memdoctor read it from the target,
+	// or why it did not (sessions only).
+	Holders Holders
 
 	// Memory as the kernel counts it.
 	RSS, HWM, RSSAnon, RSSFile, LazyFree Series

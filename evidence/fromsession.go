@@ -22,6 +22,10 @@ type Options struct {
 	MaxSkew time.Duration
 	// MaxProfileBytes bounds a profile's decompressed size (0 = pprofio's default, 32 MiB).
 	MaxProfileBytes int64
+	// TargetRuns says that the session's target still runs (its caller checked: the same PID
+	// and start time): advice may then name a command for it. False: it is taken to have
+	// exited, and no advice names it.
+	TargetRuns bool
 }
 
 // defaultMaxSkew: see Options.MaxSkew.
@@ -71,6 +75,7 @@ func FromSession(s *session.Session, opts Options) (*Evidence, error) {
 		}
 	}
 	ev.fromAttempts(m.Attempts)
+	ev.readHolders(s, opts)
 	ev.explainGaps()
 	return ev, nil
 }

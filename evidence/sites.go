@@ -18,12 +18,20 @@ type (
 	SiteDiff = culprit.DiffResult
 	// SiteDelta is one site of a diff.
 	SiteDelta = culprit.Delta
+	// Caller is a function of the program's own code with what the stacks through it hold
+	// (as pprof's -cum): the sites under it.
+	Caller = culprit.Caller
 	// GoroutineGroup is the goroutines blocked at one site (recursion and runtime frames
 	// collapsed).
 	GoroutineGroup = culprit.SiteGroup
 	// StackGroup is the goroutines with one stack: a site's representative member.
 	StackGroup = culprit.GoroutineGroup
 )
+
+// SharedCaller is the function of the program's own code that the sites under callers
+// share (callers as a SiteDiff's or a SiteTable's ByCaller list them): the deepest that holds
+// nearly all that the heaviest caller holds; ok is false when no caller is over two sites.
+func SharedCaller(callers []Caller) (Caller, bool) { return culprit.Shared(callers) }
 
 // HeapSites sums one sample type of a heap snapshot by site ("inuse_space", "alloc_space",
 // ...). Tables are kept: they are small.

@@ -21,6 +21,7 @@ type (
 	SiteTable      = evidence.SiteTable
 	SiteDiff       = evidence.SiteDiff
 	SiteDelta      = evidence.SiteDelta
+	Caller         = evidence.Caller
 	GoroutineGroup = evidence.GoroutineGroup
 	StackGroup     = evidence.StackGroup
 	// Split is resident memory split into where it goes, at one instant.
@@ -55,6 +56,9 @@ type Facts struct {
 	Target     Target
 	// Session is the session directory the evidence was read from ("" for other sources).
 	Session string
+	// Mode says what recorded the evidence: "run", "watch", "demo", "agent" (sessions),
+	// "profiles" or "prometheus": what can be done about the target afterwards.
+	Mode string
 	// Budget is what the service may use (0 = unknown), BudgetSource where it came from.
 	Budget       uint64
 	BudgetSource string
@@ -62,6 +66,9 @@ type Facts struct {
 	OOMKills uint64
 	// OOMKill is the end of the target that the OOM killer is behind, when there is one.
 	OOMKill *OOMKill
+	// Holders is who keeps the heap's objects alive, when memdoctor read the target's heap,
+	// and whether the target can still be read.
+	Holders Holders
 	// Gaps says, for a quantity, why it could not be measured.
 	Gaps    map[string]string
 	Pacer   Pacer
@@ -92,8 +99,11 @@ type Facts struct {
 	// without two); LeakSites what grew between the first and last periodic ones.
 	Growth    *HeapGrowth
 	LeakSites LeakSites
-	Resident  Resident
-	GC        GC
+	// InFlight are the sites holding a spike's height at the GCs the settled periodic heap
+	// profiles saw, with what they allocated between them.
+	InFlight []InFlight
+	Resident Resident
+	GC       GC
 	// RSSFloor and RSSSettledFloor are resident memory's lows, from the start and once the
 	// process settled.
 	RSSFloor, RSSSettledFloor []Point
@@ -117,7 +127,7 @@ type Facts struct {
 func Of(ev *evidence.Evidence) *Facts {
 	sum := Summarize(ev)
 	f := &Facts{
-		Start: ev.Start, End: ev.End, Target: ev.Target, Session: ev.Session, Budget: ev.Budget, BudgetSource: ev.BudgetSource,
+		Start: ev.Start, End: ev.End, Target: ev.Target, Session: ev.Session, Mode: ev.Mode, Budget: ev.Budget, BudgetSource: ev.BudgetSource,
 		OOMKills: ev.OOMKills, Gaps: ev.Gaps, Pacer: ev.Pacer, Summary: sum,
 		RSS: ev.RSS, Live: ev.Live, HeapInUse: ev.HeapInUse, HeapGoal: ev.HeapGoal, Stacks: ev.Stacks,
 		Goroutines: ev.Goroutines, GCCycles: ev.GCCycles, AllocBytes: ev.AllocBytes,
@@ -136,6 +146,7 @@ func Of(ev *evidence.Evidence) *Facts {
 	// The profiles, in the order the rules read them.
 	f.Growth = heapGrowthOf(ev)
 	f.LeakSites = leakSitesOf(ev)
+	f.InFlight = inFlightOf(ev, settledSnaps(ev, f.PeriodicHeaps))
 	f.Goroutine = goroutinesOf(ev)
 	if len(ev.Heaps) >= 2 && len(f.Spikes) > 0 {
 		f.Background = leastAllocRate(ev, f.PeriodicHeaps)
@@ -149,6 +160,7 @@ func Of(ev *evidence.Evidence) *Facts {
 	f.Alloc = allocOf(ev)
 	f.Cost = costOf(ev)
 	f.OOMKill = oomKillOf(ev)
+	f.Holders = holdersOf(ev)
 	return f
 }
 

@@ -18,6 +18,9 @@ type HeapGrowth struct {
 	// Totals are those profiles' in-use totals.
 	Sites  []SiteSeries
 	Totals []Point
+	// Shared is the function the growing sites share, followed across the same profiles
+	// (nil when no function is over two of them).
+	Shared *Shared
 }
 
 // SiteSeries is one allocation site's in-use memory across heap profiles.
@@ -47,7 +50,8 @@ func heapGrowthOf(ev *evidence.Evidence) *HeapGrowth {
 		return nil
 	}
 	hg := &HeapGrowth{Refs: refs, InUse: inuse}
-	if alloc, err := ev.HeapDiff(old, new, "alloc_space"); err == nil {
+	alloc, err := ev.HeapDiff(old, new, "alloc_space")
+	if err == nil {
 		allocated := make(map[string]int64, len(alloc.ByFunction))
 		for _, d := range alloc.ByFunction {
 			allocated[d.Site.Function] = d.Delta
@@ -60,10 +64,17 @@ func heapGrowthOf(ev *evidence.Evidence) *HeapGrowth {
 		}
 	}
 	cands := topGrowing(inuse, siteLeakCands)
-	series, totals := siteSeries(ev, refs, cands, siteLeakSnaps)
+	hg.Shared = sharedIn(inuse)
+	series, totals := siteSeries(ev, refs, cands, hg.Shared, siteLeakSnaps)
 	hg.Totals = totals
 	for _, d := range cands {
 		hg.Sites = append(hg.Sites, SiteSeries{Delta: d, Points: Observed(series[d.Site.Function])})
+	}
+	if sh := hg.Shared; sh != nil {
+		if alloc != nil && len(sh.Points) > 0 {
+			sh.Turnover = float64(callerDelta(alloc.ByCaller, sh.Caller.Function)) / max(sh.Points[len(sh.Points)-1].V, 1)
+		}
+		sh.Points = Observed(sh.Points)
 	}
 	return hg
 }
@@ -78,6 +89,10 @@ type LeakSites struct {
 	Diff     *SiteDiff
 	Err      error // comparing them failed
 	Sites    []SiteSeries
+	// Totals are the in-use totals of the profiles the sites were followed across; Shared
+	// the function the growing sites share, followed across them (nil when none is over two).
+	Totals []Point
+	Shared *Shared
 }
 
 func leakSitesOf(ev *evidence.Evidence) LeakSites {
@@ -91,7 +106,9 @@ func leakSitesOf(ev *evidence.Evidence) LeakSites {
 		return ls
 	}
 	cands := topGrowing(ls.Diff, leakSiteCands)
-	series, _ := siteSeries(ev, settledSnaps(ev, refs), cands, leakSiteSnaps) // a start-up's loading is not growth
+	ls.Shared = sharedIn(ls.Diff)
+	series, totals := siteSeries(ev, settledSnaps(ev, refs), cands, ls.Shared, leakSiteSnaps) // a start-up's loading is not growth
+	ls.Totals = totals
 	for _, d := range cands {
 		ls.Sites = append(ls.Sites, SiteSeries{Delta: d, Points: series[d.Site.Function]})
 	}
@@ -111,8 +128,9 @@ func topGrowing(diff *SiteDiff, n int) []SiteDelta {
 }
 
 // siteSeries reads each candidate site's inuse_space across at most maxSnaps snapshots
-// spread over refs, and the heap profiles' totals.
-func siteSeries(ev *evidence.Evidence, refs []Snapshot, cands []SiteDelta, maxSnaps int) (map[string][]Point, []Point) {
+// spread over refs, and the heap profiles' totals; and the shared caller's into its Points,
+// when there is one.
+func siteSeries(ev *evidence.Evidence, refs []Snapshot, cands []SiteDelta, shared *Shared, maxSnaps int) (map[string][]Point, []Point) {
 	series := make(map[string][]Point, len(cands))
 	var totals []Point
 	for _, ref := range spread(refs, maxSnaps) {
@@ -127,6 +145,9 @@ func siteSeries(ev *evidence.Evidence, refs []Snapshot, cands []SiteDelta, maxSn
 		}
 		for _, c := range cands {
 			series[c.Site.Function] = append(series[c.Site.Function], Point{T: ref.T, V: float64(byFn[c.Site.Function])})
+		}
+		if shared != nil {
+			shared.Points = append(shared.Points, Point{T: ref.T, V: float64(callerValue(tab, shared.Caller.Function))})
 		}
 	}
 	return series, totals

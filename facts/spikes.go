@@ -25,6 +25,9 @@ type Spike struct {
 	// Leading is true for a spike already up at the window's first reading: where it rose
 	// from was not seen (it counts only when the bursts recur later in the window).
 	Leading bool
+	// InFlight is true for a burst a heap profile caught in flight at a GC (see InFlight):
+	// Baseline is then the rest of the heap, PeakLive that plus what the burst's site held.
+	InFlight bool
 	// From and To bound when the spike happened: the last low reading before it and the
 	// first low reading after it (To is the window's end for a spike in progress).
 	From, To time.Time

@@ -1,5 +1,7 @@
 package holders
 
+import "time"
+
 // Schema names the JSON form of a Result.
 const Schema = "memdoctor/holders/v1"
 
@@ -8,6 +10,9 @@ const Schema = "memdoctor/holders/v1"
 type Result struct {
 	Schema string `json:"schema"`
 	Target Target `json:"target"`
+	// Read is when the reading was made (zero when not known: results saved before it was
+	// recorded). A diagnosis judged as of an earlier time leaves out a reading made after it.
+	Read time.Time `json:"read,omitzero"`
 	// Stopped is how long a live process was stopped, in milliseconds (0 for a core).
 	Stopped        float64     `json:"stopped_ms,omitempty"`
 	StoppedSeconds float64     `json:"-"`

@@ -75,3 +75,17 @@ func Load(dir string) (r *Result, ok bool, err error) {
 	}
 	return r, true, nil
 }
+
+// Attempt is the kind under which a recording counts its reading of the holders in the
+// session manifest's attempts (session.Manifest.Attempts): one try, its error when it could
+// not be made (the target had exited, reading was turned off, the process could not be read).
+const Attempt = "holders"
+
+// Why a recording read no holders, as its attempt's error says it; any other error is a
+// reading that failed.
+const (
+	// UnreadExited: the target had exited before the recording could read its heap.
+	UnreadExited = "the target exited before its heap could be read"
+	// UnreadOff: the recording was told not to read it (run and demo --holders=false).
+	UnreadOff = "reading it was turned off (--holders=false)"
+)

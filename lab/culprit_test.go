@@ -133,6 +133,10 @@ func checkCulprit(t *testing.T, s Scenario, before, after map[[32]uintptr]runtim
 		// rank; TestIdempotencyStoreLeakRate checks that culprit.
 		return
 	}
+	if sharedCulprits[s.Name] {
+		checkShared(t, s, before, after)
+		return
+	}
 	switch e.Kinds[0] {
 	case kindHeapLeak, kindAllocationHotspot, kindTransientSpike, kindCostGrowth:
 		r := rankCulprits(before, after, e.Kinds[0] == kindHeapLeak)
@@ -157,6 +161,48 @@ func checkCulprit(t *testing.T, s Scenario, before, after map[[32]uintptr]runtim
 		}
 	default:
 		t.Errorf("%s: no check for a culprit of %s", s.Name, e.Kinds[0])
+	}
+}
+
+// sharedCulprits names the scenarios whose culprit is the function the growing sites
+// share, not a site.
+var sharedCulprits = map[string]bool{"session-sprawl": true}
+
+// checkShared checks that no site keeps half of what the program's own code left in use,
+// and that the culprit, the function those sites share, keeps half of it or more.
+func checkShared(t *testing.T, s Scenario, before, after map[[32]uintptr]runtime.MemProfileRecord) {
+	t.Helper()
+	var total, under int64
+	sites := map[string]int64{}
+	for stk, a := range after {
+		b := before[stk]
+		d := scaled(a.InUseBytes(), a.InUseObjects()) - scaled(b.InUseBytes(), b.InUseObjects())
+		f := culpritOf(a.Stack())
+		if d <= 0 || f == "" {
+			continue
+		}
+		total += d
+		sites[f] += d
+		frames := runtime.CallersFrames(a.Stack())
+		for {
+			fr, more := frames.Next()
+			if fr.Function == s.Expect.Culprit {
+				under += d
+				break
+			}
+			if !more {
+				break
+			}
+		}
+	}
+	var r []rankedSite
+	for f, n := range sites {
+		r = append(r, rankedSite{f, n})
+	}
+	slices.SortFunc(r, func(a, b rankedSite) int { return cmp.Compare(b.bytes, a.bytes) })
+	t.Logf("%s keeps %d of %d bytes; sites:%s", s.Expect.Culprit, under, total, formatRanking(r, 6))
+	if len(r) == 0 || 2*r[0].bytes >= total || 2*under < total {
+		t.Errorf("%s: want no site with half of the growth and %s with half of it or more", s.Name, s.Expect.Culprit)
 	}
 }
 

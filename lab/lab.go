@@ -135,6 +135,8 @@ var scenarios = []func() Scenario{
 	rpcDialLeak,
 	rareGCLeak,
 	costClimb,
+	sessionSprawl,
+	exportOverLeak,
 }
 
 // All returns every scenario, sorted by name.

@@ -38,7 +38,7 @@ func sqlOpenLeak() Scenario {
 
 const (
 	ledgerRequests = 30   // per second
-	ledgerLabCap   = 4000 // lab safety valve: past it lookup closes its database
+	openDBLabCap   = 4000 // lab safety valve: past it lookup closes its database
 	// ledgerOpenLine is the line of lookup's sql.Open (TestExpectedLines checks it).
 	ledgerOpenLine = 85
 )
@@ -62,7 +62,7 @@ func runSQLOpenLeak(ctx context.Context, env Env) error {
 // ledger is the accounts service's access to its ledger database.
 type ledger struct {
 	// Lab bookkeeping, not part of the bug: open records the databases lookup left open, so
-	// that close can close them when the scenario stops, and caps them (ledgerLabCap). The
+	// that close can close them when the scenario stops, and caps them (openDBLabCap). The
 	// production code had no such list.
 	mu      sync.Mutex
 	open    []*sql.DB
@@ -101,7 +101,7 @@ func (l *ledger) lookup(ctx context.Context, account string) (int64, error) {
 func (l *ledger) leaked(db *sql.DB) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.stopped || len(l.open) >= ledgerLabCap {
+	if l.stopped || len(l.open) >= openDBLabCap {
 		return false
 	}
 	l.open = append(l.open, db)

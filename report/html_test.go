@@ -14,6 +14,7 @@ import (
 
 	"github.com/memdoctor/memdoctor/diagnose"
 	"github.com/memdoctor/memdoctor/evidence"
+	"github.com/memdoctor/memdoctor/holders"
 	"github.com/memdoctor/memdoctor/session"
 )
 
@@ -203,18 +204,24 @@ func TestHTMLPage(t *testing.T) {
 	d := fixtureDiagnosis(s)
 	d.Findings[0].Title = `</script><script>alert("x")</script>`
 	d.Findings[0].Advice = []string{"use <b>json.Decoder</b> & stream"}
+	if len(d.Findings[0].Culprits) == 0 {
+		t.Fatal("the fixture's first finding has no culprit")
+	}
+	d.Findings[0].Culprits[0].HeldBy = &holders.Culprit{Site: d.Findings[0].Culprits[0].Function, Samples: 3, Covered: 1,
+		Paths: []holders.Path{{Expr: "main.registry[value].<i>history</i>[i]", Share: 1, Bytes: 48 << 20}}}
 	var buf bytes.Buffer
 	if err := HTML(&buf, s, evidenceOf(t, s), d, HTMLOptions{Location: time.UTC}); err != nil {
 		t.Fatal(err)
 	}
 	page := buf.String()
-	if strings.Contains(page, `<script>alert(`) || strings.Contains(page, "<b>json.Decoder</b>") {
+	if strings.Contains(page, `<script>alert(`) || strings.Contains(page, "<b>json.Decoder</b>") || strings.Contains(page, "<i>history</i>") {
 		t.Errorf("finding text is not escaped")
 	}
 	for _, want := range []string{
 		"Content-Security-Policy", "default-src 'none'", `id="memdoctor-data"`, "uPlot", "Permission is hereby granted",
 		`class="finding sev-critical"`, "go tool pprof -http=: -sample_index=alloc_space \\\n    -diff_base=",
 		"Times are local time in UTC", "Resident memory", "GC cycles per second",
+		`<ul class="held"><li>held by main.registry[value].&lt;i&gt;history&lt;/i&gt;[i], 100.0%, 48.0 MiB</li></ul>`,
 	} {
 		if !strings.Contains(page, want) {
 			t.Errorf("the page lacks %q", want)

@@ -36,6 +36,9 @@ type culpritView struct {
 	Function, Where, File, Amount string
 	Own                           bool
 	Stack                         []string
+	// Held is who keeps the culprit's objects alive (a heap leak's, when its heap was read):
+	// one line per reference path.
+	Held []string
 }
 
 // findings returns the cards and the timeline marks of the diagnosis' findings, most severe
@@ -111,6 +114,9 @@ func (b *builder) finding(n int, f diagnose.Finding) (cardView, FindingMark) {
 
 func culpritOf(cu diagnose.Culprit) culpritView {
 	v := culpritView{Function: cu.Function, File: cu.File, Own: cu.Own, Stack: cu.Stack}
+	if cu.HeldBy != nil {
+		v.Held = cu.HeldBy.Lines(0)
+	}
 	if cu.File != "" {
 		v.Where = fmt.Sprintf("%s:%d", shortFile(cu.File), cu.Line)
 	}
@@ -125,6 +131,9 @@ func culpritOf(cu diagnose.Culprit) culpritView {
 			v.Amount += " "
 		}
 		v.Amount += "(" + Percent(cu.Share) + ")"
+	}
+	if cu.Sites > 0 {
+		v.Amount += fmt.Sprintf(" under it, at %d sites", cu.Sites)
 	}
 	return v
 }

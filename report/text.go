@@ -238,8 +238,11 @@ func (p *printer) findings(d *diagnose.Diagnosis, maxCulprits int) {
 		if f.Confidence == diagnose.Suspected && f.WatchMoreSeconds > 0 {
 			more := Duration(time.Duration(f.WatchMoreSeconds * float64(time.Second)))
 			hint := fmt.Sprintf("not yet confirmed: watch about %s more (memdoctor watch --until-confirmed)", more)
-			if d.Source == "profiles" {
+			switch d.Source {
+			case "profiles":
 				hint = fmt.Sprintf("not yet confirmed: profiles covering about %s more would confirm or dismiss it", more)
+			case "run", "demo": // the program is stopped: record it again, longer
+				hint = fmt.Sprintf("not yet confirmed: a recording about %s longer would confirm or dismiss it (memdoctor %s --duration)", more, d.Source)
 			}
 			p.f("      %s\n", p.paint(ansiDim, hint))
 		}
@@ -257,6 +260,11 @@ func (p *printer) findings(d *diagnose.Diagnosis, maxCulprits int) {
 			p.f("      culprit: %s\n", culpritLine(c))
 			if len(c.Stack) > 1 {
 				p.f("%s\n", p.paint(ansiDim, "        "+stackLine(c.Stack, 4)))
+			}
+			if c.HeldBy != nil {
+				for _, l := range c.HeldBy.Lines(maxHeldPaths) {
+					p.f("        %s\n", clean(l)) // a path is one word: never wrapped
+				}
 			}
 		}
 		for _, a := range f.Advice {
@@ -276,6 +284,10 @@ func (p *printer) findings(d *diagnose.Diagnosis, maxCulprits int) {
 		}
 	}
 }
+
+// maxHeldPaths is how many of a culprit's reference paths the text shows (the JSON has them
+// all).
+const maxHeldPaths = 3
 
 func (p *printer) severity(s diagnose.Severity) clean {
 	label := strings.ToUpper(string(s))
@@ -301,6 +313,9 @@ func culpritLine(c diagnose.Culprit) string {
 	}
 	if c.Share > 0 {
 		s += fmt.Sprintf(" (%s)", Percent(c.Share))
+	}
+	if c.Sites > 0 {
+		s += fmt.Sprintf(" under it, at %d sites", c.Sites)
 	}
 	return s
 }

@@ -72,9 +72,14 @@
 // seconds, and the diagnosis says so (oom-risk, critical) with what that profile held most.
 // When --duration ends, or on Ctrl-C (or SIGTERM, or
 // SIGHUP) it stops the program (SIGINT to its process group, then SIGKILL after --grace),
-// closes the session and prints the diagnosis. A second Ctrl-C kills the program's process
+// closes the session and prints the diagnosis. Before it stops the program, when the session so
+// far confirms a heap leak, it reads who holds the leak's culprits' objects from the program's
+// heap, as memdoctor holders does (the program is stopped with ptrace while its heap is read,
+// and memdoctor says for how long): the heap-leak finding then shows, under each culprit, the
+// reference paths that keep its objects alive; --holders=false turns that off. A second Ctrl-C kills the program's process
 // group at once and exits without the diagnosis; the session is closed either way. If the
-// program exits by itself, the session ends there. Should memdoctor itself be killed (SIGKILL,
+// program exits by itself, the session ends there (its heap can no longer be read: the finding
+// says so). Should memdoctor itself be killed (SIGKILL,
 // the OOM killer), the kernel kills the program it started; not the processes that program
 // started in turn (the server "go run" builds): run a built binary to be sure.
 //
@@ -88,6 +93,8 @@
 //	  	exit with status 3 when a finding of this SEVERITY or above exists: warning or critical
 //	-grace duration
 //	  	after SIGINT, wait this long for the program to exit before SIGKILL (default 10s)
+//	-holders
+//	  	when a heap leak is confirmed by the end, read who holds its culprits' objects (memdoctor holders) before stopping the program, and show the paths in the finding; the program is stopped (ptrace) while its heap is read; needs Linux; --holders=false turns it off (default true)
 //	-html FILE
 //	  	also write the report as one self-contained HTML page with charts to FILE (see memdoctor report -h)
 //	-interval duration
@@ -113,6 +120,7 @@
 //	memdoctor run --memory-budget 2GiB --json diag.json -- go run ./cmd/server
 //	GODEBUG=madvdontneed=0 memdoctor run --interval 5s -- ./batch
 //	memdoctor run --enable-heap-profiling --duration 5m -- ./server-without-pprof
+//	memdoctor run --holders=false --duration 2m -- ./server   # never stop it to read its heap
 //
 // # memdoctor watch
 //
@@ -172,7 +180,7 @@
 //	-fail-on SEVERITY
 //	  	exit with status 3 when a finding of this SEVERITY or above exists: warning or critical
 //	-holders
-//	  	at the end, when a heap leak is confirmed and the process can be read (Linux, ptrace allowed), read who holds it (memdoctor holders) and save it in the session
+//	  	at the end, when a heap leak is confirmed and the process can be read (Linux, ptrace allowed), read who holds it (memdoctor holders): the finding shows the paths, the session keeps them
 //	-html FILE
 //	  	also write the report as one self-contained HTML page with charts to FILE (see memdoctor report -h)
 //	-interval duration
@@ -617,8 +625,10 @@
 // Demo runs the lab's "traffic-agent" scenario (an API-traffic capture agent with the bugs of a
 // real one: unbounded TCP reassembly buffers, a regexp compiled per call, decompressed bodies
 // read whole) as a child process of this very binary, records a session of it exactly as
-// "memdoctor run" would, prints the diagnosis and says where the session was saved. Nothing
-// needs to be built or installed.
+// "memdoctor run" would (reading who holds the heap leak before it stops the example: the
+// finding shows the paths), prints the diagnosis and says where the session was saved. Nothing
+// needs to be built or installed. Started by go run, whose binary carries no DWARF (which
+// reading the leak's holders needs), it first builds the example's binary with go build.
 //
 // Flags:
 //
@@ -626,6 +636,8 @@
 //	  	how long to watch the example (default 1m0s)
 //	-fail-on SEVERITY
 //	  	exit with status 3 when a finding of this SEVERITY or above exists: warning or critical
+//	-holders
+//	  	when a heap leak is confirmed by the end, read who holds its culprits' objects (memdoctor holders) before stopping the program, and show the paths in the finding; the program is stopped (ptrace) while its heap is read; needs Linux; --holders=false turns it off (default true)
 //	-html FILE
 //	  	also write the report as one self-contained HTML page with charts to FILE (see memdoctor report -h)
 //	-json FILE

@@ -247,11 +247,27 @@ func TestWatchHolders(t *testing.T) {
 	if !strings.Contains(r.stdout, "Holders in process") || !strings.Contains(r.stderr, "stopped for") {
 		t.Errorf("the holders are not printed after the diagnosis:\n%s", r.stdout)
 	}
-	html := filepath.Join(t.TempDir(), "r.html")
-	if rr := memdoctor(t, ctx, "report", "--html", html, dir); rr.code != 0 {
+	checkHeldInFinding(t, "watch --holders", r.stdout, loadDiagnosis(t, filepath.Join(dir, "diagnosis.json")), false)
+
+	// Once the service is gone, a report of the session still shows who held it, and names no
+	// command for the process.
+	lab.Process.Kill()
+	lab.Wait()
+	html, js := filepath.Join(t.TempDir(), "r.html"), filepath.Join(t.TempDir(), "d.json")
+	rr := memdoctor(t, ctx, "report", "--html", html, "--json", js, dir)
+	if rr.code != 0 {
 		t.Fatalf("report --html: %s", rr.stderr)
 	}
-	if b, _ := os.ReadFile(html); !strings.Contains(string(b), "Who holds it") {
+	b, _ := os.ReadFile(html)
+	if !strings.Contains(string(b), "Who holds it") {
 		t.Error("the HTML report has no Who holds it section")
+	}
+	if !strings.Contains(string(b), `<ul class="held"><li>held by github.com/memdoctor/memdoctor/`+reassemblyHolder) {
+		t.Error("the HTML report's heap-leak card does not say who holds it")
+	}
+	d := loadDiagnosis(t, js)
+	heapLeakOf(t, d, "")
+	for _, a := range deadAdvice(d, true) {
+		t.Errorf("report of the watch once the service is gone: %s", a)
 	}
 }

@@ -17,10 +17,17 @@ type BurstCase struct {
 	N                 int
 	Span, Need, Apart time.Duration
 	// From and To are the first and last profiles' totals; Top the site that grew most, by
-	// Grew.
+	// Grew, or the function the growing sites share (Top.Sites > 0) when none grew enough
+	// alone.
 	From, To float64
 	Top      Culprit
 	Grew     float64
+	// Largest is, when Top is the function the sites share or Doubled, the site that grew
+	// most (Function "" when no site of the program's own code grew).
+	Largest Culprit
+	// Doubled is true when neither a site nor the function the sites share grew enough, but
+	// the heap in use more than doubled through every profile.
+	Doubled bool
 	// State is, for goroutines, what the top site waits on.
 	State    string
 	Old, New string
@@ -39,7 +46,9 @@ func apart(lim Limits, tr *Trend) time.Duration {
 
 // heapBurst is a suspected heap leak from heap profiles taken too close together for a
 // trend: the site whose in-use memory grew most from the first to the last, when it grew by
-// what matters (HeapLeak.Limits, against the first's total).
+// what matters (HeapLeak.Limits, against the first's total); else the function the growing
+// sites share, when what grew under it does; else, when the heap in use more than doubled
+// through every profile, that growth, however many sites it is spread over.
 func heapBurst(fs *facts.Facts, th *Thresholds, g growth) (Verdict, bool) {
 	ls := &fs.LeakSites
 	if !ls.Pair || ls.Err != nil || ls.Diff.Unit != "bytes" {
@@ -50,15 +59,29 @@ func heapBurst(fs *facts.Facts, th *Thresholds, g growth) (Verdict, bool) {
 		return Verdict{}, false
 	}
 	cs := growingSites(ls, &th.Culprits)
-	if len(cs) == 0 || float64(cs[0].Bytes) < math.Max(lim.MinAbs, lim.MinRel*float64(ls.Diff.OldTotal)) {
-		return Verdict{}, false
-	}
 	c := &BurstCase{
 		Unit: "bytes", N: len(fs.PeriodicHeaps), Span: ls.New.T.Sub(ls.Old.T), Need: lim.MinSpan, Apart: apart(lim, &th.Trend),
-		From: float64(ls.Diff.OldTotal), To: float64(ls.Diff.NewTotal), Top: cs[0], Grew: float64(cs[0].Bytes),
-		Old: ls.Old.Path, New: ls.New.Path,
+		From: float64(ls.Diff.OldTotal), To: float64(ls.Diff.NewTotal), Old: ls.Old.Path, New: ls.New.Path,
 	}
-	return burstVerdict(KindHeapLeak, c, cs, g, ls.Old.T, ls.New.T), true
+	if len(cs) > 0 {
+		c.Largest = cs[0]
+	}
+	floor := math.Max(lim.MinAbs, lim.MinRel*float64(ls.Diff.OldTotal))
+	switch sh := ls.Shared; {
+	case len(cs) > 0 && float64(cs[0].Bytes) >= floor:
+		c.Top, c.Largest = cs[0], Culprit{}
+	case sh != nil && float64(sh.Caller.Value) >= floor:
+		c.Top = sharedCulprit(sh, ls.Diff.Growth)
+		cs = sharedFirst(cs, c.Top, &th.Culprits)
+	case doubled(ls.Totals, lim):
+		c.Doubled = true
+	default:
+		return Verdict{}, false
+	}
+	c.Grew = float64(c.Top.Bytes)
+	v := burstVerdict(KindHeapLeak, c, cs, g, ls.Old.T, ls.New.T)
+	heldBy(fs, &v)
+	return v, true
 }
 
 // goroutineBurst is a suspected goroutine leak from goroutine profiles taken too close

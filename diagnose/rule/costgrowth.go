@@ -16,6 +16,9 @@ type CostCase struct {
 	// top culprit's own rate, and Concentration that over the same for the rest of the
 	// program (both 0 when the profiles did not say).
 	Ratio, SiteRatio, Concentration float64
+	// SiteFrom and SiteTo are the top culprit's own rate early and late, bytes per second
+	// (0 when the profiles did not say).
+	SiteFrom, SiteTo float64
 }
 
 // costGrowth reports an allocation rate that climbs steadily, with the GC's work: under
@@ -47,7 +50,7 @@ func costGrowth(fs *facts.Facts, th *Thresholds) outcome {
 			v.Severity = Warning
 		}
 	}
-	c.Concentration, c.SiteRatio = costCulprits(fs, &v, &th.Culprits)
+	c.Concentration, c.SiteRatio, c.SiteFrom, c.SiteTo = costCulprits(fs, &v, &th.Culprits)
 	c.Ratio = g.last / math.Max(g.first, 1)
 	if g.conf == Confirmed && math.Max(c.Ratio, c.SiteRatio) >= th.Cost.WarnRatio && c.Concentration >= th.Cost.WarnConcentration {
 		v.Severity = Warning
@@ -58,17 +61,18 @@ func costGrowth(fs *facts.Facts, th *Thresholds) outcome {
 // costCulprits names the sites whose allocation rate grew most between the first and the
 // last pairs of periodic heap snapshots, and returns how concentrated the climb is at the
 // first: how many times over its own rate rose, against how many times over the rest of the
-// program's did (0 when unknown), and its own rate's climb (late over early; 0 when
-// unknown). More traffic raises every site's rate alike (a concentration of 1); a request
-// that costs more and more at one site raises that site's alone.
-func costCulprits(fs *facts.Facts, v *Verdict, th *Culprits) (concentration, ratio float64) {
+// program's did (0 when unknown), its own rate's climb (late over early; 0 when unknown),
+// and its own rates early and late. More traffic raises every site's rate alike (a
+// concentration of 1); a request that costs more and more at one site raises that site's
+// alone.
+func costCulprits(fs *facts.Facts, v *Verdict, th *Culprits) (concentration, ratio, from, to float64) {
 	c := &fs.Cost
 	if !c.Pair {
-		return 0, 0
+		return 0, 0, 0, 0
 	}
 	de, dl := c.EarlySecs, c.LateSecs
 	if de <= 0 || dl <= 0 {
-		return 0, 0
+		return 0, 0, 0, 0
 	}
 	before := map[string]float64{}
 	var early, late float64
@@ -94,12 +98,12 @@ func costCulprits(fs *facts.Facts, v *Verdict, th *Culprits) (concentration, rat
 	v.Culprits = keepCulprits(cs, th)
 	v.Profiles = []string{c.First.Path, c.Last.Path}
 	if len(v.Culprits) == 0 || early <= 0 {
-		return 0, 0
+		return 0, 0, 0, 0
 	}
 	top := v.Culprits[0]
 	was := math.Max(before[top.Function], 1)
 	now := was + float64(top.Bytes)
 	ratio = now / was
 	rest := math.Max(late-now, 0) / math.Max(early-was, 1)
-	return ratio / math.Max(rest, 1e-3), ratio
+	return ratio / math.Max(rest, 1e-3), ratio, math.Max(before[top.Function], 0), now
 }

@@ -138,6 +138,7 @@ func heapLeak(fs *facts.Facts, th *Thresholds) outcome {
 	}
 	c.Budget = timeToBudget(fs, th, &v, perMin/60, g.last)
 	c.Sites = leakCulprits(fs, th, &v, &o)
+	heldBy(fs, &v)
 	o.verdicts = append(o.verdicts, v)
 	return o
 }
@@ -203,9 +204,20 @@ func leakCulprits(fs *facts.Facts, th *Thresholds, v *Verdict, o *outcome) LeakS
 		o.notes = append(o.notes, Note{Kind: KindHeapLeak, What: NoteProfileError, Err: ls.Err})
 		return LeakSitesSaid{}
 	}
-	v.Culprits = growingSites(ls, &th.Culprits)
+	v.Culprits = withShared(fs, withoutInFlight(growingSites(ls, &th.Culprits), inFlightBursts(fs)), &th.Culprits)
 	v.Profiles = []string{ls.Old.Path, ls.New.Path}
 	return LeakSitesSaid{Named: true, Old: ls.Old.Path, New: ls.New.Path}
+}
+
+// heldBy gives each culprit of a heap leak who keeps its objects alive, when memdoctor read
+// the process's heap.
+func heldBy(fs *facts.Facts, v *Verdict) {
+	if !fs.Holders.Read() {
+		return
+	}
+	for i := range v.Culprits {
+		v.Culprits[i].HeldBy = fs.Holders.Of(v.Culprits[i].Function)
+	}
 }
 
 // growingSites ranks sites by how much their inuse_space grew, keeping those that rose
@@ -287,7 +299,7 @@ func inFlightShare(hg *facts.HeapGrowth, th *HeapLeak) (share, turnover float64)
 // buffers; a cache shrinking beside a growing map cancels it out. The growth that matters is
 // the live heap's (HeapLeak.Limits against the heap profiles' first total). It returns the
 // most confident growing site; ok is false when none grows. Sites whose memory is in flight
-// are not followed.
+// are not followed. The function the growing sites share is judged as a site (shared.go).
 func siteLeak(fs *facts.Facts, th *Thresholds) (c Culprit, g growth, pts []facts.Point, ok bool) {
 	hg := fs.Growth
 	if hg == nil || len(hg.Refs) < th.Trend.MinConfirmPoints || len(hg.Totals) == 0 {
@@ -297,9 +309,10 @@ func siteLeak(fs *facts.Facts, th *Thresholds) (c Culprit, g growth, pts []facts
 	lim := th.HeapLeak.Limits
 	lim.MinAbs = math.Max(lim.MinAbs, lim.MinRel*hg.Totals[0].V)
 	lim.MinRel = 0
+	bursts := inFlightBursts(fs)
 	for _, site := range hg.Sites {
 		d := site.Delta
-		if inFlight(hg, d.Site.Function, &th.HeapLeak) {
+		if inFlight(hg, d.Site.Function, &th.HeapLeak) || inFlightSite(bursts, d.Site.Function) {
 			continue
 		}
 		s := site.Points
@@ -307,6 +320,13 @@ func siteLeak(fs *facts.Facts, th *Thresholds) (c Culprit, g growth, pts []facts
 		sg.capUnseen(fs, s, fs.LiveSeen)
 		if better(sg, g) {
 			c, g, pts, ok = culpritFromDelta(d, diff.Unit, float64(d.Delta)/float64(max(diff.Growth, 1))), sg, s, sg.conf != ""
+		}
+	}
+	if sh := hg.Shared; sh != nil && sh.Turnover < th.HeapLeak.InFlightTurnover {
+		sg := judgeGrowth(sh.Points, lim, 0, &th.Trend)
+		sg.capUnseen(fs, sh.Points, fs.LiveSeen)
+		if better(sg, g) {
+			c, g, pts, ok = sharedCulprit(sh, diff.Growth), sg, sh.Points, sg.conf != ""
 		}
 	}
 	return c, g, pts, ok
@@ -323,10 +343,14 @@ func siteLeakVerdict(fs *facts.Facts, th *Thresholds, site Culprit, g growth, pt
 	}
 	c.Budget = timeToBudget(fs, th, &v, g.perMinute()/60, 0)
 	c.Sites = leakCulprits(fs, th, &v, &o)
-	if site.Own {
+	switch {
+	case site.Sites > 0:
+		v.Culprits = sharedFirst(v.Culprits, site, &th.Culprits)
+	case site.Own:
 		v.Culprits = ownFirst(v.Culprits, site)
 		v.Culprits = v.Culprits[:min(len(v.Culprits), th.Culprits.Max)]
 	}
+	heldBy(fs, &v)
 	o.verdicts = append(o.verdicts, v)
 	return o
 }

@@ -32,6 +32,9 @@ type SpikeCase struct {
 	// budget.
 	OverBudget bool
 	Assists    *facts.Assists
+	// InFlight is set when the spikes are bursts a heap profile caught in flight at every GC
+	// (inflight.go): the live heap showed none.
+	InFlight *facts.InFlight
 }
 
 // transientSpike reports bursts of short-lived allocation that lift memory far above the
@@ -40,6 +43,17 @@ func transientSpike(fs *facts.Facts, th *Thresholds) outcome {
 	sp := &th.Spike
 	sd := fs.SpikeSeries
 	spikes := fs.Spikes
+	// Bursts in flight at every GC (inflight.go), when the live heap showed no spike that came
+	// back down, or only above a floor that itself held a burst: the GC ran inside the
+	// bursts, so its readings never showed the floor.
+	// What a GC caught of a burst is the least it reached: from readings too sparse to see
+	// bursts, only what already makes a warning is said.
+	var inFlight *facts.InFlight
+	if b := inFlightBursts(fs); len(b) > 0 && !floorSeen(spikes, b[0]) {
+		if in := inFlightSpikes(b[0]); len(in) > 0 && (sd.Step < sp.SparseStep || len(spikes) > 0 || warns(highest(in), sp)) {
+			inFlight, spikes = b[0], in
+		}
+	}
 	if len(sd.Points) < 4 && len(spikes) == 0 {
 		return outcome{unjudged: &Unjudged{Kind: KindTransientSpike, Why: WhyTooFew, N: len(sd.Points)}}
 	}
@@ -66,20 +80,33 @@ func transientSpike(fs *facts.Facts, th *Thresholds) outcome {
 	c := &SpikeCase{
 		Spikes: spikes, Peak: peak, PeakHeap: math.Max(peak.PeakHeap, peak.PeakLive), Complete: complete,
 		Heights: facts.Median(heights), Durations: facts.Median(durations), Readings: facts.Median(readings),
-		Window: fs.Seconds(), Budget: fs.Budget, Assists: fs.Assists,
+		Window: fs.Seconds(), Budget: fs.Budget, Assists: fs.Assists, InFlight: inFlight,
 	}
 	v := Verdict{Kind: KindTransientSpike, Severity: Info, Confidence: Confirmed, Start: peak.Start, End: peak.End, Case: c}
 	if complete == 0 {
 		v.Confidence = Suspected
 		v.WatchMoreSeconds = math.Max(30, 2*peak.To.Sub(peak.From).Seconds())
 	}
-	if peak.Height() >= sp.WarnHeight || peak.Height() >= 2*peak.Baseline && peak.Height() >= sp.WarnDoubled {
+	if warns(peak, sp) {
 		v.Severity = Warning
 	}
 	if fs.Budget > 0 && c.PeakHeap >= sp.CriticalOfBudget*float64(fs.Budget) {
 		v.Severity, c.OverBudget = Critical, true
 	}
 	var o outcome
+	if inFlight != nil {
+		v.Culprits = []Culprit{inFlightCulprit(inFlight)}
+		for k := 1; k < len(inFlight.At); k++ {
+			if inFlight.Held[k].T.Equal(peak.Start) {
+				c.Pair = []facts.Snapshot{inFlight.At[k-1], inFlight.At[k]}
+			}
+		}
+		if c.Pair != nil {
+			v.Profiles = []string{c.Pair[0].Path, c.Pair[1].Path}
+		}
+		o.verdicts = append(o.verdicts, v)
+		return o
+	}
 	var culprits []Culprit
 	culprits, c.Pair, c.Explained, c.Shown = spikeCulprits(fs, &th.Culprits, &o)
 	v.Culprits = culprits
@@ -155,4 +182,20 @@ func spikeCulprits(fs *facts.Facts, th *Culprits, o *outcome) ([]Culprit, []fact
 		return out[i].Function < out[j].Function
 	})
 	return keepCulprits(out, th), bestPair, total / math.Max(heights, 1), shown
+}
+
+// warns reports a spike high enough for a warning.
+func warns(s facts.Spike, sp *Spike) bool {
+	return s.Height() >= sp.WarnHeight || s.Height() >= 2*s.Baseline && s.Height() >= sp.WarnDoubled
+}
+
+// highest is the highest of spikes (at least one).
+func highest(spikes []facts.Spike) facts.Spike {
+	top := spikes[0]
+	for _, s := range spikes[1:] {
+		if s.Height() > top.Height() {
+			top = s
+		}
+	}
+	return top
 }

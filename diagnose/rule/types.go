@@ -1,6 +1,10 @@
 package rule
 
-import "time"
+import (
+	"time"
+
+	"github.com/memdoctor/memdoctor/facts"
+)
 
 // Kind is a finding kind. The set is closed: these ten.
 type Kind string
@@ -83,6 +87,13 @@ type Culprit struct {
 	Stack    []string `json:"stack,omitempty"`
 	// Own is false when no frame outside the runtime and standard library was found.
 	Own bool `json:"own"`
+	// HeldBy is, for a heap leak's culprit, who keeps the objects it allocated alive: the
+	// reference paths from the GC roots, as memdoctor read them from the process's heap
+	// (nil when the heap was not read, or the reading had no such culprit).
+	HeldBy *facts.CulpritHolders `json:"held_by,omitempty"`
+	// Sites is, for the function that growing sites share rather than a site, how many of
+	// them are under it: its Bytes are theirs (what grew under it, as pprof's -cum counts).
+	Sites int `json:"sites,omitempty"`
 }
 
 // DetectionLimit is the slowest growth of a quantity a rule would have reported over the

@@ -14,8 +14,8 @@ func goroutineLeak(f *Finding, c *rule.GoroutineLeakCase) {
 	if g := c.Rise; g != nil {
 		f.Title = fmt.Sprintf("goroutines pile up: %+.0f per minute, %.0f -> %.0f", g.PerMinute, g.First, g.Last)
 		f.Detail = fmt.Sprintf("The number of goroutines rose from %.0f to %.0f over %s, judged on its lows (%s; Kendall's tau %.2f, "+
-			"Mann-Kendall p=%.2g over %d readings), and is %s at the end. Goroutines that never return keep their stacks and everything they reference.",
-			g.First, g.Last, humanDuration(g.Span.Seconds()), c.Src, g.Tau, g.P, g.N, risingWord(*g))
+			"Mann-Kendall %s over %d readings), and is %s at the end. Goroutines that never return keep their stacks and everything they reference.",
+			g.First, g.Last, humanDuration(g.Span.Seconds()), c.Src, g.Tau, pValue(g.P), g.N, risingWord(*g))
 		f.Evidence["goroutines_start_count"] = g.First
 		f.Evidence["goroutines_end_count"] = g.Last
 		f.Evidence["growth_goroutines_per_minute"] = g.PerMinute
@@ -167,17 +167,4 @@ func callAt(mk facts.Maker) string {
 		at = fmt.Sprintf("at line %d", mk.Site.Line)
 	}
 	return strings.TrimSpace(s + " " + at)
-}
-
-// shortFunc is a function's name without its package path's directories: "sql.Open" of
-// "database/sql.Open".
-func shortFunc(fn string) string {
-	end := len(fn)
-	if i := strings.IndexAny(fn, "(["); i >= 0 {
-		end = i
-	}
-	if i := strings.LastIndexByte(fn[:end], '/'); i >= 0 {
-		return fn[i+1:]
-	}
-	return fn
 }

@@ -18,9 +18,9 @@ func heapLeak(f *Finding, c *rule.HeapLeakCase, fs *facts.Facts) {
 	g, q := c.Rise, c.Quantum
 	f.Title = fmt.Sprintf("the live heap grows %s/min and does not come back: %s -> %s", bytesStr(g.PerMinute), sizeStr(g.First, q), bytesStr(g.Last))
 	f.Detail = fmt.Sprintf("The %s (%s) went from %s to %s over %s, judged on its lows between bursts: it rose consistently "+
-		"(Kendall's tau %.2f, Mann-Kendall p=%.2g over %d lows) and is %s at the end. Memory that stays reachable keeps "+
+		"(Kendall's tau %.2f, Mann-Kendall %s over %d lows) and is %s at the end. Memory that stays reachable keeps "+
 		"growing: something adds to a map, slice, cache or buffer and never lets go.",
-		liveWhat[c.What], c.Src, sizeStr(g.First, q), bytesStr(g.Last), humanDuration(g.Span.Seconds()), g.Tau, g.P, g.N, risingWord(g))
+		liveWhat[c.What], c.Src, sizeStr(g.First, q), bytesStr(g.Last), humanDuration(g.Span.Seconds()), g.Tau, pValue(g.P), g.N, risingWord(g))
 	f.Evidence = map[string]float64{
 		"live_heap_start_bytes":   g.First,
 		"live_heap_end_bytes":     g.Last,
@@ -48,7 +48,7 @@ func heapLeak(f *Finding, c *rule.HeapLeakCase, fs *facts.Facts) {
 		f.Detail += notYet(g.WatchMore)
 	}
 	budget(f, c.Budget)
-	leakSites(f, c.Sites, holdersCommand(f.Culprits, fs))
+	leakSites(f, c.Sites, fs)
 	f.Advice = append(f.Advice,
 		"Bound what grows: a size or entry cap with eviction, a TTL shorter than what the growth can afford, or one global budget shared by all keys instead of an unbounded buffer per key.",
 		"Check that entries are deleted from maps when their connection, request or session ends, and that goroutines holding references exit.")
@@ -57,13 +57,18 @@ func heapLeak(f *Finding, c *rule.HeapLeakCase, fs *facts.Facts) {
 
 func siteLeak(f *Finding, c *rule.SiteLeakCase, fs *facts.Facts) {
 	g := c.Rise
-	f.Title = fmt.Sprintf("the heap retained by %s grows %s/min and does not come back: %s -> %s",
-		c.Site.Function, bytesStr(g.PerMinute), bytesStr(g.First), bytesStr(g.Last))
-	f.Detail = fmt.Sprintf("Across %d heap profiles over %s, the memory allocated at %s and still reachable rose consistently "+
-		"(Kendall's tau %.2f, Mann-Kendall p=%.2g) and is %s at the end. The live heap's total does not show it as clearly: "+
+	by, at := "by "+c.Site.Function, "at "+c.Site.Function
+	if n := c.Site.Sites; n > 0 {
+		by = fmt.Sprintf("under %s (%d sites)", c.Site.Function, n)
+		at = fmt.Sprintf("under %s, at %d sites none of which grew by what matters alone,", c.Site.Function, n)
+	}
+	f.Title = fmt.Sprintf("the heap retained %s grows %s/min and does not come back: %s -> %s",
+		by, bytesStr(g.PerMinute), bytesStr(g.First), bytesStr(g.Last))
+	f.Detail = fmt.Sprintf("Across %d heap profiles over %s, the memory allocated %s and still reachable rose consistently "+
+		"(Kendall's tau %.2f, Mann-Kendall %s) and is %s at the end. The live heap's total does not show it as clearly: "+
 		"other memory swings around it (a burst's buffers live when the GC runs, or a shrinking neighbour). "+
 		"Something adds to a map, slice, cache or buffer and never lets go.",
-		g.N, humanDuration(g.Span.Seconds()), c.Site.Function, g.Tau, g.P, risingWord(g))
+		g.N, humanDuration(g.Span.Seconds()), at, g.Tau, pValue(g.P), risingWord(g))
 	f.Evidence = map[string]float64{
 		"site_retained_start_bytes": g.First,
 		"site_retained_end_bytes":   g.Last,
@@ -76,11 +81,11 @@ func siteLeak(f *Finding, c *rule.SiteLeakCase, fs *facts.Facts) {
 		"heap_profiles_count":       float64(g.N),
 	}
 	if g.Confidence == rule.Suspected {
-		f.Title = fmt.Sprintf("the heap retained by %s may be leaking: %s -> %s", c.Site.Function, bytesStr(g.First), bytesStr(g.Last))
+		f.Title = fmt.Sprintf("the heap retained %s may be leaking: %s -> %s", by, bytesStr(g.First), bytesStr(g.Last))
 		f.Detail += notYet(g.WatchMore)
 	}
 	budget(f, c.Budget)
-	leakSites(f, c.Sites, holdersCommand(f.Culprits, fs))
+	leakSites(f, c.Sites, fs)
 	heldBy(f, c.HeldBy)
 }
 
@@ -95,18 +100,6 @@ func budget(f *Finding, b *rule.BudgetTime) {
 	}
 	f.Evidence["time_to_budget_seconds"] = b.Seconds
 	f.Detail += fmt.Sprintf(" At this rate the process reaches its memory budget (%s) in about %s.", bytesStr(b.Bytes), humanDuration(b.Seconds))
-}
-
-// leakSites says how to see the growing sites, when they were named: for a heap leak, the
-// holders command that names what keeps them alive (cmd), else pprof's diff.
-func leakSites(f *Finding, s rule.LeakSitesSaid, cmd string) {
-	switch {
-	case !s.Named:
-	case cmd != "":
-		f.Advice = append(f.Advice, "See who keeps the growing objects alive (the reference paths from the GC roots): "+cmd)
-	default:
-		f.Advice = append(f.Advice, "See what the growing objects are and who holds them: "+pprofDiffCommand("inuse_space", s.Old, s.New))
-	}
 }
 
 // heldBy says a heap leak that a goroutine leak explains.

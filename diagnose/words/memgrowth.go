@@ -34,8 +34,8 @@ func memoryGrowth(f *Finding, c *rule.MemoryCase) {
 	}
 	what, g := memoryWhat(c.Runtime), c.Rise
 	f.Title = fmt.Sprintf("%s grows %s/min and does not come back: %s -> %s", what, bytesStr(g.PerMinute), bytesStr(g.First), bytesStr(g.Last))
-	f.Detail = fmt.Sprintf("The lows of %s (%s) rose from %s to %s over %s (Kendall's tau %.2f, Mann-Kendall p=%.2g over %d lows), %s at the end.",
-		what, c.Src, bytesStr(g.First), bytesStr(g.Last), humanDuration(g.Span.Seconds()), g.Tau, g.P, g.N, risingWord(g))
+	f.Detail = fmt.Sprintf("The lows of %s (%s) rose from %s to %s over %s (Kendall's tau %.2f, Mann-Kendall %s over %d lows), %s at the end.",
+		what, c.Src, bytesStr(g.First), bytesStr(g.Last), humanDuration(g.Span.Seconds()), g.Tau, pValue(g.P), g.N, risingWord(g))
 	f.Evidence = map[string]float64{
 		"memory_start_bytes":      g.First,
 		"memory_end_bytes":        g.Last,
@@ -56,7 +56,7 @@ func memoryGrowth(f *Finding, c *rule.MemoryCase) {
 		}
 		f.Detail += " What grew, by the split of memory: " + strings.Join(said, ", ") + ". " + partAdvice[c.Part]
 		if c.Sites != nil {
-			leakSites(f, *c.Sites, "")
+			growingSites(f, *c.Sites)
 		}
 	} else {
 		f.Detail += " What grows cannot be told: no Go reading was taken with the /proc readings (see the notes)."
@@ -89,7 +89,7 @@ func memoryStep(f *Finding, c *rule.MemoryCase) {
 		f.Title += "; most of it is " + top.Name
 		f.Detail += " The part that grew most: " + top.Name + " (+" + bytesStr(top.Bytes) + "). " + partAdvice[top.Name]
 		if c.Sites != nil {
-			leakSites(f, *c.Sites, "")
+			growingSites(f, *c.Sites)
 		}
 	}
 }

@@ -19,15 +19,17 @@ func spike(f *Finding, v rule.Verdict, c *rule.SpikeCase) {
 		bytesStr(peak.Baseline), bytesStr(peak.PeakLive), c.Complete, humanDuration(c.Window), perMin,
 		spikeSeen(c.Readings, c.Durations), bytesStr(c.PeakHeap))
 	f.Evidence = map[string]float64{
-		"spikes_count":                  float64(len(c.Spikes)),
-		"spikes_per_minute":             perMin,
-		"spike_height_max_bytes":        peak.Height(),
-		"spike_height_median_bytes":     c.Heights,
-		"spike_duration_median_seconds": c.Durations,
-		"spike_readings_median_count":   c.Readings,
-		"floor_live_heap_bytes":         peak.Baseline,
-		"peak_live_heap_bytes":          peak.PeakLive,
-		"peak_heap_in_use_bytes":        c.PeakHeap,
+		"spikes_count":                float64(len(c.Spikes)),
+		"spikes_per_minute":           perMin,
+		"spike_height_max_bytes":      peak.Height(),
+		"spike_height_median_bytes":   c.Heights,
+		"spike_readings_median_count": c.Readings,
+		"floor_live_heap_bytes":       peak.Baseline,
+		"peak_live_heap_bytes":        peak.PeakLive,
+		"peak_heap_in_use_bytes":      c.PeakHeap,
+	}
+	if c.Durations > 0 { // one reading each: how long they lasted is not known
+		f.Evidence["spike_duration_median_seconds"] = c.Durations
 	}
 	if c.Complete == 0 {
 		f.Title = fmt.Sprintf("the live heap is %s above its floor of %s as the window ends: a spike in progress, or the start of a rise",
@@ -37,10 +39,13 @@ func spike(f *Finding, v rule.Verdict, c *rule.SpikeCase) {
 	} else if c.Complete < len(c.Spikes) {
 		f.Detail += " The last one was still in progress when the window ended."
 	}
+	if c.InFlight != nil {
+		inFlightSpike(f, c)
+	}
 	if c.OverBudget {
 		f.Detail += fmt.Sprintf(" The spike's heap alone reaches %s of the memory budget.", pct(c.PeakHeap/float64(c.Budget)))
 	}
-	if c.Pair != nil {
+	if c.Pair != nil && c.InFlight == nil {
 		f.Evidence["allocation_to_height_ratio"] = c.Explained
 		if c.Unexplained && !c.Shown {
 			f.Detail += " The heap profiles after the spikes may not show their allocation yet: a heap profile is up to two GC cycles old."
@@ -89,4 +94,21 @@ func spikeSeriesWhat(sd facts.SpikeSeries) string {
 		return sd.Src.String() + " heap in use"
 	}
 	return sd.Src.String()
+}
+
+// inFlightSpike says bursts a heap profile caught in flight at every GC.
+func inFlightSpike(f *Finding, c *rule.SpikeCase) {
+	b, peak := c.InFlight, c.Peak
+	held := facts.Median(facts.Values(b.Held))
+	f.Title = fmt.Sprintf("bursts in flight at every GC: %s held up to %s whenever the GC ran, allocated anew in between, over a heap of about %s",
+		b.Site.Function, bytesStr(peak.Height()), bytesStr(b.Rest))
+	f.Detail = fmt.Sprintf("At %d of the %d GCs the heap profiles saw after the first, %s held no more than it had allocated since the GC before "+
+		"(%s at the median GC, while it allocated %s over %s, %s of all the program allocated): what it held at each GC was a burst in flight, "+
+		"not memory it keeps. The GC ran inside the bursts, so every reading of the live heap held one: the live heap never showed its floor "+
+		"(about %s without them), and a heap profile shows the bursts' site as if it held memory for good. "+
+		"Peak memory, and so the memory the process must be given, is set by these bursts, not by the steady state.",
+		len(c.Spikes), len(b.Held)-1, b.Site.Function, bytesStr(held), bytesStr(b.Allocated), humanDuration(c.Window), pct(b.Allocated/math.Max(b.Total, 1)),
+		bytesStr(b.Rest))
+	f.Evidence["site_held_median_bytes"] = held
+	f.Evidence["site_allocated_bytes"] = b.Allocated
 }

@@ -114,7 +114,7 @@ func finding(v rule.Verdict, fs *facts.Facts) Finding {
 	case *rule.CostCase:
 		costGrowth(&f, c)
 	case *rule.BurstCase:
-		burst(&f, c)
+		burst(&f, c, fs.Mode)
 	default:
 		panic(fmt.Sprintf("words: no words for a %T verdict", v.Case))
 	}
@@ -132,29 +132,6 @@ func risingWord(r rule.Rise) string {
 // notYet is what a suspected finding adds: how much longer to watch.
 func notYet(watchMore time.Duration) string {
 	return fmt.Sprintf(" Not yet proved: watch about %s more to confirm or dismiss it.", humanDuration(watchMore.Seconds()))
-}
-
-// holdersCommand is the memdoctor holders command that names who keeps a leak's objects
-// alive: from the session (whose diagnosis names the culprits) when there is one, else for
-// the culprit sites; of the process when its PID is known, else of a core of it.
-func holdersCommand(culprits []rule.Culprit, fs *facts.Facts) string {
-	var sites []string
-	for i, c := range culprits {
-		if i < 3 && c.Function != "" {
-			sites = append(sites, "--site "+shellWord(c.Function))
-		}
-	}
-	from := strings.Join(sites, " ")
-	if fs.Session != "" {
-		from = "--from " + shellWord(fs.Session)
-	}
-	if from == "" {
-		return ""
-	}
-	if fs.Target.PID > 0 {
-		return fmt.Sprintf("memdoctor holders %s %d", from, fs.Target.PID)
-	}
-	return fmt.Sprintf("memdoctor holders %s PID (the process's; or gcore PID, then CORE EXECUTABLE)", from)
 }
 
 // shellWord quotes s for a POSIX shell when it needs it (a method's name has parentheses and

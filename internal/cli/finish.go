@@ -15,9 +15,11 @@ import (
 
 var fmtBytes = report.Bytes
 
-// diagnoseSession builds the evidence of a session and diagnoses it.
+// diagnoseSession builds the evidence of a session and diagnoses it; whether its target still
+// runs here decides whether advice may name a command for it.
 func diagnoseSession(s *session.Session, budget uint64) (*diagnose.Diagnosis, *evidence.Evidence, error) {
-	return diagnose.DiagnoseSession(s, evidence.Options{MemoryBudgetBytes: budget}, diagnose.Options{})
+	opts := evidence.Options{MemoryBudgetBytes: budget, TargetRuns: targetRuns(s.Manifest.Target)}
+	return diagnose.DiagnoseSession(s, opts, diagnose.Options{})
 }
 
 // diagnoseDir loads a session, diagnoses it, saves diagnosis.json in it and reports it as
@@ -34,17 +36,19 @@ func diagnoseDir(e *env, dir string, budget uint64, out outputFlags) (*diagnose.
 	if err := session.WriteDiagnosis(dir, d); err != nil {
 		e.log.Warn("could not save the diagnosis in the session", "err", err)
 	}
-	var held *holders.Result
-	if out.holders {
-		held = holdersAfterWatch(e, d, dir)
-	}
 	if err := emit(e, d, out); err != nil {
 		return d, err
 	}
-	if held != nil {
-		fmt.Fprintln(e.stdout)
-		if err := holders.WriteText(e.stdout, held); err != nil {
-			return d, err
+	if out.holders { // watch --holders: the reading in full after the findings that carry it
+		if held, ok, _ := holders.Load(dir); ok && held.Read.After(s.Manifest.Start) {
+			text := e.stdout
+			if out.json == "-" {
+				text = e.stderr
+			}
+			fmt.Fprintln(text)
+			if err := holders.WriteText(text, held); err != nil {
+				return d, err
+			}
 		}
 	}
 	if out.html != "" {

@@ -12,7 +12,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/memdoctor/memdoctor/diagnose"
 	"github.com/memdoctor/memdoctor/holders"
 	"github.com/memdoctor/memdoctor/holders/walk"
 	"github.com/memdoctor/memdoctor/internal/infile"
@@ -162,6 +161,18 @@ func openHolderTarget(pos []string) (*process.Target, error) {
 // readHolders reads the target, saying before and after how long a live process is stopped.
 // A first Ctrl-C cancels the reading; the process runs again either way.
 func readHolders(ctx context.Context, e *env, t *process.Target, opts walk.Options) (*holders.Result, error) {
+	s, release := handleStops(ctx, e)
+	defer release()
+	res, err := readHeap(s.ctx, e, t, opts)
+	if err != nil && s.ctx.Err() != nil && ctx.Err() == nil {
+		return nil, errors.New("holders: interrupted; the process runs again")
+	}
+	return res, err
+}
+
+// readHeap reads the target until ctx is done, saying before and after how long a live
+// process is stopped, and stamps the result with the time it was read.
+func readHeap(ctx context.Context, e *env, t *process.Target, opts walk.Options) (*holders.Result, error) {
 	if t.Kind == "process" {
 		msg := fmt.Sprintf("holders: stopping process %d while its heap is read", t.PID)
 		if rss := residentBytes(t.PID); rss > 0 {
@@ -169,9 +180,8 @@ func readHolders(ctx context.Context, e *env, t *process.Target, opts walk.Optio
 		}
 		e.log.Info(msg)
 	}
-	s, release := handleStops(ctx, e)
-	defer release()
-	res, err := walk.Read(s.ctx, t, opts)
+	// The snapshot helper's stop bound (walk.Options) belongs in opts once it lands.
+	res, err := walk.Read(ctx, t, opts)
 	if t.Kind == "process" {
 		if err != nil {
 			e.log.Info(fmt.Sprintf("holders: process %d runs again", t.PID))
@@ -181,11 +191,9 @@ func readHolders(ctx context.Context, e *env, t *process.Target, opts walk.Optio
 		}
 	}
 	if err != nil {
-		if s.ctx.Err() != nil && ctx.Err() == nil {
-			return nil, errors.New("holders: interrupted; the process runs again")
-		}
 		return nil, fmt.Errorf("holders: %w", err)
 	}
+	res.Read = time.Now().UTC()
 	return res, nil
 }
 
@@ -263,45 +271,4 @@ func (s *stringsFlag) Set(v string) error {
 		}
 	}
 	return nil
-}
-
-// holdersAfterWatch (watch --holders) reads who holds each confirmed heap leak of the
-// diagnosis, when the watched process can still be read, and saves it in the session for
-// report and serve. What it cannot do it says, and the watch's result stands.
-func holdersAfterWatch(e *env, d *diagnose.Diagnosis, dir string) *holders.Result {
-	var sites []string
-	for _, f := range d.Findings {
-		if f.Kind != diagnose.KindHeapLeak || f.Confidence != diagnose.Confirmed || f.Severity == diagnose.Info {
-			continue
-		}
-		for i, c := range f.Culprits {
-			if i < 3 && c.Function != "" {
-				sites = append(sites, c.Function)
-			}
-		}
-	}
-	if len(sites) == 0 {
-		e.log.Info("holders: no confirmed heap leak, so no holders to read")
-		return nil
-	}
-	pid := d.Target.PID
-	if pid <= 0 {
-		e.log.Warn("holders: the watched process is not known by its PID here: run memdoctor holders --from " + dir + " PID on its host")
-		return nil
-	}
-	t, err := process.Attach(pid)
-	if err != nil {
-		e.log.Warn(fmt.Sprintf("holders: %v", err))
-		return nil
-	}
-	defer t.Close()
-	res, err := readHolders(context.Background(), e, t, walk.Options{Sites: sites})
-	if err != nil {
-		e.log.Warn(err.Error())
-		return nil
-	}
-	if err := holders.Save(dir, res); err != nil {
-		e.log.Warn("could not save the holders in the session", "err", err)
-	}
-	return res
 }

@@ -32,9 +32,14 @@ climbed): when the OOM killer ends the program, the session holds the heap from 
 seconds, and the diagnosis says so (oom-risk, critical) with what that profile held most.
 When --duration ends, or on Ctrl-C (or SIGTERM, or
 SIGHUP) it stops the program (SIGINT to its process group, then SIGKILL after --grace),
-closes the session and prints the diagnosis. A second Ctrl-C kills the program's process
+closes the session and prints the diagnosis. Before it stops the program, when the session so
+far confirms a heap leak, it reads who holds the leak's culprits' objects from the program's
+heap, as memdoctor holders does (the program is stopped with ptrace while its heap is read,
+and memdoctor says for how long): the heap-leak finding then shows, under each culprit, the
+reference paths that keep its objects alive; --holders=false turns that off. A second Ctrl-C kills the program's process
 group at once and exits without the diagnosis; the session is closed either way. If the
-program exits by itself, the session ends there. Should memdoctor itself be killed (SIGKILL,
+program exits by itself, the session ends there (its heap can no longer be read: the finding
+says so). Should memdoctor itself be killed (SIGKILL,
 the OOM killer), the kernel kills the program it started; not the processes that program
 started in turn (the server "go run" builds): run a built binary to be sure.`,
 	examples: []string{
@@ -42,6 +47,7 @@ started in turn (the server "go run" builds): run a built binary to be sure.`,
 		"memdoctor run --memory-budget 2GiB --json diag.json -- go run ./cmd/server",
 		"GODEBUG=madvdontneed=0 memdoctor run --interval 5s -- ./batch",
 		"memdoctor run --enable-heap-profiling --duration 5m -- ./server-without-pprof",
+		"memdoctor run --holders=false --duration 2m -- ./server   # never stop it to read its heap",
 	},
 }
 
@@ -54,6 +60,7 @@ func runRun(ctx context.Context, e *env, args []string) error {
 	grace := fs.Duration("grace", 10*time.Second, "after SIGINT, wait this long for the program to exit before SIGKILL")
 	showTrace := fs.Bool("show-gctrace", false, "also show the program's gctrace lines (they are always kept in the session)")
 	enableHeap := fs.Bool("enable-heap-profiling", false, enableHeapHelp)
+	holdersOn := fs.Bool("holders", true, holdersHelp)
 	cmdArgs, err := parse(runCmd, e, fs, args, false)
 	if err != nil {
 		return err
@@ -75,6 +82,7 @@ func runRun(ctx context.Context, e *env, args []string) error {
 	cfg.Grace = *grace
 	cfg.ShowGCTrace = *showTrace
 	cfg.EnableHeapProfiling = *enableHeap
+	cfg.Holders = holdersAtEnd(e, cfg.Out, cfg.MemoryBudget, *holdersOn)
 	return record(ctx, e, cfg, cf.output, func(ctx context.Context, abort <-chan struct{}) (recorder.Result, error) {
 		cfg.Abort = abort
 		return recorder.Run(ctx, cfg)

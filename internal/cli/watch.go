@@ -84,7 +84,7 @@ func runWatch(ctx context.Context, e *env, args []string) error {
 	source := fs.String("source", recorder.SourceAuto, "record from `SOURCE`: auto (pprof, the agent, or both; by PID, the process's memory when it serves neither), pprof (never the agent), agent (required; never pprof), memory (a PID's memory only)")
 	enableHeap := fs.Bool("enable-heap-profiling", false, enableHeapHelp)
 	pid := fs.Int("pid", 0, "sample the /proc of this local `PID`, not of the process listening on the URL's port (a proxy or port-forward)")
-	fs.BoolVar(&cf.output.holders, "holders", false, "at the end, when a heap leak is confirmed and the process can be read (Linux, ptrace allowed), read who holds it (memdoctor holders) and save it in the session")
+	fs.BoolVar(&cf.output.holders, "holders", false, "at the end, when a heap leak is confirmed and the process can be read (Linux, ptrace allowed), read who holds it (memdoctor holders): the finding shows the paths, the session keeps them")
 	pos, err := parse(watchCmd, e, fs, args, true)
 	if err != nil {
 		return err
@@ -121,6 +121,9 @@ func runWatch(ctx context.Context, e *env, args []string) error {
 	cfg.Token = *token
 	cfg.Source = *source
 	cfg.EnableHeapProfiling = *enableHeap
+	if cf.output.holders {
+		cfg.Holders = holdersAtEnd(e, cfg.Out, cfg.MemoryBudget, true)
+	}
 	if cfg.Token == "" {
 		cfg.Token = e.getenv("MEMDOCTOR_TOKEN")
 	}

@@ -19,6 +19,9 @@ type Table struct {
 	Total      int64   // sum of all sample values
 	ByFunction []Entry // aggregated by Site.Function, sorted by Value desc (ties: name)
 	ByLine     []Entry // aggregated by function and line, sorted desc
+	// ByCaller sums the stacks by each function of the program's own code they pass
+	// through (as pprof's -cum), largest first, without their stacks.
+	ByCaller []Caller
 }
 
 // Aggregate sums sample type typ (see SampleIndex) of p by culprit site. For
@@ -42,6 +45,7 @@ func Aggregate(p *profile.Profile, typ string, opts Options) (*Table, error) {
 		Total:      total,
 		ByFunction: c.entries(byFunc),
 		ByLine:     c.entries(byLine),
+		ByCaller:   c.callers(1, false),
 	}, nil
 }
 

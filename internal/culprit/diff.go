@@ -19,16 +19,20 @@ type Delta struct {
 
 // DiffResult is what grew between two profiles of the same kind.
 type DiffResult struct {
-	Type       string   `json:"type"`
-	Unit       string   `json:"unit"`
-	OldTotal   int64    `json:"old_total"`
-	NewTotal   int64    `json:"new_total"`
-	Growth     int64    `json:"growth"`      // sum of the positive deltas of ByFunction
-	Shrinkage  int64    `json:"shrinkage"`   // sum of the negative deltas of ByFunction, as a positive number
-	LineGrowth int64    `json:"line_growth"` // sum of the positive deltas of ByLine
-	ByFunction []Delta  `json:"by_function"` // sorted by Delta desc; Share is relative to Growth
-	ByLine     []Delta  `json:"by_line"`     // sorted by Delta desc; Share is relative to LineGrowth
-	Warnings   []string `json:"warnings,omitempty"`
+	Type       string  `json:"type"`
+	Unit       string  `json:"unit"`
+	OldTotal   int64   `json:"old_total"`
+	NewTotal   int64   `json:"new_total"`
+	Growth     int64   `json:"growth"`      // sum of the positive deltas of ByFunction
+	Shrinkage  int64   `json:"shrinkage"`   // sum of the negative deltas of ByFunction, as a positive number
+	LineGrowth int64   `json:"line_growth"` // sum of the positive deltas of ByLine
+	ByFunction []Delta `json:"by_function"` // sorted by Delta desc; Share is relative to Growth
+	ByLine     []Delta `json:"by_line"`     // sorted by Delta desc; Share is relative to LineGrowth
+	// ByCaller is what grew under each function of the program's own code, its callees
+	// included (as pprof's -cum): the functions that growing sites share. Only those that
+	// grew over two sites or more, largest first.
+	ByCaller []Caller `json:"-"`
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // Diff compares sample type typ of two profiles of the same kind: new minus
@@ -70,6 +74,7 @@ func Diff(old, new *profile.Profile, typ string, opts Options) (*DiffResult, err
 		}
 	}
 	r.ByLine, r.LineGrowth = c.deltas(byLine)
+	r.ByCaller = c.callers(2, true)
 	r.Warnings = diffWarnings(old, new, r)
 	return r, nil
 }

@@ -15,10 +15,10 @@ import (
 
 var update = flag.Bool("update", false, "rewrite testdata/*.txt from the short texts")
 
-// TestSummarize checks the short text of real diagnoses (a session's, one profile's)
-// against golden files.
+// TestSummarize checks the short text of real diagnoses (a session's, one profile's, a run
+// whose heap leak carries who holds it) against golden files.
 func TestSummarize(t *testing.T) {
-	for _, name := range []string{"goroutine-leak", "one-profile"} {
+	for _, name := range []string{"goroutine-leak", "one-profile", "heap-leak-held"} {
 		b, err := os.ReadFile(filepath.Join("testdata", name+".json"))
 		if err != nil {
 			t.Fatal(err)

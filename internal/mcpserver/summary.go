@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/memdoctor/memdoctor/holders"
 	"github.com/memdoctor/memdoctor/report"
 )
 
@@ -32,9 +33,10 @@ type verdict struct {
 		Confidence string `json:"confidence"`
 		Title      string `json:"title"`
 		Culprits   []struct {
-			Function string `json:"function"`
-			File     string `json:"file"`
-			Line     int64  `json:"line"`
+			Function string           `json:"function"`
+			File     string           `json:"file"`
+			Line     int64            `json:"line"`
+			HeldBy   *holders.Culprit `json:"held_by"`
 		} `json:"culprits"`
 		Advice []string `json:"advice"`
 	} `json:"findings"`
@@ -104,6 +106,11 @@ func summarize(diagnosis []byte, what string) (string, error) {
 				fmt.Fprintf(&b, " %s:%d", c.File, c.Line)
 			}
 			b.WriteString("\n")
+			if c.HeldBy != nil {
+				for _, l := range c.HeldBy.Lines(3) {
+					fmt.Fprintf(&b, "    %s\n", l)
+				}
+			}
 		}
 		if len(f.Advice) > 0 {
 			fmt.Fprintf(&b, "  fix: %s\n", f.Advice[0])

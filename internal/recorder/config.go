@@ -1,6 +1,7 @@
 package recorder
 
 import (
+	"context"
 	"io"
 	"log/slog"
 	"time"
@@ -55,6 +56,15 @@ type Config struct {
 	// why, once the session so far settles what it was recorded for (watch --until-confirmed:
 	// nothing left to confirm).
 	Settled func() (done bool, why string)
+	// Holders, when set, is called once the recording is over, before the session is closed
+	// and (run, demo) before the program is stopped: with the target's PID (0 when it is not
+	// a local process) and whether it still runs (false when it exited on its own). It reads
+	// who holds a confirmed heap leak while the target can still be read, and saves it in the
+	// session (internal/cli diagnoses the session so far to know). What it returns is counted
+	// in the manifest's attempts under holders.Attempt: nil for a reading made, its error for
+	// one that could not be made; ErrNoHolders when there was nothing to read. A second stop
+	// signal (Abort) cancels its context.
+	Holders func(ctx context.Context, pid int, running bool) error
 	// Source is where watch records from: SourceAuto ("" too: pprof, an agent, or both),
 	// SourcePprof (net/http/pprof only; an embedded agent is not probed) or SourceAgent
 	// (the agent only; watch fails without one).

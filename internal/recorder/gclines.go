@@ -60,6 +60,9 @@ type gcTracker struct {
 	recent      timeRing // receive times of the target's last cycles
 	lastCycle   gctrace.Cycle
 	emit        func(tl traceLine, base time.Time)
+	// end, when set, is the recording's end: lines received later are left out (late).
+	end  time.Time
+	late int
 }
 
 // newGCTracker returns a tracker that calls emit with each line of the target and the
@@ -72,6 +75,10 @@ func newGCTracker(emit func(tl traceLine, base time.Time)) *gcTracker {
 func (t *gcTracker) add(tl traceLine) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	if !t.end.IsZero() && tl.recv.After(t.end) {
+		t.late++
+		return
+	}
 	s := t.streamFor(tl)
 	switch {
 	case s == t.target:
@@ -178,6 +185,14 @@ func (t *gcTracker) setTarget(start time.Time) {
 	if t.target != nil {
 		t.flushLocked()
 	}
+}
+
+// endAt ends the recording of lines at at: the session's data ends where its recording did,
+// whatever the program prints while memdoctor reads its heap and stops it.
+func (t *gcTracker) endAt(at time.Time) {
+	t.mu.Lock()
+	t.end = at
+	t.mu.Unlock()
 }
 
 // gcStats is what the tracker has seen.

@@ -28,6 +28,8 @@ func runHelper(mode string, args []string) error {
 		os.Exit(3)
 	case "gc":
 		churn(time.Hour)
+	case "brief":
+		churn(2 * time.Second)
 	case "stubborn":
 		return stubborn(*pidFile, *child)
 	case "serve":

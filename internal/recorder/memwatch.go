@@ -57,7 +57,9 @@ func watchMemory(ctx context.Context, cfg Config, pid int, why string) (Result, 
 	res := r.awaitWatchEnd(ctx, fmt.Sprintf("pid %d", pid), deadline)
 	stopLoops()
 	loops.Wait()
-	r.closeMemory(res.Status == session.StatusComplete || res.Status == session.StatusInterrupted)
+	running := res.Status == session.StatusComplete || res.Status == session.StatusInterrupted
+	r.closeMemory(running)
+	r.readHolders(res, running)
 	r.noteAttempts()
 	r.flushManifest()
 	if err := w.Close(res.Status, res.Detail); err != nil {

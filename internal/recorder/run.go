@@ -87,15 +87,19 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	}
 
 	res, rootExited, runErr := r.awaitEnd(ctx, p, notGo)
-	if res.Status == session.StatusComplete || res.Status == session.StatusInterrupted {
+	running := res.Status == session.StatusComplete || res.Status == session.StatusInterrupted
+	if running {
 		r.finalSnapshot()
 	}
 	stopLoops()
 	loops.Wait()
-	r.closeMemory(res.Status == session.StatusComplete || res.Status == session.StatusInterrupted)
+	r.closeMemory(running)
 	if runErr == nil && res.Status == session.StatusTargetExited && !r.found() {
 		runErr = notMeasured(p.cmd, time.Since(r.start), res.TargetExit)
 		res.Status, res.Detail = session.StatusFailed, runErr.Error()
+	}
+	if runErr == nil {
+		r.readHolders(res, running) // while the program runs: it is stopped next
 	}
 	if !rootExited {
 		res.TargetExit = stopGroup(p.cmd, p.exited, cfg.Grace, cfg.Abort, r.log)

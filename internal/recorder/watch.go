@@ -80,7 +80,8 @@ func Watch(ctx context.Context, cfg Config, rawURL string) (Result, error) {
 			break
 		}
 	}
-	if res.Status == session.StatusComplete || res.Status == session.StatusInterrupted {
+	running := res.Status == session.StatusComplete || res.Status == session.StatusInterrupted
+	if running {
 		r.finalSnapshot()
 		if r.agent != nil {
 			fctx, cancel := r.abortable(10 * time.Second)
@@ -88,6 +89,7 @@ func Watch(ctx context.Context, cfg Config, rawURL string) (Result, error) {
 			cancel()
 		}
 	}
+	r.readHolders(res, running)
 	r.settleProc()
 	if r.agent != nil {
 		r.agentSummary()

@@ -30,7 +30,9 @@
 //     spikes (period, height, how long the data lives); a leak under spikes; caches that warm
 //     up and plateau; goroutine leaks; GC pressure (high allocation on a small heap, GOGC 25
 //     to 400); memory the runtime retains after batch jobs freed with debug.FreeOSMemory under
-//     MADV_FREE (once or periodically); memory outside Go.
+//     MADV_FREE (once or periodically); memory outside Go; a leak kept a little at each of
+//     several sites that one function of the program shares (a session middleware); a slow
+//     leak under exports built over seconds, inside which the GC runs.
 //     Windows of any length, starting at any phase, some ending in the middle of a spike.
 //   - Vantage points, as the recorder writes them: run (gctrace lines of every cycle, /proc
 //     every second, heap and goroutine profiles and the MemStats block every 10 s), watch on

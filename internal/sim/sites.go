@@ -58,6 +58,20 @@ var (
 		{"example.com/svc/batch.(*Job).buildWorkingSet", "example.com/svc/batch.(*Job).Run", "example.com/svc/batch.(*Scheduler).loop"},
 		{"example.com/svc/reindex.(*Indexer).loadSegment", "example.com/svc/reindex.(*Indexer).Rebuild", "example.com/svc/reindex.(*Indexer).loop"},
 	}
+	// spreadShared is the function the sites of a spread leak share; spreadPool its sites,
+	// and a standard library's site that keeps the request's headers too, outside it.
+	spreadShared = "example.com/svc/session.(*Middleware).ServeHTTP"
+	spreadPool   = [][]string{
+		handler("example.com/svc/api.(*Server).renderCart", "example.com/svc/api.(*Server).handleCart", spreadShared),
+		handler("example.com/svc/session.(*Store).open", spreadShared),
+		handler("example.com/svc/session.(*Registry).index", spreadShared),
+		handler("example.com/svc/audit.(*Trail).record", spreadShared),
+		handler("net/url.parseQuery", "net/url.ParseQuery", "net/url.(*URL).Query", spreadShared),
+	}
+	exportPool = [][]string{
+		handler("bytes.growSlice", "bytes.(*Buffer).Write", "example.com/svc/export.(*Catalog).render", "example.com/svc/export.(*Catalog).handleCSV"),
+		{"encoding/csv.(*Writer).Write", "example.com/svc/reports.(*Nightly).writeRows", "example.com/svc/reports.(*Nightly).Run", "example.com/svc/jobs.(*Runner).run"},
+	}
 	cachePool = [][]string{
 		handler("example.com/svc/cache.(*LRU).Put", "example.com/svc/cache.(*LRU).GetOrLoad", "example.com/svc/api.(*Server).handleProduct"),
 		handler("example.com/svc/render.(*PageCache).store", "example.com/svc/render.(*PageCache).Get", "example.com/svc/api.(*Server).handlePage"),
@@ -232,6 +246,9 @@ type siteSet struct {
 	libCalls *site
 	// climb is the site whose allocation climbs (nil unless the shape has one).
 	climb *site
+	// leakParts are the sites of a leak spread over several (leak is then nil), each
+	// keeping its share of it (Params.LeakSites).
+	leakParts []*site
 }
 
 // newSiteSet draws the sites of a service of parameters p.
@@ -270,7 +287,13 @@ func newSiteSet(r *rand.Rand, p Params) *siteSet {
 	if s.climb != nil {
 		s.all = append(s.all, s.climb)
 	}
-	if p.LeakRate > 0 {
+	if p.LeakRate > 0 && len(p.LeakSites) > 0 {
+		for i := range p.LeakSites {
+			st := newSite(roleLeak, spreadPool[i%len(spreadPool)], logUniform(r, 256, 4<<10))
+			s.leakParts = append(s.leakParts, st)
+			s.all = append(s.all, st)
+		}
+	} else if p.LeakRate > 0 {
 		if s.leak == nil {
 			s.leak = newSite(roleLeak, leakPool[r.IntN(len(leakPool))], logUniform(r, 256, 64<<10))
 		}
@@ -278,8 +301,11 @@ func newSiteSet(r *rand.Rand, p Params) *siteSet {
 	}
 	if p.SpikeHeight > 0 {
 		pool := spikePool
-		if p.RetentionMode != "" {
+		switch {
+		case p.RetentionMode != "":
 			pool = batchPool
+		case p.SpikeRise >= 1.5: // built over seconds, row by row
+			pool = exportPool
 		}
 		s.spike = newSite(roleSpike, pool[r.IntN(len(pool))], 8*mib)
 		s.all = append(s.all, s.spike)
@@ -320,6 +346,9 @@ func (s *siteSet) allocate(m *model, cur, next parts, bg, churn, dt float64) {
 	}
 	if s.leak != nil {
 		s.leak.alloc(r, next.leak-cur.leak)
+	}
+	for i, st := range s.leakParts {
+		st.alloc(r, m.p.LeakSites[i]*(next.leak-cur.leak))
 	}
 	if s.spike != nil {
 		s.spike.alloc(r, next.spike-cur.spike)

@@ -38,11 +38,19 @@ const (
 	// CostClimb: one site's allocation climbs 4 to 8 times over the window under flat load
 	// (each request serializes a backlog that grows): each request costs more and more.
 	CostClimb Shape = "cost-climb"
+	// SpreadLeak: a leak of 3 to 100 MiB/min kept a little at each of 3 to 5 sites that one
+	// function of the program shares (a session middleware keeping every request's data:
+	// the handler's, the store's, the registry's...), none of them a majority of it.
+	SpreadLeak Shape = "spread-leak"
+	// LeakUnderExports: a slow leak (10 to 100 MiB/min) under exports of 100 to 400 MiB
+	// built over seconds every 10 to 20 s, with little other garbage: the GC runs inside the
+	// exports, so most of its readings of the live heap hold one.
+	LeakUnderExports Shape = "leak-under-exports"
 )
 
 // Shapes lists every shape.
 var Shapes = []Shape{Healthy, HeapLeak, Spikes, LeakUnderSpikes, Warmup, GoroutineLeak, GCPressure, Retention, NonGo,
-	LibraryGoroutineLeak, BusyLeak, RareGCLeak, CostClimb}
+	LibraryGoroutineLeak, BusyLeak, RareGCLeak, CostClimb, SpreadLeak, LeakUnderExports}
 
 // Vantage is where a session was recorded from.
 type Vantage string
@@ -152,6 +160,8 @@ type Params struct {
 	BinaryBytes float64 // the binary's resident file pages
 
 	LeakRate float64 // heap leak, bytes/s
+	// LeakSites is, for a leak spread over sites, each one's share of it (nil: one site).
+	LeakSites []float64
 	// LeakBusy is, for a busy leak, the share of the background allocation that the leaking
 	// site makes (what it keeps is LeakRate of it).
 	LeakBusy float64
@@ -248,6 +258,32 @@ func draw(seed uint64, spec Spec) (Params, error) {
 	switch spec.Shape {
 	case HeapLeak:
 		p.LeakRate = logUniform(r, 1, 100) * (1 << 20) / 60
+	case SpreadLeak:
+		p.LeakRate = logUniform(r, 3, 100) * (1 << 20) / 60
+		var total float64
+		for range 3 + r.IntN(3) {
+			w := uniform(r, 0.5, 1)
+			p.LeakSites = append(p.LeakSites, w)
+			total += w
+		}
+		for i := range p.LeakSites {
+			p.LeakSites[i] /= total
+		}
+	case LeakUnderExports:
+		p.BaseLive = logUniform(r, 8<<20, 32<<20)
+		p.AllocRate = logUniform(r, 256<<10, 2<<20) // little else: the GC runs inside the exports
+		p.LeakRate = logUniform(r, 10, 100) * (1 << 20) / 60
+		p.SpikePeriod = uniform(r, 10, 20)
+		p.SpikeHeight = math.Max(logUniform(r, 100<<20, 400<<20), 4*p.BaseLive)
+		p.SpikeRise = uniform(r, 1.5, 4)
+		p.SpikeHold = uniform(r, 0.2, 1)
+		p.SpikePhase = uniform(r, 0, p.SpikePeriod)
+		p.EndMidSpike = r.IntN(4) == 0
+		if p.EndMidSpike {
+			end := p.Uptime + p.Window
+			into := uniform(r, 0.2, 0.8) * (p.SpikeRise + p.SpikeHold)
+			p.SpikePhase = math.Mod(end-into, p.SpikePeriod)
+		}
 	case Spikes, LeakUnderSpikes:
 		p.SpikePeriod = uniform(r, 8, 30)
 		p.SpikeHeight = math.Max(logUniform(r, 40<<20, 400<<20), 1.5*p.BaseLive)

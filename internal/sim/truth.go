@@ -88,7 +88,8 @@ func (g *generator) truth() Truth {
 	dontCare := map[string]bool{}
 	band := ""
 	switch g.spec.Shape {
-	case HeapLeak, BusyLeak, RareGCLeak, LeakUnderSpikes, GoroutineLeak, LibraryGoroutineLeak, NonGo, Retention:
+	case HeapLeak, BusyLeak, RareGCLeak, LeakUnderSpikes, GoroutineLeak, LibraryGoroutineLeak, NonGo, Retention,
+		SpreadLeak, LeakUnderExports:
 		// Resident memory grows with what grows: memory-growth may name it too (the
 		// consistency pass drops it when another finding explains the part that grew).
 		dontCare[KindMemoryGrowth] = true
@@ -106,7 +107,11 @@ func (g *generator) truth() Truth {
 		if p.LeakBusy > 0 {
 			dontCare[KindAllocationHotspot] = true // the leaking site makes most of the allocation too
 		}
-	case Spikes, LeakUnderSpikes:
+	case SpreadLeak:
+		// No site keeps a majority of it: the function they share is the culprit.
+		required[KindHeapLeak] = spreadShared
+		band = rateBand(p.LeakRate*60/mib, 10, 30)
+	case Spikes, LeakUnderSpikes, LeakUnderExports:
 		if o.SpikeTop >= 0.5*p.SpikeHeight {
 			required[KindTransientSpike] = culpritOf(s.spike.stack)
 		} else {

@@ -140,7 +140,7 @@ func (srv *Server) serveSnap(w http.ResponseWriter, r *http.Request) {
 // flame graph draws who holds what, the roots at the bottom.
 func (srv *Server) serveHolders(w http.ResponseWriter, r *http.Request) {
 	if srv.holders == "" {
-		http.Error(w, "the session has no holders: run memdoctor holders --from SESSION_DIR PID", http.StatusNotFound)
+		http.Error(w, "the session has no holders: memdoctor run and demo read them before they stop the program, memdoctor watch --holders at the end of a watch, and memdoctor holders --from SESSION_DIR PID from a process still running", http.StatusNotFound)
 		return
 	}
 	srv.servePprof(w, r, "holders", func() (*profile.Profile, error) { return srv.uis.fetch.snapshot(srv.holders) })

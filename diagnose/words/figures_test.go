@@ -1,0 +1,36 @@
+package words
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/memdoctor/memdoctor/diagnose/rule"
+	"github.com/memdoctor/memdoctor/facts"
+)
+
+// A cost climb whose top site allocated almost nothing at the start (a sample of a heap
+// profile, 1 B/s as the rule floors it) read "allocates 23304177.0 times what it did": a
+// rise from next to nothing is said with its two rates. A climb from a real start keeps its
+// ratio.
+func TestCostClimbFromNothing(t *testing.T) {
+	rise := rule.Rise{First: 8 << 20, Last: 40 << 20, N: 9, Tau: 1, P: 2.8e-6, Confidence: rule.Confirmed}
+	for _, tc := range []struct {
+		c         rule.CostCase
+		want, not string
+	}{
+		{rule.CostCase{Rise: rise, SiteRatio: 23304177, Concentration: 5e6, SiteFrom: 0.9, SiteTo: 22 << 20},
+			"went from allocating next to nothing to 22.0 MiB/s", "times what it did"},
+		{rule.CostCase{Rise: rise, SiteRatio: 44.6, Concentration: 14.3, SiteFrom: 900 << 10, SiteTo: 39 << 20},
+			"allocates 44.6 times what it did", "next to nothing"},
+	} {
+		v := rule.Verdict{Kind: rule.KindCostGrowth, Severity: rule.Warning, Confidence: rule.Confirmed,
+			Culprits: []rule.Culprit{{Function: "main.(*Notifier).flush", Share: 0.94}}, Case: &tc.c}
+		f := finding(v, &facts.Facts{})
+		if !strings.Contains(f.Title, tc.want) || strings.Contains(f.Title+f.Detail, tc.not) {
+			t.Errorf("ratio %.1f: title %q\ndetail %q", tc.c.SiteRatio, f.Title, f.Detail)
+		}
+		if !strings.Contains(f.Detail, "p<0.001") {
+			t.Errorf("p-value not as people read it: %q", f.Detail)
+		}
+	}
+}
