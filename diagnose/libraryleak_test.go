@@ -1,6 +1,9 @@
 package diagnose
 
 import (
+	"fmt"
+	"path"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -102,6 +105,46 @@ func TestLibraryGoroutinesMakerAmongCallers(t *testing.T) {
 		// maker's retained requests are sampled, it is not.
 		if unproved := strings.Contains(detail, "not proved"); unproved != (until > 0) {
 			t.Errorf("until %v: the detail says the maker is unproved: %v, want %v: %s", until, unproved, until > 0, detail)
+		}
+	}
+}
+
+// TestLibraryGoroutinesMadeAtTheirLine: the lab's sql-open-leak and rpc-dial-leak, recorded
+// from the profiles alone (no record of who started the goroutines: the constructor is told by
+// the program's calls of the goroutines' own type, a *sql.DB's QueryRowContext) and from the
+// process's memory (each goroutine's creator recorded: database/sql.OpenDB,
+// net/rpc.NewClientWithCodec). The culprit is the handler at the line of its constructor's
+// call, not at its query, through which more was allocated and is still held (the driver's
+// connection idle in the leaked pool).
+func TestLibraryGoroutinesMadeAtTheirLine(t *testing.T) {
+	for _, tc := range []struct {
+		dir, maker, call string
+		line             int64
+	}{
+		{"sql-open-leak-profiles", "github.com/memdoctor/memdoctor/lab.(*ledger).lookup", "database/sql.Open", 85},
+		{"sql-open-leak-watch-memory", "github.com/memdoctor/memdoctor/lab.(*ledger).lookup", "database/sql.Open", 85},
+		{"rpc-dial-leak-watch-memory", "github.com/memdoctor/memdoctor/lab.(*checkout).reserve", "net/rpc.DialHTTP", 101},
+	} {
+		s, err := session.Open(filepath.Join("testdata/recorded", tc.dir))
+		if err != nil {
+			t.Fatal(err)
+		}
+		d := diagnoseSession(t, s, Options{})
+		var leak *Finding
+		for i := range d.Findings {
+			if d.Findings[i].Kind == KindGoroutineLeak {
+				leak = &d.Findings[i]
+			}
+		}
+		if leak == nil || leak.Severity.Rank() < Warning.Rank() || len(leak.Culprits) == 0 {
+			t.Errorf("%s: no goroutine-leak warning with a culprit: %+v", tc.dir, d.Findings)
+			continue
+		}
+		if c := leak.Culprits[0]; c.Function != tc.maker || c.Line != tc.line {
+			t.Errorf("%s: first culprit %s:%d, want %s:%d", tc.dir, c.Function, c.Line, tc.maker, tc.line)
+		}
+		if !strings.Contains(leak.Detail, fmt.Sprintf("its call to %s at %s:%d", tc.call, path.Base(leak.Culprits[0].File), tc.line)) {
+			t.Errorf("%s: the detail does not name the call: %s", tc.dir, leak.Detail)
 		}
 	}
 }

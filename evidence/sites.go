@@ -132,6 +132,29 @@ func (ev *Evidence) EachStack(s Snapshot, typ string, fn func(site Site, stack [
 	return nil
 }
 
+// EachFrames calls fn for every sample of one sample type of a heap snapshot, with its
+// frames (leaf first), each with its function, file and line: where the program called a
+// library, at which line.
+func (ev *Evidence) EachFrames(s Snapshot, typ string, fn func(frames []Site, v int64)) error {
+	st := ev.profiles
+	st.mu.Lock()
+	p, err := st.getLocked(s.Path)
+	st.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	idx, err := culprit.SampleIndex(p, typ)
+	if err != nil {
+		return err
+	}
+	for _, smp := range p.Sample {
+		if idx < len(smp.Value) {
+			fn(culprit.Frames(smp.Location), smp.Value[idx])
+		}
+	}
+	return nil
+}
+
 // Program reports whether function is the program's own code: in its main module when that
 // is known, else outside the runtime and the standard library.
 func (ev *Evidence) Program(function string) bool {
@@ -144,6 +167,13 @@ func StartFunction(stack []string) string { return culprit.StartFunction(stack) 
 
 // PackagePath is the import path of the package that defines function ("" when none).
 func PackagePath(function string) string { return culprit.PackagePath(function) }
+
+// ModuleRoot is the shortest path the module of a package outside the standard library
+// could have (a library's packages share it); a standard library package's is the package.
+func ModuleRoot(pkg string) string { return culprit.ModuleRoot(pkg) }
+
+// IsStdlib reports whether function is the standard library's (the runtime's included).
+func IsStdlib(function string) bool { return culprit.IsStdlib(function) }
 
 // IsRuntime reports whether function is the Go runtime's.
 func IsRuntime(function string) bool { return culprit.IsRuntime(function) }

@@ -1,6 +1,7 @@
 package facts
 
 import (
+	"slices"
 	"sort"
 
 	"github.com/memdoctor/memdoctor/evidence"
@@ -100,8 +101,38 @@ func goroutinesOf(ev *evidence.Evidence) Goroutines {
 			}
 		}
 	}
-	g.Made = madeOf(ev, grew)
+	known := append(append([]GoroutineGroup(nil), g.LastSites...), g.SingleSites...)
+	g.Made = madeOf(ev, grew, known, runningAllAlong(ev, g))
 	return g
+}
+
+// runningAllAlong says whether a function sat on some goroutine's stack in the first and in
+// the last periodic goroutine profiles (in the last one, when there is only one): a loop that
+// ran all along, such as a server's accept loop.
+func runningAllAlong(ev *evidence.Evidence, g Goroutines) func(string) bool {
+	var profiles [][]GoroutineGroup
+	switch {
+	case g.GrowthPair:
+		for _, s := range []Snapshot{g.Old, g.New} {
+			sites, err := ev.GoroutineSites(s)
+			if err != nil {
+				return func(string) bool { return false }
+			}
+			profiles = append(profiles, sites)
+		}
+	case g.Last != nil:
+		profiles = append(profiles, g.LastSites)
+	case g.Single != nil:
+		profiles = append(profiles, g.SingleSites)
+	}
+	return func(fn string) bool {
+		for _, sites := range profiles {
+			if !slices.ContainsFunc(sites, func(s GoroutineGroup) bool { return slices.Contains(s.Stack, fn) }) {
+				return false
+			}
+		}
+		return len(profiles) > 0
+	}
 }
 
 // growingGroups returns the goroutine sites that grew between two snapshots, most first.

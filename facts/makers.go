@@ -12,21 +12,50 @@ import (
 // client library's workers) with no frame of the program in their stacks, the program's
 // code that made them: its calls into the library that started them.
 type Made struct {
-	// Libs are the packages whose goroutines grew (their start functions').
+	// Libs are the packages whose goroutines grew (their start functions' and creators').
 	Libs []string
-	// Makers are the program's functions that called into those packages, the most
-	// retained first: what the leaked goroutines hold was allocated through these calls (the
-	// requests a leaked client connection carries were built in them), or, when nothing
-	// retained was sampled, what was allocated through them.
+	// Creators are the functions whose go statements started them, when the goroutine
+	// profiles record it (a debug=2 dump's "created by", a profile read from the process's
+	// memory); nil when they do not (the runtime's proto and debug=1 profiles).
+	Creators []string
+	// By is how the makers' calls were told from the program's other calls into Libs.
+	By MadeBy
+	// Makers are the program's functions that made them, the most retained first, each at
+	// the line of its call that made them: what the leaked goroutines hold was allocated
+	// through these calls (the requests a leaked client connection carries were built in
+	// them), or, when nothing retained was sampled, what was allocated through them.
 	Makers []Maker
 	// Old and New are the heap profiles compared.
 	Old, New string
 }
 
+// MadeBy is how the program's calls that made a library's goroutines were found.
+type MadeBy string
+
+const (
+	// MadeByCreator: the heap profiles sampled the calls under the function that started
+	// them (Made.Creators), the program's call above it.
+	MadeByCreator MadeBy = "creator"
+	// MadeByConstructor: the program calls methods of the goroutines' own type (a *sql.DB's
+	// QueryRowContext) or their creator is a plain function, so a value was made first, by a
+	// call of the library's functions (sql.Open, a client's constructor), and its goroutines
+	// with it.
+	MadeByConstructor MadeBy = "constructor"
+	// MadeByUse: the goroutines' type is reached only through these calls (net/http's
+	// persistConn through a Client's Get and Do), which made it on demand.
+	MadeByUse MadeBy = "use"
+	// MadeByPackage: any call into the libraries.
+	MadeByPackage MadeBy = "package"
+)
+
 // Maker is one function of the program that called into a library whose goroutines grew.
 type Maker struct {
+	// Site is the function, at the line of its call that made the goroutines (of its calls
+	// of the kind Made.By says, the one most retained through, else most allocated through).
 	Site  Site
 	Stack []string
+	// Call is the library's function that line calls (database/sql.Open), "" when unknown.
+	Call string
 	// Held is the growth of the memory in use allocated through its calls into the library
 	// between the first and last periodic heap profiles; Allocated what was allocated through
 	// them since the program started, as the last of them counts it (cumulative: more
@@ -43,168 +72,238 @@ const minShareOfTop = 4
 
 // madeOf names the program's code behind the library goroutines among the sites that grew
 // most, most first (the sites proved leaked, when there are), when the first of them is a
-// library's (nil when it is the program's own, or no pair of heap profiles says).
+// library's (nil when it is the program's own, or no pair of heap profiles says). known are
+// groups of other goroutine profiles, whose recorded creators count for the same start
+// functions; running says whether a function sat on a goroutine's stack all along (in the
+// first and the last goroutine profiles).
 //
-// The program's calls into the API whose sampled calls reached the code of the type whose
-// goroutines grew (net/http's Client, whose requests made round trips on a persistConn) are
-// looked for first, every caller of that API alike; failing those, its calls into the
-// package at all.
-func madeOf(ev *evidence.Evidence, sites []GoroutineGroup) *Made {
+// The program's calls into the libraries are told apart, each way tried in turn until one
+// names a maker (see MadeBy): the calls whose sampled stacks reached a function recorded as
+// their creator; the library's constructors, when the program calls the goroutines' own
+// type (it made a value before using it) or the creator is a plain function; the calls
+// through which the goroutines' type ran, when the program never calls that type itself
+// (every caller of that API alike); the constructors otherwise; any call into the libraries.
+// Goroutines started by a function that runs all along (a server's accept loop: what it
+// starts is its clients' doing, not a call's) are left out when others grew beside them.
+func madeOf(ev *evidence.Evidence, sites, known []GoroutineGroup, running func(string) bool) *Made {
 	if len(sites) == 0 || ev.Program(sites[0].Culprit.Function) {
 		return nil
 	}
-	var libs, types []string
+	var groups []leakGroup
 	for _, g := range sites {
-		if ev.Program(g.Culprit.Function) {
-			continue
+		if !ev.Program(g.Culprit.Function) {
+			groups = append(groups, leakGroupOf(ev, g, known))
 		}
-		start := evidence.StartFunction(g.Stack)
-		for _, fn := range []string{start, g.CreatedBy} {
-			if pkg := evidence.PackagePath(fn); pkg != "" && !ev.Program(fn) && !evidence.IsRuntime(fn) {
-				libs = appendNew(libs, pkg)
-				if t := receiver(fn); t != "" {
-					types = appendNew(types, t)
-				}
-			}
+	}
+	if kept := slices.DeleteFunc(slices.Clone(groups), func(lg leakGroup) bool { return lg.creator != "" && running(lg.creator) }); len(kept) > 0 {
+		groups = kept
+	}
+	var libs, types, creators []string
+	for _, lg := range groups {
+		for _, l := range lg.libs {
+			libs = appendNew(libs, l)
+		}
+		for _, t := range lg.types {
+			types = appendNew(types, t)
+		}
+		if lg.creator != "" {
+			creators = appendNew(creators, lg.creator)
 		}
 	}
 	refs := ev.PeriodicHeaps()
 	if len(libs) == 0 || len(refs) < 2 {
 		return nil
 	}
-	m := &Made{Libs: libs, Old: refs[0].Path, New: refs[len(refs)-1].Path}
-	for _, scope := range [][]string{entries(ev, refs[0], refs[len(refs)-1], types), libs} {
-		if len(scope) == 0 {
-			continue
-		}
-		held := callsInto(ev, &refs[0], refs[len(refs)-1], "inuse_space", scope)
-		alloc := callsInto(ev, nil, refs[len(refs)-1], "alloc_space", scope)
-		for fn, mk := range held {
-			if mk.Held = mk.delta; mk.Held > 0 {
-				mk.Allocated = max(alloc[fn].value(), 0)
-				m.Makers = append(m.Makers, mk.Maker)
-			}
-		}
-		for fn, mk := range alloc {
-			if held[fn].value() <= 0 && mk.delta > 0 {
-				mk.Allocated = mk.delta
-				m.Makers = append(m.Makers, mk.Maker)
-			}
-		}
-		if len(m.Makers) > 0 {
-			break
+	old, new := refs[0], refs[len(refs)-1]
+	m := &Made{Libs: libs, Creators: creators, Old: old.Path, New: new.Path}
+	for _, w := range waysOf(groups, creators, libs, apiOf(ev, old, new, types)) {
+		if mk := makersBy(ev, old, new, w.match); len(mk) > 0 {
+			m.By, m.Makers = w.by, mk
+			return m
 		}
 	}
-	if len(m.Makers) == 0 {
-		return nil
-	}
-	slices.SortFunc(m.Makers, func(a, b Maker) int {
-		return cmp.Or(cmp.Compare(b.Held, a.Held), cmp.Compare(b.Allocated, a.Allocated), strings.Compare(a.Site.Function, b.Site.Function))
-	})
-	return m
+	return nil
 }
 
-// entries are the library's API the program called directly in the allocation stacks that
-// reached the code of types: the API whose calls made the goroutines (net/http's Client,
-// whose Do's round trip runs on a persistConn). An entry is the called method's receiver
-// type (its dot ending it: every method of net/http's Client, Get as well as Do, since a
-// heap profile samples one allocation in 512 KiB and may have caught the round trip under
-// one caller's Do and never under another's Get), or, for a function, the function itself
-// with "=" before it. Every call of it counts, not only the sampled ones that reached the
-// type.
-func entries(ev *evidence.Evidence, old, new Snapshot, types []string) []string {
-	var out []string
-	visit := func(site Site, stack []string, v int64) {
-		if i := slices.Index(stack, site.Function); i > 0 && v > 0 && ev.Program(site.Function) && inScopes(stack[:i], types) {
-			if t := receiver(stack[i-1]); t != "" {
-				out = appendNew(out, t)
-			} else {
-				out = appendNew(out, "="+stack[i-1])
+// way is one way of telling the calls that made a library's goroutines: match sees the
+// library's frames of a call, the called function last.
+type way struct {
+	by    MadeBy
+	match func(lib []string) bool
+}
+
+// waysOf are the ways to try, in turn (see madeOf). A group whose own type the program calls,
+// or whose creator is a plain function, was made with a value a constructor returned; the
+// others on demand, by the calls through which their type's code ran.
+func waysOf(groups []leakGroup, creators, libs []string, api api) []way {
+	var made, all []string // constructors' scopes: of those groups, of every group
+	var uses []string      // the API whose calls ran the others' types
+	for _, lg := range groups {
+		direct := slices.ContainsFunc(lg.types, func(t string) bool { return api.called[t] })
+		sc := lg.scope()
+		all = appendAll(all, sc)
+		if direct || lg.creator != "" && !isMethod(lg.creator) {
+			made = appendAll(made, sc)
+			continue
+		}
+		for _, t := range lg.types {
+			uses = appendAll(uses, api.reached[t])
+		}
+	}
+	// A constructor is a plain function of the library, or of a wrapper around it (sqlx.Open
+	// calling sql.Open); never another standard library package's function whose stack
+	// happens to reach it (io.WriteString to a net/http ResponseWriter).
+	constructor := func(scope []string) func(lib []string) bool {
+		return func(lib []string) bool {
+			entry := lib[len(lib)-1]
+			return !isMethod(entry) && inScopes(lib, scope) && (inScopes([]string{entry}, scope) || !evidence.IsStdlib(entry))
+		}
+	}
+	var ways []way
+	if len(creators) > 0 {
+		ways = append(ways, way{MadeByCreator, func(lib []string) bool {
+			return slices.ContainsFunc(lib, func(f string) bool { return slices.Contains(creators, f) })
+		}})
+	}
+	if len(made) > 0 {
+		ways = append(ways, way{MadeByConstructor, constructor(made)})
+	}
+	if len(uses) > 0 {
+		ways = append(ways, way{MadeByUse, func(lib []string) bool {
+			return inScopes(lib, uses) || slices.Contains(uses, "="+lib[len(lib)-1])
+		}})
+	}
+	if len(made) == 0 {
+		ways = append(ways, way{MadeByConstructor, constructor(all)})
+	}
+	return append(ways, way{MadeByPackage, func(lib []string) bool { return inScopes(lib, libs) }})
+}
+
+// leakGroup is one site of goroutines that grew in a library's code: its start function, the
+// function recorded as its creator ("" when none is), their packages and receiver types.
+type leakGroup struct {
+	start, creator string
+	libs, types    []string
+}
+
+func leakGroupOf(ev *evidence.Evidence, g GoroutineGroup, known []GoroutineGroup) leakGroup {
+	lg := leakGroup{start: evidence.StartFunction(g.Stack), creator: creatorOf(g, known)}
+	if lg.creator == lg.start || ev.Program(lg.creator) || evidence.IsRuntime(lg.creator) {
+		lg.creator = ""
+	}
+	for _, fn := range []string{lg.start, lg.creator} {
+		if pkg := evidence.PackagePath(fn); pkg != "" && !ev.Program(fn) && !evidence.IsRuntime(fn) {
+			lg.libs = appendNew(lg.libs, pkg)
+			if t := receiver(fn); t != "" {
+				lg.types = appendNew(lg.types, t)
 			}
 		}
 	}
-	for _, s := range []Snapshot{old, new} {
-		for _, typ := range []string{"inuse_space", "alloc_space"} {
-			_ = ev.EachStack(s, typ, visit) // an unreadable profile names no entry
+	return lg
+}
+
+// scope is where a constructor of the group's goroutines is called: any package of the
+// library's module (a client's constructor in its top package starts its pool's goroutines
+// in an internal one), or the standard library packages of its start function and creator.
+func (lg leakGroup) scope() []string {
+	var out []string
+	for _, pkg := range lg.libs {
+		if root := evidence.ModuleRoot(pkg); root != pkg {
+			out = appendNew(out, root+"/...")
+		} else {
+			out = appendNew(out, pkg)
 		}
 	}
 	return out
 }
 
-// receiver is the package-qualified receiver type of a method, with the dot after it
-// ("net/http.(*persistConn)." of "net/http.(*persistConn).readLoop"); "" for a function.
-func receiver(fn string) string {
-	pkg := evidence.PackagePath(fn)
-	if pkg == "" || len(fn) <= len(pkg)+1 {
-		return ""
+// creatorOf is the function that started a group's goroutines, as a goroutine profile
+// recorded it: the group's own record, else that of a group of another profile (known) with
+// the same start function; "" when none records it.
+func creatorOf(g GoroutineGroup, known []GoroutineGroup) string {
+	if g.Created {
+		return g.CreatedBy
 	}
-	rest := fn[len(pkg)+1:]
-	if strings.HasPrefix(rest, "(") {
-		if i := strings.Index(rest, ")."); i > 0 {
-			return fn[:len(pkg)+1+i+2]
+	start := evidence.StartFunction(g.Stack)
+	for _, k := range known {
+		if k.Created && start != "" && evidence.StartFunction(k.Stack) == start {
+			return k.CreatedBy
 		}
-		return ""
-	}
-	if i := strings.IndexByte(rest, '.'); i > 0 && !strings.HasPrefix(rest[i+1:], "func") {
-		return fn[:len(pkg)+1+i+1]
 	}
 	return ""
 }
 
-func appendNew(list []string, s string) []string {
-	if slices.Contains(list, s) {
-		return list
-	}
-	return append(list, s)
+// api is what the program's calls into the goroutines' types say, from the allocation
+// stacks: called, the types whose methods the program calls itself; reached, by type, the
+// API the program called directly in the stacks that reached that type's code (net/http's
+// Client, whose Do's round trip runs on a persistConn). An entry of reached is the called
+// method's receiver type (its dot ending it: every method of net/http's Client, Get as well
+// as Do, since a heap profile samples one allocation in 512 KiB and may have caught the round
+// trip under one caller's Do and never under another's Get), or, for a function, the function
+// itself with "=" before it: every call of it counts, not only the sampled ones that reached
+// the type.
+type api struct {
+	called  map[string]bool
+	reached map[string][]string
 }
 
-// makerDelta is a maker with its value's growth between two profiles.
-type makerDelta struct {
-	Maker
-	delta int64
-}
-
-func (m *makerDelta) value() int64 {
-	if m == nil {
-		return 0
-	}
-	return m.delta
-}
-
-// callsInto sums one sample type's growth from old (nil: from nothing) to new by the program's function that
-// called into one of scopes (package paths, receiver types with their dot: a frame of theirs
-// nearer the leaf than the program's; or, after "=", the function it called directly).
-func callsInto(ev *evidence.Evidence, old *Snapshot, new Snapshot, typ string, scopes []string) map[string]*makerDelta {
-	out := map[string]*makerDelta{}
-	add := func(sign int64) func(Site, []string, int64) {
-		return func(site Site, stack []string, v int64) {
-			i := slices.Index(stack, site.Function)
-			if i <= 0 || !ev.Program(site.Function) || !inScopes(stack[:i], scopes) && !slices.Contains(scopes, "="+stack[i-1]) {
-				return
-			}
-			m, ok := out[site.Function]
-			if !ok {
-				m = &makerDelta{Maker: Maker{Site: site, Stack: stack}}
-				out[site.Function] = m
-			}
-			m.delta += sign * v
+func apiOf(ev *evidence.Evidence, old, new Snapshot, types []string) api {
+	out := api{called: map[string]bool{}, reached: map[string][]string{}}
+	visit := func(frames []Site, v int64) {
+		if v <= 0 {
+			return
 		}
+		eachCall(ev.Program, frames, func(_ Site, lib []string) bool {
+			entry := lib[len(lib)-1]
+			t := receiver(entry)
+			if t != "" && slices.Contains(types, t) {
+				out.called[t] = true
+			}
+			key := t
+			if t == "" {
+				key = "=" + entry
+			}
+			for _, typ := range types {
+				if inScopes(lib, []string{typ}) {
+					out.reached[typ] = appendNew(out.reached[typ], key)
+				}
+			}
+			return false
+		})
 	}
-	if old != nil && ev.EachStack(*old, typ, add(-1)) != nil || ev.EachStack(new, typ, add(1)) != nil {
-		return nil
+	for _, s := range []Snapshot{old, new} {
+		for _, typ := range []string{"inuse_space", "alloc_space"} {
+			_ = ev.EachFrames(s, typ, visit) // an unreadable profile names no entry
+		}
 	}
 	return out
 }
 
-// inScopes reports a frame of one of scopes among frames: a package path matches its
-// functions, a receiver type (ending in a dot) its methods.
-func inScopes(frames []string, scopes []string) bool {
-	for _, fr := range frames {
-		for _, sc := range scopes {
-			if strings.HasSuffix(sc, ".") && strings.HasPrefix(fr, sc) || evidence.PackagePath(fr) == sc {
-				return true
-			}
+// makersBy are the program's functions whose calls into a library match (match sees the
+// library's frames below the program's, leaf first, the called function last): those through
+// which memory still in use grew from old to new, then those that allocated through them
+// (as new counts it) with nothing in use sampled, most first. Each is named at the line of its
+// matching calls most retained through, else most allocated through.
+func makersBy(ev *evidence.Evidence, old, new Snapshot, match func(lib []string) bool) []Maker {
+	held := callsInto(ev, &old, new, "inuse_space", match)
+	alloc := callsInto(ev, nil, new, "alloc_space", match)
+	var out []Maker
+	for fn, mk := range held {
+		if h := mk.total(); h > 0 {
+			m := mk.at(mk.top())
+			m.Held, m.Allocated = h, max(alloc[fn].total(), 0)
+			out = append(out, m)
 		}
 	}
-	return false
+	for fn, mk := range alloc {
+		if held[fn].total() <= 0 && mk.total() > 0 {
+			m := mk.at(mk.top())
+			m.Allocated = mk.total()
+			out = append(out, m)
+		}
+	}
+	slices.SortFunc(out, func(a, b Maker) int {
+		return cmp.Or(cmp.Compare(b.Held, a.Held), cmp.Compare(b.Allocated, a.Allocated), strings.Compare(a.Site.Function, b.Site.Function))
+	})
+	return out
 }

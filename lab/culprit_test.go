@@ -210,6 +210,8 @@ func checkShared(t *testing.T, s Scenario, before, after map[[32]uintptr]runtime
 // library its culprit calls into to make them.
 var libraryMade = map[string]string{
 	"http-body-leak": "net/http.",
+	"sql-open-leak":  "database/sql.",
+	"rpc-dial-leak":  "net/rpc.",
 }
 
 // checkMadeBy checks that the culprit allocated through its calls into lib in the meantime:

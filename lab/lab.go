@@ -39,6 +39,9 @@ type Expect struct {
 	// be among the top 3 culprits of Kinds[0]; "" when the kind has no code
 	// culprit.
 	Culprit string
+	// Line, when set, is the line of Culprit's source the finding must name: for goroutines
+	// a library made for the program, the line of the program's call that made them.
+	Line int64
 	// Culprits names the culprit of each further kind of Kinds (kind ->
 	// function, as Culprit), for a scenario with several problems each in
 	// its own code; it must be among the top 3 culprits of that kind.
@@ -128,6 +131,8 @@ var scenarios = []func() Scenario{
 	goroutineUnreachable,
 	slowLeak,
 	httpBodyLeak,
+	sqlOpenLeak,
+	rpcDialLeak,
 	rareGCLeak,
 	costClimb,
 	sessionSprawl,

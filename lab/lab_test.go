@@ -4,6 +4,7 @@ package lab
 
 import (
 	"context"
+	"os"
 	"reflect"
 	"regexp"
 	"runtime"
@@ -109,12 +110,12 @@ func TestExpectConsistent(t *testing.T) {
 		}
 		total += e.Watch
 	}
-	// The whole set, with a re-run of gateway-gc, must fit in about 12 minutes.
+	// The whole set, with a re-run of gateway-gc, must fit in about 13 minutes.
 	if g, ok := Lookup("gateway-gc"); ok {
 		total += g.Expect.Watch
 	}
-	if total > 12*time.Minute {
-		t.Errorf("watching every scenario takes %v; keep it under 12m", total)
+	if total > 13*time.Minute {
+		t.Errorf("watching every scenario takes %v; keep it under 13m", total)
 	}
 }
 
@@ -139,6 +140,54 @@ var culprits = map[string]any{
 	"cost-climb":            (*alertNotifier).flush,
 	"session-sprawl":        (*sessionMiddleware).ServeHTTP,
 	"export-over-leak":      (*orderLedger).record,
+	"sql-open-leak":         (*ledger).lookup,
+	"rpc-dial-leak":         (*checkout).reserve,
+}
+
+// expectedLines maps each scenario with Expect.Line to the call its line holds, so that an
+// edit that moves the line without the expectation fails.
+var expectedLines = map[string]string{
+	"sql-open-leak":  "sql.Open(",
+	"rpc-dial-leak":  "rpc.DialHTTP(",
+	"http-body-leak": "hc.Get(",
+}
+
+// TestExpectedLines: a scenario's Expect.Line is the line of its culprit's source that holds
+// the expected call.
+func TestExpectedLines(t *testing.T) {
+	for _, s := range All() {
+		call, ok := expectedLines[s.Name]
+		switch {
+		case s.Expect.Line == 0 && ok:
+			t.Errorf("%s: no Expect.Line, but the table names %q", s.Name, call)
+			continue
+		case s.Expect.Line == 0:
+			continue
+		case !ok:
+			t.Errorf("%s: Expect.Line %d, but the table names no call", s.Name, s.Expect.Line)
+			continue
+		}
+		fn := runtime.FuncForPC(reflect.ValueOf(culprits[s.Name]).Pointer())
+		file, start := fn.FileLine(fn.Entry())
+		src, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines := strings.Split(string(src), "\n")
+		n := int(s.Expect.Line)
+		if n <= start || n > len(lines) {
+			t.Errorf("%s: Expect.Line %d is not in %s, which starts at %s:%d", s.Name, n, fn.Name(), file, start)
+			continue
+		}
+		for _, l := range lines[start : n-1] {
+			if strings.HasPrefix(l, "}") {
+				t.Errorf("%s: Expect.Line %d is past the end of %s (%s:%d)", s.Name, n, fn.Name(), file, start)
+			}
+		}
+		if !strings.Contains(lines[n-1], call) {
+			t.Errorf("%s: line %d of %s is %q, want the call %q", s.Name, n, file, strings.TrimSpace(lines[n-1]), call)
+		}
+	}
 }
 
 // furtherCulprits maps each scenario with Expect.Culprits to the functions

@@ -16,6 +16,12 @@ const (
 	PCDataStackMap     = 1
 	PCDataInlTreeIndex = 2
 
+	// abi.FuncID values tracebackPCs looks at (the same in every Go release memdoctor reads).
+	FuncIDGopanic   = 10
+	FuncIDPanicwrap = 15
+	FuncIDSigpanic  = 20
+	FuncIDWrapper   = 23 // compiler-generated code: method wrappers, go and defer statements' wrappers
+
 	FuncDataArgsPointerMaps   = 0
 	FuncDataLocalsPointerMaps = 1
 	FuncDataStackObjects      = 2
@@ -251,6 +257,7 @@ type FuncInfo struct {
 	StartLine int32  // the line of its func keyword
 	Entry     uint64 // the entry of the physical function that holds the pc
 	Inlined   bool
+	FuncID    uint8 // abi.FuncID: FuncIDWrapper for compiler-generated wrappers
 }
 
 // FuncInfo describes the logical function at pc (give a return PC minus one).
@@ -259,14 +266,14 @@ func (p *Pclntab) FuncInfo(pc uint64) (FuncInfo, bool) {
 	if !ok {
 		return FuncInfo{}, false
 	}
-	fi := FuncInfo{Name: f.Name, StartLine: f.startLine(), Entry: f.Entry}
+	fi := FuncInfo{Name: f.Name, StartLine: f.startLine(), Entry: f.Entry, FuncID: f.FuncID}
 	tree := f.FuncData(FuncDataInlTree)
 	if ix := f.PCData(PCDataInlTreeIndex, pc); ix >= 0 && tree != 0 {
 		var ic [16]byte // inlinedCall: funcID, pad, nameOff int32, parentPc int32, startLine int32
 		if p.mem.Read(ic[:], tree+uint64(ix)*16) == nil {
 			fi.Name = p.name(int32(binary.LittleEndian.Uint32(ic[4:])))
 			fi.StartLine = int32(binary.LittleEndian.Uint32(ic[12:]))
-			fi.Inlined = true
+			fi.Inlined, fi.FuncID = true, ic[0]
 		}
 	}
 	return fi, true

@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -41,9 +43,12 @@ func (b *builder) binary(ctx context.Context, p *program, v version) (string, fl
 	}
 	defer os.RemoveAll(tmp)
 	out := filepath.Join(tmp, p.binName())
-	if p.install {
+	switch {
+	case p.local != "":
+		err = b.fromLocal(ctx, p, tmp, out)
+	case p.install:
 		err = b.install(ctx, p, v, tmp)
-	} else {
+	default:
 		err = b.fromSource(ctx, p, v, tmp, out)
 	}
 	if err != nil {
@@ -60,8 +65,12 @@ func (b *builder) binary(ctx context.Context, p *program, v version) (string, fl
 	return bin, secs, nil
 }
 
-// cacheKey names a binary's directory in the cache.
+// cacheKey names a binary's directory in the cache: a program built from local source by
+// its source's digest (every version shares its binary).
 func cacheKey(p *program, v version) string {
+	if p.local != "" {
+		return "local_" + p.name + "@" + localDigest(p)
+	}
 	key := strings.NewReplacer("/", "_", "@", "_").Replace(p.pkg) + "@" + v.version
 	if p.toolchain != "" {
 		key += "-" + p.toolchain
@@ -130,6 +139,47 @@ func (b *builder) fromSource(ctx context.Context, p *program, v version, tmp, ou
 	build.Dir = src
 	build.Env = goEnv(p, "GOFLAGS=-mod=mod -buildvcs=false")
 	return runQuiet(build)
+}
+
+// fromLocal copies a program's source from testdata/libs and builds it with
+// GOFLAGS=-mod=mod: its dependencies come through the module proxy, at the versions its go.mod
+// and go.sum pin.
+func (b *builder) fromLocal(ctx context.Context, p *program, tmp, out string) error {
+	src := filepath.Join(tmp, "src")
+	if err := copyTree(localDir(p), src); err != nil {
+		return err
+	}
+	build := exec.CommandContext(ctx, "go", "build", "-trimpath", "-o", out, ".")
+	build.Dir = src
+	build.Env = goEnv(p, "GOFLAGS=-mod=mod -buildvcs=false")
+	return runQuiet(build)
+}
+
+// localDir is where a program built from local source has it.
+func localDir(p *program) string {
+	root, err := repoRoot()
+	if err != nil {
+		return filepath.Join("testdata", "libs", p.local)
+	}
+	return filepath.Join(root, "bench", "realprogs", "testdata", "libs", p.local)
+}
+
+// localDigest is a short digest of a local program's files: an edit builds it again.
+func localDigest(p *program) string {
+	h := sha256.New()
+	_ = filepath.WalkDir(localDir(p), func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(h, "%s %d\n", d.Name(), len(b))
+		h.Write(b)
+		return nil
+	})
+	return hex.EncodeToString(h.Sum(nil))[:12]
 }
 
 // runQuiet runs cmd and returns its error with the last lines of its output.

@@ -31,7 +31,11 @@ type result struct {
 	Verdict      bool      `json:"verdict_right"`
 	// CulpritRank is the 1-based rank of the first expected culprit among the expected
 	// finding's culprits, 0 when absent.
-	CulpritRank int     `json:"culprit_rank"`
+	CulpritRank int `json:"culprit_rank"`
+	// ExpectLine is the line the culprit must be named at (0: any), CulpritLine the line it
+	// was named at.
+	ExpectLine  int     `json:"expected_line,omitempty"`
+	CulpritLine int     `json:"culprit_line,omitempty"`
 	Right       bool    `json:"right"`
 	Summary     summary `json:"summary"`
 	// Before and After are the harness's own readings of the program before the load and
@@ -52,7 +56,7 @@ type result struct {
 
 // runCase builds, starts, loads and watches one case; it never leaves a process behind.
 func runCase(ctx context.Context, o options, b *builder, memdoctor string, c testCase, rep int) result {
-	r := result{Program: c.prog.name, Version: c.ver.version, Role: c.ver.role, Expect: c.ver.expect.String(), ExpectKinds: c.ver.expect, Culprits: c.ver.culprits}
+	r := result{Program: c.prog.name, Version: c.ver.version, Role: c.ver.role, Expect: c.ver.expect.String(), ExpectKinds: c.ver.expect, Culprits: c.ver.culprits, ExpectLine: c.ver.line}
 	start := time.Now()
 	defer func() { r.Seconds = time.Since(start).Seconds() }()
 	bin, secs, err := b.binary(ctx, c.prog, c.ver)
@@ -93,6 +97,7 @@ func runCase(ctx context.Context, o options, b *builder, memdoctor string, c tes
 		l.args, ready = l.noPprof()
 		l.pprof = ""
 	}
+	l.args = append(l.args[:len(l.args):len(l.args)], c.ver.args...)
 	logf, err := os.Create(filepath.Join(r.Dir, "target.log"))
 	if err != nil {
 		r.Skipped = err.Error()

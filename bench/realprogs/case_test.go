@@ -41,7 +41,7 @@ func fakeCase(t *testing.T) (testCase, *builder, string, func() (pid int, work s
 	t.Helper()
 	dir := t.TempDir()
 	p := &program{name: "fakeprog", module: "example.com/fakeprog", pkg: "example.com/fakeprog", install: true}
-	v := version{"v1", before, kinds{"goroutine-leak"}, []string{"main.leak"}}
+	v := version{version: "v1", role: before, expect: kinds{"goroutine-leak"}, culprits: []string{"main.leak"}}
 	p.versions = []version{v}
 	b := &builder{cache: filepath.Join(dir, "cache"), log: io.Discard}
 	bin := filepath.Join(b.cache, cacheKey(p, v), p.binName())

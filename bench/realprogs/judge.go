@@ -96,13 +96,14 @@ func judge(r *result, d *diagnosis, v version) {
 		r.Verdict = true
 		for i, c := range f.Culprits {
 			if matchesCulprit(c.Function, v.culprits) {
-				r.CulpritRank = i + 1
+				r.CulpritRank, r.CulpritLine = i+1, c.Line
 				break
 			}
 		}
 		break
 	}
-	r.Right = r.Verdict && (len(v.culprits) == 0 || (r.CulpritRank >= 1 && r.CulpritRank <= 3))
+	r.ExpectLine = v.line
+	r.Right = r.Verdict && (len(v.culprits) == 0 || (r.CulpritRank >= 1 && r.CulpritRank <= 3)) && (v.line == 0 || r.CulpritLine == v.line)
 }
 
 // foundString lists the findings as kind/severity, "none" when there are none.
@@ -198,6 +199,8 @@ func culpritCell(r result) string {
 		return "-"
 	case r.CulpritRank == 0:
 		return "absent"
+	case r.ExpectLine > 0:
+		return fmt.Sprintf("#%d line %d (want %d)", r.CulpritRank, r.CulpritLine, r.ExpectLine)
 	default:
 		return fmt.Sprintf("#%d", r.CulpritRank)
 	}

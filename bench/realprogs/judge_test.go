@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -49,10 +51,10 @@ func diag(t *testing.T, findings ...string) *diagnosis {
 }
 
 func TestJudge(t *testing.T) {
-	leak := version{"v1", before, kinds{"goroutine-leak"}, []string{"plugin/file.(*Zone).Transfer"}}
-	fixed := version{"v2", after, nil, nil}
-	noCulprit := version{"v1", before, kinds{"transient-spike"}, nil}
-	either := version{"v1", before, kinds{"transient-spike", "allocation-hotspot"}, []string{"bufferedBody"}}
+	leak := version{version: "v1", role: before, expect: kinds{"goroutine-leak"}, culprits: []string{"plugin/file.(*Zone).Transfer"}}
+	fixed := version{version: "v2", role: after, expect: nil, culprits: nil}
+	noCulprit := version{version: "v1", role: before, expect: kinds{"transient-spike"}, culprits: nil}
+	either := version{version: "v1", role: before, expect: kinds{"transient-spike", "allocation-hotspot"}, culprits: []string{"bufferedBody"}}
 	const site = "github.com/coredns/coredns/plugin/file.(*Zone).Transfer.func1.1"
 	tests := []struct {
 		name               string
@@ -230,5 +232,41 @@ func TestRejudge(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(run, "p@v1", "rejudged.json")); err != nil {
 		t.Errorf("the fresh diagnosis is not kept beside the session: %v", err)
+	}
+}
+
+// TestLibLines: a library program's expected line is its culprit's call of the library's
+// constructor, in the source under testdata/libs.
+func TestLibLines(t *testing.T) {
+	calls := map[string]string{"lib-sqlite": "sql.Open(", "lib-nats": "nats.Connect(", "lib-redis": "redis.NewClient(", "lib-grpc": "grpc.NewClient("}
+	for _, p := range libPrograms() {
+		src, err := os.ReadFile(filepath.Join("testdata", "libs", p.local, "main.go"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines := strings.Split(string(src), "\n")
+		v := p.versions[0]
+		fn := strings.TrimPrefix(v.culprits[0], "main.(*service).")
+		start := slices.IndexFunc(lines, func(l string) bool { return strings.HasPrefix(l, "func (s *service) "+fn+"(") })
+		if start < 0 || v.line <= start+1 || v.line > len(lines) || !strings.Contains(lines[v.line-1], calls[p.name]) {
+			t.Errorf("%s: line %d is not %s's call %s (the function starts at line %d)", p.name, v.line, v.culprits[0], calls[p.name], start+1)
+		}
+	}
+}
+
+// TestJudgeLine: a version that expects a line is right only when its culprit is named there.
+func TestJudgeLine(t *testing.T) {
+	v := version{version: "leak", role: before, expect: kinds{"goroutine-leak"}, culprits: []string{"main.(*service).balance"}, line: 24}
+	for line, right := range map[int]bool{24: true, 30: false} {
+		var d diagnosis
+		js := fmt.Sprintf(`{"findings":[{"kind":"goroutine-leak","severity":"warning","culprits":[{"function":"main.(*service).balance","line":%d}]}]}`, line)
+		if err := json.Unmarshal([]byte(js), &d); err != nil {
+			t.Fatal(err)
+		}
+		var r result
+		judge(&r, &d, v)
+		if r.Right != right || r.CulpritLine != line {
+			t.Errorf("named at line %d: right %v (line %d), want %v", line, r.Right, r.CulpritLine, right)
+		}
 	}
 }

@@ -43,6 +43,12 @@ type version struct {
 	// culprits are substrings of the function memdoctor should name among the top three
 	// culprits of the expected finding (any one of them will do).
 	culprits []string
+	// line, when set, is the line the culprit must be named at (a library's goroutines: the
+	// program's call that made them).
+	line int
+	// args are added to the program's arguments for this version (a program built from
+	// local source has one binary for both: -fixed closes what it made).
+	args []string
 }
 
 // launch is a program set up in a work directory, ready to start.
@@ -70,7 +76,10 @@ type program struct {
 	// (quic-go's qtls forks) need the Go of their time.
 	toolchain string
 	// prepare adds to a source copy what the module zip lacks (generated assets).
-	prepare  func(src string) error
+	prepare func(src string) error
+	// local, when set, is the program's source under testdata/libs: a module of its own,
+	// built from that copy through the module proxy, one binary for every version.
+	local    string
 	bug      string
 	trigger  string
 	links    []string
@@ -100,7 +109,7 @@ type testCase struct {
 
 // catalogue lists the programs. Each bug's trigger is a load generator in this directory.
 func catalogue() []*program {
-	return []*program{
+	return append([]*program{
 		{
 			name:    "coredns-axfr",
 			module:  "github.com/coredns/coredns",
@@ -114,11 +123,11 @@ func catalogue() []*program {
 				"https://github.com/coredns/coredns/pull/8002",
 			},
 			versions: []version{
-				{"v1.12.3", before, kinds{"goroutine-leak"}, []string{"plugin/file.(*Zone).Transfer"}},
+				{version: "v1.12.3", role: before, expect: kinds{"goroutine-leak"}, culprits: []string{"plugin/file.(*Zone).Transfer"}},
 				// #7516 drained the producer but left the last send on an unguarded channel:
 				// ServeDNS itself still blocks when the client is gone by then.
-				{"v1.12.4", partial, kinds{"goroutine-leak"}, []string{"plugin/transfer.(*Transfer).ServeDNS"}},
-				{"v1.14.3", after, nil, nil},
+				{version: "v1.12.4", role: partial, expect: kinds{"goroutine-leak"}, culprits: []string{"plugin/transfer.(*Transfer).ServeDNS"}},
+				{version: "v1.14.3", role: after, expect: nil, culprits: nil},
 			},
 			setup: setupCoreDNS,
 		},
@@ -135,8 +144,8 @@ func catalogue() []*program {
 			trigger:   "as coredns-axfr",
 			links:     []string{"https://github.com/coredns/coredns/issues/6548", "https://go.dev/doc/go1.27"},
 			versions: []version{
-				{"v1.12.3", before, kinds{"goroutine-leak"}, []string{"plugin/file.(*Zone).Transfer"}},
-				{"v1.14.3", after, nil, nil},
+				{version: "v1.12.3", role: before, expect: kinds{"goroutine-leak"}, culprits: []string{"plugin/file.(*Zone).Transfer"}},
+				{version: "v1.14.3", role: after, expect: nil, culprits: nil},
 			},
 			setup: setupCoreDNS,
 		},
@@ -151,8 +160,8 @@ func catalogue() []*program {
 				"https://github.com/nats-io/nats-server/pull/3338",
 			},
 			versions: []version{
-				{"v2.8.4", before, kinds{"heap-leak"}, []string{"server.keyFromSub", "updateRouteSubscriptionMap"}},
-				{"v2.9.0", after, nil, nil},
+				{version: "v2.8.4", role: before, expect: kinds{"heap-leak"}, culprits: []string{"server.keyFromSub", "updateRouteSubscriptionMap"}},
+				{version: "v2.9.0", role: after, expect: nil, culprits: nil},
 			},
 			holders: map[string]holdersWant{
 				"v2.8.4": {
@@ -182,8 +191,8 @@ func catalogue() []*program {
 			versions: []version{
 				// Each upload costs its whole size in memory: a spike per request, and a hotspot
 				// whose cost is the peak memory it causes. Either names the bug, with its site.
-				{"v2.6.3", before, kinds{"transient-spike", "allocation-hotspot"}, []string{"reverseproxy.Handler.bufferedBody"}},
-				{"v2.6.4", after, nil, nil},
+				{version: "v2.6.3", role: before, expect: kinds{"transient-spike", "allocation-hotspot"}, culprits: []string{"reverseproxy.Handler.bufferedBody"}},
+				{version: "v2.6.4", role: after, expect: nil, culprits: nil},
 			},
 			setup: setupCaddyChunked,
 		},
@@ -200,8 +209,8 @@ func catalogue() []*program {
 				"https://github.com/caddyserver/caddy/pull/5159",
 			},
 			versions: []version{
-				{"v2.6.2", before, kinds{"goroutine-leak"}, []string{"caddyconfig."}},
-				{"v2.6.3", after, nil, nil},
+				{version: "v2.6.2", role: before, expect: kinds{"goroutine-leak"}, culprits: []string{"caddyconfig."}},
+				{version: "v2.6.3", role: after, expect: nil, culprits: nil},
 			},
 			setup: setupCaddyHTTPLoader,
 		},
@@ -251,10 +260,10 @@ func catalogue() []*program {
 				"https://github.com/prometheus/alertmanager/pull/5241",
 			},
 			versions: []version{
-				{"v0.32.1", before, kinds{"goroutine-leak"}, []string{"dispatch.(*aggrGroup).run"}},
+				{version: "v0.32.1", role: before, expect: kinds{"goroutine-leak"}, culprits: []string{"dispatch.(*aggrGroup).run"}},
 				// v0.32.2 has the fix but is not served by the module proxy (403); v0.32.3 adds only
 				// a silence fix to it.
-				{"v0.32.3", after, nil, nil},
+				{version: "v0.32.3", role: after, expect: nil, culprits: nil},
 			},
 			setup: setupAlertmanager,
 		},
@@ -272,12 +281,12 @@ func catalogue() []*program {
 			trigger:   "as alertmanager-swap",
 			links:     []string{"https://github.com/prometheus/alertmanager/pull/5241", "https://go.dev/doc/go1.27"},
 			versions: []version{
-				{"v0.32.1", before, kinds{"goroutine-leak"}, []string{"dispatch.(*aggrGroup).run"}},
-				{"v0.32.3", after, nil, nil},
+				{version: "v0.32.1", role: before, expect: kinds{"goroutine-leak"}, culprits: []string{"dispatch.(*aggrGroup).run"}},
+				{version: "v0.32.3", role: after, expect: nil, culprits: nil},
 			},
 			setup: setupAlertmanager,
 		},
-	}
+	}, libPrograms()...)
 }
 
 // stubAlertmanagerUI gives ui/web.go's go:embed pattern a file to embed: the real UI is built

@@ -9,6 +9,7 @@ import (
 	"github.com/go-delve/delve/pkg/proc"
 	"github.com/google/pprof/profile"
 
+	"github.com/memdoctor/memdoctor/internal/culprit"
 	"github.com/memdoctor/memdoctor/process"
 )
 
@@ -101,7 +102,9 @@ const (
 // GoroutineProfile stops the process (every thread), reads every goroutine's stack, lets the
 // process run again whatever happens, and returns the goroutine profile /debug/pprof/goroutine
 // would serve (goroutine/count, one sample per distinct stack), with how long the target was
-// stopped. Stacks are symbolized after the process runs again.
+// stopped. Stacks are symbolized after the process runs again. Unlike the runtime's, each
+// sample says which function's go statement started its goroutines (the g's gopc, what a
+// debug=2 traceback prints as "created by"): the label culprit.CreatedByLabel.
 func (r *Reader) GoroutineProfile() (*profile.Profile, *GoroutineReading, error) {
 	gr := &GoroutineReading{}
 	start := time.Now()
@@ -126,16 +129,20 @@ func (r *Reader) GoroutineProfile() (*profile.Profile, *GoroutineReading, error)
 	}
 	locs := newLocations(r.syms, p, m)
 	counts := map[string]*profile.Sample{}
-	for _, pcs := range stacks {
-		kb := make([]byte, 0, 8*len(pcs))
-		for _, pc := range pcs {
+	for _, st := range stacks {
+		kb := make([]byte, 0, 8*len(st.pcs)+8)
+		for _, pc := range st.pcs {
 			kb = binary.LittleEndian.AppendUint64(kb, pc)
 		}
+		kb = binary.LittleEndian.AppendUint64(kb, st.gopc)
 		if s := counts[string(kb)]; s != nil {
 			s.Value[0]++
 			continue
 		}
-		s := &profile.Sample{Location: locs.stack(pcs), Value: []int64{1}}
+		s := &profile.Sample{Location: locs.stack(st.pcs), Value: []int64{1}}
+		if c := r.creator(st.gopc); c != "" {
+			s.Label = map[string][]string{culprit.CreatedByLabel: {c}}
+		}
 		counts[string(kb)] = s
 		p.Sample = append(p.Sample, s)
 	}
@@ -143,11 +150,28 @@ func (r *Reader) GoroutineProfile() (*profile.Profile, *GoroutineReading, error)
 	return p, gr, nil
 }
 
+// gstack is one goroutine's stack, as return PCs per logical frame, and the return PC of
+// the go statement that started it (0 when unknown).
+type gstack struct {
+	pcs  []uint64
+	gopc uint64
+}
+
+// creator names the function of a go statement's return PC, as a debug=2 traceback's
+// "created by" does, inlined calls expanded (the innermost function at the call); "" when
+// the pc is in no Go function.
+func (r *Reader) creator(gopc uint64) string {
+	if gopc == 0 {
+		return ""
+	}
+	return r.syms.frameOf(gopc).name
+}
+
 // goroutineStacks lists the user goroutines' stacks, as return PCs per logical frame, while
 // the process is stopped. Goroutines that are not running are unwound as the runtime unwinds
 // them, from what they saved, through a cache of the stopped process's memory; those running
 // on a thread, and any the unwinder cannot finish, are unwound by Delve.
-func (r *Reader) goroutineStacks() (stacks [][]uint64, skipped int, err error) {
+func (r *Reader) goroutineStacks() (stacks []gstack, skipped int, err error) {
 	if r.gl == nil {
 		return r.delveStacks(nil)
 	}
@@ -166,7 +190,7 @@ func (r *Reader) goroutineStacks() (stacks [][]uint64, skipped int, err error) {
 			delve[g.goid] = true
 			continue
 		}
-		stacks = append(stacks, pcs)
+		stacks = append(stacks, gstack{pcs, g.gopc})
 	}
 	if len(delve) == 0 {
 		return stacks, 0, nil
@@ -181,7 +205,7 @@ const goroutineCacheBytes = 16 << 20
 
 // delveStacks unwinds with Delve the goroutines of ids (all of them when ids is nil): those
 // running on a thread are found from the threads, the rest in Delve's list of goroutines.
-func (r *Reader) delveStacks(ids map[uint64]bool) (stacks [][]uint64, skipped int, err error) {
+func (r *Reader) delveStacks(ids map[uint64]bool) (stacks []gstack, skipped int, err error) {
 	var gs []*proc.G
 	if ids != nil {
 		for _, th := range r.t.Delve.ThreadList() {
@@ -223,11 +247,12 @@ func (r *Reader) delveStacks(ids map[uint64]bool) (stacks [][]uint64, skipped in
 			continue
 		}
 		var pcs []uint64
+		var callee uint8
 		for _, fr := range frames {
 			if fr.Inlined || fr.SystemStack || fr.Current.PC == 0 {
 				continue
 			}
-			pcs = append(pcs, r.syms.logicalPCs(fr.Current.PC)...)
+			pcs = r.syms.shownPCs(pcs, fr.Current.PC, &callee)
 			if len(pcs) >= maxDepth {
 				pcs = pcs[:maxDepth]
 				break
@@ -237,7 +262,7 @@ func (r *Reader) delveStacks(ids map[uint64]bool) (stacks [][]uint64, skipped in
 			skipped++
 			continue
 		}
-		stacks = append(stacks, pcs)
+		stacks = append(stacks, gstack{pcs, g.GoPC})
 	}
 	return stacks, skipped, nil
 }

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -16,6 +17,7 @@ import (
 	"github.com/google/pprof/profile"
 
 	"github.com/memdoctor/memdoctor/collect/memread"
+	"github.com/memdoctor/memdoctor/internal/culprit"
 	"github.com/memdoctor/memdoctor/internal/gotool"
 )
 
@@ -258,7 +260,7 @@ func memStats(t *testing.T, addr string) map[string]uint64 {
 }
 
 // TestGoroutineProfile stops the program to list its goroutines' stacks: the parked ones form
-// one sample, and the program runs on (it allocates and exits cleanly afterwards).
+// one sample, labelled with the function that started them, and the program runs on (it allocates and exits cleanly afterwards).
 func TestGoroutineProfile(t *testing.T) {
 	tg := start(t, build(t, "", false), "-parked", "25")
 	r := open(t, tg.pid)
@@ -275,6 +277,10 @@ func TestGoroutineProfile(t *testing.T) {
 			for _, ln := range l.Line {
 				if ln.Function.Name == "main.parked" {
 					found = found || s.Value[0] == 25
+					// The runtime's profile does not say who started them; this one does.
+					if c := s.Label[culprit.CreatedByLabel]; len(c) != 1 || c[0] != "main.main" {
+						t.Errorf("the goroutines parked in main.parked are labelled created by %q, want main.main", c)
+					}
 				}
 			}
 		}
@@ -282,7 +288,33 @@ func TestGoroutineProfile(t *testing.T) {
 	if !found {
 		t.Errorf("no sample of the 25 goroutines parked in main.parked")
 	}
+	// A go statement with arguments runs a compiler-generated wrapper (main.main.gowrap1)
+	// that calls main.parkedOn: the runtime's stacks leave wrappers out, and so do these.
+	var on *profile.Sample
+	for _, s := range p.Sample {
+		names := sampleFuncs(s)
+		if slices.ContainsFunc(names, func(n string) bool { return strings.Contains(n, "gowrap") }) {
+			t.Errorf("a stack holds a go statement's wrapper: %v", names)
+		}
+		if slices.Contains(names, "main.parkedOn") {
+			on = s
+		}
+	}
+	if on == nil || on.Value[0] != 3 || sampleFuncs(on)[len(sampleFuncs(on))-1] != "main.parkedOn" || on.Label[culprit.CreatedByLabel][0] != "main.main" {
+		t.Errorf("the 3 goroutines parked in main.parkedOn: %v", on)
+	}
 	tg.alloc(t, 10) // it runs
+}
+
+// sampleFuncs are a sample's functions, leaf first.
+func sampleFuncs(s *profile.Sample) []string {
+	var out []string
+	for _, l := range s.Location {
+		for _, ln := range l.Line {
+			out = append(out, ln.Function.Name)
+		}
+	}
+	return out
 }
 
 // TestEnableHeapProfiling turns on the sampling of a program that links no profiling: its

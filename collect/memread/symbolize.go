@@ -19,6 +19,7 @@ type frame struct {
 	startLine int
 	entry     uint64 // the physical function's entry; 0 when the pc is in no Go function
 	inlined   bool
+	funcID    uint8
 }
 
 // maxSymbols bounds the symbolizer's cache of frames (one per distinct PC, the PCs of one
@@ -51,6 +52,21 @@ func (s *symbolizer) logicalPCs(pc uint64) []uint64 {
 	return l
 }
 
+// shownPCs appends the logical frames of one physical frame's return PC (logicalPCs) as
+// tracebackPCs records them: a compiler-generated wrapper's frame (a go statement's gowrap, a
+// method wrapper) is left out, unless it called a panic. callee is the funcID of the frame
+// inside the last one appended or left out, updated.
+func (s *symbolizer) shownPCs(out []uint64, ret uint64, callee *uint8) []uint64 {
+	for _, pc := range s.logicalPCs(ret) {
+		id := s.frameOf(pc).funcID
+		if id != process.FuncIDWrapper || *callee == process.FuncIDGopanic || *callee == process.FuncIDSigpanic || *callee == process.FuncIDPanicwrap {
+			out = append(out, pc)
+		}
+		*callee = id
+	}
+	return out
+}
+
 // frameOf is runtime.CallersFrames([]uintptr{pc}): the innermost logical frame at pc-1.
 func (s *symbolizer) frameOf(pc uint64) frame {
 	if f, ok := s.frames[pc]; ok {
@@ -61,7 +77,7 @@ func (s *symbolizer) frameOf(pc uint64) frame {
 	}
 	f := frame{pc: pc - 1}
 	if fi, ok := s.tab.FuncInfo(pc - 1); ok {
-		f.name, f.startLine, f.entry, f.inlined = fi.Name, int(fi.StartLine), fi.Entry, fi.Inlined
+		f.name, f.startLine, f.entry, f.inlined, f.funcID = fi.Name, int(fi.StartLine), fi.Entry, fi.Inlined, fi.FuncID
 		f.file, f.line = s.tab.Line(pc - 1)
 	}
 	s.frames[pc] = f

@@ -13,7 +13,7 @@ import (
 type gLayout struct {
 	size                                    int64
 	goid, status, hi, pc, sp, lr, syscallsp process.Field
-	syscallpc, startpc                      process.Field
+	syscallpc, startpc, gopc                process.Field
 	allgs                                   uint64 // runtime.allgs: a slice of *g
 	arm64                                   bool   // a link-register machine
 }
@@ -27,19 +27,19 @@ const (
 
 func newGLayout(bi *proc.BinaryInfo, allgs uint64, arch string) (*gLayout, error) {
 	fs := newFieldSet(bi, "runtime.g", "goid", "atomicstatus.value", "stack.hi", "sched.pc", "sched.sp", "sched.lr",
-		"syscallsp", "syscallpc", "startpc")
+		"syscallsp", "syscallpc", "startpc", "gopc")
 	if fs.err != nil {
 		return nil, fs.err
 	}
 	f := fs.f
 	return &gLayout{size: fs.s.Size, goid: f["goid"], status: f["atomicstatus.value"], hi: f["stack.hi"], pc: f["sched.pc"],
-		sp: f["sched.sp"], lr: f["sched.lr"], syscallsp: f["syscallsp"], syscallpc: f["syscallpc"], startpc: f["startpc"],
+		sp: f["sched.sp"], lr: f["sched.lr"], syscallsp: f["syscallsp"], syscallpc: f["syscallpc"], startpc: f["startpc"], gopc: f["gopc"],
 		allgs: allgs, arm64: arch == "arm64"}, nil
 }
 
 // parkedG is a goroutine that is not running: its stack is where it left it.
 type parkedG struct {
-	goid, startpc, pc, sp, lr, hi uint64
+	goid, startpc, gopc, pc, sp, lr, hi uint64
 }
 
 // listGoroutines reads runtime.allgs while the process is stopped: the goroutines that are not
@@ -74,7 +74,7 @@ func (r *Reader) listGoroutines(m process.Reader) (parked []parkedG, running map
 			running[v.U(l.goid)] = true
 			continue
 		}
-		g := parkedG{goid: v.U(l.goid), startpc: v.U(l.startpc), pc: v.U(l.pc), sp: v.U(l.sp), lr: v.U(l.lr), hi: v.U(l.hi)}
+		g := parkedG{goid: v.U(l.goid), startpc: v.U(l.startpc), gopc: v.U(l.gopc), pc: v.U(l.pc), sp: v.U(l.sp), lr: v.U(l.lr), hi: v.U(l.hi)}
 		if ssp := v.U(l.syscallsp); ssp != 0 {
 			g.pc, g.sp, g.lr = v.U(l.syscallpc), ssp, 0
 		}
@@ -111,7 +111,8 @@ func (r *Reader) unwind(m process.Reader, g parkedG) ([]uint64, bool) {
 		lr = 0
 	}
 	var out []uint64
-	trap := false // the frame was interrupted, not called: its pc is not a return address
+	var callee uint8 // the funcID of the frame inside this one
+	trap := false    // the frame was interrupted, not called: its pc is not a return address
 	for innermost := true; len(out) < maxDepth; innermost = false {
 		f, ok := r.tab.FuncForPC(pc)
 		if !ok {
@@ -121,7 +122,7 @@ func (r *Reader) unwind(m process.Reader, g parkedG) ([]uint64, bool) {
 		if trap {
 			ret = pc + 1
 		}
-		out = append(out, r.syms.logicalPCs(ret)...)
+		out = r.syms.shownPCs(out, ret, &callee)
 		if f.Name == "runtime.goexit" || f.Flag&process.FuncFlagTopFrame != 0 {
 			return out, true
 		}

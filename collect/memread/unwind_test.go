@@ -50,14 +50,14 @@ func openCore(t *testing.T, arch string) *Reader {
 }
 
 // names turns stacks of PCs into sorted lists of their logical frames' functions.
-func (r *Reader) names(stacks [][]uint64) []string {
+func (r *Reader) names(stacks []gstack) []string {
 	var out []string
-	for _, pcs := range stacks {
+	for _, st := range stacks {
 		var fs []string
-		for _, pc := range pcs {
+		for _, pc := range st.pcs {
 			fs = append(fs, r.syms.frameOf(pc).name)
 		}
-		out = append(out, strings.Join(fs, " <- "))
+		out = append(out, strings.Join(fs, " <- ")+" (created by "+r.creator(st.gopc)+")")
 	}
 	slices.Sort(out)
 	return out
@@ -78,18 +78,18 @@ func TestUnwinderIsDelves(t *testing.T) {
 				t.Fatal(err)
 			}
 			ids := map[uint64]bool{}
-			var ours [][]uint64
+			var ours []gstack
 			for _, g := range parked {
 				if r.systemStart(g.startpc) {
 					continue
 				}
 				pcs, done := r.unwind(c, g)
 				if !done {
-					t.Errorf("goroutine %d: the unwinder stopped early: %v", g.goid, r.names([][]uint64{pcs}))
+					t.Errorf("goroutine %d: the unwinder stopped early: %v", g.goid, r.names([]gstack{{pcs, g.gopc}}))
 					continue
 				}
 				ids[g.goid] = true
-				ours = append(ours, pcs)
+				ours = append(ours, gstack{pcs, g.gopc})
 			}
 			theirs, skipped, err := r.delveStacks(ids)
 			if err != nil || skipped > 0 {

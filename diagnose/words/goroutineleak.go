@@ -2,6 +2,7 @@ package words
 
 import (
 	"fmt"
+	"path"
 	"slices"
 	"strings"
 
@@ -113,16 +114,27 @@ func goroutineAdvice(g facts.StackGroup) []string {
 	return nil
 }
 
-// madeBy says which of the program's functions made goroutines that run a library's code.
+// madeBy says which of the program's functions made goroutines that run a library's code,
+// and at which of its calls.
 func madeBy(m *facts.Made) string {
 	top := m.Makers[0]
 	s := fmt.Sprintf(" The goroutines that grew run %s's code, with no frame of the program in their stacks; the program's code that made them is %s",
 		strings.Join(m.Libs, " and "), top.Site.Function)
+	if at := callAt(top); at != "" {
+		s += ", " + at
+	}
+	switch {
+	case m.By == facts.MadeByCreator:
+		s += fmt.Sprintf(", whose calls reached %s, the function whose go statement started them (the goroutine profiles' \"created by\")",
+			strings.Join(m.Creators, " and "))
+	case m.By == facts.MadeByConstructor && top.Call != "":
+		s += fmt.Sprintf(" (%s makes the value they serve: the program calls that value's methods afterwards, and its goroutines come with it)", shortFunc(top.Call))
+	}
 	if top.Held > 0 {
-		s += fmt.Sprintf(": what was allocated through its calls into %s and is still in use grew %s from the first heap profile to the last (what the leaked goroutines hold: the requests a leaked connection carries, a library's buffers).",
+		s += fmt.Sprintf(". What was allocated through those calls into %s and is still in use grew %s from the first heap profile to the last: what the leaked goroutines hold (the requests a leaked connection carries, a library's buffers).",
 			m.Libs[0], bytesStr(float64(top.Held)))
 	} else {
-		s += fmt.Sprintf(": it allocated %s through its calls into %s since the program started (the last heap profile's count).", bytesStr(float64(top.Allocated)), m.Libs[0])
+		s += fmt.Sprintf(". It allocated %s through those calls into %s since the program started (the last heap profile's count).", bytesStr(float64(top.Allocated)), m.Libs[0])
 		if len(m.Makers) > 1 {
 			others := fmt.Sprintf("%d other functions (%s first)", len(m.Makers)-1, m.Makers[1].Site.Function)
 			if len(m.Makers) == 2 {
@@ -132,8 +144,27 @@ func madeBy(m *facts.Made) string {
 				m.Libs[0], others)
 		}
 	}
-	if slices.Contains(m.Libs, "net/http") {
+	switch {
+	case slices.Contains(m.Libs, "net/http"):
 		s += " An HTTP client's connection keeps its two goroutines until its response body is read to the end or closed: look there for a return that skips resp.Body.Close()."
+	case (m.By == facts.MadeByConstructor || m.By == facts.MadeByCreator) && top.Call != "":
+		s += fmt.Sprintf(" What %s returns keeps its goroutines until it is closed: make it once and share it, or Close it when done.", shortFunc(top.Call))
 	}
 	return s
+}
+
+// callAt says where a maker's call is: "its call to database/sql.Open at ledger.go:85".
+func callAt(mk facts.Maker) string {
+	var s string
+	if mk.Call != "" {
+		s = "its call to " + mk.Call
+	}
+	at := ""
+	switch {
+	case mk.Site.Line > 0 && mk.Site.File != "":
+		at = fmt.Sprintf("at %s:%d", path.Base(mk.Site.File), mk.Site.Line)
+	case mk.Site.Line > 0:
+		at = fmt.Sprintf("at line %d", mk.Site.Line)
+	}
+	return strings.TrimSpace(s + " " + at)
 }

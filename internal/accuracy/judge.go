@@ -111,6 +111,8 @@ func check(v *Verdict, d *diagnose.Diagnosis, ex lab.Expect, window time.Duratio
 			v.Ranks[k] = r
 			if r == 0 || r > 3 {
 				v.Problems = append(v.Problems, fmt.Sprintf("%s is not among the top 3 culprits of %s (rank %d): %v", fn, k, r, culprits(f)))
+			} else if line := lineOf(ex, k); line > 0 && f.Culprits[r-1].Line != line {
+				v.Problems = append(v.Problems, fmt.Sprintf("%s names %s at line %d, want line %d", k, fn, f.Culprits[r-1].Line, line))
 			}
 		}
 	}
@@ -144,6 +146,14 @@ func culpritOf(ex lab.Expect, k string) string {
 		return ex.Culprit
 	}
 	return ex.Culprits[k]
+}
+
+// lineOf is the culprit's line expected for kind k (0 = any).
+func lineOf(ex lab.Expect, k string) int64 {
+	if len(ex.Kinds) > 0 && k == ex.Kinds[0] {
+		return ex.Line
+	}
+	return 0
 }
 
 // strongest is the most severe finding of a kind.
@@ -199,7 +209,7 @@ func TimeToVerdict(dir string, sc lab.Scenario, step, max time.Duration) time.Du
 
 func culpritProblem(v Verdict) bool {
 	for _, p := range v.Problems {
-		if strings.Contains(p, "top 3 culprits") {
+		if strings.Contains(p, "top 3 culprits") || strings.Contains(p, ", want line ") {
 			return true
 		}
 	}

@@ -181,6 +181,18 @@ func frameNames(frames []frame) []string {
 	return names
 }
 
+// Frames are the logical frames of a stack (loc as in profile.Sample.Location, leaf first;
+// inlined calls are frames of their own), each with its function, file and line; Own is not
+// set.
+func Frames(loc []*profile.Location) []Site {
+	frames := appendFrames(nil, loc)
+	out := make([]Site, len(frames))
+	for i, f := range frames {
+		out[i] = Site{Function: f.fn, File: f.file, Line: f.line}
+	}
+	return out
+}
+
 // AttributeNames picks the culprit site of a stack given as function names (leaf first, one
 // per logical frame), as Attribute does for a profile's locations: for stacks read from
 // somewhere other than a profile (a process's memory).

@@ -21,10 +21,10 @@ func TestGroupBySiteRecursion(t *testing.T) {
 			frames = append(frames, walk)
 		}
 		frames = append(frames, start)
-		g.add("chan receive", frames, start, n, 0, 0)
+		g.add("chan receive", frames, start, false, n, 0, 0)
 	}
 	other := frame{fn: "example.com/svc.serve", file: "/src/serve.go", line: 7}
-	g.add("IO wait", []frame{gopark, other}, start, 40, 0, 0)
+	g.add("IO wait", []frame{gopark, other}, start, false, 40, 0, 0)
 	groups := g.result()
 	if len(groups) != 4 {
 		t.Fatalf("stack groups = %d, want 4", len(groups))

@@ -22,8 +22,12 @@ type GoroutineGroup struct {
 	Blocking string
 	// CreatedBy is the function of the "created by" frame, "" if unknown.
 	// Proto profiles and debug=1 dumps do not record it: there it is the
-	// goroutine's start function (the root-most frame).
+	// goroutine's start function (the root-most frame), and Created is false.
 	CreatedBy string
+	// Created says CreatedBy is the runtime's record of the function whose go
+	// statement started the goroutines (a debug=2 dump's "created by", a goroutine
+	// profile memdoctor read from the process's memory: its CreatedByLabel).
+	Created bool
 	// Culprit is the attribution of the stack to the program's own code;
 	// when the stack has none, the creator if that is the program's own.
 	Culprit Site
@@ -97,8 +101,9 @@ func (g *grouper) internFunc(b []byte) string {
 }
 
 // add records count goroutines (leaked of them flagged as leaked) in state
-// with frames (leaf first) created by createdBy (fn "" when unknown).
-func (g *grouper) add(state string, frames []frame, createdBy frame, count, leaked, waitMinutes int) {
+// with frames (leaf first) created by createdBy (fn "" when unknown; recorded
+// when it is the runtime's record of the creator, not the start function).
+func (g *grouper) add(state string, frames []frame, createdBy frame, recorded bool, count, leaked, waitMinutes int) {
 	for len(frames) > 0 && frames[len(frames)-1].fn == goexitFunc {
 		frames = frames[:len(frames)-1]
 	}
@@ -111,6 +116,7 @@ func (g *grouper) add(state string, frames []frame, createdBy frame, count, leak
 		}
 		if !ok {
 			grp = g.newGroup(string(g.key), state, frames, createdBy)
+			grp.Created = recorded && createdBy.fn != ""
 			g.groups[grp.Key] = grp
 		}
 	}

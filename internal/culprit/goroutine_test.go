@@ -439,3 +439,46 @@ func TestGroupLimit(t *testing.T) {
 		t.Errorf("overflow group %+v", overflow)
 	}
 }
+
+// TestCreatorRecorded: a debug=2 dump's "created by" and the creator label of a profile read
+// from memory are the runtime's record of who started the goroutines (Created); a proto
+// profile without the label names the start function, and says it is not a record.
+func TestCreatorRecorded(t *testing.T) {
+	dump := "goroutine 7 [select]:\n" +
+		"database/sql.(*DB).connectionOpener(0xc000100000, {0x7a1b40, 0xc0000a0000})\n" +
+		"\t/usr/local/go/src/database/sql/sql.go:1261 +0x87\n" +
+		"created by database/sql.OpenDB in goroutine 6\n" +
+		"\t/usr/local/go/src/database/sql/sql.go:841 +0x130\n\n"
+	groups, err := ParseGoroutineText(strings.NewReader(dump), Options{})
+	if err != nil || len(groups) != 1 {
+		t.Fatalf("%v, %d groups", err, len(groups))
+	}
+	if g := groups[0]; g.CreatedBy != "database/sql.OpenDB" || !g.Created {
+		t.Errorf("debug=2: created by %q (recorded %v), want database/sql.OpenDB, recorded", g.CreatedBy, g.Created)
+	}
+	fn := &profile.Function{ID: 1, Name: "database/sql.(*DB).connectionOpener"}
+	loc := &profile.Location{ID: 1, Line: []profile.Line{{Function: fn, Line: 1261}}}
+	p := &profile.Profile{SampleType: []*profile.ValueType{{Type: "goroutine", Unit: "count"}}, Function: []*profile.Function{fn}, Location: []*profile.Location{loc},
+		Sample: []*profile.Sample{{Location: []*profile.Location{loc}, Value: []int64{3}}}}
+	for _, label := range []string{"", "database/sql.OpenDB"} {
+		p.Sample[0].Label = nil
+		if label != "" {
+			p.Sample[0].Label = map[string][]string{CreatedByLabel: {label}}
+		}
+		groups, err := GroupGoroutineProfile(p, Options{})
+		if err != nil || len(groups) != 1 {
+			t.Fatalf("%v, %d groups", err, len(groups))
+		}
+		want, recorded := "database/sql.(*DB).connectionOpener", false
+		if label != "" {
+			want, recorded = label, true
+		}
+		if g := groups[0]; g.CreatedBy != want || g.Created != recorded {
+			t.Errorf("label %q: created by %q (recorded %v), want %q (%v)", label, g.CreatedBy, g.Created, want, recorded)
+		}
+		back := GroupsProfile(groups, "goroutine")
+		if got := back.Sample[0].Label[CreatedByLabel]; recorded != (len(got) == 1 && got[0] == label) {
+			t.Errorf("label %q: the groups' profile labels %v", label, got)
+		}
+	}
+}

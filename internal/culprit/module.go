@@ -87,6 +87,17 @@ func commonPrefix(paths []string) string {
 	return strings.Join(prefix, "/")
 }
 
+// ModuleRoot is the shortest path the module of a package outside the standard library
+// could have (host/owner/repo on the hosts whose paths have that shape: the packages of one
+// library, its internal ones too, share it); a standard library package's is the package
+// itself.
+func ModuleRoot(pkg string) string {
+	if pkg == "" || isStdPkg(pkg) {
+		return pkg
+	}
+	return moduleRoot(pkg)
+}
+
 // moduleRoot is the shortest path a module of pkg could have: host/owner/repo for the
 // hosts whose paths have that shape, host/name for other hosts, else the first element.
 func moduleRoot(pkg string) string {

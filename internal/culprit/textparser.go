@@ -66,7 +66,7 @@ func (p *textParser) flush() {
 	if p.leaked || p.leakProf && !p.debug2 {
 		leaked = p.count
 	}
-	p.g.add(p.state, p.frames, createdBy, p.count, leaked, p.waitMin)
+	p.g.add(p.state, p.frames, createdBy, p.debug2, p.count, leaked, p.waitMin)
 }
 
 func (p *textParser) start(debug2 bool, count int) {

@@ -103,6 +103,7 @@ func findings(d *diagnose.Diagnosis) []sim.Finding {
 		sf := sim.Finding{Kind: string(f.Kind), Warning: f.Severity.Rank() >= diagnose.Warning.Rank(), Suspected: f.Confidence == diagnose.Suspected}
 		for _, c := range f.Culprits {
 			sf.Culprits = append(sf.Culprits, c.Function)
+			sf.Lines = append(sf.Lines, c.Line)
 		}
 		out = append(out, sf)
 	}

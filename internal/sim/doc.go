@@ -42,7 +42,13 @@
 //   - Heap profiles are real pprof protos with the four sample types and realistic stacks
 //     (the program's own functions under a few standard library frames), sampled at
 //     MemProfileRate as the runtime samples (Poisson draws, scaled back), as of the last
-//     completed GC. Goroutine profiles hold a few steady groups and the leaking one.
+//     completed GC. Goroutine profiles hold a few steady groups and the leaking one. A library's leaked
+//     goroutines (an HTTP client's connections, a subscription's workers, a *sql.DB opened per
+//     request) come with the program's call that made them at a line of its own, beside its
+//     other calls into the library (a query whose connection the leak holds, more than the
+//     constructor's own); half of those services' goroutine profiles record which function
+//     started them, as memdoctor's reads of a process's memory do, and the truth names the
+//     maker's line.
 //
 // # What it does not model
 //

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/google/pprof/profile"
+
+	"github.com/memdoctor/memdoctor/internal/culprit"
 )
 
 // protoBuilder builds one pprof profile, interning functions and locations.
@@ -32,32 +34,39 @@ func newProtoBuilder(periodType, periodUnit string, period int64, t time.Time, t
 }
 
 // location returns the location of a call in function fn: one per function, at a line of
-// its own that stays the same in every profile of a session.
-func (b *protoBuilder) location(fn string) *profile.Location {
-	if l := b.locs[fn]; l != nil {
+// its own that stays the same in every profile of a session, or at the line fr gives after
+// a colon ("example.com/svc/ledger.(*Store).balance:57": one location per line).
+func (b *protoBuilder) location(fr string) *profile.Location {
+	if l := b.locs[fr]; l != nil {
 		return l
 	}
-	f := &profile.Function{ID: uint64(len(b.fns) + 1), Name: fn, SystemName: fn, Filename: sourceFile(fn)}
-	b.fns[fn] = f
-	b.p.Function = append(b.p.Function, f)
+	fn, line := frameLine(fr)
+	f := b.fns[fn]
 	h := fnv.New32a()
 	h.Write([]byte(fn))
-	line := int64(20 + h.Sum32()%900)
-	f.StartLine = line - 5
+	if f == nil {
+		f = &profile.Function{ID: uint64(len(b.fns) + 1), Name: fn, SystemName: fn, Filename: sourceFile(fn), StartLine: int64(15 + h.Sum32()%900)}
+		b.fns[fn] = f
+		b.p.Function = append(b.p.Function, f)
+	}
+	if line == 0 {
+		line = f.StartLine + 5
+	}
 	id := uint64(len(b.locs) + 1)
-	l := &profile.Location{ID: id, Mapping: b.p.Mapping[0], Address: 0x400000 + 0x40*uint64(h.Sum32()%0x60000) + id,
+	l := &profile.Location{ID: id, Mapping: b.p.Mapping[0], Address: 0x400000 + 0x40*uint64(h.Sum32()%0x60000) + uint64(line) + id,
 		Line: []profile.Line{{Function: f, Line: line}}}
-	b.locs[fn] = l
+	b.locs[fr] = l
 	b.p.Location = append(b.p.Location, l)
 	return l
 }
 
-func (b *protoBuilder) sample(stack []string, values []int64, numLabel map[string][]int64) {
+func (b *protoBuilder) sample(stack []string, values []int64, numLabel map[string][]int64) *profile.Sample {
 	s := &profile.Sample{Value: values, NumLabel: numLabel}
 	for _, fn := range stack {
 		s.Location = append(s.Location, b.location(fn))
 	}
 	b.p.Sample = append(b.p.Sample, s)
+	return s
 }
 
 // bytes returns the profile gzipped, as the pprof endpoints serve it.
@@ -161,6 +170,7 @@ func (s *siteSet) goroutineProfile(m *model, t time.Time) ([]byte, int, error) {
 		{signalLoop, 1},
 		{profiling, 1},
 	}
+	var libGroups int // the last ones of groups are the library's
 	if leaked > 0 && s.lib != nil {
 		for _, st := range s.lib.stacks {
 			groups = append(groups, struct {
@@ -168,6 +178,7 @@ func (s *siteSet) goroutineProfile(m *model, t time.Time) ([]byte, int, error) {
 				n     int
 			}{st, leaked / len(s.lib.stacks)})
 		}
+		libGroups = len(s.lib.stacks)
 	} else if leaked > 0 {
 		groups = append(groups, struct {
 			stack []string
@@ -175,9 +186,12 @@ func (s *siteSet) goroutineProfile(m *model, t time.Time) ([]byte, int, error) {
 		}{append(append([]string{}, waitFrames[s.leakWait]...), s.leakFn), leaked})
 	}
 	n := 0
-	for _, g := range groups {
+	for i, g := range groups {
 		if g.n > 0 {
-			b.sample(g.stack, []int64{int64(g.n)}, nil)
+			smp := b.sample(g.stack, []int64{int64(g.n)}, nil)
+			if i >= len(groups)-libGroups && m.p.Creators { // who started them, as a read from memory records it
+				smp.Label = map[string][]string{culprit.CreatedByLabel: {s.lib.creator}}
+			}
 			n += g.n
 		}
 	}

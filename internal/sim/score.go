@@ -13,6 +13,7 @@ type Finding struct {
 	// Suspected: the diagnosis points to it without proof yet (never above info).
 	Suspected bool
 	Culprits  []string // functions, best first
+	Lines     []int64  // the culprits' lines
 }
 
 // KindScore counts, for one finding kind, how the diagnoses did against the truth.
@@ -31,6 +32,9 @@ type KindScore struct {
 	// CulpritChecked counts true positives with a known culprit; CulpritTop3 those whose
 	// culprit was among the finding's first three.
 	CulpritChecked, CulpritTop3 int
+	// LineChecked counts those of CulpritTop3 whose culprit's line is known; LineRight those
+	// named at that line.
+	LineChecked, LineRight int
 }
 
 // Precision is TP/(TP+FP); -1 when nothing was reported.
@@ -113,6 +117,14 @@ func (s *Score) Add(spec Spec, tr Truth, found []Finding, limits map[string]floa
 			ks.CulpritChecked++
 			if i := slices.Index(f.Culprits, want); i >= 0 && i < 3 {
 				ks.CulpritTop3++
+				if line := tr.Lines[k]; line > 0 {
+					ks.LineChecked++
+					if i < len(f.Lines) && f.Lines[i] == line {
+						ks.LineRight++
+					} else {
+						problems = append(problems, fmt.Sprintf("%s culprit %s not at line %d", k, want, line))
+					}
+				}
 			} else {
 				problems = append(problems, fmt.Sprintf("%s culprit %s not in top 3 %v", k, want, f.Culprits[:min(3, len(f.Culprits))]))
 			}
@@ -232,7 +244,11 @@ func culpritCell(ks *KindScore) string {
 	if ks.CulpritChecked == 0 {
 		return "n/a"
 	}
-	return fmt.Sprintf("%d/%d", ks.CulpritTop3, ks.CulpritChecked)
+	out := fmt.Sprintf("%d/%d", ks.CulpritTop3, ks.CulpritChecked)
+	if ks.LineChecked > 0 {
+		out += fmt.Sprintf(" (at its line %d/%d)", ks.LineRight, ks.LineChecked)
+	}
+	return out
 }
 
 func cellText(c CellScore) string {

@@ -3,6 +3,8 @@ package sim
 import (
 	"math"
 	"math/rand/v2"
+	"strconv"
+	"strings"
 )
 
 // MainModule is the module path of every simulated service.
@@ -84,48 +86,92 @@ var (
 
 // libraryLeak is goroutines a library starts on the program's behalf: their stacks (leaf
 // first, the wait's runtime frames included; each leaked unit starts one goroutine of each),
-// the program's call that made them (maker: what it allocated stays held by them), and what
-// the library allocates for each, held too (libHeld, no frame of the program).
+// the function whose go statement starts them (creator: what a goroutine profile read from
+// the process's memory records, the runtime's own profiles do not), the program's call that
+// made them (maker, its frame "function:line": what it allocated stays held by them), the
+// program's other call into the library for each unit at another line of the same function
+// (use, nil when none: what it allocates is held too, often more than the maker's own call,
+// a query's connection kept idle in a pool the leak never closes), and what the library
+// allocates for each on its own goroutines, held too (libHeld, no frame of the program).
 type libraryLeak struct {
-	stacks         [][]string
-	maker, libHeld []string
-	makerShare     float64 // of the heap each unit holds, the rest is the library's
+	stacks               [][]string
+	creator              string
+	maker, use, libHeld  []string
+	makerShare, useShare float64 // of the heap each unit holds, the rest is the library's
 }
 
 // libraryLeakPool: an HTTP client's connections whose response bodies are never closed
-// (net/http's two loops per connection), and a client library's subscription workers never
-// stopped.
+// (net/http's two loops per connection, dialled on demand by the request's Do), a client
+// library's subscription workers never stopped, and a *sql.DB opened per request and never
+// closed (database/sql's connectionOpener, started by sql.Open; the query leaves the
+// driver's connection idle in the leaked pool).
 var libraryLeakPool = []libraryLeak{
 	{
 		stacks: [][]string{
 			{"runtime.gopark", "runtime.selectgo", "net/http.(*persistConn).readLoop"},
 			{"runtime.gopark", "runtime.selectgo", "net/http.(*persistConn).writeLoop"},
 		},
+		creator: "net/http.(*Transport).dialConn",
 		maker: handler("net/http.(*persistConn).roundTrip", "net/http.(*Transport).roundTrip", "net/http.(*Transport).RoundTrip",
 			"net/http.send", "net/http.(*Client).send", "net/http.(*Client).do", "net/http.(*Client).Do",
-			"example.com/svc/pricing.(*Quotes).fetch", "example.com/svc/api.(*Server).handlePrice"),
+			"example.com/svc/pricing.(*Quotes).fetch:88", "example.com/svc/api.(*Server).handlePrice"),
+		use: handler("net/url.(*URL).Parse", "net/url.Parse", "net/http.NewRequestWithContext", "net/http.NewRequest",
+			"example.com/svc/pricing.(*Quotes).fetch:86", "example.com/svc/api.(*Server).handlePrice"),
 		libHeld:    []string{"bufio.NewReaderSize", "net/http.(*Transport).dialConn", "net/http.(*Transport).dialConnFor"},
 		makerShare: 0.2,
+		useShare:   0.1,
 	},
 	{
 		stacks: [][]string{
 			{"runtime.gopark", "runtime.chanrecv", "runtime.chanrecv2", "github.com/acme/pubsub.(*Subscription).receive"},
 		},
+		creator: "github.com/acme/pubsub.newSubscription",
 		maker: handler("github.com/acme/pubsub.newSubscription", "github.com/acme/pubsub.(*Client).Subscribe",
-			"example.com/svc/events.(*Feed).watch", "example.com/svc/api.(*Server).handleEvents"),
+			"example.com/svc/events.(*Feed).watch:41", "example.com/svc/api.(*Server).handleEvents"),
 		libHeld:    []string{"github.com/acme/pubsub.(*Subscription).buffer", "github.com/acme/pubsub.(*Subscription).receive"},
 		makerShare: 0.5,
 	},
+	{
+		stacks: [][]string{
+			{"runtime.gopark", "runtime.selectgo", "database/sql.(*DB).connectionOpener"},
+		},
+		creator: "database/sql.OpenDB",
+		maker: handler("database/sql.OpenDB", "database/sql.Open",
+			"example.com/svc/ledger.(*Store).balance:57", "example.com/svc/api.(*Server).handleBalance"),
+		use: handler("bufio.NewReaderSize", "github.com/acme/pgwire.(*conn).startup", "github.com/acme/pgwire.(*Driver).Open",
+			"database/sql.dsnConnector.Connect", "database/sql.(*DB).conn", "database/sql.(*DB).query", "database/sql.(*DB).QueryContext",
+			"database/sql.(*DB).QueryRowContext", "example.com/svc/ledger.(*Store).balance:61", "example.com/svc/api.(*Server).handleBalance"),
+		libHeld:    []string{"time.NewTimer", "database/sql.(*DB).connectionOpener"},
+		makerShare: 0.2,
+		useShare:   0.6,
+	},
+}
+
+// frameLine splits a frame "function:line" of a stack pool; line 0 when it has none.
+func frameLine(fr string) (string, int64) {
+	if i := strings.LastIndexByte(fr, ':'); i > 0 {
+		if n, err := strconv.ParseInt(fr[i+1:], 10, 64); err == nil {
+			return fr[:i], n
+		}
+	}
+	return fr, 0
 }
 
 // culpritOf is the innermost frame of stack in the main module.
 func culpritOf(stack []string) string {
+	fn, _ := culpritLine(stack)
+	return fn
+}
+
+// culpritLine is the innermost frame of stack in the main module, and its line when the stack
+// says (0 when not).
+func culpritLine(stack []string) (string, int64) {
 	for _, f := range stack {
-		if inMainModule(f) {
-			return f
+		if fn, line := frameLine(f); inMainModule(fn) {
+			return fn, line
 		}
 	}
-	return ""
+	return "", 0
 }
 
 func inMainModule(fn string) bool {
@@ -194,6 +240,8 @@ type siteSet struct {
 	// the library holds for them.
 	lib     *libraryLeak
 	libSite *site
+	// libUse is what the program's other call into the library holds (nil when none).
+	libUse *site
 	// libCalls is the garbage of the program's calls into the library.
 	libCalls *site
 	// climb is the site whose allocation climbs (nil unless the shape has one).
@@ -269,9 +317,13 @@ func newSiteSet(r *rand.Rand, p Params) *siteSet {
 	if p.GoroutineLeakRate > 0 && p.Library > 0 {
 		s.lib = &libraryLeakPool[p.Library-1]
 		s.gor = newSite(roleGoroutine, s.lib.maker, math.Max(64, s.lib.makerShare*p.PerGoroutineHeap))
-		s.libSite = newSite(roleGoroutine, s.lib.libHeld, math.Max(64, (1-s.lib.makerShare)*p.PerGoroutineHeap))
+		s.libSite = newSite(roleGoroutine, s.lib.libHeld, math.Max(64, (1-s.lib.makerShare-s.lib.useShare)*p.PerGoroutineHeap))
 		s.libCalls = newSite(roleGarbage, s.lib.maker, p.CallBytes)
 		s.all = append(s.all, s.gor, s.libSite, s.libCalls)
+		if s.lib.use != nil {
+			s.libUse = newSite(roleGoroutine, s.lib.use, math.Max(64, s.lib.useShare*p.PerGoroutineHeap))
+			s.all = append(s.all, s.libUse)
+		}
 	} else if p.GoroutineLeakRate > 0 {
 		g := goroutineLeakPool[r.IntN(len(goroutineLeakPool))]
 		s.leakFn, s.leakWait = g.fn, g.wait
@@ -310,7 +362,10 @@ func (s *siteSet) allocate(m *model, cur, next parts, bg, churn, dt float64) {
 	}
 	if s.libSite != nil {
 		s.gor.alloc(r, s.lib.makerShare*(next.gor-cur.gor))
-		s.libSite.alloc(r, (1-s.lib.makerShare)*(next.gor-cur.gor))
+		s.libSite.alloc(r, (1-s.lib.makerShare-s.lib.useShare)*(next.gor-cur.gor))
+		if s.libUse != nil {
+			s.libUse.alloc(r, s.lib.useShare*(next.gor-cur.gor))
+		}
 		leaked := (next.gor - cur.gor) / m.p.PerGoroutineHeap
 		s.libCalls.alloc(r, leaked*m.p.CallsPerLeak*m.p.CallBytes)
 	} else if s.gor != nil {

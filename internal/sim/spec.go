@@ -118,6 +118,9 @@ type Truth struct {
 	// Culprits maps a kind of Kinds to the function that must be among its top 3 culprits;
 	// kinds without a code culprit have no entry.
 	Culprits map[string]string
+	// Lines maps a kind of Culprits to the line its culprit must be named at, when one is
+	// known (a library's goroutines: the program's call that made them).
+	Lines map[string]int64
 	// Absent kinds must not be reported at warning or above. Kinds in neither list may go
 	// either way (a spike that also leaves retained memory, say).
 	Absent []string
@@ -187,6 +190,10 @@ type Params struct {
 	// goroutine that leaks (a failed call leaks, the others not), each call allocating
 	// CallBytes of garbage through the same path.
 	CallsPerLeak, CallBytes float64
+	// Creators: the goroutine profiles record which function started the library's
+	// goroutines, as memdoctor's reads of a process's memory do (the runtime's own profiles
+	// record none): half the library-goroutine services.
+	Creators bool
 
 	// RetentionMode is "batches" (periodic) or "once": a batch job's working set freed with
 	// debug.FreeOSMemory under GODEBUG=madvdontneed=0; "" for the other shapes.
@@ -318,6 +325,7 @@ func draw(seed uint64, spec Spec) (Params, error) {
 			p.Library = 1 + r.IntN(len(libraryLeakPool))
 			p.CallsPerLeak = uniform(r, 1, 10)
 			p.CallBytes = logUniform(r, 1<<10, 16<<10)
+			p.Creators = r.IntN(2) == 0
 		}
 	case GCPressure:
 		p.GOGC = int(logUniform(r, 25, 400))

@@ -84,6 +84,7 @@ const (
 func (g *generator) truth() Truth {
 	p, o, s := g.p, g.observed, g.sites
 	required := map[string]string{} // kind -> culprit ("" = none)
+	lines := map[string]int64{}     // kind -> the culprit's line (when known)
 	dontCare := map[string]bool{}
 	band := ""
 	switch g.spec.Shape {
@@ -125,7 +126,9 @@ func (g *generator) truth() Truth {
 	case GoroutineLeak, LibraryGoroutineLeak:
 		required[KindGoroutineLeak] = s.leakFn
 		if s.lib != nil {
-			required[KindGoroutineLeak] = culpritOf(s.lib.maker)
+			fn, line := culpritLine(s.lib.maker)
+			required[KindGoroutineLeak] = fn
+			lines[KindGoroutineLeak] = line
 		}
 		dontCare[KindHeapLeak] = true // what the goroutines keep grows the heap
 		band = rateBand(p.GoroutineLeakRate, 5, 20)
@@ -157,7 +160,7 @@ func (g *generator) truth() Truth {
 	if _, ok := required[KindRuntimeRetention]; !ok && o.RetainedMed >= math.Max(64*mib, o.GoalMed) {
 		dontCare[KindRuntimeRetention] = true
 	}
-	t := Truth{Culprits: map[string]string{}, Band: band, Params: p, Observed: o}
+	t := Truth{Culprits: map[string]string{}, Lines: map[string]int64{}, Band: band, Params: p, Observed: o}
 	for _, k := range slices.Sorted(maps.Keys(required)) {
 		if (g.spec.Vantage == Profiles || g.spec.Vantage == Burst) && (k == KindGCOverhead || k == KindRuntimeRetention || k == KindNonGoMemory) {
 			t.Unobservable = append(t.Unobservable, k) // no samples: nothing shows them
@@ -175,6 +178,9 @@ func (g *generator) truth() Truth {
 		t.Kinds = append(t.Kinds, k)
 		if c := required[k]; c != "" {
 			t.Culprits[k] = c
+			if l := lines[k]; l > 0 {
+				t.Lines[k] = l
+			}
 		}
 	}
 	for _, k := range Kinds {

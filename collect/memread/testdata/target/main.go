@@ -1,6 +1,6 @@
 // Command target is the live program collect/memread's tests read: it retains objects from a
 // known site (one with a call inlined into it), churns garbage from another, parks goroutines
-// on a channel, runs two GCs so that its heap profile is published, prints "ready PID
+// on a channel (three of them started with an argument), runs two GCs so that its heap profile is published, prints "ready PID
 // GOROUTINES [PPROF-ADDR]", and then allocates nothing until told to on stdin ("alloc N":
 // retain N more objects from main.later, then two GCs, then "done"). It exits 0 at the end
 // of stdin. Built with -tags withpprof it serves net/http/pprof on a loopback port; without,
@@ -52,6 +52,12 @@ func later(n int) {
 //go:noinline
 func parked() { <-park }
 
+// parkedOn is started with an argument: the compiler wraps the go statement's call in a
+// function of its own (main.main.gowrap1), which the runtime's stacks leave out.
+//
+//go:noinline
+func parkedOn(c chan struct{}) { <-c }
+
 func main() {
 	nRetain := flag.Int("retain", 2000, "objects of 4 KiB to retain")
 	nChurn := flag.Int("churn", 2000, "objects of 32 KiB to allocate and drop")
@@ -60,6 +66,9 @@ func main() {
 	addr := servePprof()
 	for range *nParked {
 		go parked()
+	}
+	for range 3 {
+		go parkedOn(park)
 	}
 	retain(*nRetain)
 	churn(*nChurn)
