@@ -226,9 +226,9 @@ func catalogue() []*program {
 				"https://github.com/caddyserver/caddy/pull/7306",
 			},
 			versions: []version{
-				{"v2.10.2", before, kinds{"heap-leak"}, []string{"caddyhttp.(*metricsInstrumentedHandler).ServeHTTP"}},
+				{version: "v2.10.2", role: before, expect: kinds{"heap-leak"}, culprits: []string{"caddyhttp.(*metricsInstrumentedHandler).ServeHTTP"}},
 				// v2.11 labels only the hosts the configuration names; the rest are "_other".
-				{"v2.11.3", after, nil, nil},
+				{version: "v2.11.3", role: after},
 			},
 			holders: map[string]holdersWant{
 				"v2.10.2": {
