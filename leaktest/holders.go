@@ -1,0 +1,166 @@
+package leaktest
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"strings"
+)
+
+// holdersSite is the function memdoctor holders is asked about for a heap site: the library's
+// line when the growth was allocated in a library (the most precise function whose objects
+// are the leak's), else the program's.
+func (r *run) holdersSite(hs heapSite) string {
+	if hs.site.lib.fn != "" && r.attr.mods.classify(hs.site.lib.fn) == classDep {
+		return hs.site.lib.fn
+	}
+	if hs.site.inFn {
+		return hs.site.program.fn
+	}
+	return hs.site.lib.fn
+}
+
+// holdersSection is the "who holds it" part of a heap leak's failure: the reference paths
+// memdoctor holders found in this very process, or how to get them.
+func (r *run) holdersSection(sites []heapSite) string {
+	var fns []string
+	for _, s := range sites {
+		if fn := r.holdersSite(s); fn != "" && !contains(fns, fn) {
+			fns = append(fns, fn)
+		}
+	}
+	if len(fns) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString("\nwho holds it:\n")
+	out, err := runHolders(fns, r.test)
+	if err != nil {
+		fmt.Fprintf(&b, "  %v\n", err)
+		return b.String()
+	}
+	writeHolders(&b, out)
+	return b.String()
+}
+
+func contains(ss []string, s string) bool {
+	for _, x := range ss {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// holdersResult is what leaktest reads of `memdoctor holders --json`: the fields it shows,
+// read tolerantly (a field it does not know is skipped, a missing one left empty), so that a
+// newer or older memdoctor serves as well (the schema is holders.Result, docs/holders.md).
+type holdersResult struct {
+	Schema   string `json:"schema"`
+	Culprits []struct {
+		Site    string  `json:"site"`
+		Samples int     `json:"samples"`
+		Bytes   float64 `json:"bytes"`
+		Paths   []struct {
+			Expr string `json:"expr"`
+			Root struct {
+				Kind string `json:"kind"`
+				Wait string `json:"wait"`
+			} `json:"root"`
+			Goroutines []int64 `json:"goroutines"`
+			Bytes      float64 `json:"bytes"`
+			Share      float64 `json:"share"`
+		} `json:"paths"`
+		Releases []struct {
+			Root  string  `json:"root"`
+			Bytes float64 `json:"bytes"`
+		} `json:"releases"`
+		// Cuts, when memdoctor says what to cut: read as whatever it holds.
+		Cuts json.RawMessage `json:"cuts"`
+	} `json:"culprits"`
+	Notes []string `json:"notes"`
+}
+
+// writeHolders writes the paths of each culprit, heaviest first.
+func writeHolders(b *strings.Builder, res *holdersResult) {
+	any := false
+	for _, c := range res.Culprits {
+		if len(c.Paths) == 0 {
+			continue
+		}
+		any = true
+		fmt.Fprintf(b, "  %s: %s held in this process (%d sampled objects)\n", c.Site, bytesText(c.Bytes), c.Samples)
+		for i, p := range c.Paths {
+			if i == 3 {
+				fmt.Fprintf(b, "    (%d more paths)\n", len(c.Paths)-i)
+				break
+			}
+			fmt.Fprintf(b, "    %5.1f%%  %s  %s\n", 100*p.Share, bytesText(p.Bytes), p.Expr)
+			if p.Root.Kind == "goroutine" && len(p.Goroutines) > 0 {
+				fmt.Fprintf(b, "            held by goroutine %d [%s]\n", p.Goroutines[0], p.Root.Wait)
+			}
+		}
+		for i, rel := range c.Releases {
+			if i == 2 {
+				break
+			}
+			fmt.Fprintf(b, "    letting go of %s would free %s\n", rel.Root, bytesText(rel.Bytes))
+		}
+		if cuts := cutsText(c.Cuts); cuts != "" {
+			fmt.Fprintf(b, "    what to cut: %s\n", cuts)
+		}
+	}
+	if !any {
+		b.WriteString("  memdoctor holders found no path to the growth's sampled objects")
+		if len(res.Notes) > 0 {
+			b.WriteString(": " + strings.Join(res.Notes, "; "))
+		}
+		b.WriteString("\n")
+	}
+}
+
+// cutsText reads memdoctor's "what to cut" field, whatever its shape: a list of strings, or of
+// objects whose expr (or root, or what) it shows.
+func cutsText(raw json.RawMessage) string {
+	if len(raw) == 0 || string(raw) == "null" {
+		return ""
+	}
+	var strs []string
+	if json.Unmarshal(raw, &strs) == nil {
+		return strings.Join(strs, "; ")
+	}
+	var objs []map[string]any
+	if json.Unmarshal(raw, &objs) == nil {
+		var out []string
+		for _, o := range objs {
+			for _, k := range []string{"expr", "what", "root", "edge", "name"} {
+				if s, ok := o[k].(string); ok && s != "" {
+					out = append(out, s)
+					break
+				}
+			}
+		}
+		return strings.Join(out, "; ")
+	}
+	return ""
+}
+
+// readHoldersJSON reads the JSON memdoctor holders wrote.
+func readHoldersJSON(path string) (*holdersResult, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var res holdersResult
+	if err := json.Unmarshal(data, &res); err != nil {
+		return nil, fmt.Errorf("memdoctor holders wrote JSON leaktest cannot read (%v)", err)
+	}
+	return &res, nil
+}
+
+// installHint says how to get the paths without memdoctor on PATH.
+func installHint(fns []string) string {
+	return fmt.Sprintf("memdoctor holders names the reference paths that keep this memory alive, but the memdoctor command is not on PATH: "+
+		"install it (go install github.com/memdoctor/memdoctor/cmd/memdoctor@latest) and run the test again on Linux, "+
+		"or run `memdoctor holders --site '%s' PID` against a process that leaks the same way", fns[0])
+}

@@ -1,0 +1,256 @@
+package leaktest
+
+import (
+	"fmt"
+	"runtime"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/memdoctor/memdoctor/leaktest/trend"
+)
+
+// running is set while a Loop runs: the heap is the process's, so two at once would measure
+// each other.
+var running atomic.Bool
+
+// parallelEnv is the variable Loop sets with t.Setenv: testing refuses it in a parallel test,
+// which is how Loop knows one, and refuses t.Parallel after it.
+const parallelEnv = "MEMDOCTOR_LEAKTEST"
+
+// Loop calls fn over and over and fails t when the live heap or the goroutines keep growing
+// with the calls: a leak. See the package documentation for how it judges and what the
+// failure says; the options and their defaults are in Option's list.
+//
+// It refuses a parallel test (t.Parallel) and a second Loop running at the same time: the
+// heap and the goroutines it measures are the whole process's.
+func Loop(t testing.TB, fn func(), opts ...Option) {
+	t.Helper()
+	cfg := defaults()
+	for _, o := range opts {
+		if o != nil {
+			o.apply(&cfg)
+		}
+	}
+	if err := cfg.check(); err != nil {
+		t.Fatalf("leaktest: %v", err)
+		return
+	}
+	if fn == nil {
+		t.Fatalf("leaktest: Loop was given a nil function to call")
+		return
+	}
+	if msg := refuseParallel(t); msg != "" {
+		t.Fatal(msg)
+		return
+	}
+	if !running.CompareAndSwap(false, true) {
+		t.Fatalf("leaktest: %s: another Loop is running in this process: the heap is the process's, so Loops run one at a time", t.Name())
+		return
+	}
+	defer running.Store(false)
+	r := newRun(&cfg, fn)
+	r.test = t.Name()
+	if _, file, line, ok := runtime.Caller(1); ok {
+		r.attr.loopCall = frame{fn: "(the call of leaktest.Loop)", file: file, line: line}
+		if pc, _, _, ok := runtime.Caller(1); ok {
+			if f := runtime.FuncForPC(pc); f != nil {
+				r.attr.loopCall.fn = f.Name()
+			}
+		}
+	}
+	res := r.do()
+	if res.failed() {
+		t.Error(r.message(res))
+		return
+	}
+	t.Log(r.summary(res))
+}
+
+// refuseParallel returns why Loop cannot run in t, or "" when it can.
+func refuseParallel(t testing.TB) (msg string) {
+	defer func() {
+		if p := recover(); p != nil {
+			s := fmt.Sprint(p)
+			if strings.Contains(s, "Parallel") || strings.Contains(s, "parallel") {
+				msg = fmt.Sprintf("leaktest: %s is a parallel test (t.Parallel): Loop measures the process's heap and goroutines, which the tests running beside it would change; remove t.Parallel() from it (and from its parents)", t.Name())
+				return
+			}
+			msg = fmt.Sprintf("leaktest: %s: %v", t.Name(), p)
+		}
+	}()
+	t.Setenv(parallelEnv, "1")
+	return ""
+}
+
+// run is one Loop: its rounds and their readings.
+type run struct {
+	cfg   *config
+	fn    func()
+	test  string // the test's name
+	probe *probe
+	attr  attributor
+	start time.Time
+
+	calls    int64 // measured calls so far
+	perRound int64
+	warmup   int64 // calls before the baseline
+	readings []reading
+	elapsed  time.Duration
+	// The baseline's profile and goroutines, against which the growth is named.
+	baseHeap    map[string]heapRecord
+	baseGroups  map[groupKey]*goroutineGroup
+	profileRate int
+}
+
+// maxReadings bounds the readings a run keeps (and so the rounds it runs).
+const maxReadings = 1000
+
+// minReadings is the fewest readings (the baseline's and one per round) a run takes before
+// it may pass.
+const minReadings = 10
+
+func newRun(cfg *config, fn func()) *run {
+	r := &run{cfg: cfg, fn: fn, probe: newProbe(cfg), readings: make([]reading, 0, maxReadings)}
+	r.attr.mods = readModules()
+	r.attr.boundary = callsFunc
+	return r
+}
+
+// callsFunc is the name of the function that calls fn: the boundary of fn's stacks.
+var callsFunc = func() string {
+	pc := make([]uintptr, 1)
+	var r run
+	r.fn = func() { runtime.Callers(2, pc) }
+	r.callFn(1)
+	f, _ := runtime.CallersFrames(pc).Next()
+	return f.Function
+}()
+
+// callFn calls fn n times.
+//
+//go:noinline
+func (r *run) callFn(n int64) {
+	for range n {
+		r.fn()
+	}
+}
+
+// result is a run's verdicts.
+type result struct {
+	heap, goroutines growth
+	heapOn, gorOn    bool
+	timedOut         bool
+}
+
+func (res result) failed() bool {
+	return res.heapOn && res.heap.conf == confirmed || res.gorOn && res.goroutines.conf == confirmed
+}
+
+func (r *run) do() result {
+	r.start = time.Now()
+	if r.cfg.heap {
+		// Sample every allocation, so that the profile names every site of the growth.
+		r.profileRate = runtime.MemProfileRate
+		runtime.MemProfileRate = 1
+		defer func() { runtime.MemProfileRate = r.profileRate }()
+	}
+	before := r.probe.read(0)
+	n := r.size()
+	r.callFn(int64(r.cfg.warmup))
+	r.callFn(n)
+	r.warmup += int64(r.cfg.warmup) + n
+	after := r.probe.read(0)
+	r.perRound = r.bound(n, before, after)
+
+	if r.cfg.heap {
+		if p, err := heapProfile(); err == nil {
+			r.baseHeap = p
+		}
+	}
+	if r.cfg.goroutines {
+		r.baseGroups = groupGoroutines(dumpGoroutines(), r.cfg.ignoreTop)
+	}
+	r.readings = append(r.readings, r.probe.read(0))
+	res := result{heapOn: r.cfg.heap, gorOn: r.cfg.goroutines}
+	for {
+		r.callFn(r.perRound)
+		r.calls += r.perRound
+		r.readings = append(r.readings, r.probe.read(r.calls))
+		res.heap, res.goroutines = r.judge()
+		r.elapsed = time.Since(r.start)
+		if res.failed() {
+			break
+		}
+		if len(r.readings) >= minReadings && (!res.heapOn || res.heap.conf == clear) && (!res.gorOn || res.goroutines.conf == clear) {
+			break
+		}
+		if r.elapsed >= r.cfg.timeLimit || len(r.readings) == maxReadings {
+			res.timedOut = true
+			break
+		}
+	}
+	return res
+}
+
+// judge judges the readings so far.
+func (r *run) judge() (heap, gor growth) {
+	hp := make([]trend.Point, len(r.readings))
+	gp := make([]trend.Point, len(r.readings))
+	for i, rd := range r.readings {
+		hp[i] = trend.Point{At: rd.calls, V: rd.heap}
+		gp[i] = trend.Point{At: rd.calls, V: rd.goroutines}
+	}
+	if r.cfg.heap {
+		heap = judge(hp, r.cfg.minBytesPerCall, minHeapGrowth)
+	}
+	if r.cfg.goroutines {
+		gor = judge(gp, r.cfg.minGoroutinesPerCall, minGoroutineGrowth)
+	}
+	return heap, gor
+}
+
+// size finds how many calls make a round, as testing.B sizes its loops: from one call, more
+// each time by the time the last batch took, until a batch takes the round's time (the
+// batches are the warm-up's first part).
+func (r *run) size() int64 {
+	n := int64(1)
+	target := r.cfg.roundTime
+	for {
+		t0 := time.Now()
+		r.callFn(n)
+		r.warmup += n
+		d := time.Since(t0)
+		if d >= target || n >= 1e9 || time.Since(r.start) >= r.cfg.timeLimit/4 {
+			return n
+		}
+		prev := n
+		if d <= 0 {
+			n *= 100
+		} else {
+			n = int64(float64(n) * float64(target) * 1.2 / float64(d))
+		}
+		n = max(min(n, 100*prev), prev+1)
+	}
+}
+
+// The most a round may add, whatever fn leaks: a fast leak must not take the machine down
+// before it is judged (a goroutine costs 2 KiB or more of stack).
+const (
+	maxRoundGoroutines = 2000
+	maxRoundHeap       = 64 << 20
+)
+
+// bound lowers the calls per round so that what the warm-up leaked, per call, adds no more
+// than the bounds per round.
+func (r *run) bound(n int64, before, after reading) int64 {
+	calls := float64(r.warmup)
+	if g := (after.goroutines - before.goroutines) / calls; g > 0 && float64(n)*g > maxRoundGoroutines {
+		n = int64(maxRoundGoroutines / g)
+	}
+	if h := (after.heap - before.heap) / calls; h > 0 && float64(n)*h > maxRoundHeap {
+		n = int64(maxRoundHeap / h)
+	}
+	return max(n, 1)
+}

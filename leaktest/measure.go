@@ -1,0 +1,108 @@
+package leaktest
+
+import (
+	"runtime"
+	"runtime/metrics"
+	"slices"
+)
+
+// reading is what a round ends with, after a full garbage collection.
+type reading struct {
+	calls      int64   // calls of fn so far, warm-up left out
+	heap       float64 // live heap, bytes (less what IgnoreSites leaves out)
+	goroutines float64 // goroutines (less what IgnoreTopFunction leaves out)
+}
+
+// probe takes the readings. It allocates what it keeps once, so that its own memory does not
+// grow from round to round: a growth of the heap is fn's.
+type probe struct {
+	cfg     *config
+	samples []metrics.Sample
+	// ignored caches, per allocation stack, whether IgnoreSites leaves it out.
+	ignored map[[32]uintptr]bool
+	recs    []runtime.MemProfileRecord
+	stacks  []byte // goroutine dumps, for IgnoreTopFunction
+}
+
+const (
+	metricLive       = "/gc/heap/live:bytes"
+	metricGoroutines = "/sched/goroutines:goroutines"
+)
+
+func newProbe(cfg *config) *probe {
+	p := &probe{cfg: cfg, samples: []metrics.Sample{{Name: metricLive}, {Name: metricGoroutines}}}
+	if len(cfg.ignoreSites) > 0 {
+		p.ignored = make(map[[32]uintptr]bool, 1024)
+	}
+	if len(cfg.ignoreTop) > 0 {
+		p.stacks = make([]byte, 1<<20)
+	}
+	return p
+}
+
+// read collects the garbage and reads the live heap and the goroutines.
+func (p *probe) read(calls int64) reading {
+	runtime.GC()
+	metrics.Read(p.samples)
+	r := reading{calls: calls}
+	if s := p.samples[0]; s.Value.Kind() == metrics.KindUint64 {
+		r.heap = float64(s.Value.Uint64())
+	}
+	if s := p.samples[1]; s.Value.Kind() == metrics.KindUint64 {
+		r.goroutines = float64(s.Value.Uint64())
+	}
+	if p.ignored != nil {
+		r.heap -= p.ignoredBytes()
+	}
+	if len(p.cfg.ignoreTop) > 0 {
+		r.goroutines = float64(p.countGoroutines())
+	}
+	return r
+}
+
+// ignoredBytes is the heap profile's in-use bytes allocated under the functions IgnoreSites
+// names. With every allocation sampled (MemProfileRate 1), the profile's bytes are the heap's.
+func (p *probe) ignoredBytes() float64 {
+	n, ok := runtime.MemProfile(p.recs, false)
+	for !ok {
+		p.recs = make([]runtime.MemProfileRecord, n+n/4+64)
+		n, ok = runtime.MemProfile(p.recs, false)
+	}
+	var sum float64
+	for _, r := range p.recs[:n] {
+		ign, seen := p.ignored[r.Stack0]
+		if !seen {
+			ign = stackHolds(r.Stack(), p.cfg.ignoreSites)
+			p.ignored[r.Stack0] = ign
+		}
+		if ign {
+			sum += float64(r.InUseBytes())
+		}
+	}
+	return sum
+}
+
+// stackHolds reports whether a frame of the stack is one of the functions.
+func stackHolds(stk []uintptr, functions []string) bool {
+	frames := runtime.CallersFrames(stk)
+	for {
+		f, more := frames.Next()
+		if slices.Contains(functions, f.Function) {
+			return true
+		}
+		if !more {
+			return false
+		}
+	}
+}
+
+// countGoroutines counts the goroutines whose top function IgnoreTopFunction does not name.
+func (p *probe) countGoroutines() int {
+	for {
+		n := runtime.Stack(p.stacks, true)
+		if n < len(p.stacks) {
+			return countNotIgnored(p.stacks[:n], p.cfg.ignoreTop)
+		}
+		p.stacks = make([]byte, 2*len(p.stacks))
+	}
+}
