@@ -40,8 +40,9 @@
 //     that fills and stops, a pool, a lazy initialisation or a connection pool that grows to
 //     its size is a step at the start or a rise that levels off: not a leak.
 //
-// A leak is failed as soon as it is confirmed (five rounds for a clear one). A series with no
-// growth that counts passes after ten readings. A growth that may be a leak but is not yet
+// A leak is failed as soon as it is confirmed, from the eighth reading on (the baseline's and
+// seven rounds': a cache that fills over the first rounds has that long to level off). A
+// series with no growth that counts passes after ten readings. A growth that may be a leak but is not yet
 // sure (consistent but still small, or levelling off) gets more rounds, up to TimeLimit; a
 // suspicion left at the limit is logged, not failed.
 //

@@ -39,6 +39,8 @@ type growth struct {
 	snr         float64 // the growth over the readings' scatter around the trend
 	calls       int64   // the calls between the first reading and the last
 	threshold   float64 // the growth that counts, over those calls
+	// inFlight is, for a growth only suspected for it, the share made by memory in flight.
+	inFlight float64
 }
 
 // grew is the observed growth: never negative.

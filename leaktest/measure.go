@@ -18,7 +18,8 @@ type reading struct {
 type probe struct {
 	cfg     *config
 	samples []metrics.Sample
-	// ignored caches, per allocation stack, whether IgnoreSites leaves it out.
+	// ignored caches, per allocation stack, whether the heap's reading leaves it out: the
+	// runtime's record of each goroutine (runtime.malg), and what IgnoreSites names.
 	ignored map[[32]uintptr]bool
 	recs    []runtime.MemProfileRecord
 	stacks  []byte // goroutine dumps, for IgnoreTopFunction
@@ -31,7 +32,7 @@ const (
 
 func newProbe(cfg *config) *probe {
 	p := &probe{cfg: cfg, samples: []metrics.Sample{{Name: metricLive}, {Name: metricGoroutines}}}
-	if len(cfg.ignoreSites) > 0 {
+	if cfg.heap {
 		p.ignored = make(map[[32]uintptr]bool, 1024)
 	}
 	if len(cfg.ignoreTop) > 0 {
@@ -60,8 +61,13 @@ func (p *probe) read(calls int64) reading {
 	return r
 }
 
-// ignoredBytes is the heap profile's in-use bytes allocated under the functions IgnoreSites
-// names. With every allocation sampled (MemProfileRate 1), the profile's bytes are the heap's.
+// ignoredBytes is the heap profile's in-use bytes that the heap's reading leaves out: those
+// allocated under the functions IgnoreSites names, and the runtime's record of each goroutine
+// (runtime.malg, and the list of them, runtime.allgadd). The runtime never frees those records, and reuses them when a goroutine
+// ends: they grow to the most goroutines ever alive at once, a peak that a loaded machine
+// raises now and then, which would read as a slow leak; a goroutine leak is counted as
+// goroutines. With every allocation sampled (MemProfileRate 1), the profile's bytes are the
+// heap's.
 func (p *probe) ignoredBytes() float64 {
 	n, ok := runtime.MemProfile(p.recs, false)
 	for !ok {
@@ -72,7 +78,7 @@ func (p *probe) ignoredBytes() float64 {
 	for _, r := range p.recs[:n] {
 		ign, seen := p.ignored[r.Stack0]
 		if !seen {
-			ign = stackHolds(r.Stack(), p.cfg.ignoreSites)
+			ign = stackHolds(r.Stack(), p.cfg.ignoreSites) || stackHolds(r.Stack(), goroutineRecord)
 			p.ignored[r.Stack0] = ign
 		}
 		if ign {
@@ -81,6 +87,10 @@ func (p *probe) ignoredBytes() float64 {
 	}
 	return sum
 }
+
+// goroutineRecord are the runtime's functions that allocate a new goroutine's record and the
+// list of them all.
+var goroutineRecord = []string{"runtime.malg", "runtime.allgadd"}
 
 // stackHolds reports whether a frame of the stack is one of the functions.
 func stackHolds(stk []uintptr, functions []string) bool {

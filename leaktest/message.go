@@ -20,13 +20,17 @@ func (r *run) summary(res result) string {
 		fmt.Fprintf(&b, "; goroutines %.0f -> %.0f", first.goroutines, last.goroutines)
 	}
 	if res.timedOut {
+		fmt.Fprintf(&b, "; stopped at the time limit (%s)", r.cfg.timeLimit)
 		for _, s := range []struct {
 			on   bool
 			what string
 			g    growth
 		}{{res.heapOn, "the live heap's", res.heap}, {res.gorOn, "the goroutines'", res.goroutines}} {
 			if s.on && s.g.conf == suspected {
-				fmt.Fprintf(&b, "\n  within the time limit (%s), %s growth stayed a suspicion, not confirmed (%s); a longer TimeLimit would tell", r.cfg.timeLimit, s.what, proofText(s.g))
+				fmt.Fprintf(&b, "\n  within the time limit, %s growth stayed a suspicion, not confirmed (%s); a longer TimeLimit would tell", s.what, proofText(s.g))
+				if s.g.inFlight > 0 {
+					fmt.Fprintf(&b, "; %.0f%% of it was memory in flight (allocated 20 times over what it holds)", 100*s.g.inFlight)
+				}
 			}
 		}
 	}
@@ -109,8 +113,8 @@ func (r *run) writeHeapSites(b *strings.Builder, deltas []heapDelta) []heapSite 
 			continue
 		}
 		fr, fromFn := r.attr.frames(d.stack)
-		if len(fr) == 0 || ignoredStack(fr, r.cfg.ignoreSites) {
-			continue
+		if len(fr) == 0 || r.leftOut(fr) {
+			continue // left out of the heap's readings too
 		}
 		s := r.attr.attribute(fr, fromFn)
 		hs := bySite[s.program]

@@ -88,7 +88,7 @@ func (r heapRecord) pcs() []uintptr {
 type heapDelta struct {
 	stack                    []uintptr
 	inUseBytes, inUseObjects int64 // grown (or shrunk, below zero)
-	allocObjects             int64 // allocated in between
+	allocBytes, allocObjects int64 // allocated in between
 }
 
 // diffHeap returns, for every stack that allocated between the two profiles or whose in-use
@@ -100,6 +100,7 @@ func diffHeap(before, after map[string]heapRecord) []heapDelta {
 		d := heapDelta{
 			inUseBytes:   a.inUseBytes - b.inUseBytes,
 			inUseObjects: a.inUseObjects - b.inUseObjects,
+			allocBytes:   a.allocBytes - b.allocBytes,
 			allocObjects: a.allocObjects - b.allocObjects,
 		}
 		if d.inUseBytes == 0 && d.allocObjects == 0 {

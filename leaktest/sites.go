@@ -183,10 +183,5 @@ func (a *attributor) elsewhere(fr []frame) site {
 			}
 		}
 	}
-	for _, f := range fr {
-		if f.fn == "runtime.malg" {
-			return site{program: frame{fn: "runtime.malg"}, elsewhere: "the runtime's record of each new goroutine (runtime.malg: never freed, reused when a goroutine ends)"}
-		}
-	}
 	return site{program: frame{fn: "runtime"}, elsewhere: "the runtime"}
 }
