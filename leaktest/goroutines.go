@@ -54,6 +54,7 @@ func shortFile(file string) string {
 
 // dumpGoroutines returns every goroutine of the process.
 func dumpGoroutines() []goroutine {
+	defer unprofiled()()
 	buf := make([]byte, 1<<20)
 	for {
 		n := runtime.Stack(buf, true)

@@ -123,7 +123,7 @@ func TestHealthySyncOnce(t *testing.T) {
 // A cache that keeps filling for a few rounds after the warm-up, then holds: a rise that
 // levels off, not a leak.
 func TestHealthyCacheFillsThenHolds(t *testing.T) {
-	const size = 40000
+	const size = 20000
 	m := make(map[int][]byte)
 	i := 0
 	mustPass(t, loop(t, func() {

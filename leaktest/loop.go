@@ -143,6 +143,7 @@ type result struct {
 	heap, goroutines growth
 	heapOn, gorOn    bool
 	timedOut         bool
+	tooFew           bool // stopped before the readings a verdict needs
 }
 
 func (res result) failed() bool {
@@ -182,7 +183,7 @@ func (r *run) do() result {
 		r.calls += r.perRound
 		r.readings = append(r.readings, r.probe.read(r.calls))
 		res.heap, res.goroutines = r.judge()
-		if res.heap.conf == confirmed && len(r.readings) < inFlightFadeReadings {
+		if res.heap.conf == confirmed && len(r.readings) >= minConfirmReadings && len(r.readings) < inFlightFadeReadings {
 			if share := r.inFlightShare(); share >= inFlightMajority {
 				res.heap.conf, res.heap.inFlight = suspected, share
 			}
@@ -202,6 +203,12 @@ func (r *run) do() result {
 			res.timedOut = true
 			break
 		}
+	}
+	if len(r.readings) < minConfirmReadings {
+		// Too few rounds within three times the time limit (a machine starved of CPU): no
+		// verdict either way.
+		res.tooFew = true
+		res.heap.conf, res.goroutines.conf = min(res.heap.conf, suspected), min(res.goroutines.conf, suspected)
 	}
 	return res
 }

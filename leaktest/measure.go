@@ -108,6 +108,7 @@ func stackHolds(stk []uintptr, functions []string) bool {
 
 // countGoroutines counts the goroutines whose top function IgnoreTopFunction does not name.
 func (p *probe) countGoroutines() int {
+	defer unprofiled()()
 	for {
 		n := runtime.Stack(p.stacks, true)
 		if n < len(p.stacks) {

@@ -11,13 +11,20 @@ import (
 // summary is the line a passing Loop logs (go test -v shows it).
 func (r *run) summary(res result) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "leaktest: no leak in %d rounds of %d calls (%s)", len(r.readings)-1, r.perRound, r.elapsed.Round(time.Millisecond))
+	verdict := "no leak"
+	if res.tooFew {
+		verdict = "not judged"
+	}
+	fmt.Fprintf(&b, "leaktest: %s in %d rounds of %d calls (%s)", verdict, len(r.readings)-1, r.perRound, r.elapsed.Round(time.Millisecond))
 	first, last := r.readings[0], r.readings[len(r.readings)-1]
 	if res.heapOn {
 		fmt.Fprintf(&b, "; live heap %s -> %s (%s per call)", bytesText(first.heap), bytesText(last.heap), signedBytes(res.heap.perCall))
 	}
 	if res.gorOn {
 		fmt.Fprintf(&b, "; goroutines %.0f -> %.0f", first.goroutines, last.goroutines)
+	}
+	if res.tooFew {
+		fmt.Fprintf(&b, "\n  only %d readings in three times the time limit (%s), %d needed for a verdict: the machine is too slow for this function at this limit; raise TimeLimit", len(r.readings), 3*r.cfg.timeLimit, minConfirmReadings)
 	}
 	if res.timedOut {
 		fmt.Fprintf(&b, "; stopped at the time limit (%s)", r.cfg.timeLimit)

@@ -3,6 +3,7 @@ package leaktest
 import (
 	"bufio"
 	"bytes"
+	"runtime"
 	"runtime/pprof"
 	"strconv"
 	"strings"
@@ -20,7 +21,11 @@ type heapRecord struct {
 // It reads the text form (debug=1) of runtime/pprof's heap profile, whose stacks are as deep
 // as the runtime records them (runtime.MemProfile's records stop at 32 frames), and whose
 // counts, with every allocation sampled, are the allocations themselves.
+//
+// While it reads, the profile samples allocations at the runtime's default rate again, so
+// that reading it neither costs a profiled allocation per allocation nor shows in it much.
 func heapProfile() (map[string]heapRecord, error) {
+	defer unprofiled()()
 	var buf bytes.Buffer
 	if err := pprof.Lookup("heap").WriteTo(&buf, 1); err != nil {
 		return nil, err
@@ -110,4 +115,17 @@ func diffHeap(before, after map[string]heapRecord) []heapDelta {
 		out = append(out, d)
 	}
 	return out
+}
+
+// unprofiled lowers the heap profile's sampling from every allocation to the runtime's
+// default while Loop does its own work (reading profiles, dumping goroutines), and returns
+// what puts it back: its own allocations would cost a profiled allocation each and show in
+// the profile.
+func unprofiled() func() {
+	rate := runtime.MemProfileRate
+	if rate != 1 {
+		return func() {}
+	}
+	runtime.MemProfileRate = 512 << 10
+	return func() { runtime.MemProfileRate = rate }
 }
