@@ -55,7 +55,7 @@ func shortFile(file string) string {
 // dumpGoroutines returns every goroutine of the process.
 func dumpGoroutines() []goroutine {
 	defer unprofiled()()
-	buf := make([]byte, 1<<20)
+	buf := make([]byte, max(1<<20, runtime.NumGoroutine()<<11))
 	for {
 		n := runtime.Stack(buf, true)
 		if n < len(buf) {

@@ -61,12 +61,18 @@ func Loop(t testing.TB, fn func(), opts ...Option) {
 		}
 	}
 	res := r.do()
+	if testHookRun != nil {
+		testHookRun(r)
+	}
 	if res.failed() {
 		t.Error(r.message(res))
 		return
 	}
 	t.Log(r.summary(res))
 }
+
+// testHookRun, when set (by leaktest's benchmarks), is given each finished run.
+var testHookRun func(*run)
 
 // refuseParallel returns why Loop cannot run in t, or "" when it can.
 func refuseParallel(t testing.TB) (msg string) {
@@ -98,6 +104,7 @@ type run struct {
 	warmup   int64 // calls before the baseline
 	readings []reading
 	elapsed  time.Duration
+	inFn     time.Duration // spent calling fn
 	// The baseline's profile and goroutines, against which the growth is named.
 	baseHeap    map[string]heapRecord
 	baseGroups  map[groupKey]*goroutineGroup
@@ -133,9 +140,11 @@ var callsFunc = func() string {
 //
 //go:noinline
 func (r *run) callFn(n int64) {
+	start := time.Now()
 	for range n {
 		r.fn()
 	}
+	r.inFn += time.Since(start)
 }
 
 // result is a run's verdicts.
