@@ -81,8 +81,9 @@ func judge(pts []trend.Point, minPerCall, floor float64) growth {
 		g.conf = confirmed
 	case material && (rising || slowing) && g.p <= suspectP:
 		g.conf = suspected
-	case !material && rising && consistent && g.grew() >= projectMinShare*g.threshold:
-		g.conf = suspected // consistent, still small: more calls will say whether it counts
+	case !material && g.perCall >= minPerCall && rising && consistent && g.grew() >= projectMinShare*g.threshold:
+		// Consistent, fast enough, still small in all: more calls will say whether it counts.
+		g.conf = suspected
 	}
 	return g
 }

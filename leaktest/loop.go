@@ -52,6 +52,13 @@ func Loop(t testing.TB, fn func(), opts ...Option) {
 	defer running.Store(false)
 	r := newRun(&cfg, fn)
 	r.test = t.Name()
+	if cfg.heap {
+		// Sample every allocation, so that the profile names every site of the growth, until
+		// the failure is written: memdoctor holders reads the rate to weigh each sample.
+		r.profileRate = runtime.MemProfileRate
+		runtime.MemProfileRate = 1
+		defer func() { runtime.MemProfileRate = r.profileRate }()
+	}
 	if _, file, line, ok := runtime.Caller(1); ok {
 		r.attr.loopCall = frame{fn: "(the call of leaktest.Loop)", file: file, line: line}
 		if pc, _, _, ok := runtime.Caller(1); ok {
@@ -161,12 +168,6 @@ func (res result) failed() bool {
 
 func (r *run) do() result {
 	r.start = time.Now()
-	if r.cfg.heap {
-		// Sample every allocation, so that the profile names every site of the growth.
-		r.profileRate = runtime.MemProfileRate
-		runtime.MemProfileRate = 1
-		defer func() { runtime.MemProfileRate = r.profileRate }()
-	}
 	before, gBefore := r.probe.read(0), runtime.NumGoroutine()
 	n := r.size()
 	r.callFn(int64(r.cfg.warmup))
