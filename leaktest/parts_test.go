@@ -212,8 +212,8 @@ func TestAttribute(t *testing.T) {
 			fromFn: true, program: "example.com/app.TestX", lib: "github.com/valyala/fasthttp.acquire",
 		},
 		{
-			name:   "another goroutine, in a library",
-			frames: []frame{f("runtime.mallocgc", 1), f("github.com/valyala/fasthttp.(*Server).serve", 5)},
+			name:    "another goroutine, in a library",
+			frames:  []frame{f("runtime.mallocgc", 1), f("github.com/valyala/fasthttp.(*Server).serve", 5)},
 			program: "another goroutine", lib: "github.com/valyala/fasthttp.(*Server).serve", elsewhere: true,
 		},
 	} {
