@@ -3,6 +3,7 @@ package leaktest
 import (
 	"bytes"
 	"runtime"
+	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
@@ -209,5 +210,55 @@ func grownGroups(before, now map[groupKey]*goroutineGroup) []*goroutineGroup {
 		}
 		return strings.Compare(a.wait.String(), b.wait.String())
 	})
+	return out
+}
+
+// provenLeaked reads Go's goroutineleak profile (Go 1.27; Go 1.26 built with
+// GOEXPERIMENT=goroutineleakprofile) and counts the goroutines it proves leaked, by top frame:
+// blocked on a channel, a mutex or a wait group that no running goroutine can reach, so that
+// they can never run again. It returns nil when the runtime has no such profile. Reading it
+// costs a garbage collection that looks for them.
+func provenLeaked() map[frame]int {
+	p := pprof.Lookup("goroutineleak")
+	if p == nil {
+		return nil
+	}
+	defer unprofiled()()
+	var buf bytes.Buffer
+	if err := p.WriteTo(&buf, 1); err != nil {
+		return nil
+	}
+	return parseLeakProfile(buf.String())
+}
+
+// parseLeakProfile reads a goroutine profile's text form (debug=1): records "N @ 0x1 0x2"
+// followed by "#\t0x1\tpkg.fn+0x1c\t/path/file.go:42" lines, the runtime's own frames at the
+// top left out; it counts the goroutines by their first frame.
+func parseLeakProfile(text string) map[frame]int {
+	out := map[frame]int{}
+	n := 0
+	top := false
+	for _, l := range strings.Split(text, "\n") {
+		switch {
+		case l != "" && l[0] >= '0' && l[0] <= '9' && strings.Contains(l, " @ "):
+			count, _, _ := strings.Cut(l, " @ ")
+			n, _ = strconv.Atoi(strings.TrimSpace(count))
+			top = true
+		case top && strings.HasPrefix(l, "#\t"):
+			f := strings.Split(l, "\t")
+			if len(f) < 4 {
+				continue
+			}
+			fn := f[2]
+			if i := strings.LastIndex(fn, "+0x"); i > 0 {
+				fn = fn[:i]
+			}
+			file, line := fileLine(f[3])
+			out[frame{fn: fn, file: file, line: line}] += n
+			top = false
+		case l == "":
+			top = false
+		}
+	}
 	return out
 }

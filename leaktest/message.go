@@ -213,6 +213,7 @@ func (r *run) writeGoroutines(b *strings.Builder, deltas []heapDelta) {
 	for _, g := range grown {
 		total += g.added
 	}
+	proven := provenLeaked()
 	calls := float64(max(r.calls, 1))
 	for i, g := range grown {
 		if i == 3 || float64(g.added) < 0.1*float64(total) && i > 0 {
@@ -220,6 +221,9 @@ func (r *run) writeGoroutines(b *strings.Builder, deltas []heapDelta) {
 		}
 		fmt.Fprintf(b, "  %d more goroutines [%s] (%.3g per call), waiting at %s\n", g.added, g.state, float64(g.added)/calls, g.wait.where())
 		fmt.Fprintf(b, "    %s\n", g.wait)
+		if n := proven[g.wait]; n > 0 {
+			fmt.Fprintf(b, "    Go's goroutineleak profile proves %d goroutines waiting there leaked (the warm-up's included): blocked on what no running goroutine can reach, they can never run again\n", n)
+		}
 		if w, ok := r.firstNotStd(g.sample.stack); ok && w != g.wait {
 			fmt.Fprintf(b, "    under %s\n", w)
 		}

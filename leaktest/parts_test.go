@@ -248,3 +248,21 @@ func TestBytesText(t *testing.T) {
 		t.Error("signedBytes(3) has no sign")
 	}
 }
+
+func TestParseLeakProfile(t *testing.T) {
+	const text = "goroutineleak profile: total 5\n" +
+		"3 @ 0x47d82a 0x41421c 0x413e17 0x4de808 0x483561\n" +
+		"#\t0x4de807\tmain.leak.func1+0x27\t/src/main.go:9\n" +
+		"#\t0x4de900\tmain.caller+0x10\t/src/main.go:20\n" +
+		"\n" +
+		"2 @ 0x47d82a 0x4de999\n" +
+		"#\t0x4de998\texample.com/lib.(*c).loop+0x1e\t/mod/lib/c.go:64\n"
+	got := parseLeakProfile(text)
+	if len(got) != 2 || got[frame{fn: "main.leak.func1", file: "/src/main.go", line: 9}] != 3 ||
+		got[frame{fn: "example.com/lib.(*c).loop", file: "/mod/lib/c.go", line: 64}] != 2 {
+		t.Errorf("parseLeakProfile: %v", got)
+	}
+	if got := parseLeakProfile("goroutineleak profile: total 0\n"); len(got) != 0 {
+		t.Errorf("an empty profile: %v", got)
+	}
+}
