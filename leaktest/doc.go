@@ -70,7 +70,7 @@
 // the go statement that started them; when a library's go statement started them, the line
 // of the program that called the library is named too: the program's frame under the
 // allocations the go statement's function made during the rounds, which the heap profile
-// recorded with their whole stack.
+// recorded with their stack (its innermost 32 frames, as runtime.MemProfile keeps them).
 //
 // Who holds it: on Linux, when the memdoctor command is on PATH, a heap leak's failure runs
 // `memdoctor holders --json FILE --site FUNC PID` on the test's own process (letting its child

@@ -59,12 +59,10 @@ func Loop(t testing.TB, fn func(), opts ...Option) {
 		runtime.MemProfileRate = 1
 		defer func() { runtime.MemProfileRate = r.profileRate }()
 	}
-	if _, file, line, ok := runtime.Caller(1); ok {
-		r.attr.loopCall = frame{fn: "(the call of leaktest.Loop)", file: file, line: line}
-		if pc, _, _, ok := runtime.Caller(1); ok {
-			if f := runtime.FuncForPC(pc); f != nil {
-				r.attr.loopCall.fn = f.Name()
-			}
+	if pc, file, line, ok := runtime.Caller(1); ok { // the test's line that called Loop
+		r.attr.loopCall = frame{fn: "(the caller of leaktest.Loop)", file: file, line: line}
+		if f := runtime.FuncForPC(pc); f != nil {
+			r.attr.loopCall.fn = f.Name()
 		}
 	}
 	res := r.do()
@@ -113,7 +111,7 @@ type run struct {
 	elapsed  time.Duration
 	inFn     time.Duration // spent calling fn
 	// The baseline's profile and goroutines, against which the growth is named.
-	baseHeap    map[string]heapRecord
+	baseHeap    map[[32]uintptr]heapRecord
 	baseGroups  map[groupKey]*goroutineGroup
 	profileRate int
 }
@@ -179,9 +177,7 @@ func (r *run) do() result {
 	r.perRound = r.bound(n, before, after)
 
 	if r.cfg.heap {
-		if p, err := heapProfile(); err == nil {
-			r.baseHeap = p
-		}
+		r.baseHeap = heapProfile()
 	}
 	if r.cfg.goroutines {
 		r.baseGroups = groupGoroutines(dumpGoroutines(), r.cfg.ignoreTop)
@@ -242,7 +238,9 @@ func (r *run) judge() (heap, gor growth) {
 
 // size finds how many calls make a round, as testing.B sizes its loops: from one call, more
 // each time by the time the last batch took, until a batch takes the round's time (the
-// batches are the warm-up's first part).
+// batches are the warm-up's first part). The time is the process's CPU time where it can be
+// read: on a machine starved of CPU, the time a batch waits for one would make rounds too
+// short (a cache that a round of 20 ms of work fills would take many).
 func (r *run) size() int64 {
 	// The first call is often the slowest (lazy initialisation): it times nothing.
 	r.callFn(1)
@@ -250,10 +248,13 @@ func (r *run) size() int64 {
 	n := int64(1)
 	target := r.cfg.roundTime
 	for {
-		t0 := time.Now()
+		t0, c0 := time.Now(), cpuNow()
 		r.callFn(n)
 		r.warmup += n
 		d := time.Since(t0)
+		if c1 := cpuNow(); c0 >= 0 && c1 >= 0 {
+			d = c1 - c0
+		}
 		if d >= target || n >= 1e9 || time.Since(r.start) >= r.cfg.timeLimit/4 {
 			return n
 		}
@@ -309,12 +310,8 @@ func (r *run) inFlightShare() float64 {
 	if r.baseHeap == nil {
 		return 0
 	}
-	now, err := heapProfile()
-	if err != nil {
-		return 0
-	}
 	var total, inFlight float64
-	for _, d := range diffHeap(r.baseHeap, now) {
+	for _, d := range diffHeap(r.baseHeap, heapProfile()) {
 		if d.inUseBytes <= 0 {
 			continue
 		}
@@ -342,7 +339,7 @@ func (r *run) leftOut(fr []frame) bool {
 			return true
 		}
 	}
-	return ignoredStack(fr, r.cfg.ignoreSites) || ignoredStack(fr, goroutineRecord)
+	return ignoredStack(fr, r.cfg.ignoreSites) || ignoredStack(fr, runtimeKept)
 }
 
 // ownDir is this package's source directory, as its frames name their files.
@@ -350,3 +347,11 @@ var ownDir = func() string {
 	_, file, _, _ := runtime.Caller(0)
 	return file[:strings.LastIndexByte(file, '/')+1]
 }()
+
+// cpuNow is the process's CPU time, or -1 when it cannot be read.
+func cpuNow() time.Duration {
+	if d, ok := cpuTime(); ok {
+		return d
+	}
+	return -1
+}

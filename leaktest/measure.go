@@ -62,12 +62,12 @@ func (p *probe) read(calls int64) reading {
 }
 
 // ignoredBytes is the heap profile's in-use bytes that the heap's reading leaves out: those
-// allocated under the functions IgnoreSites names, and the runtime's record of each goroutine
-// (runtime.malg, and the list of them, runtime.allgadd). The runtime never frees those records, and reuses them when a goroutine
-// ends: they grow to the most goroutines ever alive at once, a peak that a loaded machine
-// raises now and then, which would read as a slow leak; a goroutine leak is counted as
-// goroutines. With every allocation sampled (MemProfileRate 1), the profile's bytes are the
-// heap's.
+// allocated under the functions IgnoreSites names, and what the runtime keeps at the most it
+// ever needed (runtimeKept: each goroutine's record and the list of them, the heaps of
+// pending timers). The runtime never frees those, and reuses them: they grow to the most
+// goroutines (or timers) ever alive at once, a peak that a loaded machine raises now and then,
+// which would read as a slow leak; a goroutine leak is counted as goroutines. With every
+// allocation sampled (MemProfileRate 1), the profile's bytes are the heap's.
 func (p *probe) ignoredBytes() float64 {
 	n, ok := runtime.MemProfile(p.recs, false)
 	for !ok {
@@ -78,7 +78,7 @@ func (p *probe) ignoredBytes() float64 {
 	for _, r := range p.recs[:n] {
 		ign, seen := p.ignored[r.Stack0]
 		if !seen {
-			ign = stackHolds(r.Stack(), p.cfg.ignoreSites) || stackHolds(r.Stack(), goroutineRecord)
+			ign = stackHolds(r.Stack(), p.cfg.ignoreSites) || stackHolds(r.Stack(), runtimeKept)
 			p.ignored[r.Stack0] = ign
 		}
 		if ign {
@@ -88,9 +88,10 @@ func (p *probe) ignoredBytes() float64 {
 	return sum
 }
 
-// goroutineRecord are the runtime's functions that allocate a new goroutine's record and the
-// list of them all.
-var goroutineRecord = []string{"runtime.malg", "runtime.allgadd"}
+// runtimeKept are the runtime's functions that allocate what it keeps at the most it ever
+// needed at once and never gives back: a new goroutine's record, the list of them all, and a
+// P's heap of pending timers.
+var runtimeKept = []string{"runtime.malg", "runtime.allgadd", "runtime.(*timers).addHeap"}
 
 // stackHolds reports whether a frame of the stack is one of the functions.
 func stackHolds(stk []uintptr, functions []string) bool {

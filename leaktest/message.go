@@ -63,9 +63,7 @@ func (r *run) message(res result) string {
 	fmt.Fprintf(&b, "  measured over %d rounds of %d calls after %d warm-up calls (%s)\n", len(r.readings)-1, r.perRound, r.warmup, r.elapsed.Round(time.Millisecond))
 	var deltas []heapDelta
 	if r.baseHeap != nil {
-		if now, err := heapProfile(); err == nil {
-			deltas = diffHeap(r.baseHeap, now)
-		}
+		deltas = diffHeap(r.baseHeap, heapProfile())
 	}
 	if res.gorOn && res.goroutines.conf == confirmed {
 		g := res.goroutines

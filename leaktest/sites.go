@@ -108,7 +108,8 @@ type attributor struct {
 }
 
 // frames returns a stack's frames, innermost first, cut at the boundary, and whether it
-// reached the boundary: whether fn's calls made it.
+// reached the boundary: whether fn's calls made it. A stack the profile cut at its 32 frames
+// before the boundary is taken as fn's too: deep call chains are fn's, in a test.
 func (a *attributor) frames(stk []uintptr) (out []frame, fromFn bool) {
 	fs := runtime.CallersFrames(stk)
 	for {
@@ -118,10 +119,13 @@ func (a *attributor) frames(stk []uintptr) (out []frame, fromFn bool) {
 		}
 		out = append(out, frame{fn: f.Function, file: f.File, line: f.Line})
 		if !more {
-			return out, false
+			return out, len(stk) == profileDepth
 		}
 	}
 }
+
+// profileDepth is how many frames runtime.MemProfile keeps of a stack.
+const profileDepth = len(runtime.MemProfileRecord{}.Stack0)
 
 // attribute finds the sites of a stack (innermost frame first, cut at the boundary; fromFn
 // when it reached it).
