@@ -36,7 +36,7 @@ func (r *run) summary(res result) string {
 			if s.on && s.g.conf == suspected {
 				fmt.Fprintf(&b, "\n  within the time limit, %s growth stayed a suspicion, not confirmed (%s); a longer TimeLimit would tell", s.what, proofText(s.g))
 				if s.g.inFlight > 0 {
-					fmt.Fprintf(&b, "; %.0f%% of it was memory in flight (allocated 20 times over what it holds)", 100*s.g.inFlight)
+					fmt.Fprintf(&b, "; %.0f%% of it was memory in flight (allocated %d times over what it holds, or more)", 100*s.g.inFlight, inFlightTurnover)
 				}
 			}
 		}
@@ -87,8 +87,12 @@ func proofText(g growth) string {
 	if g.p < 1e-4 {
 		p = "p < 0.0001"
 	}
-	return fmt.Sprintf("Kendall's tau %.2f, %s (Mann-Kendall), %.0f times the readings' scatter, still rising at the end (the last third's slope %.2f of the whole)",
-		g.tau, p, math.Min(g.snr, 9999), g.lateRatio)
+	end := "still rising at the end"
+	if g.lateRatio < lateRising || g.lateShare < minLateShare {
+		end = "levelling off at the end"
+	}
+	return fmt.Sprintf("Kendall's tau %.2f, %s (Mann-Kendall), %.0f times the readings' scatter, %s (the last third's slope %.2f of the whole)",
+		g.tau, p, math.Min(g.snr, 9999), end, g.lateRatio)
 }
 
 // heapSite is one program line whose memory grew, with the library lines under it.
