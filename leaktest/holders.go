@@ -75,7 +75,7 @@ type holdersResult struct {
 			Root  string  `json:"root"`
 			Bytes float64 `json:"bytes"`
 		} `json:"releases"`
-		// Cuts, when memdoctor says what to cut: read as whatever it holds.
+		// Cuts, when memdoctor says what to cut (it replaced Releases): read tolerantly.
 		Cuts json.RawMessage `json:"cuts"`
 	} `json:"culprits"`
 	Notes []string `json:"notes"`
@@ -106,8 +106,8 @@ func writeHolders(b *strings.Builder, res *holdersResult) {
 			}
 			fmt.Fprintf(b, "    letting go of %s would free %s\n", rel.Root, bytesText(rel.Bytes))
 		}
-		if cuts := cutsText(c.Cuts); cuts != "" {
-			fmt.Fprintf(b, "    what to cut: %s\n", cuts)
+		for _, cut := range cutsText(c.Cuts) {
+			fmt.Fprintf(b, "    %s\n", cut)
 		}
 	}
 	if !any {
@@ -119,30 +119,53 @@ func writeHolders(b *strings.Builder, res *holdersResult) {
 	}
 }
 
-// cutsText reads memdoctor's "what to cut" field, whatever its shape: a list of strings, or of
-// objects whose expr (or root, or what) it shows.
-func cutsText(raw json.RawMessage) string {
+// cutsText reads memdoctor's "what to cut" field (holders.Cut: what to cut, by its field's
+// declaration or its path, and what cutting it frees), one line each; a list of strings, or
+// of objects whose expr (or root, or what) it shows, is read as well.
+func cutsText(raw json.RawMessage) []string {
 	if len(raw) == 0 || string(raw) == "null" {
-		return ""
+		return nil
 	}
 	var strs []string
 	if json.Unmarshal(raw, &strs) == nil {
-		return strings.Join(strs, "; ")
+		return strs
 	}
-	var objs []map[string]any
-	if json.Unmarshal(raw, &objs) == nil {
-		var out []string
-		for _, o := range objs {
-			for _, k := range []string{"expr", "what", "root", "edge", "name"} {
-				if s, ok := o[k].(string); ok && s != "" {
-					out = append(out, s)
-					break
-				}
+	var cuts []struct {
+		Expr  string  `json:"expr"`
+		Field string  `json:"field"`
+		Share float64 `json:"share"`
+		Frees float64 `json:"frees"`
+		Root  any     `json:"root"`
+		What  string  `json:"what"`
+	}
+	if json.Unmarshal(raw, &cuts) != nil {
+		return nil
+	}
+	var out []string
+	for _, c := range cuts {
+		what := c.Field
+		if what == "" {
+			what = c.Expr
+		}
+		if what == "" {
+			what = c.What
+		}
+		if r, ok := c.Root.(string); what == "" && ok {
+			what = r
+		}
+		if what == "" {
+			continue
+		}
+		line := "cut " + what
+		if c.Frees > 0 {
+			line += ": frees " + bytesText(c.Frees)
+			if c.Share > 0 {
+				line += fmt.Sprintf(" (%.0f%% of the site's sampled objects)", 100*c.Share)
 			}
 		}
-		return strings.Join(out, "; ")
+		out = append(out, line)
 	}
-	return ""
+	return out
 }
 
 // readHoldersJSON reads the JSON memdoctor holders wrote.

@@ -26,7 +26,7 @@ func TestHoldersJSON(t *testing.T) {
 		"held by goroutine 17 [chan receive]",
 		"(1 more paths)",
 		"letting go of example.com/leaky.sessions would free 3.43 MiB",
-		"what to cut: example.com/leaky.sessions[value]",
+		"cut leaky.session.trail: frees 3.43 MiB (96% of the site's sampled objects)",
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("the paths do not say %q", want)
@@ -54,11 +54,13 @@ func TestCutsText(t *testing.T) {
 	for _, tc := range []struct{ raw, want string }{
 		{``, ""},
 		{`null`, ""},
-		{`["a.b", "c"]`, "a.b; c"},
-		{`[{"expr": "x.y"}, {"root": "z"}]`, "x.y; z"},
+		{`["a.b", "c"]`, "a.b|c"},
+		{`[{"expr": "x.y[value]", "field": "", "share": 0.7, "frees": 3670016}, {"expr": "p.q", "field": "p.T.f", "frees": 0}]`,
+			"cut x.y[value]: frees 3.5 MiB (70% of the site's sampled objects)|cut p.T.f"},
+		{`[{"root": "z"}, {"samples": 3}]`, "cut z"},
 		{`{"unknown": true}`, ""},
 	} {
-		if got := cutsText([]byte(tc.raw)); got != tc.want {
+		if got := strings.Join(cutsText([]byte(tc.raw)), "|"); got != tc.want {
 			t.Errorf("cutsText(%s) = %q, want %q", tc.raw, got, tc.want)
 		}
 	}
