@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"regexp"
 	"strings"
 )
 
@@ -186,4 +187,14 @@ func installHint(fns []string) string {
 	return fmt.Sprintf("memdoctor holders names the reference paths that keep this memory alive, but the memdoctor command is not on PATH: "+
 		"install it (go install github.com/memdoctor/memdoctor/cmd/memdoctor@latest) and run the test again on Linux, "+
 		"or run `memdoctor holders --site '%s' PID` against a process that leaks the same way", fns[0])
+}
+
+// runPattern is the -run pattern that selects the test named name (subtests included):
+// "TestA/b" is "^TestA$/^b$".
+func runPattern(name string) string {
+	parts := strings.Split(name, "/")
+	for i, p := range parts {
+		parts[i] = "^" + regexp.QuoteMeta(p) + "$"
+	}
+	return strings.Join(parts, "/")
 }

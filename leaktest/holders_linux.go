@@ -31,8 +31,7 @@ func runHolders(fns []string, test string) (*holdersResult, error) {
 	}
 	if exe, err := os.Executable(); err == nil && !hasDWARF(exe) {
 		return nil, fmt.Errorf("memdoctor holders reads the test binary's DWARF, and this one has none (plain go test links without it): "+
-			"build the test with go test -c (or -o FILE) and run the binary, e.g. go test -o leak.test -run '^%s$' . && ./leak.test -test.run '^%s$'",
-			strings.SplitN(test, "/", 2)[0], test)
+			"run the test again with -o, which keeps it (go test -o leak.test -run '%s' PACKAGE), or build it with go test -c and run the binary", runPattern(test))
 	}
 	dir, err := os.MkdirTemp("", "leaktest-holders-")
 	if err != nil {

@@ -83,3 +83,11 @@ func TestHoldersWithoutMemdoctor(t *testing.T) {
 		}
 	}
 }
+
+func TestRunPattern(t *testing.T) {
+	for name, want := range map[string]string{"TestA": "^TestA$", "TestA/sub_1": "^TestA$/^sub_1$", "TestB/a.b": `^TestB$/^a\.b$`} {
+		if got := runPattern(name); got != want {
+			t.Errorf("runPattern(%q) = %q, want %q", name, got, want)
+		}
+	}
+}
