@@ -240,7 +240,9 @@ func (r *run) judge() (heap, gor growth) {
 // each time by the time the last batch took, until a batch takes the round's time (the
 // batches are the warm-up's first part). The time is the process's CPU time where it can be
 // read: on a machine starved of CPU, the time a batch waits for one would make rounds too
-// short (a cache that a round of 20 ms of work fills would take many).
+// short (a cache that a round of 20 ms of work fills would take many). A batch that takes
+// five rounds' time on the clock ends the sizing too: a function that waits (for the network,
+// a timer) uses little CPU, and its rounds must not last seconds.
 func (r *run) size() int64 {
 	// The first call is often the slowest (lazy initialisation): it times nothing.
 	r.callFn(1)
@@ -251,21 +253,33 @@ func (r *run) size() int64 {
 		t0, c0 := time.Now(), cpuNow()
 		r.callFn(n)
 		r.warmup += n
-		d := time.Since(t0)
+		wall, cpu := time.Since(t0), time.Duration(-1)
 		if c1 := cpuNow(); c0 >= 0 && c1 >= 0 {
-			d = c1 - c0
+			cpu = c1 - c0
 		}
-		if d >= target || n >= 1e9 || time.Since(r.start) >= r.cfg.timeLimit/4 {
+		if cpu < 0 { // no CPU time here: the clock's alone
+			cpu = wall
+		}
+		if cpu >= target || wall >= wallRounds*target || n >= 1e9 || time.Since(r.start) >= r.cfg.timeLimit/4 {
 			return n
 		}
 		prev := n
-		if d <= 0 {
-			n *= 100
-		} else {
-			n = int64(float64(n) * float64(target) * 1.2 / float64(d))
-		}
+		n = grow(n, cpu, target)
+		n = min(n, grow(prev, wall, wallRounds*target))
 		n = max(min(n, 100*prev), prev+1)
 	}
+}
+
+// wallRounds is how many rounds' time a batch may take on the clock while it is sized.
+const wallRounds = 5
+
+// grow is the calls that would take target, by the time d that n calls took (with a fifth
+// more, as testing.B predicts).
+func grow(n int64, d, target time.Duration) int64 {
+	if d <= 0 {
+		return 100 * n
+	}
+	return int64(float64(n) * float64(target) * 1.2 / float64(d))
 }
 
 // The most a round may add, whatever fn leaks: a fast leak must not take the machine down
