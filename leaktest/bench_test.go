@@ -34,19 +34,23 @@ func bare(fn func()) time.Duration {
 
 // benchLoop runs one Loop per b.N and reports the time per call of fn under Loop, with the
 // warm-up and the readings (ns/call) and without (fn-ns/call: the calls alone, under the heap
-// profile's sampling of every allocation), called bare (bare-ns/call), and the time to the
-// verdict.
-func benchLoop(b *testing.B, fn func(), wantFail bool, opts ...Option) {
+// profile's sampling of every allocation), called bare (bare-ns/call), the test time to the
+// verdict (s/verdict) and to Loop's return, the failure written (s/loop). setup makes each
+// Loop's function, and what undoes what it did.
+func benchLoop(b *testing.B, setup func() (fn func(), undo func()), wantFail bool, opts ...Option) {
 	b.Helper()
 	var calls int64
-	var elapsed, inFn time.Duration
+	var elapsed, verdict, inFn time.Duration
 	for range b.N {
+		fn, undo := setup()
 		rec := &recorder{TB: b}
 		start := time.Now()
 		r := runOnce(rec, fn, append([]Option{noHolders}, opts...)...)
 		elapsed += time.Since(start)
+		undo()
 		calls += r.warmup + r.calls
 		inFn += r.inFn
+		verdict += r.elapsed
 		if failed := len(rec.errors) > 0; failed != wantFail {
 			b.Fatalf("Loop failed: %v, want %v: %s", failed, wantFail, rec.failure())
 		}
@@ -54,10 +58,17 @@ func benchLoop(b *testing.B, fn func(), wantFail bool, opts ...Option) {
 	b.ReportMetric(float64(elapsed.Nanoseconds())/float64(calls), "ns/call")
 	b.ReportMetric(float64(inFn.Nanoseconds())/float64(calls), "fn-ns/call")
 	if !wantFail {
+		fn, undo := setup()
 		b.ReportMetric(float64(bare(fn).Nanoseconds()), "bare-ns/call")
+		undo()
 	}
-	b.ReportMetric(elapsed.Seconds()/float64(b.N), "s/verdict")
+	b.ReportMetric(verdict.Seconds()/float64(b.N), "s/verdict")
+	b.ReportMetric(elapsed.Seconds()/float64(b.N), "s/loop")
 	b.ReportMetric(float64(calls)/float64(b.N), "calls/verdict")
+}
+
+func plain(fn func()) func() (func(), func()) {
+	return func() (func(), func()) { return fn, func() {} }
 }
 
 // runOnce is Loop, returning its run.
@@ -70,20 +81,21 @@ func runOnce(t testing.TB, fn func(), opts ...Option) *run {
 }
 
 // A function that does nothing but count: what Loop adds to each call, and the time to pass.
-func BenchmarkCheapFn(b *testing.B) { benchLoop(b, cheap, false) }
+func BenchmarkCheapFn(b *testing.B) { benchLoop(b, plain(cheap), false) }
 
 // A function that allocates 64 bytes of garbage: every allocation is sampled under Loop.
-func BenchmarkAllocatingFn(b *testing.B) { benchLoop(b, allocating, false) }
+func BenchmarkAllocatingFn(b *testing.B) { benchLoop(b, plain(allocating), false) }
 
 // The time to a heap leak's verdict: 256 bytes kept per call.
 func BenchmarkHeapLeakVerdict(b *testing.B) {
-	defer func() { leakedBytes = nil }()
-	benchLoop(b, leakBytes, true)
+	benchLoop(b, func() (func(), func()) { return leakBytes, func() { leakedBytes = nil } }, true)
 }
 
-// The time to a goroutine leak's verdict: one goroutine left blocked per call.
+// The time to a goroutine leak's verdict: one goroutine left blocked per call (let go after
+// each Loop, so that each starts with the goroutines the last one found).
 func BenchmarkGoroutineLeakVerdict(b *testing.B) {
-	block := make(chan struct{})
-	defer close(block)
-	benchLoop(b, func() { go waitOn(block) }, true)
+	benchLoop(b, func() (func(), func()) {
+		block := make(chan struct{})
+		return func() { go waitOn(block) }, func() { close(block) }
+	}, true)
 }
