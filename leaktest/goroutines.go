@@ -56,7 +56,7 @@ func shortFile(file string) string {
 // dumpGoroutines returns every goroutine of the process.
 func dumpGoroutines() []goroutine {
 	defer unprofiled()()
-	buf := make([]byte, max(1<<20, runtime.NumGoroutine()<<11))
+	buf := make([]byte, max(1<<20, runtime.NumGoroutine()<<9)) // a few hundred bytes each
 	for {
 		n := runtime.Stack(buf, true)
 		if n < len(buf) {
