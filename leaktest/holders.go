@@ -9,16 +9,20 @@ import (
 )
 
 // holdersSite is the function memdoctor holders is asked about for a heap site: the library's
-// line when the growth was allocated in a library (the most precise function whose objects
-// are the leak's), else the program's.
+// line that allocated most of its growth, when that is a library's (the most precise function
+// whose objects are the leak's), else the program's.
 func (r *run) holdersSite(hs heapSite) string {
-	if hs.site.lib.fn != "" && r.attr.mods.classify(hs.site.lib.fn) == classDep {
-		return hs.site.lib.fn
+	lib := hs.site.lib
+	if len(hs.libs) > 0 {
+		lib = hs.libs[0].at // the heaviest: writeHeapSites sorted them
+	}
+	if lib.fn != "" && r.attr.mods.classify(lib.fn) == classDep {
+		return lib.fn
 	}
 	if hs.site.inFn {
 		return hs.site.program.fn
 	}
-	return hs.site.lib.fn
+	return lib.fn
 }
 
 // holdersSection is the "who holds it" part of a heap leak's failure: the reference paths
