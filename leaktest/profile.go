@@ -17,9 +17,10 @@ type heapRecord struct {
 func heapProfile() map[[32]uintptr]heapRecord {
 	defer unprofiled()()
 	var recs []runtime.MemProfileRecord
-	n, ok := runtime.MemProfile(nil, true)
+	n, _ := runtime.MemProfile(nil, true)
 	for {
 		recs = make([]runtime.MemProfileRecord, n+n/4+64)
+		var ok bool
 		if n, ok = runtime.MemProfile(recs, true); ok {
 			break
 		}
