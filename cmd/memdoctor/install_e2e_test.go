@@ -13,15 +13,14 @@ import (
 	"github.com/memdoctor/memdoctor/internal/modproxy"
 )
 
-const agentModule = "github.com/memdoctor/memdoctor/agent"
-
 // TestInstallLatest does what `go install github.com/memdoctor/memdoctor/cmd/memdoctor@latest`
 // does on a fresh machine, offline: the memdoctor module as this working tree holds it,
-// published as a release (v0.99.0) into a local module proxy, with the agent's module at the
-// version its go.mod requires, taken from the commit that version names; an empty module
-// cache; no go.work (go install ...@version never reads one), no replace directive, the
-// go.sum lines of the published go.sum. The command it builds must run. So a change to the
-// agent's module that the tool uses fails here until pinagent pins it (docs/releasing.md).
+// published as a release (v0.99.0) into a local module proxy, with each nested module it
+// requires (the agent's, leaktest's: modproxy.PinnedModules) at the version its go.mod
+// requires, taken from the commit that version names; an empty module cache; no go.work (go
+// install ...@version never reads one), no replace directive, the go.sum lines of the
+// published go.sum. The command it builds must run. So a change to a nested module that the
+// tool uses fails here until pinagent pins it (docs/releasing.md).
 func TestInstallLatest(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the command from an empty module cache")
@@ -31,24 +30,28 @@ func TestInstallLatest(t *testing.T) {
 		t.Fatal(err)
 	}
 	if _, err := modproxy.Hash(repo, "HEAD"); err != nil {
-		t.Skipf("no git history here (%v): the agent's pinned version names a commit", err)
-	}
-	version := requiredAgent(t, repo)
-	_, hash, err := modproxy.ParsePseudoVersion(version)
-	if err != nil {
-		t.Fatalf("go.mod requires the agent at %v; want a pseudo-version until agent/v0.1.0 is tagged", err)
-	}
-	agentFiles, when, err := modproxy.Commit(repo, hash, "agent")
-	if err != nil {
-		t.Fatalf("go.mod requires the agent at %s, whose commit is not in this repository's history (%v): run go run ./internal/modproxy/pinagent", version, err)
-	}
-	rootFiles, err := modproxy.Dir(repo)
-	if err != nil {
-		t.Fatal(err)
+		t.Skipf("no git history here (%v): the nested modules' pinned versions name commits", err)
 	}
 	tmp := t.TempDir()
 	proxy := filepath.Join(tmp, "proxy")
-	if err := modproxy.Write(proxy, agentModule, version, when, agentFiles); err != nil {
+	versions := map[string]string{}
+	for _, m := range modproxy.PinnedModules {
+		version := required(t, repo, m.Path)
+		_, hash, err := modproxy.ParsePseudoVersion(version)
+		if err != nil {
+			t.Fatalf("go.mod requires %s at %v; want a pseudo-version until %s/v0.1.0 is tagged", m.Path, err, m.Dir)
+		}
+		files, when, err := modproxy.Commit(repo, hash, m.Dir)
+		if err != nil {
+			t.Fatalf("go.mod requires %s at %s, whose commit is not in this repository's history (%v): run go run ./internal/modproxy/pinagent", m.Path, version, err)
+		}
+		if err := modproxy.Write(proxy, m.Path, version, when, files); err != nil {
+			t.Fatal(err)
+		}
+		versions[m.Path] = version
+	}
+	rootFiles, err := modproxy.Dir(repo)
+	if err != nil {
 		t.Fatal(err)
 	}
 	if err := modproxy.Write(proxy, "github.com/memdoctor/memdoctor", "v0.99.0", time.Now(), rootFiles); err != nil {
@@ -68,41 +71,48 @@ func TestInstallLatest(t *testing.T) {
 	cmd.Dir = tmp
 	cmd.Env = append(env, "GOBIN="+bin)
 	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go install github.com/memdoctor/memdoctor/cmd/memdoctor@latest: %v\n%s\n(the agent at %s: if the tool uses what that commit's agent lacks, commit the agent's change and run go run ./internal/modproxy/pinagent)", err, out, version)
+		t.Fatalf("go install github.com/memdoctor/memdoctor/cmd/memdoctor@latest: %v\n%s\n(the nested modules at %v: if the tool uses what a pinned commit lacks, commit the change and run go run ./internal/modproxy/pinagent)", err, out, versions)
 	}
 	out, err := exec.Command(filepath.Join(bin, "memdoctor"), "version").CombinedOutput()
 	if err != nil || !strings.Contains(string(out), "v0.99.0") {
 		t.Errorf("the installed memdoctor version: %v\n%s", err, out)
 	}
 
-	// The agent's go.sum lines are what the go command computes for that version, in both
-	// modules that require it, and go.work replaces that very version.
-	sums, err := modproxy.Sums(env, agentModule, version)
+	// Each nested module's go.sum lines are what the go command computes for its version, in
+	// every module that requires it, and go.work replaces that very version.
+	work, err := os.ReadFile(filepath.Join(repo, "go.work"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, dir := range []string{repo, filepath.Join(repo, "agent", "prom")} {
-		if v := requiredAgent(t, dir); v != version {
-			t.Errorf("%s/go.mod requires the agent at %s, the memdoctor module at %s", dir, v, version)
-		}
-		b, err := os.ReadFile(filepath.Join(dir, "go.sum"))
+	for _, m := range modproxy.PinnedModules {
+		version := versions[m.Path]
+		sums, err := modproxy.Sums(env, m.Path, version)
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, s := range sums {
-			if !slices.Contains(strings.Split(string(b), "\n"), s) {
-				t.Errorf("%s/go.sum lacks %q", dir, s)
+		for _, rel := range m.RequiredBy {
+			dir := filepath.Join(repo, filepath.FromSlash(rel))
+			if v := required(t, dir, m.Path); v != version {
+				t.Errorf("%s/go.mod requires %s at %s, the memdoctor module at %s", dir, m.Path, v, version)
+			}
+			b, err := os.ReadFile(filepath.Join(dir, "go.sum"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, s := range sums {
+				if !slices.Contains(strings.Split(string(b), "\n"), s) {
+					t.Errorf("%s/go.sum lacks %q", dir, s)
+				}
 			}
 		}
-	}
-	work, err := os.ReadFile(filepath.Join(repo, "go.work"))
-	if err != nil || !strings.Contains(string(work), "replace "+agentModule+" "+version+" => ./agent") {
-		t.Errorf("go.work does not replace the agent at %s with ./agent (%v):\n%s", version, err, work)
+		if want := "replace " + m.Path + " " + version + " => ./" + m.Dir; !strings.Contains(string(work), want) {
+			t.Errorf("go.work does not replace %s at %s with ./%s:\n%s", m.Path, version, m.Dir, work)
+		}
 	}
 }
 
-// requiredAgent returns the version of the agent's module that dir/go.mod requires.
-func requiredAgent(t *testing.T, dir string) string {
+// required returns the version of modPath that dir/go.mod requires.
+func required(t *testing.T, dir, modPath string) string {
 	t.Helper()
 	cmd := exec.Command("go", "mod", "edit", "-json")
 	cmd.Dir = dir
@@ -117,10 +127,10 @@ func requiredAgent(t *testing.T, dir string) string {
 		t.Fatal(err)
 	}
 	for _, r := range m.Require {
-		if r.Path == agentModule {
+		if r.Path == modPath {
 			return r.Version
 		}
 	}
-	t.Fatalf("%s/go.mod does not require %s", dir, agentModule)
+	t.Fatalf("%s/go.mod does not require %s", dir, modPath)
 	return ""
 }

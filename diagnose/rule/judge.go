@@ -2,7 +2,6 @@ package rule
 
 import (
 	"math"
-	"sort"
 	"time"
 
 	"github.com/memdoctor/memdoctor/facts"
@@ -208,63 +207,6 @@ func (g growth) untilStrong(tr *Trend) time.Duration {
 		}
 	}
 	return time.Duration(m-g.n) * g.step
-}
-
-// lateShare is the share of the observed growth (first to last) made after the window's
-// middle, from the reading nearest the middle.
-func lateShare(pts []facts.Point, first, last float64) float64 {
-	if last <= first {
-		return 0
-	}
-	mid := pts[0].T.Add(pts[len(pts)-1].T.Sub(pts[0].T) / 2)
-	i := sort.Search(len(pts), func(i int) bool { return !pts[i].T.Before(mid) })
-	if i == len(pts) || i > 0 && mid.Sub(pts[i-1].T) < pts[i].T.Sub(mid) {
-		i-- // the nearest reading: one a few milliseconds before the middle is the middle one
-	}
-	k := min(max(len(pts)/6, 1), 3)
-	lo, hi := max(i-k/2, 0), min(i-k/2+k, len(pts))
-	m := facts.Median(facts.Values(pts[lo:hi]))
-	return (last - m) / (last - first)
-}
-
-// lateRatio is the slope of the window's last third over the whole window's: the slope
-// between the medians of the middle and the last thirds (by time), each placed at its median
-// time, so that one outlier among the last readings (a burst live at a GC) cannot turn a rise
-// into a fall. With no reading in one of the thirds, the Theil-Sen slope of the last three.
-func lateRatio(pts []facts.Point, slope float64) float64 {
-	t0, span := pts[0].T, pts[len(pts)-1].T.Sub(pts[0].T)
-	mid, late := t0.Add(span/3), t0.Add(span*2/3)
-	var middle, last []facts.Point
-	for _, p := range pts {
-		switch {
-		case !p.T.Before(late):
-			last = append(last, p)
-		case !p.T.Before(mid):
-			middle = append(middle, p)
-		}
-	}
-	if len(middle) == 0 || len(last) == 0 {
-		return trend(pts[max(len(pts)-3, 0):]).Slope / slope
-	}
-	at := func(g []facts.Point) float64 { return g[len(g)/2].T.Sub(t0).Seconds() }
-	dt := at(last) - at(middle)
-	if dt <= 0 {
-		return trend(pts[max(len(pts)-3, 0):]).Slope / slope
-	}
-	return (facts.Median(facts.Values(last)) - facts.Median(facts.Values(middle))) / dt / slope
-}
-
-// scatter is the spread of the readings around the fitted trend (1.4826 x the median
-// absolute residual, which estimates a standard deviation), at least half the values'
-// resolution.
-func scatter(pts []facts.Point, tr fit, quantum float64) float64 {
-	res := make([]float64, len(pts))
-	t0 := pts[0].T
-	for i, p := range pts {
-		res[i] = math.Abs(p.V - (tr.Intercept + tr.Slope*p.T.Sub(t0).Seconds()))
-	}
-	s := 1.4826 * facts.Median(res)
-	return math.Max(s, math.Max(quantum/2, 1e-9*math.Abs(facts.Median(facts.Values(pts)))+1e-12))
 }
 
 // Rise is a growth as the words layer tells it: where it went from and to, how fast, how

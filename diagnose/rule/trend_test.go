@@ -57,36 +57,6 @@ func TestTrend(t *testing.T) {
 	}
 }
 
-// The exact Mann-Kendall p-values of small samples without ties, against the counts of
-// permutations by inversions (Mahonian numbers, OEIS A008302).
-func TestExactMKP(t *testing.T) {
-	for _, tc := range []struct {
-		n    int
-		s    float64
-		want float64
-	}{
-		{3, 3, 1.0 / 6},  // one ordering of 6 rises throughout
-		{4, 6, 1.0 / 24}, // one of 24
-		{4, 4, 4.0 / 24}, // 1 + 3 orderings with at most one inversion
-		{5, 10, 1.0 / 120},
-		{5, 8, 5.0 / 120},  // 1 + 4
-		{5, 6, 14.0 / 120}, // 1 + 4 + 9
-		{10, 45, 1.0 / 3628800},
-		{5, -10, 1},
-	} {
-		if got := exactMKP(tc.n, tc.s); math.Abs(got-tc.want) > 1e-12 {
-			t.Errorf("exactMKP(%d, %g) = %g, want %g", tc.n, tc.s, got, tc.want)
-		}
-	}
-	// Large samples agree with the normal approximation the trend test uses beyond exactMKMax.
-	n, s := 10, 25.0
-	variance := float64(n*(n-1)*(2*n+5)) / 18
-	approx := 0.5 * math.Erfc((s-1)/math.Sqrt(variance)/math.Sqrt2)
-	if got := exactMKP(n, s); math.Abs(got-approx) > 0.01 {
-		t.Errorf("exactMKP(10, 25) = %g, the normal approximation %g", got, approx)
-	}
-}
-
 // The readings every 10 s of a window that lasts a few milliseconds longer than 60 s: the
 // middle one (30 s) is a few milliseconds before the window's middle, and is the middle
 // reading all the same; the next one (40 s) would make a steady climb look half done.

@@ -1,14 +1,16 @@
-// Command pinagent makes the memdoctor module (and agent/prom) require the agent's module at
-// a commit: the pseudo-version proxy.golang.org serves for it, with the go.sum lines the go
-// command computes for it, and the go.work replacement that keeps the workspace on ./agent.
+// Command pinagent makes the memdoctor module (and agent/prom) require the repository's nested
+// modules (modproxy.PinnedModules: the agent's and leaktest's) each at a commit: the
+// pseudo-version proxy.golang.org serves for it, with the go.sum lines the go command computes
+// for it, and the go.work replacement that keeps the workspace on its directory.
 //
 //	go run ./internal/modproxy/pinagent [COMMIT]
 //
-// COMMIT defaults to the last commit that changed the agent's module. Run it after committing
-// a change to the agent's module that the rest of the repository uses, and commit what it
-// changes: `go install github.com/memdoctor/memdoctor/cmd/memdoctor@latest` builds against the
-// version pinned here, never against the working tree. A release tags agent/vX.Y.Z instead
-// (docs/releasing.md).
+// Each module is pinned at the last commit that changed it, at or before COMMIT (default
+// HEAD). Run it after committing a change to a nested module that the rest of the repository
+// uses, and commit what it changes: `go install
+// github.com/memdoctor/memdoctor/cmd/memdoctor@latest` builds against the versions pinned
+// here, never against the working tree. A release tags agent/vX.Y.Z and leaktest/vX.Y.Z
+// instead (docs/releasing.md).
 package main
 
 import (
@@ -24,8 +26,6 @@ import (
 
 	"github.com/memdoctor/memdoctor/internal/modproxy"
 )
-
-const agentModule = "github.com/memdoctor/memdoctor/agent"
 
 func main() {
 	if err := run(os.Stdout, os.Stderr, os.Args[1:]); err != nil {
@@ -48,45 +48,49 @@ func run(stdout, stderr io.Writer, args []string) error {
 		return fmt.Errorf("not in the repository's git working tree: %w", err)
 	}
 	repo := strings.TrimSpace(string(top))
-	rev := fs.Arg(0)
-	if rev == "" {
-		out, err := exec.Command("git", "-C", repo, "log", "-1", "--format=%H", "--", "agent", ":(exclude)agent/prom").Output()
+	at := fs.Arg(0)
+	if at == "" {
+		at = "HEAD"
+	}
+	for _, m := range modproxy.PinnedModules {
+		logArgs := append([]string{"-C", repo, "log", "-1", "--format=%H", at, "--"}, m.Pathspec()...)
+		out, err := exec.Command("git", logArgs...).Output()
 		if err != nil || len(out) == 0 {
-			return fmt.Errorf("no commit changed agent/: %v", err)
+			return fmt.Errorf("no commit at or before %s changed %s/: %v", at, m.Dir, err)
 		}
-		rev = strings.TrimSpace(string(out))
-	}
-	version, sums, err := pin(repo, rev)
-	if err != nil {
-		return err
-	}
-	for _, dir := range []string{repo, filepath.Join(repo, "agent", "prom")} {
-		if err := require(dir, version, sums); err != nil {
+		rev := strings.TrimSpace(string(out))
+		version, sums, err := pin(repo, m, rev)
+		if err != nil {
 			return err
 		}
+		for _, dir := range m.RequiredBy {
+			if err := require(filepath.Join(repo, filepath.FromSlash(dir)), m.Path, version, sums); err != nil {
+				return err
+			}
+		}
+		if err := workspace(repo, m, version); err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "%s pinned at %s in the go.mod of %s and in go.work\n", m.Path, version, strings.Join(m.RequiredBy, ", "))
 	}
-	if err := workspace(repo, version); err != nil {
-		return err
-	}
-	fmt.Fprintf(stdout, "%s pinned at %s in go.mod, agent/prom/go.mod and go.work\n", agentModule, version)
 	return nil
 }
 
-// pin checks that the working tree's agent module is the commit's and returns the commit's
+// pin checks that the working tree's module is the commit's and returns the commit's
 // pseudo-version and its go.sum lines.
-func pin(repo, rev string) (string, []string, error) {
+func pin(repo string, m modproxy.Pinned, rev string) (string, []string, error) {
 	hash, err := modproxy.Hash(repo, rev)
 	if err != nil {
 		return "", nil, err
 	}
-	diff := exec.Command("git", "-C", repo, "status", "--porcelain", "--untracked-files=all", "--", "agent", ":(exclude)agent/prom")
+	diff := exec.Command("git", append([]string{"-C", repo, "status", "--porcelain", "--untracked-files=all", "--"}, m.Pathspec()...)...)
 	if out, err := diff.Output(); err != nil || len(out) > 0 {
-		return "", nil, fmt.Errorf("agent/ has changes that are not committed (%v):\n%scommit them first: a pin names a commit", err, out)
+		return "", nil, fmt.Errorf("%s/ has changes that are not committed (%v):\n%scommit them first: a pin names a commit", m.Dir, err, out)
 	}
-	if err := exec.Command("git", "-C", repo, "diff", "--quiet", hash, "HEAD", "--", "agent", ":(exclude)agent/prom").Run(); err != nil {
-		return "", nil, fmt.Errorf("agent/ changed between %.12s and HEAD: pin the last commit that changed it (the default)", hash)
+	if err := exec.Command("git", append([]string{"-C", repo, "diff", "--quiet", hash, "HEAD", "--"}, m.Pathspec()...)...).Run(); err != nil {
+		return "", nil, fmt.Errorf("%s/ changed between %.12s and HEAD: pin the last commit that changed it (the default)", m.Dir, hash)
 	}
-	files, when, err := modproxy.Commit(repo, hash, "agent")
+	files, when, err := modproxy.Commit(repo, hash, m.Dir)
 	if err != nil {
 		return "", nil, err
 	}
@@ -96,20 +100,20 @@ func pin(repo, rev string) (string, []string, error) {
 		return "", nil, err
 	}
 	defer os.RemoveAll(tmp)
-	if err := modproxy.Write(filepath.Join(tmp, "proxy"), agentModule, version, when, files); err != nil {
+	if err := modproxy.Write(filepath.Join(tmp, "proxy"), m.Path, version, when, files); err != nil {
 		return "", nil, err
 	}
 	env, err := modproxy.Env(filepath.Join(tmp, "proxy"), filepath.Join(tmp, "modcache"))
 	if err != nil {
 		return "", nil, err
 	}
-	sums, err := modproxy.Sums(env, agentModule, version)
+	sums, err := modproxy.Sums(env, m.Path, version)
 	return version, sums, err
 }
 
-// require sets the requirement in dir's go.mod and the agent's lines in its go.sum.
-func require(dir, version string, sums []string) error {
-	cmd := exec.Command("go", "mod", "edit", "-require="+agentModule+"@"+version)
+// require sets the requirement of modPath in dir's go.mod and its lines in dir's go.sum.
+func require(dir, modPath, version string, sums []string) error {
+	cmd := exec.Command("go", "mod", "edit", "-require="+modPath+"@"+version)
 	cmd.Dir = dir
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return fmt.Errorf("go mod edit in %s: %w: %s", dir, err, out)
@@ -120,15 +124,15 @@ func require(dir, version string, sums []string) error {
 		return err
 	}
 	// go.sum is sorted by module path, then by version in semver order: keep the other lines
-	// as they are and put the agent's where its path sorts.
+	// as they are and put the module's where its path sorts.
 	var lines []string
 	placed := false
 	for _, l := range strings.Split(strings.TrimSuffix(string(b), "\n"), "\n") {
 		mod, _, _ := strings.Cut(l, " ")
-		if l == "" || mod == agentModule {
+		if l == "" || mod == modPath {
 			continue
 		}
-		if !placed && mod > agentModule {
+		if !placed && mod > modPath {
 			lines, placed = append(lines, sums...), true
 		}
 		lines = append(lines, l)
@@ -139,8 +143,9 @@ func require(dir, version string, sums []string) error {
 	return os.WriteFile(path, []byte(strings.Join(lines, "\n")+"\n"), 0o644)
 }
 
-// workspace points go.work's replacement of the pinned version at ./agent, dropping the old.
-func workspace(repo, version string) error {
+// workspace points go.work's replacement of the pinned version at the module's directory,
+// dropping the old.
+func workspace(repo string, m modproxy.Pinned, version string) error {
 	work := filepath.Join(repo, "go.work")
 	out, err := exec.Command("go", "work", "edit", "-json", work).Output()
 	if err != nil {
@@ -156,11 +161,11 @@ func workspace(repo, version string) error {
 	}
 	args := []string{"work", "edit"}
 	for _, r := range w.Replace {
-		if r.Old.Path == agentModule {
-			args = append(args, "-dropreplace="+agentModule+"@"+r.Old.Version)
+		if r.Old.Path == m.Path {
+			args = append(args, "-dropreplace="+m.Path+"@"+r.Old.Version)
 		}
 	}
-	args = append(args, "-replace="+agentModule+"@"+version+"=./agent", work)
+	args = append(args, "-replace="+m.Path+"@"+version+"=./"+m.Dir, work)
 	if out, err := exec.Command("go", args...).CombinedOutput(); err != nil {
 		return fmt.Errorf("go work edit: %w: %s", err, out)
 	}

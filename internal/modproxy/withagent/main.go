@@ -1,13 +1,14 @@
 // Command withagent runs a go command that reads no go.work (go get, go mod tidy) in the
-// module of the current directory, with the agent's module at the version that go.mod
-// requires served from a local proxy built from the commit the version names: until that
-// commit is pushed, proxy.golang.org cannot serve it.
+// module of the current directory, with the repository's nested modules it requires (the
+// agent's, leaktest's: modproxy.PinnedModules) at the versions that go.mod requires, served
+// from a local proxy built from the commits the versions name: until those commits are
+// pushed, proxy.golang.org cannot serve them.
 //
 //	go run ./internal/modproxy/withagent get github.com/modelcontextprotocol/go-sdk@v1.8.0
 //	go run ./internal/modproxy/withagent mod tidy
 //	(cd agent/prom && go run ../../internal/modproxy/withagent mod tidy)
 //
-// Other modules come from GOPROXY as usual; go.sum verifies the agent's lines.
+// Other modules come from GOPROXY as usual; go.sum verifies the pinned modules' lines.
 package main
 
 import (
@@ -22,8 +23,6 @@ import (
 
 	"github.com/memdoctor/memdoctor/internal/modproxy"
 )
-
-const agentModule = "github.com/memdoctor/memdoctor/agent"
 
 func main() {
 	err := run(os.Stdout, os.Stderr, os.Args[1:])
@@ -51,31 +50,38 @@ func run(stdout, stderr io.Writer, args []string) error {
 	if err := json.Unmarshal(out, &m); err != nil {
 		return err
 	}
-	version := ""
-	for _, r := range m.Require {
-		if r.Path == agentModule {
-			version = r.Version
-		}
-	}
-	_, hash, err := modproxy.ParsePseudoVersion(version)
-	if err != nil {
-		return fmt.Errorf("this module's agent requirement: %w", err)
-	}
 	top, err := exec.Command("git", "rev-parse", "--show-toplevel").Output()
 	if err != nil {
 		return fmt.Errorf("not in the repository's git working tree: %w", err)
-	}
-	files, when, err := modproxy.Commit(strings.TrimSpace(string(top)), hash, "agent")
-	if err != nil {
-		return err
 	}
 	tmp, err := os.MkdirTemp("", "withagent-")
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(tmp)
-	if err := modproxy.Write(tmp, agentModule, version, when, files); err != nil {
-		return err
+	var served []string
+	for _, pm := range modproxy.PinnedModules {
+		version := ""
+		for _, r := range m.Require {
+			if r.Path == pm.Path {
+				version = r.Version
+			}
+		}
+		if version == "" {
+			continue // this module does not require it
+		}
+		_, hash, err := modproxy.ParsePseudoVersion(version)
+		if err != nil {
+			return fmt.Errorf("this module's requirement of %s: %w", pm.Path, err)
+		}
+		files, when, err := modproxy.Commit(strings.TrimSpace(string(top)), hash, pm.Dir)
+		if err != nil {
+			return err
+		}
+		if err := modproxy.Write(tmp, pm.Path, version, when, files); err != nil {
+			return err
+		}
+		served = append(served, pm.Path)
 	}
 	proxy, err := exec.Command("go", "env", "GOPROXY").Output()
 	if err != nil {
@@ -89,6 +95,6 @@ func run(stdout, stderr io.Writer, args []string) error {
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, stdout, stderr
 	cmd.Env = append(os.Environ(), "GOWORK=off",
 		"GOPROXY=file://"+filepath.ToSlash(abs)+","+strings.TrimSpace(string(proxy)),
-		"GONOSUMDB="+agentModule, "GOFLAGS=-mod=mod")
+		"GONOSUMDB="+strings.Join(served, ","), "GOFLAGS=-mod=mod")
 	return cmd.Run()
 }

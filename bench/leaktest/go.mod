@@ -1,0 +1,3 @@
+module github.com/memdoctor/memdoctor/bench/leaktest
+
+go 1.25.0

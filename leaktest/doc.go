@@ -1,0 +1,117 @@
+// Package leaktest catches memory and goroutine leaks in go test, before they ship: it calls a
+// function over and over and fails the test when the live heap or the goroutines keep growing
+// with the calls, saying what grows by how much per call, the proof, the line that allocates
+// it or started the goroutines, and (on Linux, with the memdoctor command on PATH) what keeps
+// the memory alive.
+//
+//	func TestSessionStoreDoesNotLeak(t *testing.T) {
+//		s := NewSessionStore(1000)
+//		leaktest.Loop(t, func() {
+//			s.Handle(newRequest())
+//		})
+//	}
+//
+// It is the in-test counterpart of memdoctor's diagnosis (github.com/memdoctor/memdoctor),
+// judging the growth with the same statistics, and a module of its own with no dependency
+// but the standard library: a module whose tests import it gains this module alone.
+//
+// # How it judges
+//
+// Loop first sizes a round as testing.B sizes its loops: it calls fn once, then more times by
+// how long the last batch took, until a batch takes 20 ms. Those calls and one more round are
+// the warm-up (Warmup adds calls for caches larger than that). Then it runs rounds of that
+// many calls, and after each one collects the garbage (runtime.GC) and reads the live heap
+// (runtime/metrics' /gc/heap/live:bytes, what the collection found live) and the number of
+// goroutines. It samples every allocation in the heap profile while it runs
+// (runtime.MemProfileRate = 1), and puts the rate back after.
+//
+// After each round it judges the two series against the number of calls, as memdoctor's
+// diagnosis judges a series in time (the statistics are one package, leaktest/trend, that
+// both import):
+//
+//   - the growth counts: at least MinBytesPerCall (or MinGoroutinesPerCall) per call, and at
+//     least 64 KiB (4 goroutines) over the rounds;
+//   - it is consistent: Kendall's tau of at least 0.5 and Mann-Kendall's one-sided test at
+//     p <= 0.01 (exact for ten readings or fewer), over five readings or more;
+//   - it stands clear of the noise: four times the readings' scatter around the Theil-Sen
+//     line (or it only ever rose);
+//   - it still rises at the end: the slope over the last third of the calls is at least half
+//     the whole series', and the second half made at least a quarter of the growth. A cache
+//     that fills and stops, a pool, a lazy initialisation or a connection pool that grows to
+//     its size is a step at the start or a rise that levels off: not a leak.
+//
+// A leak is failed as soon as it is confirmed, from the eighth reading on (the baseline's and
+// seven rounds': a cache that fills over the first rounds has that long to level off). A
+// series with no growth that counts passes after ten readings. A growth that may be a leak but is not yet
+// sure (consistent but still small, or levelling off) gets more rounds, up to TimeLimit; a
+// suspicion left at the limit is logged, not failed.
+//
+// # What a failure says
+//
+//	leaktest: the live heap keeps growing with the calls of fn: a leak
+//	  measured over 4 rounds of 6662 calls after 13425 warm-up calls (652ms)
+//
+//	live heap: 283 B per call (3.77 MiB -> 11 MiB over 26648 calls); Kendall's tau 1.00, p = 0.0083 (Mann-Kendall), 288 times the readings' scatter, still rising at the end (the last third's slope 0.76 of the whole)
+//	  297 B per call (100% of the growth, 1 objects per call) allocated under your code at store/store.go:47
+//	    example.com/store.(*Store).remember (/src/store/store.go:47)
+//	    100% allocated right there
+//
+//	who holds it:
+//	  example.com/store.(*Store).remember: 7.2 MiB held in this process (26648 sampled objects)
+//	    100.0%  7.2 MiB  example.com/store.(*Store).seen[value]
+//
+// The sites are the heap profile's growth between the first reading and the last, grouped by
+// the program's line: the innermost frame of the module under test, the line a person changes,
+// as memdoctor's diagnosis names culprits. Under each, the library's line: the innermost
+// frame in the module the program called into (or the standard library's allocating line),
+// so that a leak inside a dependency names both the call and the dependency's line.
+//
+// Growing goroutines are grouped by what they wait for, where (the top of their stack) and
+// the go statement that started them; when a library's go statement started them, the line
+// of the program that called the library is named too: the program's frame under the
+// allocations the go statement's function made during the rounds, which the heap profile
+// recorded with their stack (its innermost 32 frames, as runtime.MemProfile keeps them).
+//
+// Who holds it: on Linux, when the memdoctor command is on PATH, a heap leak's failure runs
+// `memdoctor holders --json FILE --site FUNC PID` on the test's own process (letting its child
+// trace it with prctl(PR_SET_PTRACER)), and shows the reference paths from the GC roots to
+// the growth's objects, which the profile sampled all. memdoctor reads DWARF, which plain go
+// test leaves out of the binaries it runs: build the test with go test -c (or -o) to get the
+// paths. Without memdoctor, the failure says how to get them.
+//
+// # Options
+//
+// Pass options after fn: Loop(t, fn, leaktest.TimeLimit(30*time.Second),
+// leaktest.IgnoreSites("example.com/cache.(*LRU).Add")).
+//
+//	TimeLimit(d)             the longest Loop runs (default 10s)
+//	MinBytesPerCall(n)       the smallest heap growth per call that counts (default 1 byte)
+//	MinGoroutinesPerCall(n)  the smallest goroutine growth per call that counts (default 0.001)
+//	HeapOnly(), GoroutinesOnly()
+//	                         check one of the two (default both)
+//	Warmup(n)                n more calls before measuring (default 0)
+//	IgnoreSites(fn...)       leave memory allocated under these functions out of the growth
+//	IgnoreTopFunction(fn...) leave goroutines whose top function is one of these out
+//
+// # Limits
+//
+// The heap and the goroutines are the process's: Loop refuses a parallel test (t.Parallel)
+// and a second Loop running at the same time; other goroutines that allocate and keep memory
+// while it runs (a background cache warming up) count as fn's. A growth bounded beyond what
+// the test reaches (a cache of a million entries filled a thousand calls per round) looks like
+// a leak within the time limit: fill it in the warm-up (Warmup). A leak of less than a byte per
+// call, or one that appears once in more calls than the rounds make, is out of reach.
+//
+// Where it differs from memdoctor's diagnosis: the readings are against calls, not time; every
+// allocation is sampled, so per-site growth is exact rather than estimated; the goroutines'
+// maker is found from the process's own heap profile rather than from the callers of a
+// library's API in sampled profiles; and the live heap is read after a forced collection, so
+// the diagnosis's corrections for a heap measured between collections do not apply.
+//
+// # Cost
+//
+// Loop's readings cost one garbage collection per round (20 ms at least); sampling every
+// allocation makes each allocation of fn slower (about a microsecond), and each call of fn
+// passes through one more function call. See docs/leaktest.md in memdoctor's repository for the
+// measured overhead per call and the time to a verdict.
+package leaktest

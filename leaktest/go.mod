@@ -1,0 +1,3 @@
+module github.com/memdoctor/memdoctor/leaktest
+
+go 1.25.0
