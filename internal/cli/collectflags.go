@@ -30,8 +30,10 @@ type outputFlags struct {
 	json   string
 	html   string
 	failOn string
-	// holders (watch --holders): read who holds a confirmed heap leak before reporting.
+	// holders (watch --holders): read who holds a confirmed heap leak before reporting,
+	// stopping the process as stop allows.
 	holders bool
+	stop    stopFlags
 }
 
 func (o *outputFlags) register(fs *flag.FlagSet) {

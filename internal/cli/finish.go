@@ -36,7 +36,7 @@ func diagnoseDir(e *env, dir string, budget uint64, out outputFlags) (*diagnose.
 	}
 	var held *holders.Result
 	if out.holders {
-		held = holdersAfterWatch(e, d, dir)
+		held = holdersAfterWatch(e, d, dir, out.stop)
 	}
 	if err := emit(e, d, out); err != nil {
 		return d, err

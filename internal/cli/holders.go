@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -19,6 +20,7 @@ import (
 	"github.com/memdoctor/memdoctor/internal/units"
 	"github.com/memdoctor/memdoctor/process"
 	"github.com/memdoctor/memdoctor/session"
+	"github.com/memdoctor/memdoctor/snapshot"
 )
 
 var holdersCmd = &command{
@@ -56,11 +58,6 @@ process needs Linux and permission to trace it; a core can be read anywhere.`,
 
 func init() { holdersCmd.run = runHolders }
 
-// stopRate is the heap memdoctor reads per second while the process is stopped, measured by
-// bench/holders on two cores (250 to 420 MiB/s from 80 MiB to 1 GiB): what the estimate said
-// before stopping stands on.
-const stopRate = 300 << 20
-
 func runHolders(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(holdersCmd, e)
 	var sites stringsFlag
@@ -70,6 +67,8 @@ func runHolders(ctx context.Context, e *env, args []string) error {
 	pprofOut := fs.String("pprof", "", "also write a profile whose frames are the reference paths to `FILE`, for go tool pprof -http")
 	top := fs.Int("top", 5, "with no --site or --from, show this many allocation sites")
 	paths := fs.Int("paths", 10, "show at most this many paths per culprit")
+	var sf stopFlags
+	sf.register(fs)
 	pos, err := parse(holdersCmd, e, fs, args, true)
 	if err != nil {
 		return err
@@ -79,6 +78,7 @@ func runHolders(ctx context.Context, e *env, args []string) error {
 	}
 	var opts walk.Options
 	opts.Sites, opts.TopSites, opts.MaxPaths = sites, *top, *paths
+	sf.apply(&opts)
 	saveDir := ""
 	if *from != "" {
 		culprits, dir, err := leakCulprits(*from)
@@ -159,49 +159,61 @@ func openHolderTarget(pos []string) (*process.Target, error) {
 	return nil, usagef("holders: want a PID, or a CORE file and its EXECUTABLE")
 }
 
+// stopFlags bound how a live process is stopped to read its holders: holders' and
+// watch --holders' --max-stop and --tmpdir.
+type stopFlags struct {
+	maxStop time.Duration
+	tmpDir  string
+}
+
+func (f *stopFlags) register(fs *flag.FlagSet) {
+	fs.DurationVar(&f.maxStop, "max-stop", snapshot.DefaultMaxStop, "refuse to stop a live process longer than `DURATION` to copy what its heap's walk reads (estimated before stopping it; 0: no bound)")
+	fs.StringVar(&f.tmpDir, "tmpdir", "", "copy the process's memory into an unlinked file in `DIR` (default $TMPDIR, else /tmp): it needs about the heap in use")
+}
+
+func (f *stopFlags) apply(o *walk.Options) {
+	o.MaxStop, o.TempDir = f.maxStop, f.tmpDir
+	if f.maxStop == 0 {
+		o.MaxStop = -1
+	}
+}
+
 // readHolders reads the target, saying before and after how long a live process is stopped.
 // A first Ctrl-C cancels the reading; the process runs again either way.
 func readHolders(ctx context.Context, e *env, t *process.Target, opts walk.Options) (*holders.Result, error) {
-	if t.Kind == "process" {
-		msg := fmt.Sprintf("holders: stopping process %d while its heap is read", t.PID)
-		if rss := residentBytes(t.PID); rss > 0 {
-			msg += fmt.Sprintf(" (about %s for %s resident)", units.Duration(time.Duration(float64(rss)/stopRate*float64(time.Second))), units.Bytes(float64(rss)))
+	opts.BeforeStop = func(est snapshot.Estimate) {
+		free := ""
+		if est.Free > 0 {
+			free = fmt.Sprintf(" (%s free)", units.Bytes(float64(est.Free)))
 		}
-		e.log.Info(msg)
+		e.log.Info(fmt.Sprintf("holders: stopping process %d for about %s to copy %s of its memory into an unlinked file in %s%s; its heap is walked on the copy once it runs again",
+			t.PID, units.Duration(est.Stop), units.Bytes(float64(est.Bytes)), est.Dir, free))
 	}
 	s, release := handleStops(ctx, e)
 	defer release()
 	res, err := walk.Read(s.ctx, t, opts)
-	if t.Kind == "process" {
-		if err != nil {
-			e.log.Info(fmt.Sprintf("holders: process %d runs again", t.PID))
-		} else {
-			e.log.Info(fmt.Sprintf("holders: process %d runs again: it was stopped for %s", t.PID,
-				units.Duration(time.Duration(res.StoppedSeconds*float64(time.Second)))))
-		}
+	if t.Kind == "process" && res != nil {
+		walked := time.Duration((res.Timing.Roots + res.Timing.Walk + res.Timing.Name) * float64(time.Millisecond))
+		e.log.Info(fmt.Sprintf("holders: process %d runs again: it was stopped for %s (copying %s took %s); the copy was walked in %s", t.PID,
+			units.Duration(time.Duration(res.StoppedSeconds*float64(time.Second))), units.Bytes(float64(res.Copied)),
+			units.Duration(time.Duration(res.Timing.Copy*float64(time.Millisecond))), units.Duration(walked)))
 	}
 	if err != nil {
-		if s.ctx.Err() != nil && ctx.Err() == nil {
+		var tooLong *snapshot.TooLongError
+		var noSpace *process.NoSpaceError
+		switch {
+		case s.ctx.Err() != nil && ctx.Err() == nil:
 			return nil, errors.New("holders: interrupted; the process runs again")
+		case errors.As(err, &tooLong):
+			return nil, fmt.Errorf("holders: %w: nothing was stopped; allow it with --max-stop %s", err, tooLong.Allow())
+		case errors.As(err, &noSpace):
+			return nil, fmt.Errorf("holders: %w: nothing was stopped; give a directory with room with --tmpdir DIR", err)
+		case t.Kind == "process":
+			return nil, fmt.Errorf("holders: %w (process %d runs again)", err, t.PID)
 		}
 		return nil, fmt.Errorf("holders: %w", err)
 	}
 	return res, nil
-}
-
-// residentBytes reads VmRSS of a process, 0 when unknown.
-func residentBytes(pid int) uint64 {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
-	if err != nil {
-		return 0
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
-			kb, _ := strconv.ParseUint(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
-			return kb << 10
-		}
-	}
-	return 0
 }
 
 // leakCulprits reads the heap-leak culprits of a diagnosis: a session directory's
@@ -268,7 +280,7 @@ func (s *stringsFlag) Set(v string) error {
 // holdersAfterWatch (watch --holders) reads who holds each confirmed heap leak of the
 // diagnosis, when the watched process can still be read, and saves it in the session for
 // report and serve. What it cannot do it says, and the watch's result stands.
-func holdersAfterWatch(e *env, d *diagnose.Diagnosis, dir string) *holders.Result {
+func holdersAfterWatch(e *env, d *diagnose.Diagnosis, dir string, sf stopFlags) *holders.Result {
 	var sites []string
 	for _, f := range d.Findings {
 		if f.Kind != diagnose.KindHeapLeak || f.Confidence != diagnose.Confirmed || f.Severity == diagnose.Info {
@@ -295,7 +307,9 @@ func holdersAfterWatch(e *env, d *diagnose.Diagnosis, dir string) *holders.Resul
 		return nil
 	}
 	defer t.Close()
-	res, err := readHolders(context.Background(), e, t, walk.Options{Sites: sites})
+	opts := walk.Options{Sites: sites}
+	sf.apply(&opts)
+	res, err := readHolders(context.Background(), e, t, opts)
 	if err != nil {
 		e.log.Warn(err.Error())
 		return nil

@@ -1,0 +1,116 @@
+package process
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sync/atomic"
+
+	"golang.org/x/sys/unix"
+)
+
+var errNoSpace = errors.New("no space left")
+
+// createUnlinked opens a new file in dir that no name refers to (O_TMPFILE), mode 0600; where
+// the file system cannot, a named file is created and removed before anything is written.
+func createUnlinked(dir string) (*os.File, error) {
+	fd, err := unix.Open(dir, unix.O_TMPFILE|unix.O_RDWR|unix.O_CLOEXEC, 0o600)
+	if err == nil {
+		return os.NewFile(uintptr(fd), dir+"/(unlinked copy)"), nil
+	}
+	if !errors.Is(err, unix.EOPNOTSUPP) && !errors.Is(err, unix.EISDIR) && !errors.Is(err, unix.EINVAL) {
+		return nil, &os.PathError{Op: "open", Path: dir, Err: err}
+	}
+	f, err := os.CreateTemp(dir, ".memdoctor-copy-*")
+	if err != nil {
+		return nil, err
+	}
+	if err := os.Remove(f.Name()); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
+}
+
+// freeSpace is what an unprivileged user may still write in dir's file system.
+func freeSpace(dir string) (uint64, bool) {
+	var st unix.Statfs_t
+	if err := unix.Statfs(dir, &st); err != nil {
+		return 0, false
+	}
+	return st.Bavail * uint64(st.Bsize), true
+}
+
+// prepareRoom reserves n bytes of the file (fallocate), and has the kernel hold its pages
+// (reading them back: zeros) so that the copy's writes, made while the process is stopped,
+// neither allocate blocks nor pages.
+func prepareRoom(f *os.File, n int64) error {
+	if n <= 0 {
+		return nil
+	}
+	if err := unix.Fallocate(int(f.Fd()), 0, 0, n); err != nil {
+		if errors.Is(err, unix.ENOSPC) {
+			return errNoSpace
+		}
+		if !errors.Is(err, unix.EOPNOTSUPP) && !errors.Is(err, unix.ENOSYS) {
+			return err
+		}
+		return nil
+	}
+	buf := make([]byte, 1<<20)
+	for off := int64(0); off < n; off += int64(len(buf)) {
+		if _, err := f.ReadAt(buf[:min(int64(len(buf)), n-off)], off); err != nil && err != io.EOF {
+			return err
+		}
+	}
+	return nil
+}
+
+// liveSource copies from a stopped live process: process_vm_readv moves the bytes straight
+// from its pages, /proc/PID/mem is the fallback where that call is not allowed (a seccomp
+// profile) and for a range it could not read whole.
+type liveSource struct {
+	pid  int
+	mem  *os.File
+	novm atomic.Bool
+}
+
+func (s *liveSource) copyTo(w io.WriterAt, off int64, lo, hi uint64, buf []byte) error {
+	if hi < lo || hi-lo > uint64(len(buf)) || lo > 1<<63 {
+		return fmt.Errorf("copying %#x-%#x: out of range", lo, hi)
+	}
+	b := buf[:hi-lo]
+	done := 0
+	if !s.novm.Load() {
+		local := []unix.Iovec{{Base: &b[0]}}
+		local[0].SetLen(len(b))
+		remote := []unix.RemoteIovec{{Base: uintptr(lo), Len: len(b)}}
+		n, err := unix.ProcessVMReadv(s.pid, local, remote, 0)
+		switch {
+		case errors.Is(err, unix.ENOSYS) || errors.Is(err, unix.EPERM):
+			s.novm.Store(true)
+		case err == nil:
+			done = n
+		}
+	}
+	if done < len(b) {
+		n, err := s.mem.ReadAt(b[done:], int64(lo)+int64(done))
+		if err != nil || n < len(b)-done {
+			if err == nil {
+				err = io.ErrUnexpectedEOF
+			}
+			return fmt.Errorf("copying %d bytes at %#x of process %d: %w", len(b), lo, s.pid, err)
+		}
+	}
+	if _, err := w.WriteAt(b, off); err != nil {
+		if errors.Is(err, unix.ENOSPC) {
+			return fmt.Errorf("writing the copy: %w", errNoSpace)
+		}
+		return fmt.Errorf("writing the copy: %w", err)
+	}
+	return nil
+}
+
+// source is what a Copy of the stopped process reads.
+func (p *live) source() copySource { return &liveSource{pid: p.pid, mem: p.mem} }
