@@ -31,6 +31,9 @@ type Options struct {
 	// CopyCore copies a core as a live process is copied (a core is read as it is
 	// otherwise): what proves that a snapshot holds all that a reading needs.
 	CopyCore bool
+	// Held says the caller holds the process stopped already, and resumes it itself: the
+	// snapshot copies it without stopping or resuming it.
+	Held bool
 }
 
 // Estimate is what a snapshot expects before it stops the process: the bytes it will copy,
@@ -88,8 +91,8 @@ type Snapshot struct {
 	Stop     time.Duration // of which stopping every thread
 	Copy     time.Duration // of which copying
 	Bytes    int64         // copied
-	Notes    []string
 	copy     *process.Copy
+	held     bool
 }
 
 // Close lets the target be read live again and removes the copy.
@@ -157,7 +160,7 @@ func Take(ctx context.Context, t *process.Target, ix *process.Index, opts Option
 	if opts.BeforeStop != nil {
 		opts.BeforeStop(est)
 	}
-	s := &Snapshot{Target: t, Estimate: est, copy: c, Prepare: time.Since(start)}
+	s := &Snapshot{Target: t, Estimate: est, copy: c, Prepare: time.Since(start), held: opts.Held}
 	if err := s.take(ctx, l); err != nil {
 		return nil, err
 	}
@@ -236,15 +239,17 @@ func measureRate(ctx context.Context, c *process.Copy, probe []process.Region) (
 func (s *Snapshot) take(ctx context.Context, l *layout) (err error) {
 	t, c := s.Target, s.copy
 	start := time.Now()
-	if err := t.Stop(); err != nil {
-		return err
-	}
-	defer func() {
-		if err != nil {
-			t.ReadCopy(nil)
+	if !s.held {
+		if err := t.Stop(); err != nil {
+			return err
 		}
-		s.Stopped = t.Resume()
-	}()
+		defer func() {
+			if err != nil {
+				t.ReadCopy(nil)
+			}
+			s.Stopped = t.Resume()
+		}()
+	}
 	s.Stop = time.Since(start)
 	lap := time.Now()
 	live := &planner{l: l, t: t, m: process.NewCache(t.Memory(), 1<<20)}

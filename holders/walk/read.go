@@ -45,6 +45,9 @@ type Options struct {
 	BeforeStop func(snapshot.Estimate)
 	// copyCore copies a core as a live process is copied (tests).
 	copyCore bool
+	// held: the caller holds the live process stopped (tests); direct: walk it there, as
+	// before copies were taken, rather than walk a copy of it.
+	held, direct bool
 }
 
 func (o *Options) defaults() {
@@ -101,14 +104,18 @@ func Read(ctx context.Context, t *process.Target, opts Options) (res *holders.Re
 	}
 	res.Timing.Prepare = ms(time.Since(start))
 
-	snap, err := snapshot.Take(ctx, t, ix, snapshot.Options{Dir: opts.TempDir, MaxStop: opts.MaxStop, BeforeStop: opts.BeforeStop, CopyCore: opts.copyCore})
-	if err != nil {
-		if ctx.Err() != nil {
-			return nil, errCancelled
+	snap := &snapshot.Snapshot{Target: t}
+	if !opts.direct {
+		snap, err = snapshot.Take(ctx, t, ix, snapshot.Options{Dir: opts.TempDir, MaxStop: opts.MaxStop, BeforeStop: opts.BeforeStop,
+			CopyCore: opts.copyCore, Held: opts.held})
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, errCancelled
+			}
+			return nil, err
 		}
-		return nil, err
+		defer snap.Close()
 	}
-	defer snap.Close()
 	if snap.Stopped > 0 {
 		res.Stopped, res.StoppedSeconds = ms(snap.Stopped), snap.Stopped.Seconds()
 	}

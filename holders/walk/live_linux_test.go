@@ -1,0 +1,96 @@
+package walk_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/memdoctor/memdoctor/holders"
+	"github.com/memdoctor/memdoctor/holders/walk"
+	"github.com/memdoctor/memdoctor/lab"
+	"github.com/memdoctor/memdoctor/process"
+)
+
+// TestCopyWalksAsTheProcess reads every lab holder scenario and holders-target twice while
+// they are held stopped: walked in place, as memdoctor walked a process before it copied one,
+// and walked on the copy taken then. Everything found is the same: the paths, counts and
+// bytes, the roots, goroutines and notes.
+func TestCopyWalksAsTheProcess(t *testing.T) {
+	dir := t.TempDir()
+	labrun := filepath.Join(dir, "labrun")
+	target := filepath.Join(dir, "holders-target")
+	for bin, pkg := range map[string]string{labrun: "../../internal/labrun", target: "../../cmd/memdoctor/testdata/holders-target"} {
+		if out, err := exec.Command("go", "build", "-o", bin, pkg).CombinedOutput(); err != nil {
+			t.Fatalf("go build %s: %v\n%s", pkg, err, out)
+		}
+	}
+	type program struct {
+		name string
+		args []string
+		site string
+	}
+	programs := []program{{"holders-target", []string{target, "-objects", "20000", "-rate", "4096"}, "main.build"}}
+	for _, sc := range lab.HolderScenarios() {
+		programs = append(programs, program{sc.Name, []string{labrun, sc.Name}, sc.Holder.Site})
+	}
+	for _, p := range programs {
+		t.Run(p.name, func(t *testing.T) {
+			t.Parallel()
+			cmd := exec.Command(p.args[0], p.args[1:]...)
+			out, err := cmd.StdoutPipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+			if line, err := bufio.NewReader(out).ReadString('\n'); err != nil || !strings.Contains(line, "ready") && !strings.Contains(line, "leaking") {
+				t.Fatalf("%s: %q, %v", p.name, line, err)
+			}
+			time.Sleep(time.Second) // a lab scenario leaks a record every 10 ms
+			tg, err := process.Attach(cmd.Process.Pid)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer tg.Close()
+			if err := tg.Stop(); err != nil {
+				t.Fatal(err)
+			}
+			defer tg.Resume()
+			opts := walk.Options{Sites: []string{p.site}, TempDir: t.TempDir()}
+			direct, err := walk.Read(context.Background(), tg, walk.Held(opts, true))
+			if err != nil {
+				t.Fatalf("walked in place: %v", err)
+			}
+			copied, err := walk.Read(context.Background(), tg, walk.Held(opts, false))
+			if err != nil {
+				t.Fatalf("walked on a copy: %v", err)
+			}
+			if direct.Copied != 0 || copied.Copied == 0 {
+				t.Fatalf("copied %d bytes in place, %d for the copy", direct.Copied, copied.Copied)
+			}
+			if len(direct.Culprits) == 0 || direct.Culprits[0].Samples == 0 {
+				t.Fatalf("nothing sampled of %s: %+v", p.site, direct)
+			}
+			a, b := comparable(direct), comparable(copied)
+			if a != b {
+				t.Errorf("walked in place:\n%s\nwalked on the copy:\n%s", a, b)
+			}
+		})
+	}
+}
+
+// comparable is a result as JSON without what differs between two readings of the same
+// memory: their timings and what was copied.
+func comparable(r *holders.Result) string {
+	c := *r
+	c.Timing, c.Copied, c.Stopped, c.StoppedSeconds = holders.Timing{}, 0, 0, 0
+	b, _ := json.MarshalIndent(c, "", "  ")
+	return string(b)
+}
