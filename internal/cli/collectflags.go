@@ -43,6 +43,9 @@ func (o *outputFlags) register(fs *flag.FlagSet) {
 }
 
 func (o *outputFlags) check() error {
+	if err := o.stop.check(); err != nil {
+		return err
+	}
 	if o.failOn == "" {
 		return nil
 	}

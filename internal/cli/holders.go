@@ -76,6 +76,9 @@ func runHolders(ctx context.Context, e *env, args []string) error {
 	if *top < 1 || *paths < 1 {
 		return usagef("holders: --top and --paths want at least 1")
 	}
+	if err := sf.check(); err != nil {
+		return usagef("holders: %v", err)
+	}
 	var opts walk.Options
 	opts.Sites, opts.TopSites, opts.MaxPaths = sites, *top, *paths
 	sf.apply(&opts)
@@ -171,6 +174,20 @@ func (f *stopFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.tmpDir, "tmpdir", "", "copy the process's memory into an unlinked file in `DIR` (default $TMPDIR, else /tmp): it needs about the heap in use")
 }
 
+// check refuses a --tmpdir that is not a directory.
+func (f *stopFlags) check() error {
+	if f.maxStop < 0 {
+		return usagef("--max-stop %s: want a duration, or 0 for no bound", f.maxStop)
+	}
+	if f.tmpDir == "" {
+		return nil
+	}
+	if st, err := os.Stat(f.tmpDir); err != nil || !st.IsDir() {
+		return usagef("--tmpdir %s: not a directory; give one with room for a copy of the process's heap", f.tmpDir)
+	}
+	return nil
+}
+
 func (f *stopFlags) apply(o *walk.Options) {
 	o.MaxStop, o.TempDir = f.maxStop, f.tmpDir
 	if f.maxStop == 0 {
@@ -208,8 +225,6 @@ func readHolders(ctx context.Context, e *env, t *process.Target, opts walk.Optio
 			return nil, fmt.Errorf("holders: %w: nothing was stopped; allow it with --max-stop %s", err, tooLong.Allow())
 		case errors.As(err, &noSpace):
 			return nil, fmt.Errorf("holders: %w: nothing was stopped; give a directory with room with --tmpdir DIR", err)
-		case t.Kind == "process":
-			return nil, fmt.Errorf("holders: %w (process %d runs again)", err, t.PID)
 		}
 		return nil, fmt.Errorf("holders: %w", err)
 	}
