@@ -43,8 +43,9 @@ type Options struct {
 	TempDir string
 	// BeforeStop, when set, is told the estimate just before a live process is stopped.
 	BeforeStop func(snapshot.Estimate)
-	// copyCore copies a core as a live process is copied (tests).
-	copyCore bool
+	// CopyCore copies a core as a live process is copied and walks the copy (a core is
+	// walked as it is otherwise): what shows that a copy holds all that the walk reads.
+	CopyCore bool
 	// held: the caller holds the live process stopped (tests); direct: walk it there, as
 	// before copies were taken, rather than walk a copy of it.
 	held, direct bool
@@ -107,7 +108,7 @@ func Read(ctx context.Context, t *process.Target, opts Options) (res *holders.Re
 	snap := &snapshot.Snapshot{Target: t}
 	if !opts.direct {
 		snap, err = snapshot.Take(ctx, t, ix, snapshot.Options{Dir: opts.TempDir, MaxStop: opts.MaxStop, BeforeStop: opts.BeforeStop,
-			CopyCore: opts.copyCore, Held: opts.held})
+			CopyCore: opts.CopyCore, Held: opts.held})
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil, errCancelled

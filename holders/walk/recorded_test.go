@@ -69,10 +69,7 @@ func recordedCore(t *testing.T, arch string, copied bool) {
 		t.Fatal(err)
 	}
 	defer tg.Close()
-	opts := walk.Options{Sites: []string{"main.build", "main.keepRecent"}, TempDir: t.TempDir()}
-	if copied {
-		opts = walk.CopyCore(opts)
-	}
+	opts := walk.Options{Sites: []string{"main.build", "main.keepRecent"}, TempDir: t.TempDir(), CopyCore: copied}
 	res, err := walk.Read(context.Background(), tg, opts)
 	if err != nil {
 		t.Fatal(err)
