@@ -42,16 +42,23 @@ scaled as the heap profile scales them. Name the culprits with --site, or take t
 culprits of a diagnosis with --from; with neither, the sites holding the most sampled memory
 are shown.
 
-PID is a live process: it is stopped (every thread, with ptrace) while its heap is read, and
-memdoctor says for how long before and after; it runs again on every path, also when memdoctor
-fails or is killed. CORE EXECUTABLE is a core file (gcore PID, or the kernel's for a program
-run with GOTRACEBACK=crash) and the executable that made it. Supported: programs built by Go
-1.26 and 1.27 for linux/amd64 or linux/arm64, with DWARF (the default go build). Reading a live
-process needs Linux and permission to trace it; a core can be read anywhere.`,
+PID is a live process: it is stopped (every thread, with ptrace) only while what the walk reads
+is copied (its heap in use, stacks and the runtime's metadata) into an unlinked file in
+--tmpdir, then runs again while the copy is walked. Before stopping it, memdoctor estimates the
+stop and the room the copy needs, and refuses a stop longer than --max-stop (default 1s: a
+health check's usual timeout) or a directory without room; after, it says how long the process
+was stopped. It runs again on every path, also when memdoctor fails or is killed.
+
+CORE EXECUTABLE is a core file (gcore PID, or the kernel's for a program run with
+GOTRACEBACK=crash) and the executable that made it: already a copy, walked as it is.
+Supported: programs built by Go 1.26 and 1.27 for linux/amd64 or linux/arm64, with DWARF (the
+default go build). Reading a live process needs Linux and permission to trace it; a core can
+be read anywhere.`,
 	examples: []string{
 		"memdoctor holders --site main.(*store).remember 4242",
 		"memdoctor holders --from memdoctor-sessions/server-20261122T101500Z 4242",
 		"memdoctor holders --json holders.json --pprof holders.pb.gz 4242",
+		"memdoctor holders --max-stop 3s --tmpdir /var/tmp 4242",
 		"gcore -o core 4242 && memdoctor holders core.4242 ./server",
 	},
 }
@@ -68,7 +75,7 @@ func runHolders(ctx context.Context, e *env, args []string) error {
 	top := fs.Int("top", 5, "with no --site or --from, show this many allocation sites")
 	paths := fs.Int("paths", 10, "show at most this many paths per culprit")
 	var sf stopFlags
-	sf.register(fs)
+	sf.register(fs, "")
 	pos, err := parse(holdersCmd, e, fs, args, true)
 	if err != nil {
 		return err
@@ -169,9 +176,14 @@ type stopFlags struct {
 	tmpDir  string
 }
 
-func (f *stopFlags) register(fs *flag.FlagSet) {
-	fs.DurationVar(&f.maxStop, "max-stop", snapshot.DefaultMaxStop, "refuse to stop a live process longer than `DURATION` to copy what its heap's walk reads (estimated before stopping it; 0: no bound)")
-	fs.StringVar(&f.tmpDir, "tmpdir", "", "copy the process's memory into an unlinked file in `DIR` (default $TMPDIR, else /tmp): it needs about the heap in use")
+// register adds the flags; with is the flag they go with ("" for holders' own).
+func (f *stopFlags) register(fs *flag.FlagSet, with string) {
+	prefix := ""
+	if with != "" {
+		prefix = "with " + with + ": "
+	}
+	fs.DurationVar(&f.maxStop, "max-stop", snapshot.DefaultMaxStop, prefix+"refuse to stop a live process longer than `DURATION` to copy what its heap's walk reads (estimated before stopping it; 0: no bound)")
+	fs.StringVar(&f.tmpDir, "tmpdir", "", prefix+"copy the process's memory into an unlinked file in `DIR` (default $TMPDIR, else /tmp): it needs about the heap in use")
 }
 
 // check refuses a --tmpdir that is not a directory.
