@@ -4,8 +4,10 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -83,6 +85,73 @@ func TestCopyWalksAsTheProcess(t *testing.T) {
 				t.Errorf("walked in place:\n%s\nwalked on the copy:\n%s", a, b)
 			}
 		})
+	}
+}
+
+// TestCopyOutlivesTheProcess kills the process right after its copy is taken: the walk reads
+// only the copy, and finds what a walk of the process in place found (the process held
+// stopped for both); and, the process stopped only for the copy as memdoctor does it, the
+// path of its records.
+func TestCopyOutlivesTheProcess(t *testing.T) {
+	bin := filepath.Join(t.TempDir(), "holders-target")
+	if out, err := exec.Command("go", "build", "-o", bin, "../../cmd/memdoctor/testdata/holders-target").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	for _, held := range []bool{true, false} {
+		cmd := exec.Command(bin, "-objects", "50000", "-rate", "4096")
+		out, err := cmd.StdoutPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+		if _, err := bufio.NewReader(out).ReadString('\n'); err != nil {
+			t.Fatal(err)
+		}
+		pid := cmd.Process.Pid
+		tg, err := process.Attach(pid)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer tg.Close()
+		opts := walk.Options{Sites: []string{"main.build"}, TempDir: t.TempDir()}
+		var direct *holders.Result
+		if held {
+			if err := tg.Stop(); err != nil {
+				t.Fatal(err)
+			}
+			if direct, err = walk.Read(context.Background(), tg, walk.Held(opts, true)); err != nil {
+				t.Fatal(err)
+			}
+			opts = walk.Held(opts, false)
+		}
+		killed := false
+		opts = walk.AfterCopy(opts, func() {
+			if held {
+				tg.Resume() // a process killed while traced is left for its tracer to reap
+			}
+			cmd.Process.Kill()
+			cmd.Wait()
+			_, err := os.Stat(filepath.Join("/proc", strconv.Itoa(pid)))
+			killed = os.IsNotExist(err)
+		})
+		res, err := walk.Read(context.Background(), tg, opts)
+		if !killed {
+			t.Fatalf("process %d still exists after it was killed", pid)
+		}
+		if err != nil {
+			t.Fatalf("held %v: walking the copy of a process killed after the copy: %v", held, err)
+		}
+		if len(res.Culprits) == 0 || len(res.Culprits[0].Paths) == 0 || res.Culprits[0].Paths[0].Expr != "main.registry[value].payload" || res.Heap.Objects < 50000 {
+			t.Fatalf("held %v: want main.registry[value].payload over 50000 objects: %+v", held, res)
+		}
+		if held {
+			if a, b := comparable(direct), comparable(res); a != b {
+				t.Errorf("walked in place:\n%s\nwalked on the copy, the process killed:\n%s", a, b)
+			}
+		}
 	}
 }
 

@@ -49,6 +49,8 @@ type Options struct {
 	// held: the caller holds the live process stopped (tests); direct: walk it there, as
 	// before copies were taken, rather than walk a copy of it.
 	held, direct bool
+	// afterCopy, when set, runs once the snapshot is taken, before the walk (tests).
+	afterCopy func()
 }
 
 func (o *Options) defaults() {
@@ -116,6 +118,9 @@ func Read(ctx context.Context, t *process.Target, opts Options) (res *holders.Re
 			return nil, err
 		}
 		defer snap.Close()
+	}
+	if opts.afterCopy != nil {
+		opts.afterCopy()
 	}
 	if snap.Stopped > 0 {
 		res.Stopped, res.StoppedSeconds = ms(snap.Stopped), snap.Stopped.Seconds()
