@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"sync"
 
+	"github.com/go-delve/delve/pkg/proc"
+
 	"github.com/memdoctor/memdoctor/internal/units"
 )
 
@@ -29,6 +31,12 @@ type Copy struct {
 	exe  *exeImage
 	size int64    // bytes written to the file
 	ext  []extent // what the file holds, sorted by address, disjoint
+	// bufs are the workers' buffers, made (and their pages touched) before the process is
+	// stopped.
+	bufs [][]byte
+	// omit is what the copy leaves out on purpose (sorted, disjoint): memory whose bytes
+	// no reading needs, which only Delve's view reads, as zeros.
+	omit []Region
 	// Bytes copied and time spent in Add, for the figures.
 	copied int64
 }
@@ -80,7 +88,15 @@ func (t *Target) NewCopy(dir string) (*Copy, error) {
 		exe.close()
 		return nil, fmt.Errorf("a temporary file for the copy in %s: %w", dir, err)
 	}
-	return &Copy{f: f, dir: dir, src: src, exe: exe}, nil
+	c := &Copy{f: f, dir: dir, src: src, exe: exe}
+	for range copyWorkers() {
+		b := make([]byte, copyChunk)
+		for i := 0; i < len(b); i += 4096 {
+			b[i] = 1
+		}
+		c.bufs = append(c.bufs, b)
+	}
+	return c, nil
 }
 
 // Reserve makes room for about n bytes of copy, refusing a directory with less free space
@@ -171,11 +187,11 @@ func (c *Copy) Add(ctx context.Context, rs []Region) error {
 	next := make(chan job)
 	errs := make(chan error, workers)
 	var wg sync.WaitGroup
-	for range workers {
+	for w := range workers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			buf := make([]byte, copyChunk)
+			buf := c.bufs[w]
 			for j := range next {
 				if err := c.src.copyTo(c.f, j.off, j.lo, j.hi, buf); err != nil {
 					errs <- err
@@ -265,9 +281,39 @@ func (c *Copy) Holds(addr, n uint64) bool {
 	return true
 }
 
+// Omit records ranges the copy leaves out on purpose: pointer-free memory whose bytes neither
+// the walk nor the naming needs (the walk never reads them; Delve, loading a local variable,
+// may read a few of its values, which no name depends on). ReadMemory refuses them; Delve's
+// view (Lenient) reads them as zeros.
+func (c *Copy) Omit(rs []Region) {
+	c.omit = merge(append(append([]Region(nil), c.omit...), rs...))
+}
+
+// Omitted is how much the copy leaves out on purpose.
+func (c *Copy) Omitted() uint64 {
+	var n uint64
+	for _, r := range c.omit {
+		n += r.Hi - r.Lo
+	}
+	return n
+}
+
+// Lenient is the copy as Delve reads it: what was omitted reads as zeros.
+func (c *Copy) Lenient() proc.MemoryReader { return lenientCopy{c} }
+
+type lenientCopy struct{ c *Copy }
+
+func (l lenientCopy) ReadMemory(buf []byte, addr uint64) (int, error) {
+	return l.c.read(buf, addr, true)
+}
+
+func (l lenientCopy) WriteMemory(uint64, []byte) (int, error) { return 0, errReadOnly }
+
 // ReadMemory reads the copy: what was copied from the file, the executable's unchanged
 // parts from the executable. A range the copy does not hold is an error.
-func (c *Copy) ReadMemory(buf []byte, addr uint64) (int, error) {
+func (c *Copy) ReadMemory(buf []byte, addr uint64) (int, error) { return c.read(buf, addr, false) }
+
+func (c *Copy) read(buf []byte, addr uint64, zeros bool) (int, error) {
 	done := 0
 	for done < len(buf) {
 		a := addr + uint64(done)
@@ -279,6 +325,11 @@ func (c *Copy) ReadMemory(buf []byte, addr uint64) (int, error) {
 		} else if s, ok := c.exe.find(a); ok {
 			m := min(uint64(len(buf)-done), s.hi-a)
 			n, err = c.exe.f.ReadAt(buf[done:done+int(m)], s.off+int64(a-s.lo))
+		} else if r, ok := c.omitted(a); ok && zeros {
+			n = int(min(uint64(len(buf)-done), r.Hi-a))
+			clear(buf[done : done+n])
+		} else if ok {
+			return done, fmt.Errorf("the copy leaves out the pointer-free memory at %#x", a)
 		} else {
 			return done, fmt.Errorf("the copy holds no memory at %#x", a)
 		}
@@ -288,6 +339,15 @@ func (c *Copy) ReadMemory(buf []byte, addr uint64) (int, error) {
 		}
 	}
 	return done, nil
+}
+
+// omitted returns the omitted range holding addr.
+func (c *Copy) omitted(addr uint64) (Region, bool) {
+	i := sort.Search(len(c.omit), func(i int) bool { return c.omit[i].Hi > addr })
+	if i < len(c.omit) && c.omit[i].Lo <= addr {
+		return c.omit[i], true
+	}
+	return Region{}, false
 }
 
 // WriteMemory: a copy is never written to.

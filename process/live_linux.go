@@ -106,7 +106,7 @@ func (p *live) resume() time.Duration {
 func (p *live) readCopy(c *Copy) {
 	p.copy = c
 	if c != nil {
-		p.cache = newPageCache(c)
+		p.cache = newPageCache(c.Lenient())
 		return
 	}
 	if p.tr.stopped == nil {

@@ -9,7 +9,8 @@
 // While it is stopped, only what the walk of holders/walk and its naming read is copied:
 // the program's data and bss, the runtime's persistent metadata (span records, specials,
 // heap-profile buckets, itabs, the finalizer and cleanup queues' blocks), the memory of
-// the heap's in-use spans, every goroutine's stack, and what each thread's frames and
-// thread-local variables need. The executable's code and, where it is loaded as linked, its
+// the heap's in-use spans whose objects may hold pointers, every goroutine's stack, and what
+// each thread's frames and thread-local variables need. Pointer-free spans are left out (the
+// walk never reads them; Delve's view of the copy reads them as zeros). The executable's code and, where it is loaded as linked, its
 // read-only data are read from its file.
 package snapshot

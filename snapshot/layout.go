@@ -17,7 +17,7 @@ type layout struct {
 	allgs            uint64 // &runtime.allgs (a slice)
 	allm             uint64 // &runtime.allm
 
-	span   record // state, startAddr, npages
+	span   record // state, startAddr, npages, spanclass
 	g      record // status, stack lo and hi
 	m      record // g0, gsignal, alllink
 	gStack record // the g's stack fields alone, for g0 and gsignal
@@ -109,7 +109,7 @@ func newLayout(t *process.Target, ix *process.Index) (*layout, error) {
 	}
 	l.allspans = mheap + uint64(off)
 	l.persistentChunks = pc
-	if l.span, err = newRecord(ms, "state.s.value", "startAddr", "npages"); err != nil {
+	if l.span, err = newRecord(ms, "state.s.value", "startAddr", "npages", "spanclass"); err != nil {
 		return nil, err
 	}
 	if l.g, err = newRecord(g, "atomicstatus.value", "stack.lo", "stack.hi"); err != nil {

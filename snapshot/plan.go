@@ -109,16 +109,23 @@ func (p *planner) chunks() ([]process.Region, error) {
 	return out, nil
 }
 
-// inUse lists the memory of the heap's in-use spans, merged where they touch, and counts
-// the spans whose memory cannot be read (left out, as the walk leaves them out).
-func (p *planner) inUse(table process.Region, n uint64) (spans []process.Region, count, unreadable int, err error) {
+// heapSpans is the memory of the heap's in-use spans, merged where they touch: those whose
+// objects may hold pointers (scan), which the walk reads, and those whose objects hold none
+// (noscan), whose bytes nothing the walk or its naming needs.
+type heapSpans struct {
+	scan, noscan      []process.Region
+	count, unreadable int // spans; spans whose memory cannot be read (left out, as the walk leaves them out)
+}
+
+func (p *planner) inUse(table process.Region, n uint64) (heapSpans, error) {
+	var hs heapSpans
 	buf := make([]byte, spanBuffer*8)
 	rec := make([]byte, p.l.span.size)
-	v := make([]uint64, 3)
+	v := make([]uint64, 4)
 	for i := uint64(0); i < n; i += spanBuffer {
 		k := min(spanBuffer, n-i)
 		if err := p.m.Read(buf[:k*8], table.Lo+i*8); err != nil {
-			return nil, 0, 0, fmt.Errorf("mheap_.allspans: %w", err)
+			return hs, fmt.Errorf("mheap_.allspans: %w", err)
 		}
 		for j := uint64(0); j < k; j++ {
 			addr := binary.LittleEndian.Uint64(buf[j*8:])
@@ -126,24 +133,30 @@ func (p *planner) inUse(table process.Region, n uint64) (spans []process.Region,
 				continue
 			}
 			if err := p.l.span.read(p.m, addr, rec, v); err != nil {
-				return nil, 0, 0, fmt.Errorf("an mspan: %w", err)
+				return hs, fmt.Errorf("an mspan: %w", err)
 			}
 			if v[0] != p.l.spanInUse {
 				continue
 			}
 			base, size := v[1], v[2]*p.l.pageSize
 			if size == 0 || base%p.l.pageSize != 0 || size > 1<<40 || base+size < base {
-				return nil, 0, 0, fmt.Errorf("mspan at %#x: base %#x, %d bytes: not a heap span", addr, base, size)
+				return hs, fmt.Errorf("mspan at %#x: base %#x, %d bytes: not a heap span", addr, base, size)
 			}
 			if !p.t.Readable(base, size) {
-				unreadable++
+				hs.unreadable++
 				continue
 			}
-			count++
-			spans = append(spans, process.Region{Lo: base, Hi: base + size})
+			hs.count++
+			r := process.Region{Lo: base, Hi: base + size}
+			if v[3]&1 != 0 { // spanClass's noscan bit
+				hs.noscan = append(hs.noscan, r)
+			} else {
+				hs.scan = append(hs.scan, r)
+			}
 		}
 	}
-	return mergeRegions(spans), count, unreadable, nil
+	hs.scan, hs.noscan = mergeRegions(hs.scan), mergeRegions(hs.noscan)
+	return hs, nil
 }
 
 // stack is one stack a goroutine or a thread runs on.
