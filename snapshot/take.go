@@ -177,7 +177,7 @@ func reserveFor(n uint64) int64 { return int64(n + n/8 + 16<<20) }
 // stopped, give or take what it does meanwhile. probe is a part of the heap to measure the
 // copy's rate on.
 func estimate(t *process.Target, l *layout, data []process.Region) (Estimate, []process.Region, error) {
-	p := &planner{l: l, t: t, m: process.NewCache(t.Memory(), 8<<20)}
+	p := &planner{l: l, t: t, m: process.NewCache(t.Memory(), 2<<20)}
 	est := Estimate{PID: t.PID}
 	fixed, err := p.fixed(data)
 	if err != nil {
@@ -292,7 +292,7 @@ func (s *Snapshot) take(ctx context.Context, l *layout) (err error) {
 	}
 	// The rest is planned from the copy: reading it is reading memory memdoctor's kernel
 	// holds, with no system call into the stopped process.
-	p := &planner{l: l, t: t, m: process.NewCache(process.NewMemory(c), 8<<20)}
+	p := &planner{l: l, t: t, m: process.NewCache(process.NewMemory(c), 2<<20)}
 	table, n, err := p.spanTable()
 	if err != nil {
 		return err
