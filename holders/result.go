@@ -11,6 +11,9 @@ type Result struct {
 	// Stopped is how long a live process was stopped, in milliseconds (0 for a core).
 	Stopped        float64 `json:"stopped_ms,omitempty"`
 	StoppedSeconds float64 `json:"-"`
+	// EstimatedStop is how long a live process was expected to be stopped, in milliseconds,
+	// estimated before it was stopped.
+	EstimatedStop float64 `json:"estimated_stop_ms,omitempty"`
 	// Copied is how much of a live process's memory was copied while it was stopped (its
 	// heap was then walked on the copy, the process running again).
 	Copied   uint64      `json:"copied_bytes,omitempty"`

@@ -45,7 +45,7 @@ type Estimate struct {
 	Rate       float64       // bytes copied per second, measured on this target just before
 	Stop       time.Duration // the stop expected
 	Dir        string        // where the copy goes
-	Free       uint64        // free space there (0 when unknown)
+	Free       uint64        // free space there before the copy (0 when unknown)
 }
 
 // What a stop costs besides copying, measured by bench/holders: reading each in-use span's
@@ -142,10 +142,10 @@ func Take(ctx context.Context, t *process.Target, ix *process.Index, opts Option
 	if err != nil {
 		return nil, fmt.Errorf("estimating the copy: %w", err)
 	}
+	est.Dir, est.Free = c.Dir(), c.Free()
 	if err := c.Reserve(reserveFor(est.Bytes)); err != nil {
 		return nil, err
 	}
-	est.Dir, est.Free = c.Dir(), c.Free()
 	if est.Rate, err = measureRate(ctx, c, probe); err != nil {
 		return nil, fmt.Errorf("measuring the copy's rate: %w", err)
 	}

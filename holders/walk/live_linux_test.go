@@ -159,7 +159,7 @@ func TestCopyOutlivesTheProcess(t *testing.T) {
 // memory: their timings and what was copied.
 func comparable(r *holders.Result) string {
 	c := *r
-	c.Timing, c.Copied, c.Stopped, c.StoppedSeconds = holders.Timing{}, 0, 0, 0
+	c.Timing, c.Copied, c.Stopped, c.StoppedSeconds, c.EstimatedStop = holders.Timing{}, 0, 0, 0, 0
 	b, _ := json.MarshalIndent(c, "", "  ")
 	return string(b)
 }

@@ -127,6 +127,7 @@ func Read(ctx context.Context, t *process.Target, opts Options) (res *holders.Re
 	}
 	res.Timing.Prepare += ms(snap.Prepare)
 	res.Timing.Stop, res.Timing.Copy, res.Copied = ms(snap.Stop), ms(snap.Copy), uint64(snap.Bytes)
+	res.EstimatedStop = ms(snap.Estimate.Stop)
 	w := &reading{t: t, r: r, ix: ix, tab: tab, md: md, opts: opts, ctx: ctx, res: res}
 	a, err := w.read()
 	if err != nil {
