@@ -49,12 +49,17 @@ type extent struct {
 
 // copySource reads the memory a Copy copies: the stopped process, or a core.
 type copySource interface {
-	// copyTo copies [lo, hi) of the target's memory to w at off, using buf.
-	copyTo(w io.WriterAt, off int64, lo, hi uint64, buf []byte) error
+	// copyTo copies the ranges rs of the target's memory, one after the other, to w at
+	// off, using buf (which holds them all).
+	copyTo(w io.WriterAt, off int64, rs []Region, buf []byte) error
 }
 
-// copyChunk is the most one read of a copy moves at once.
-const copyChunk = 4 << 20
+// copyChunk is the most one read of a copy moves at once, and maxCopyRanges the most ranges
+// it reads at once (the kernel's IOV_MAX).
+const (
+	copyChunk     = 4 << 20
+	maxCopyRanges = 1024
+)
 
 // MaxCopy bounds a copy: whatever the target's structures claim, memdoctor never copies more.
 const MaxCopy = 1 << 40
@@ -169,20 +174,37 @@ func (c *Copy) Add(ctx context.Context, rs []Region) error {
 	if uint64(c.size)+total > MaxCopy {
 		return fmt.Errorf("a copy of %s: more than memdoctor copies", units.Bytes(float64(uint64(c.size)+total)))
 	}
+	// Each job is up to copyChunk bytes of ranges that follow each other in the file: one
+	// read of the process (many ranges at once) and one write.
 	type job struct {
-		off    int64
-		lo, hi uint64
+		off int64
+		rs  []Region
 	}
 	var jobs []job
+	var cur job
+	var n uint64
+	flush := func() {
+		if len(cur.rs) > 0 {
+			jobs = append(jobs, cur)
+		}
+		cur, n = job{off: c.size}, 0
+	}
 	start := len(c.ext)
+	flush()
 	for _, r := range todo {
 		c.ext = append(c.ext, extent{lo: r.Lo, hi: r.Hi, off: c.size})
-		for lo := r.Lo; lo < r.Hi; lo += copyChunk {
-			hi := min(lo+copyChunk, r.Hi)
-			jobs = append(jobs, job{c.size + int64(lo-r.Lo), lo, hi})
+		for lo := r.Lo; lo < r.Hi; {
+			hi := min(lo+copyChunk-n, r.Hi)
+			cur.rs = append(cur.rs, Region{lo, hi})
+			n += hi - lo
+			c.size += int64(hi - lo)
+			lo = hi
+			if n == copyChunk || len(cur.rs) == maxCopyRanges {
+				flush()
+			}
 		}
-		c.size += int64(r.Hi - r.Lo)
 	}
+	flush()
 	workers := min(copyWorkers(), len(jobs))
 	next := make(chan job)
 	errs := make(chan error, workers)
@@ -193,7 +215,7 @@ func (c *Copy) Add(ctx context.Context, rs []Region) error {
 			defer wg.Done()
 			buf := c.bufs[w]
 			for j := range next {
-				if err := c.src.copyTo(c.f, j.off, j.lo, j.hi, buf); err != nil {
+				if err := c.src.copyTo(c.f, j.off, j.rs, buf); err != nil {
 					errs <- err
 					for range next {
 					}
@@ -364,15 +386,18 @@ func (t *Target) copySource() (copySource, error) {
 // memSource copies from memory read through a Memory (a core's).
 type memSource struct{ m *Memory }
 
-func (s memSource) copyTo(w io.WriterAt, off int64, lo, hi uint64, buf []byte) error {
-	if hi < lo || hi-lo > uint64(len(buf)) {
-		return fmt.Errorf("copying %#x-%#x: out of range", lo, hi)
+func (s memSource) copyTo(w io.WriterAt, off int64, rs []Region, buf []byte) error {
+	n := 0
+	for _, r := range rs {
+		if r.Hi < r.Lo || r.Hi-r.Lo > uint64(len(buf)-n) {
+			return fmt.Errorf("copying %#x-%#x: out of range", r.Lo, r.Hi)
+		}
+		if err := s.m.Read(buf[n:n+int(r.Hi-r.Lo)], r.Lo); err != nil {
+			return err
+		}
+		n += int(r.Hi - r.Lo)
 	}
-	b := buf[:hi-lo]
-	if err := s.m.Read(b, lo); err != nil {
-		return err
-	}
-	_, err := w.WriteAt(b, off)
+	_, err := w.WriteAt(buf[:n], off)
 	return err
 }
 

@@ -76,16 +76,24 @@ type liveSource struct {
 	novm atomic.Bool
 }
 
-func (s *liveSource) copyTo(w io.WriterAt, off int64, lo, hi uint64, buf []byte) error {
-	if hi < lo || hi-lo > uint64(len(buf)) || lo > 1<<63 {
-		return fmt.Errorf("copying %#x-%#x: out of range", lo, hi)
+func (s *liveSource) copyTo(w io.WriterAt, off int64, rs []Region, buf []byte) error {
+	total := 0
+	remote := make([]unix.RemoteIovec, 0, len(rs))
+	for _, r := range rs {
+		if r.Hi < r.Lo || r.Hi-r.Lo > uint64(len(buf)-total) || r.Lo > 1<<63 {
+			return fmt.Errorf("copying %#x-%#x: out of range", r.Lo, r.Hi)
+		}
+		remote = append(remote, unix.RemoteIovec{Base: uintptr(r.Lo), Len: int(r.Hi - r.Lo)})
+		total += int(r.Hi - r.Lo)
 	}
-	b := buf[:hi-lo]
+	if total == 0 {
+		return nil
+	}
+	b := buf[:total]
 	done := 0
 	if !s.novm.Load() {
 		local := []unix.Iovec{{Base: &b[0]}}
 		local[0].SetLen(len(b))
-		remote := []unix.RemoteIovec{{Base: uintptr(lo), Len: len(b)}}
 		n, err := unix.ProcessVMReadv(s.pid, local, remote, 0)
 		switch {
 		case errors.Is(err, unix.ENOSYS) || errors.Is(err, unix.EPERM):
@@ -94,14 +102,22 @@ func (s *liveSource) copyTo(w io.WriterAt, off int64, lo, hi uint64, buf []byte)
 			done = n
 		}
 	}
-	if done < len(b) {
-		n, err := s.mem.ReadAt(b[done:], int64(lo)+int64(done))
-		if err != nil || n < len(b)-done {
-			if err == nil {
-				err = io.ErrUnexpectedEOF
+	// What process_vm_readv did not read (a range it stopped at, or all of it), read range by
+	// range from /proc/PID/mem.
+	at := 0
+	for _, r := range rs {
+		size := int(r.Hi - r.Lo)
+		if at+size > done {
+			from := max(done-at, 0)
+			n, err := s.mem.ReadAt(b[at+from:at+size], int64(r.Lo)+int64(from))
+			if err != nil || n < size-from {
+				if err == nil {
+					err = io.ErrUnexpectedEOF
+				}
+				return fmt.Errorf("copying %d bytes at %#x of process %d: %w", size, r.Lo, s.pid, err)
 			}
-			return fmt.Errorf("copying %d bytes at %#x of process %d: %w", len(b), lo, s.pid, err)
 		}
+		at += size
 	}
 	if _, err := w.WriteAt(b, off); err != nil {
 		if errors.Is(err, unix.ENOSPC) {
