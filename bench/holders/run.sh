@@ -4,8 +4,8 @@
 # (cmd/memdoctor/testdata/holders-target: records in a global map, a struct and its payload
 # each; a payload of bytes, or with the p suffix a slice of pointers, which the walk reads
 # whole). For each heap it runs memdoctor holders RUNS times under GNU time and prints the
-# median and range of: the time the process was stopped, the time the copy took (within the
-# stop), the walk of the copy (roots, heap and naming, the process running), memdoctor's wall
+# median and range of: the time the process was stopped (and the stop estimated before), the
+# time the copy took (within the stop), the walk of the copy (roots, heap and naming, the process running), memdoctor's wall
 # time and peak RSS, and that RSS against the heap read; and the machine's load average
 # around the runs. With BASELINE set to another memdoctor binary (main's build), it runs that
 # one too, alternating the two run by run on the same process, and prints both side by side.
@@ -42,7 +42,7 @@ one() {
 	python3 - "$work/h.json" "$work/$build" <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1])); t = d["timing_ms"]; out = sys.argv[2]
-vals = {"stops": d.get("stopped_ms", 0), "copies": t.get("copy", 0), "walks": t["roots"] + t["walk"] + t["name"],
+vals = {"stops": d.get("stopped_ms", 0), "estimates": d.get("estimated_stop_ms", 0), "copies": t.get("copy", 0), "walks": t["roots"] + t["walk"] + t["name"],
         "copied": d.get("copied_bytes", 0) / 2**20}
 for k, v in vals.items():
     open(out + "." + k, "a").write("%.1f\n" % v)
@@ -72,6 +72,7 @@ for spec in "$@"; do
 		echo "   $b:"
 		echo "     stopped:          $(median <"$work/$b.stops") ms"
 		if [ "$b" = new ]; then
+			echo "     estimated stop:   $(median <"$work/$b.estimates") ms"
 			echo "     copy (stopped):   $(median <"$work/$b.copies") ms, $(median <"$work/$b.copied") MiB copied"
 			echo "     walk (running):   $(median <"$work/$b.walks") ms"
 		fi
