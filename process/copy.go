@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"sort"
 	"strconv"
 	"sync"
@@ -34,6 +35,9 @@ type Copy struct {
 	// bufs are the workers' buffers, made (and their pages touched) before the process is
 	// stopped.
 	bufs [][]byte
+	// Urgent: the process is stopped, and every moment of the copy is its; the workers
+	// ask the kernel for a higher priority (see Urgently).
+	Urgent bool
 	// omit is what the copy leaves out on purpose (sorted, disjoint): memory whose bytes
 	// no reading needs, which only Delve's view reads, as zeros.
 	omit []Region
@@ -213,6 +217,11 @@ func (c *Copy) Add(ctx context.Context, rs []Region) error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			if c.Urgent {
+				// The thread ends with the goroutine, its priority with it.
+				runtime.LockOSThread()
+				raisePriority()
+			}
 			buf := c.bufs[w]
 			for j := range next {
 				if err := c.src.copyTo(c.f, j.off, j.rs, buf); err != nil {
@@ -412,6 +421,17 @@ func (t *Target) exeImage() (*exeImage, error) {
 		bias = imgs[0].StaticBase
 	}
 	return openExeImage(path, bias)
+}
+
+// Urgently runs fn on a thread of its own at a raised priority, where the kernel allows it
+// (CAP_SYS_NICE), and restores it: for what memdoctor does while a process is stopped, so
+// that a busy machine does not stretch the stop.
+func Urgently(fn func() error) error {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	restore := raisePriority()
+	defer restore()
+	return fn()
 }
 
 // copyWorkers is how many reads a copy makes at once.

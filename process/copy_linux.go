@@ -130,3 +130,22 @@ func (s *liveSource) copyTo(w io.WriterAt, off int64, rs []Region, buf []byte) e
 
 // source is what a Copy of the stopped process reads.
 func (p *live) source() copySource { return &liveSource{pid: p.pid, mem: p.mem} }
+
+// urgentNice is the nice value of memdoctor's threads while a process is stopped: ahead of a
+// busy machine's other work (nice 0), behind what an administrator made urgent.
+const urgentNice = -10
+
+// raisePriority lowers the calling thread's nice value to urgentNice when allowed, and returns
+// what restores it. (On Linux a nice value is a thread's.)
+func raisePriority() (restore func()) {
+	tid := unix.Gettid()
+	old, err := unix.Getpriority(unix.PRIO_PROCESS, tid)
+	if err != nil {
+		return func() {}
+	}
+	prev := 20 - old // the system call returns 20 - nice
+	if prev <= urgentNice || unix.Setpriority(unix.PRIO_PROCESS, tid, urgentNice) != nil {
+		return func() {}
+	}
+	return func() { unix.Setpriority(unix.PRIO_PROCESS, tid, prev) }
+}

@@ -27,3 +27,5 @@ func freeSpace(string) (uint64, bool) { return 0, false }
 func prepareRoom(*os.File, int64) error { return nil }
 
 func (*live) source() copySource { return nil }
+
+func raisePriority() (restore func()) { return func() {} }

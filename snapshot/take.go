@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"sort"
 	"time"
 
 	"github.com/memdoctor/memdoctor/internal/units"
@@ -223,9 +224,10 @@ func (p *planner) fixed(data []process.Region) ([]process.Region, error) {
 }
 
 // measureRate copies the probe (part of the running process's heap) in a few pieces, timing
-// each, and takes the fastest: what this machine can do, whatever else ran during one piece.
+// each, and takes the median rate: what the copy will do on this machine as loaded as it is
+// now, whatever happened to one piece alone.
 func measureRate(ctx context.Context, c *process.Copy, probe []process.Region) (float64, error) {
-	best := 0.0
+	var rates []float64
 	for _, piece := range splitRegions(probe, probePieces) {
 		start := time.Now()
 		n, err := c.Probe(ctx, piece)
@@ -233,13 +235,14 @@ func measureRate(ctx context.Context, c *process.Copy, probe []process.Region) (
 			return 0, err
 		}
 		if d := time.Since(start); n >= 1<<20 && d > 0 {
-			best = max(best, float64(n)/d.Seconds())
+			rates = append(rates, float64(n)/d.Seconds())
 		}
 	}
-	if best == 0 {
+	if len(rates) == 0 {
 		return 1 << 30, nil // too little to measure: a GiB/s, the slowest rate measured
 	}
-	return best, nil
+	sort.Float64s(rates)
+	return rates[len(rates)/2], nil
 }
 
 // splitRegions cuts rs into k pieces of about the same size.
@@ -281,6 +284,15 @@ func (s *Snapshot) take(ctx context.Context, l *layout) (err error) {
 		}()
 	}
 	s.Stop = time.Since(start)
+	c.Urgent = true
+	defer func() { c.Urgent = false }()
+	return process.Urgently(func() error { return s.copyStopped(ctx, l) })
+}
+
+// copyStopped copies what the walk reads from the stopped process, and makes the copy what
+// the target reads.
+func (s *Snapshot) copyStopped(ctx context.Context, l *layout) error {
+	t, c := s.Target, s.copy
 	lap := time.Now()
 	live := &planner{l: l, t: t, m: process.NewCache(t.Memory(), 1<<20)}
 	fixed, err := live.fixed(c.Writable())

@@ -30,7 +30,9 @@ type Options struct {
 	MaxPaths int
 	// TopRoots is how many of a culprit's roots get "what letting go would free". Default 3.
 	TopRoots int
-	// CacheBytes is the memory kept of the target's heap while it is walked. Default 64 MiB.
+	// CacheBytes is the memory kept of the target's heap while it is walked. Default 16 MiB
+	// for a live process's copy (a miss is a read of the kernel's page cache), 64 MiB for a
+	// core.
 	CacheBytes int
 	// MaxFrames bounds the frames unwound per goroutine; the rest of a deeper stack is
 	// scanned word by word. Default 4096.
@@ -66,9 +68,7 @@ func (o *Options) defaults() {
 	if o.TopRoots <= 0 {
 		o.TopRoots = 3
 	}
-	if o.CacheBytes <= 0 {
-		o.CacheBytes = 64 << 20
-	}
+
 	if o.MaxFrames <= 0 {
 		o.MaxFrames = 4096
 	}
@@ -118,6 +118,12 @@ func Read(ctx context.Context, t *process.Target, opts Options) (res *holders.Re
 			return nil, err
 		}
 		defer snap.Close()
+	}
+	if opts.CacheBytes <= 0 {
+		opts.CacheBytes = 64 << 20
+		if snap.Bytes > 0 {
+			opts.CacheBytes = 16 << 20
+		}
 	}
 	if opts.afterCopy != nil {
 		opts.afterCopy()
