@@ -5,6 +5,8 @@ import (
 	"os"
 	"testing"
 	"unsafe"
+
+	"golang.org/x/sys/unix"
 )
 
 // memFile is a file to copy into, in memory.
@@ -51,3 +53,24 @@ func TestLiveSource(t *testing.T) {
 
 //go:noinline
 func runtimeKeep(...any) {}
+
+// TestUrgently: what runs while a process is stopped runs at nice -10 where memdoctor may, on
+// a thread whose nice value is put back after.
+func TestUrgently(t *testing.T) {
+	var tid, during int
+	Urgently(func() error {
+		tid = unix.Gettid()
+		during, _ = unix.Getpriority(unix.PRIO_PROCESS, tid)
+		return nil
+	})
+	after, err := unix.Getpriority(unix.PRIO_PROCESS, tid)
+	if err != nil {
+		t.Skip("the thread ended")
+	}
+	if os.Geteuid() == 0 && 20-during != urgentNice {
+		t.Errorf("nice %d while urgent, want %d", 20-during, urgentNice)
+	}
+	if 20-after == urgentNice {
+		t.Errorf("nice %d after Urgently: not put back", 20-after)
+	}
+}
