@@ -165,6 +165,9 @@ func Take(ctx context.Context, t *process.Target, ix *process.Index, opts Option
 	}
 	s := &Snapshot{Target: t, Estimate: est, copy: c, Prepare: time.Since(start), held: opts.Held}
 	if err := s.take(ctx, l); err != nil {
+		if t.Kind == "process" && !opts.Held && ctx.Err() == nil {
+			return nil, fmt.Errorf("copying process %d: %w (it runs again)", t.PID, err)
+		}
 		return nil, err
 	}
 	ok = true
