@@ -1,11 +1,14 @@
 package process
 
 import (
+	"errors"
 	"fmt"
 	"sort"
 
 	"github.com/go-delve/delve/pkg/proc"
 )
+
+var errReadOnly = errors.New("memdoctor never writes to the process it reads")
 
 // find returns the extent holding addr.
 func (c *Copy) find(addr uint64) (extent, bool) {

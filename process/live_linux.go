@@ -37,8 +37,6 @@ type live struct {
 	copy *Copy
 }
 
-var errReadOnly = errors.New("memdoctor never writes to the process it reads")
-
 func openLive(pid int) (*live, error) {
 	mem, err := os.Open("/proc/" + strconv.Itoa(pid) + "/mem")
 	if err != nil {

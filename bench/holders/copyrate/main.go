@@ -1,3 +1,5 @@
+//go:build linux
+
 // Command copyrate measures the ways memdoctor could copy a stopped process's memory into a
 // file, on a live process: the largest readable anonymous mapping of PID (its heap arena),
 // up to -bytes of it, copied by each method in turn, -runs times, alternating. For each it
