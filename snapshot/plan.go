@@ -19,7 +19,7 @@ type planner struct {
 // Bounds on what a hostile target's tables can make a snapshot list.
 const (
 	maxSpans      = 1 << 29 // one per heap page of a 4 TiB heap
-	maxChunks     = 1 << 22 // 1 TiB of the runtime's persistent allocations
+	maxChunks     = 1 << 20 // 256 GiB of the runtime's persistent allocations
 	maxGoroutines = process.MaxRead / 8
 	maxMs         = 1 << 20
 	maxStack      = 1 << 30 // the runtime's own limit on a goroutine's stack

@@ -319,6 +319,9 @@ func (s *Snapshot) copyStopped(ctx context.Context, l *layout) error {
 		return err
 	}
 	spans := hs.scan
+	if planned, est := bytesOf(fixed)+bytesOf(spans), s.Estimate.Bytes; planned > max(2*est, est+256<<20) {
+		return fmt.Errorf("its heap grew from about %s to %s since the copy was estimated; run again", units.Bytes(float64(est)), units.Bytes(float64(planned)))
+	}
 	c.Omit(hs.noscan)
 	if err := c.Add(ctx, spans); err != nil {
 		return err
