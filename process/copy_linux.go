@@ -58,13 +58,29 @@ func prepareRoom(f *os.File, n int64) error {
 		}
 		return nil
 	}
-	buf := make([]byte, 1<<20)
-	for off := int64(0); off < n; off += int64(len(buf)) {
-		if _, err := f.ReadAt(buf[:min(int64(len(buf)), n-off)], off); err != nil && err != io.EOF {
-			return err
+	// Read back by a few readers at once: the kernel zeroes each page it adds.
+	parts := int64(copyWorkers())
+	each := (n/parts + 1<<20) &^ (1<<20 - 1)
+	errs := make(chan error, parts)
+	for p := range parts {
+		go func() {
+			buf := make([]byte, 1<<20)
+			for off := p * each; off < min(n, (p+1)*each); off += int64(len(buf)) {
+				if _, err := f.ReadAt(buf[:min(int64(len(buf)), n-off)], off); err != nil && err != io.EOF {
+					errs <- err
+					return
+				}
+			}
+			errs <- nil
+		}()
+	}
+	var err error
+	for range parts {
+		if e := <-errs; e != nil && err == nil {
+			err = e
 		}
 	}
-	return nil
+	return err
 }
 
 // liveSource copies from a stopped live process: process_vm_readv moves the bytes straight
