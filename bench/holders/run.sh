@@ -12,12 +12,12 @@
 # With goref's grf on PATH (github.com/cloudwego/goref), it times `grf attach` too.
 #
 # Usage: bench/holders/run.sh [OBJECTS:PAYLOAD_BYTES[p] ...]
-#        (default: 1000000:96 5000000:96 10000000:160 10000000:160p 20000000:352)
+#        (default: 1000000:96 5000000:96 10000000:160 10000000:160p 20000000:352 20000000:352p)
 # Environment: RUNS (default 3), BASELINE (a memdoctor binary), TMPDIR (where the copy goes).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 runs=${RUNS:-3}
-[ $# -gt 0 ] || set -- 1000000:96 5000000:96 10000000:160 10000000:160p 20000000:352
+[ $# -gt 0 ] || set -- 1000000:96 5000000:96 10000000:160 10000000:160p 20000000:352 20000000:352p
 [ -x /usr/bin/time ] || { echo "bench/holders needs GNU time (Debian's time package)"; exit 1; }
 
 work=$(mktemp -d)
