@@ -43,18 +43,7 @@ func TestCopyWalksAsTheProcess(t *testing.T) {
 	for _, p := range programs {
 		t.Run(p.name, func(t *testing.T) {
 			t.Parallel()
-			cmd := exec.Command(p.args[0], p.args[1:]...)
-			out, err := cmd.StdoutPipe()
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-			if line, err := bufio.NewReader(out).ReadString('\n'); err != nil || !strings.Contains(line, "ready") && !strings.Contains(line, "leaking") {
-				t.Fatalf("%s: %q, %v", p.name, line, err)
-			}
+			cmd := startProgram(t, p.args...)
 			time.Sleep(time.Second) // a lab scenario leaks a record every 10 ms
 			tg, err := process.Attach(cmd.Process.Pid)
 			if err != nil {
@@ -98,18 +87,7 @@ func TestCopyOutlivesTheProcess(t *testing.T) {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
 	for _, held := range []bool{true, false} {
-		cmd := exec.Command(bin, "-objects", "50000", "-rate", "4096")
-		out, err := cmd.StdoutPipe()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-		if _, err := bufio.NewReader(out).ReadString('\n'); err != nil {
-			t.Fatal(err)
-		}
+		cmd := startProgram(t, bin, "-objects", "50000", "-rate", "4096")
 		pid := cmd.Process.Pid
 		tg, err := process.Attach(pid)
 		if err != nil {
@@ -153,6 +131,25 @@ func TestCopyOutlivesTheProcess(t *testing.T) {
 			}
 		}
 	}
+}
+
+// startProgram starts a program that says on its first line that it is ready (holders-target)
+// or leaking (a lab scenario), and waits for that line; the test's cleanup ends it.
+func startProgram(t *testing.T, args ...string) *exec.Cmd {
+	t.Helper()
+	cmd := exec.Command(args[0], args[1:]...)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	if line, err := bufio.NewReader(out).ReadString('\n'); err != nil || !strings.Contains(line, "ready") && !strings.Contains(line, "leaking") {
+		t.Fatalf("%s: %q, %v", args[0], line, err)
+	}
+	return cmd
 }
 
 // comparable is a result as JSON without what differs between two readings of the same
