@@ -131,9 +131,11 @@ func (c *Copy) Free() uint64 {
 	return free
 }
 
-// Writable is the executable's writable segments in the process (its data and bss): what a
-// copy takes of the program's own memory.
-func (c *Copy) Writable() []Region { return append([]Region(nil), c.exe.writable...) }
+// Executable is what a copy takes of the executable's own segments from the process: its
+// data and bss, and a position-independent executable's read-only data (relocated when it
+// was loaded). Its code, and the read-only data of an executable loaded where it was linked,
+// are read from its file.
+func (c *Copy) Executable() []Region { return append([]Region(nil), c.exe.fromProcess...) }
 
 // Probe copies rs as Add does, to time it, and forgets it: it returns the bytes copied.
 func (c *Copy) Probe(ctx context.Context, rs []Region) (int64, error) {

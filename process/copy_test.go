@@ -34,7 +34,7 @@ func TestCopy(t *testing.T) {
 		t.Fatalf("the copy has a name in %s: %v", dir, names)
 	}
 	// Two ranges of the first writable segment, one inside the other's neighbour.
-	w := c.Writable()
+	w := c.Executable()
 	if len(w) == 0 {
 		t.Fatal("the executable has no writable segment")
 	}

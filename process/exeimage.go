@@ -15,9 +15,10 @@ import (
 type exeImage struct {
 	f    *os.File
 	segs []exeSegment // sorted by address
-	// writable are the executable's writable segments (data and bss), at their addresses in
-	// the process: what a copy must take from the process.
-	writable []Region
+	// fromProcess are the executable's segments a copy takes from the process, at their
+	// addresses there: its data and bss, and a position-independent executable's read-only
+	// data (relocated when it was loaded).
+	fromProcess []Region
 }
 
 type exeSegment struct {
@@ -62,14 +63,11 @@ func readExeImage(f *os.File, bias uint64) (*exeImage, error) {
 			continue
 		}
 		lo := p.Vaddr + bias
-		if p.Flags&elf.PF_W != 0 {
+		if p.Flags&elf.PF_W != 0 || pie && p.Flags&elf.PF_X == 0 {
 			if p.Memsz > 0 && p.Memsz < 1<<40 && lo+p.Memsz > lo {
-				img.writable = append(img.writable, Region{lo, lo + p.Memsz})
+				img.fromProcess = append(img.fromProcess, Region{lo, lo + p.Memsz})
 			}
 			continue
-		}
-		if pie && p.Flags&elf.PF_X == 0 {
-			continue // relocated when loaded: copied from the process
 		}
 		n := min(p.Filesz, p.Memsz)
 		if p.Off >= uint64(st.Size()) || n == 0 || lo+n < lo {

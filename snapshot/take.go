@@ -142,7 +142,7 @@ func Take(ctx context.Context, t *process.Target, ix *process.Index, opts Option
 			c.Close()
 		}
 	}()
-	est, probe, err := estimate(t, l, c.Writable())
+	est, probe, err := estimate(t, l, c.Executable())
 	if err != nil {
 		return nil, fmt.Errorf("estimating the copy: %w", err)
 	}
@@ -302,7 +302,7 @@ func (s *Snapshot) copyStopped(ctx context.Context, l *layout) error {
 	t, c := s.Target, s.copy
 	lap := time.Now()
 	live := &planner{l: l, t: t, m: process.NewCache(t.Memory(), 1<<20)}
-	fixed, err := live.fixed(c.Writable())
+	fixed, err := live.fixed(c.Executable())
 	if err != nil {
 		return err
 	}

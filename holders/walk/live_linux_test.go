@@ -18,17 +18,19 @@ import (
 	"github.com/memdoctor/memdoctor/process"
 )
 
-// TestCopyWalksAsTheProcess reads every lab holder scenario and holders-target twice while
-// they are held stopped: walked in place, as memdoctor walked a process before it copied one,
+// TestCopyWalksAsTheProcess reads every lab holder scenario and holders-target (also built
+// position-independent) twice while they are held stopped: walked in place, as memdoctor walked a process before it copied one,
 // and walked on the copy taken then. Everything found is the same: the paths, counts and
 // bytes, the roots, goroutines and notes.
 func TestCopyWalksAsTheProcess(t *testing.T) {
 	dir := t.TempDir()
 	labrun := filepath.Join(dir, "labrun")
 	target := filepath.Join(dir, "holders-target")
-	for bin, pkg := range map[string]string{labrun: "../../internal/labrun", target: "../../cmd/memdoctor/testdata/holders-target"} {
-		if out, err := exec.Command("go", "build", "-o", bin, pkg).CombinedOutput(); err != nil {
-			t.Fatalf("go build %s: %v\n%s", pkg, err, out)
+	pie := filepath.Join(dir, "holders-target-pie")
+	for _, b := range [][]string{{labrun, "../../internal/labrun"}, {target, "../../cmd/memdoctor/testdata/holders-target"},
+		{pie, "../../cmd/memdoctor/testdata/holders-target", "-buildmode=pie"}} {
+		if out, err := exec.Command("go", append(append([]string{"build", "-o", b[0]}, b[2:]...), b[1])...).CombinedOutput(); err != nil {
+			t.Fatalf("go build %s: %v\n%s", b[1], err, out)
 		}
 	}
 	type program struct {
@@ -36,7 +38,9 @@ func TestCopyWalksAsTheProcess(t *testing.T) {
 		args []string
 		site string
 	}
-	programs := []program{{"holders-target", []string{target, "-objects", "20000", "-rate", "4096"}, "main.build"}}
+	programs := []program{{"holders-target", []string{target, "-objects", "20000", "-rate", "4096"}, "main.build"},
+		// Loaded elsewhere than it was linked: its read-only data is relocated, and copied.
+		{"holders-target-pie", []string{pie, "-objects", "20000", "-rate", "4096"}, "main.build"}}
 	for _, sc := range lab.HolderScenarios() {
 		programs = append(programs, program{sc.Name, []string{labrun, sc.Name}, sc.Holder.Site})
 	}
