@@ -68,7 +68,6 @@ func (o *Options) defaults() {
 	if o.TopRoots <= 0 {
 		o.TopRoots = 3
 	}
-
 	if o.MaxFrames <= 0 {
 		o.MaxFrames = 4096
 	}
