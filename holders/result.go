@@ -19,12 +19,18 @@ type Result struct {
 	// recorded). A diagnosis judged as of an earlier time leaves out a reading made after it.
 	Read time.Time `json:"read,omitzero"`
 	// Stopped is how long a live process was stopped, in milliseconds (0 for a core).
-	Stopped        float64     `json:"stopped_ms,omitempty"`
-	StoppedSeconds float64     `json:"-"`
-	Heap           HeapSummary `json:"heap"`
-	Culprits       []Culprit   `json:"culprits"`
-	Notes          []string    `json:"notes,omitempty"`
-	Timing         Timing      `json:"timing_ms"`
+	Stopped        float64 `json:"stopped_ms,omitempty"`
+	StoppedSeconds float64 `json:"-"`
+	// EstimatedStop is how long a live process was expected to be stopped, in milliseconds,
+	// estimated before it was stopped.
+	EstimatedStop float64 `json:"estimated_stop_ms,omitempty"`
+	// Copied is how much of a live process's memory was copied while it was stopped (its
+	// heap was then walked on the copy, the process running again).
+	Copied   uint64      `json:"copied_bytes,omitempty"`
+	Heap     HeapSummary `json:"heap"`
+	Culprits []Culprit   `json:"culprits"`
+	Notes    []string    `json:"notes,omitempty"`
+	Timing   Timing      `json:"timing_ms"`
 }
 
 // Target is what was read, in the holders/v1 JSON form: the identity of the process.Target
@@ -53,12 +59,13 @@ type HeapSummary struct {
 
 // Timing splits the reading's time, in milliseconds.
 type Timing struct {
-	Prepare float64 `json:"prepare"` // symbols and types, while the process runs
-	Stop    float64 `json:"stop"`    // stopping every thread
-	Roots   float64 `json:"roots"`   // spans, globals, specials, goroutines' stacks
-	Walk    float64 `json:"walk"`    // the heap, from the roots
-	Name    float64 `json:"name"`    // sampled objects, their stacks, their paths named
-	Cuts    float64 `json:"cuts"`    // what to cut: the dominators and what each cut frees (after the process resumed)
+	Prepare float64 `json:"prepare"`        // symbols and types, and the copy's estimate, while the process runs
+	Stop    float64 `json:"stop"`           // stopping every thread
+	Copy    float64 `json:"copy,omitempty"` // copying what the walk reads, while stopped
+	Roots   float64 `json:"roots"`          // spans, globals, specials, goroutines' stacks
+	Walk    float64 `json:"walk"`           // the heap, from the roots
+	Name    float64 `json:"name"`           // sampled objects, their stacks, their paths named
+	Cuts    float64 `json:"cuts"`           // what to cut: the dominators and what each cut frees (the process running again)
 }
 
 // Culprit is one allocation site and what holds its sampled objects.

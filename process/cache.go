@@ -25,11 +25,12 @@ func NewCache(mem *Memory, bytes int) *Cache {
 	return &Cache{mem: mem, tags: make([]uint64, n), data: make([]byte, n*CacheBlock)}
 }
 
-// Word reads the 8-byte word at addr (8-aligned).
+// Word reads the 8-byte word at addr (8-aligned); directly when its block cannot be read
+// whole (memory that ends, or a copy that holds only part of the block).
 func (c *Cache) Word(addr uint64) (uint64, error) {
 	b, err := c.Block(addr &^ (CacheBlock - 1))
 	if err != nil {
-		return 0, err
+		return c.mem.Uint64(addr)
 	}
 	off := addr & (CacheBlock - 1)
 	return binary.LittleEndian.Uint64(b[off:]), nil

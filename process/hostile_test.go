@@ -85,9 +85,10 @@ func unpackCore() (string, string, error) {
 	return core, exe, nil
 }
 
-// readCore opens the core, applies patch, and reads its holders: the error, if any. It fails
-// t if the reading allocated more than bound bytes.
-func readCore(t testing.TB, core, exe string, patch func(t testing.TB, tg *process.Target)) error {
+// readCore opens the core, applies patch, and reads its holders (through a copy planned and
+// made as a live process's is, when copied): the error, if any. It fails t if the reading
+// allocated more than bound bytes.
+func readCore(t testing.TB, core, exe string, copied bool, patch func(t testing.TB, tg *process.Target)) error {
 	t.Helper()
 	tg, err := process.OpenCore(core, exe)
 	if err != nil {
@@ -99,7 +100,7 @@ func readCore(t testing.TB, core, exe string, patch func(t testing.TB, tg *proce
 	}
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
-	_, err = walk.Read(context.Background(), tg, walk.Options{Sites: []string{"main.build"}})
+	_, err = walk.Read(context.Background(), tg, walk.Options{Sites: []string{"main.build"}, CopyCore: copied, TempDir: t.TempDir()})
 	runtime.ReadMemStats(&after)
 	if grew := after.TotalAlloc - before.TotalAlloc; grew > 512<<20 {
 		t.Errorf("reading allocated %d MiB", grew>>20)
@@ -147,8 +148,10 @@ func readWord(t testing.TB, tg *process.Target, addr uint64) uint64 {
 // never a crash.
 func TestHostileCores(t *testing.T) {
 	core, exe := makeCore(t)
-	if err := readCore(t, core, exe, nil); err != nil {
-		t.Fatalf("the intact core: %v", err)
+	for _, copied := range []bool{false, true} {
+		if err := readCore(t, core, exe, copied, nil); err != nil {
+			t.Fatalf("the intact core (copied: %v): %v", copied, err)
+		}
 	}
 	cases := map[string]func(t testing.TB, tg *process.Target){
 		"allspans claims 2^40 spans": func(t testing.TB, tg *process.Target) {
@@ -176,8 +179,10 @@ func TestHostileCores(t *testing.T) {
 	}
 	for name, patch := range cases {
 		t.Run(name, func(t *testing.T) {
-			err := readCore(t, core, exe, patch)
-			t.Logf("%v", err) // an error or a partial reading are both fine; a crash is not
+			for _, copied := range []bool{false, true} {
+				err := readCore(t, core, exe, copied, patch)
+				t.Logf("copied %v: %v", copied, err) // an error or a partial reading are both fine; a crash is not
+			}
 		})
 	}
 	t.Run("truncated", func(t *testing.T) {
@@ -188,25 +193,28 @@ func TestHostileCores(t *testing.T) {
 		for _, frac := range []int{10, 50, 90} {
 			cut := filepath.Join(t.TempDir(), "core")
 			os.WriteFile(cut, b[:len(b)*frac/100], 0o600)
-			err := readCore(t, cut, exe, nil)
-			t.Logf("%d%%: %v", frac, err)
+			for _, copied := range []bool{false, true} {
+				err := readCore(t, cut, exe, copied, nil)
+				t.Logf("%d%% (copied %v): %v", frac, copied, err)
+			}
 		}
 	})
 }
 
 // FuzzHostileCore overlays a word anywhere in the runtime's own structures or the heap of a
-// real core and reads it: never a crash, always bounded.
+// real core and reads it, as it is or through a copy (region's top bit): never a crash,
+// always bounded.
 func FuzzHostileCore(f *testing.F) {
 	core, exe := makeCore(f)
 	for _, s := range []struct {
 		region uint8
 		off    uint32
 		val    uint64
-	}{{0, 8, 1 << 40}, {1, 16, 0}, {2, 0, 0xffffffff}, {3, 64, 1}, {4, 24, 1 << 33}} {
+	}{{0, 8, 1 << 40}, {1, 16, 0}, {2, 0, 0xffffffff}, {3, 64, 1}, {4, 24, 1 << 33}, {0x80, 8, 1 << 40}, {0x83, 64, 1}, {0x84, 24, 1 << 33}} {
 		f.Add(s.region, s.off, s.val)
 	}
 	f.Fuzz(func(t *testing.T, region uint8, off uint32, val uint64) {
-		readCore(t, core, exe, func(t testing.TB, tg *process.Target) {
+		readCore(t, core, exe, region&0x80 != 0, func(t testing.TB, tg *process.Target) {
 			var base uint64
 			switch region % 5 {
 			case 0:

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"sort"
 	"strconv"
 	"time"
 
@@ -30,10 +31,11 @@ type live struct {
 	iscgo bool
 
 	threads map[int]*liveThread
-	cache   *pageCache // Delve's reads while the process is stopped; nil while it runs
+	cache   *pageCache // Delve's reads while the process is stopped, or of its copy; nil while it runs
+	// copy, when set, is what every read of the process reads: a copy taken while it was
+	// stopped. Its threads stay as they were stopped, after the process runs again.
+	copy *Copy
 }
-
-var errReadOnly = errors.New("memdoctor never writes to the process it reads")
 
 func openLive(pid int) (*live, error) {
 	mem, err := os.Open("/proc/" + strconv.Itoa(pid) + "/mem")
@@ -80,16 +82,37 @@ func (p *live) stop() error {
 	for _, st := range p.tr.threads() {
 		p.threads[st.tid] = &liveThread{p: p, st: st}
 	}
+	p.copy = nil
 	p.cache = newPageCache(p)
 	return nil
 }
 
-// resume lets every thread run again and returns how long they were stopped.
+// resume lets every thread run again and returns how long they were stopped. While a copy is
+// read, the threads stay as they were stopped and the copy stays what is read.
 func (p *live) resume() time.Duration {
-	p.cache = nil // before it runs: what was read may change
+	if p.copy == nil {
+		p.cache = nil // before it runs: what was read may change
+	}
 	d := p.tr.resume()
-	p.threads = map[int]*liveThread{}
+	if p.copy == nil {
+		p.threads = map[int]*liveThread{}
+	}
 	return d
+}
+
+// readCopy makes c what is read of the process (nil: the process itself again).
+func (p *live) readCopy(c *Copy) {
+	p.copy = c
+	if c != nil {
+		p.cache = newPageCache(c.Lenient())
+		return
+	}
+	if p.tr.stopped == nil {
+		p.cache = nil
+		p.threads = map[int]*liveThread{}
+	} else {
+		p.cache = newPageCache(p)
+	}
 }
 
 // close resumes the process and releases the tracer's thread and the memory file.
@@ -136,11 +159,10 @@ func (p *live) FindThread(id int) (proc.Thread, bool) {
 
 func (p *live) ThreadList() []proc.Thread {
 	out := make([]proc.Thread, 0, len(p.threads))
-	for _, st := range p.tr.threads() {
-		if t, ok := p.threads[st.tid]; ok {
-			out = append(out, t)
-		}
+	for _, t := range p.threads {
+		out = append(out, t)
 	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ThreadID() < out[j].ThreadID() })
 	return out
 }
 
@@ -152,8 +174,14 @@ func (p *live) delveMemory() proc.MemoryReadWriter {
 	return p
 }
 
-// ReadMemory reads the target's memory; a short read is an error, as Delve expects.
-func (p *live) ReadMemory(buf []byte, addr uint64) (int, error) { return p.readDirect(buf, addr) }
+// ReadMemory reads the target's memory (or its copy); a short read is an error, as Delve
+// expects.
+func (p *live) ReadMemory(buf []byte, addr uint64) (int, error) {
+	if c := p.copy; c != nil {
+		return c.ReadMemory(buf, addr)
+	}
+	return p.readDirect(buf, addr)
+}
 
 // readDirect reads the target's memory with one read of /proc/PID/mem.
 func (p *live) readDirect(buf []byte, addr uint64) (int, error) {

@@ -1,6 +1,10 @@
 package process
 
-import "sync"
+import (
+	"sync"
+
+	"github.com/go-delve/delve/pkg/proc"
+)
 
 // pageCache keeps the pages Delve reads while the process is stopped: listing goroutines and
 // unwinding their stacks reads the same g structs, stack pages and tables again and again, a
@@ -9,7 +13,7 @@ import "sync"
 // again; it is dropped at every resume, and bounded (maxCachedPages) however much is read.
 type pageCache struct {
 	mu    sync.Mutex
-	src   *live
+	src   proc.MemoryReader
 	pages map[uint64][]byte // by page address; nil: the page cannot be read
 }
 
@@ -18,7 +22,7 @@ const (
 	maxCachedPages = 16384 // 64 MiB
 )
 
-func newPageCache(src *live) *pageCache {
+func newPageCache(src proc.MemoryReader) *pageCache {
 	return &pageCache{src: src, pages: map[uint64][]byte{}}
 }
 
@@ -28,7 +32,7 @@ func (c *pageCache) ReadMemory(buf []byte, addr uint64) (int, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if uint64(len(buf)) > 16*cachePage || addr+uint64(len(buf)) < addr {
-		return c.src.readDirect(buf, addr)
+		return c.src.ReadMemory(buf, addr)
 	}
 	done := 0
 	for done < len(buf) {
@@ -40,13 +44,13 @@ func (c *pageCache) ReadMemory(buf []byte, addr uint64) (int, error) {
 				clear(c.pages)
 			}
 			b = make([]byte, cachePage)
-			if _, err := c.src.readDirect(b, page); err != nil {
+			if _, err := c.src.ReadMemory(b, page); err != nil {
 				b = nil
 			}
 			c.pages[page] = b
 		}
 		if b == nil {
-			return c.src.readDirect(buf, addr)
+			return c.src.ReadMemory(buf, addr)
 		}
 		done += copy(buf[done:], b[a-page:])
 	}

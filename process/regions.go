@@ -26,6 +26,21 @@ func (t *Target) Readable(addr, size uint64) bool {
 	return i < len(rs) && addr >= rs[i].Lo && addr+size <= rs[i].Hi && addr+size >= addr
 }
 
+// RegionOf returns the readable region holding addr: false when there is none, or when the
+// readable address space is not known.
+func (t *Target) RegionOf(addr uint64) (Region, bool) {
+	rs := t.regions
+	i := sort.Search(len(rs), func(i int) bool { return rs[i].Hi > addr })
+	if i < len(rs) && addr >= rs[i].Lo {
+		return rs[i], true
+	}
+	return Region{}, false
+}
+
+// ReadRegions reads the readable address space of a live process again now (Stop reads it
+// too); a core's does not change.
+func (t *Target) ReadRegions() error { return t.refreshRegions() }
+
 // ReadableBytes is the size of the readable address space (0 when not known).
 func (t *Target) ReadableBytes() uint64 {
 	var n uint64

@@ -56,7 +56,8 @@ type Target struct {
 	grp       *proc.TargetGroup
 	live      *live // nil for a core
 	mem       *Memory
-	regions   regions // the readable address space; nil when unknown
+	regions   regions           // the readable address space; nil when unknown
+	coreMem   proc.MemoryReader // a core's memory, while a copy of it is read instead
 }
 
 // Memory is the target's memory.
@@ -87,6 +88,48 @@ func (t *Target) Resume() time.Duration {
 		return 0
 	}
 	return t.live.resume()
+}
+
+// ReadCopy makes c, a copy of the process's memory taken while it was stopped, what every
+// read of the target reads from now on: its Memory, and Delve's goroutines, frames and
+// variables, with its threads as they were stopped. The process can then run again
+// (Resume) while the copy is read. ReadCopy(nil), or the next Stop, reads the process again.
+// A core already is a copy; a copy of it replaces what Memory reads (Delve's reads stay the
+// core's): what shows that a copy holds all that a reading of the core needs.
+func (t *Target) ReadCopy(c *Copy) {
+	if t.live != nil {
+		t.live.readCopy(c)
+		t.Delve.ClearCaches()
+		return
+	}
+	switch {
+	case c != nil && t.coreMem == nil:
+		t.coreMem, t.mem.r = t.mem.r, c
+	case c != nil:
+		t.mem.r = c
+	case t.coreMem != nil:
+		t.mem.r, t.coreMem = t.coreMem, nil
+	}
+}
+
+// Thread is one stopped thread as a copy needs it: where its stack pointer and its thread
+// pointer (TLS) are.
+type Thread struct {
+	TID     int
+	SP, TLS uint64
+}
+
+// Threads lists the threads of a stopped process (or of the copy read), in thread-id order.
+func (t *Target) Threads() []Thread {
+	var out []Thread
+	for _, th := range t.Delve.ThreadList() {
+		regs, err := th.Registers()
+		if err != nil {
+			continue
+		}
+		out = append(out, Thread{TID: th.ThreadID(), SP: regs.SP(), TLS: regs.TLS()})
+	}
+	return out
 }
 
 // Close resumes the process if it is stopped and releases what the target holds.

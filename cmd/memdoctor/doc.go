@@ -189,6 +189,8 @@
 //	  	also write the diagnosis as JSON to FILE (- for stdout; the text report then goes to stderr)
 //	-leak-check-every duration
 //	  	fetch the goroutineleak profile (Go 1.27+) at the start, when goroutines climb, and at least this often; each fetch runs one GC in the target; 0 = never (default 2m0s)
+//	-max-stop DURATION
+//	  	with --holders: refuse to stop a live process longer than DURATION to copy what its heap's walk reads (estimated before stopping it; 0: no bound) (default 1s)
 //	-memory-budget value
 //	  	the memory the service may use, e.g. 2GiB, 512Mi, 1G or 800MB; M and G are 10^6 and 10^9 bytes as Kubernetes writes them, Mi and MiB 2^20 (default: its cgroup limit, else unknown)
 //	-out DIR
@@ -199,6 +201,8 @@
 //	  	time between metric samples (default 1s)
 //	-source SOURCE
 //	  	record from SOURCE: auto (pprof, the agent, or both; by PID, the process's memory when it serves neither), pprof (never the agent), agent (required; never pprof), memory (a PID's memory only) (default "auto")
+//	-tmpdir DIR
+//	  	with --holders: copy the process's memory into an unlinked file in DIR (default $TMPDIR, else /tmp): it needs about the heap in use
 //	-token TOKEN
 //	  	bearer TOKEN for a memdoctor agent's endpoints (default: $MEMDOCTOR_TOKEN)
 //	-until-confirmed
@@ -286,12 +290,18 @@
 // culprits of a diagnosis with --from; with neither, the sites holding the most sampled memory
 // are shown.
 //
-// PID is a live process: it is stopped (every thread, with ptrace) while its heap is read, and
-// memdoctor says for how long before and after; it runs again on every path, also when memdoctor
-// fails or is killed. CORE EXECUTABLE is a core file (gcore PID, or the kernel's for a program
-// run with GOTRACEBACK=crash) and the executable that made it. Supported: programs built by Go
-// 1.26 and 1.27 for linux/amd64 or linux/arm64, with DWARF (the default go build). Reading a live
-// process needs Linux and permission to trace it; a core can be read anywhere.
+// PID is a live process: it is stopped (every thread, with ptrace) only while what the walk reads
+// is copied (its heap in use, stacks and the runtime's metadata) into an unlinked file in
+// --tmpdir, then runs again while the copy is walked. Before stopping it, memdoctor estimates the
+// stop and the room the copy needs, and refuses a stop longer than --max-stop (default 1s: a
+// health check's usual timeout) or a directory without room; after, it says how long the process
+// was stopped. It runs again on every path, also when memdoctor fails or is killed.
+//
+// CORE EXECUTABLE is a core file (gcore PID, or the kernel's for a program run with
+// GOTRACEBACK=crash) and the executable that made it: already a copy, walked as it is.
+// Supported: programs built by Go 1.26 and 1.27 for linux/amd64 or linux/arm64, with DWARF (the
+// default go build). Reading a live process needs Linux and permission to trace it; a core can
+// be read anywhere.
 //
 // Flags:
 //
@@ -299,12 +309,16 @@
 //	  	take the heap-leak culprits of a diagnosis: a session DIR (its holders are then saved in it for report and serve) or a diagnosis JSON file
 //	-json FILE
 //	  	also write the result as JSON to FILE (- for stdout; the text then goes to stderr)
+//	-max-stop DURATION
+//	  	refuse to stop a live process longer than DURATION to copy what its heap's walk reads (estimated before stopping it; 0: no bound) (default 1s)
 //	-paths int
 //	  	show at most this many paths per culprit (default 10)
 //	-pprof FILE
 //	  	also write a profile whose frames are the reference paths to FILE, for go tool pprof -http
 //	-site FUNC
 //	  	a culprit FUNC whose objects' holders to show (repeat it for several); the full name, or its end (store).remember
+//	-tmpdir DIR
+//	  	copy the process's memory into an unlinked file in DIR (default $TMPDIR, else /tmp): it needs about the heap in use
 //	-top int
 //	  	with no --site or --from, show this many allocation sites (default 5)
 //
@@ -313,6 +327,7 @@
 //	memdoctor holders --site main.(*store).remember 4242
 //	memdoctor holders --from memdoctor-sessions/server-20261122T101500Z 4242
 //	memdoctor holders --json holders.json --pprof holders.pb.gz 4242
+//	memdoctor holders --max-stop 3s --tmpdir /var/tmp 4242
 //	gcore -o core 4242 && memdoctor holders core.4242 ./server
 //
 // # memdoctor fleet

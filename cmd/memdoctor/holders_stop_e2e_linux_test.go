@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
@@ -68,43 +69,111 @@ func tracerPid(pid int) int {
 	return 0
 }
 
-// TestHoldersNeverLeavesTheProcessStopped kills memdoctor while the process is stopped for
-// the walk (SIGKILL, which nothing can catch), and interrupts it (SIGINT): either way the
-// process runs again.
+// TestHoldersNeverLeavesTheProcessStopped kills memdoctor (SIGKILL, which nothing can
+// catch) and interrupts it (SIGINT) while the process is stopped for the copy, and while the
+// copy is walked, the process running again: either way the process runs again. The copy is
+// a file no name ever refers to: the directory it goes to stays empty, and only memdoctor
+// holds it.
 func TestHoldersNeverLeavesTheProcessStopped(t *testing.T) {
-	for _, sig := range []syscall.Signal{syscall.SIGKILL, syscall.SIGINT} {
-		t.Run(sig.String(), func(t *testing.T) {
-			pid, heartbeat := startHoldersTarget(t, holdersTargetBin, 3_000_000)
-			cmd := exec.Command(memdoctorBin, "holders", strconv.Itoa(pid))
-			var stderr bytes.Buffer
-			cmd.Stderr = &stderr
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
-			// Wait until memdoctor has stopped the process (its tracer is one of memdoctor's
-			// threads), then let it walk a little.
-			deadline := time.Now().Add(30 * time.Second)
-			for tracerPid(pid) == 0 {
-				if time.Now().After(deadline) {
-					cmd.Process.Kill()
-					t.Fatalf("memdoctor never stopped process %d: %s", pid, stderr.String())
+	for _, during := range []string{"copy", "walk"} {
+		for _, sig := range []syscall.Signal{syscall.SIGKILL, syscall.SIGINT} {
+			t.Run(during+"/"+sig.String(), func(t *testing.T) {
+				pid, heartbeat := startHoldersTarget(t, holdersTargetBin, 3_000_000)
+				tmp := t.TempDir()
+				cmd := exec.Command(memdoctorBin, "holders", "--max-stop", "0", "--tmpdir", tmp, strconv.Itoa(pid))
+				var stderr bytes.Buffer
+				cmd.Stderr = &stderr
+				if err := cmd.Start(); err != nil {
+					t.Fatal(err)
 				}
-				time.Sleep(time.Millisecond)
-			}
-			time.Sleep(100 * time.Millisecond)
-			if st := procState(pid); st != 't' {
-				t.Logf("process %d was in state %c when memdoctor got %v", pid, st, sig)
-			}
-			cmd.Process.Signal(sig)
-			err := cmd.Wait()
-			runsAgain(t, pid, heartbeat)
-			if sig == syscall.SIGINT {
-				if err == nil || !strings.Contains(stderr.String(), "runs again") {
-					t.Errorf("interrupted memdoctor holders: %v, want a failure that says the process runs again:\n%s", err, stderr.String())
+				// Wait until memdoctor has stopped the process (its tracer is one of memdoctor's
+				// threads) to copy it; for the walk, until it runs again while memdoctor walks.
+				deadline := time.Now().Add(60 * time.Second)
+				wait := func(what string, done func() bool) {
+					for !done() {
+						if time.Now().After(deadline) {
+							cmd.Process.Kill()
+							t.Fatalf("memdoctor never %s process %d: %s", what, pid, stderr.String())
+						}
+						time.Sleep(200 * time.Microsecond)
+					}
 				}
-			}
-		})
+				wait("stopped", func() bool { return tracerPid(pid) != 0 })
+				if during == "walk" {
+					wait("resumed", func() bool { return tracerPid(pid) == 0 })
+					if !copyHeld(t, cmd.Process.Pid, tmp) {
+						t.Errorf("memdoctor holds no unlinked copy in %s while it walks", tmp)
+					}
+				} else if st := procState(pid); st != 't' {
+					t.Logf("process %d was in state %c when memdoctor got %v", pid, st, sig)
+				}
+				if names, _ := os.ReadDir(tmp); len(names) > 0 {
+					t.Errorf("the copy has a name: %s holds %v", tmp, names)
+				}
+				cmd.Process.Signal(sig)
+				err := cmd.Wait()
+				runsAgain(t, pid, heartbeat)
+				if names, _ := os.ReadDir(tmp); len(names) > 0 {
+					t.Errorf("%s holds %v after memdoctor ended", tmp, names)
+				}
+				if sig == syscall.SIGINT {
+					if err == nil || !strings.Contains(stderr.String(), "runs again") {
+						t.Errorf("interrupted memdoctor holders: %v, want a failure that says the process runs again:\n%s", err, stderr.String())
+					}
+				}
+			})
+		}
 	}
+}
+
+// TestHoldersMaxStop: a reading estimated to stop the process longer than --max-stop is
+// refused in one line that says how long it would take and the value that allows it, exit 1,
+// and the process is never stopped.
+func TestHoldersMaxStop(t *testing.T) {
+	pid, heartbeat := startHoldersTarget(t, holdersTargetBin, 300_000)
+	traced := make(chan bool)
+	done := make(chan struct{})
+	go func() {
+		seen := false
+		for {
+			select {
+			case <-done:
+				traced <- seen
+				return
+			default:
+			}
+			seen = seen || tracerPid(pid) != 0
+			time.Sleep(100 * time.Microsecond)
+		}
+	}()
+	r := memdoctor(t, context.Background(), "holders", "--max-stop", "1ms", strconv.Itoa(pid))
+	close(done)
+	if <-traced {
+		t.Errorf("memdoctor holders --max-stop 1ms stopped process %d", pid)
+	}
+	line := strings.TrimSpace(r.stderr)
+	m := regexp.MustCompile(`would stop it for about (\S+) \(.* to copy at .*\), longer than the 1ms allowed: nothing was stopped; allow it with --max-stop (\S+)$`).FindStringSubmatch(line)
+	if r.code != 1 || strings.Contains(line, "\n") || m == nil {
+		t.Fatalf("memdoctor holders --max-stop 1ms: exit %d, stderr %q; want exit 1 and one line naming the stop and the --max-stop that allows it", r.code, r.stderr)
+	}
+	if about, err1 := time.ParseDuration(m[1]); err1 == nil {
+		if allow, err2 := time.ParseDuration(m[2]); err2 != nil || allow <= about {
+			t.Errorf("the refusal estimates %s and allows it with --max-stop %s", m[1], m[2])
+		}
+	}
+	runsAgain(t, pid, heartbeat)
+}
+
+// copyHeld says whether process pid holds a file in dir that no name refers to.
+func copyHeld(t *testing.T, pid int, dir string) bool {
+	fds, _ := os.ReadDir(filepath.Join("/proc", strconv.Itoa(pid), "fd"))
+	for _, fd := range fds {
+		link, _ := os.Readlink(filepath.Join("/proc", strconv.Itoa(pid), "fd", fd.Name()))
+		if strings.HasPrefix(link, dir+"/") && strings.HasSuffix(link, " (deleted)") {
+			return true
+		}
+	}
+	return false
 }
 
 // TestHoldersRefusals: what memdoctor holders cannot read is refused in one line that says
@@ -136,6 +205,7 @@ func TestHoldersRefusals(t *testing.T) {
 		{[]string{"holders", notACore, holdersTargetBin}, 1, "not an ELF core file"},
 		{[]string{"holders", holdersTargetBin, holdersTargetBin}, 1, "not a core"},
 		{[]string{"holders", "--top", "0", "1"}, 2, "at least 1"},
+		{[]string{"holders", "--tmpdir", filepath.Join(dir, "nowhere"), "1"}, 2, "--tmpdir"},
 	}
 	for _, c := range cases {
 		r := memdoctor(t, context.Background(), c.args...)

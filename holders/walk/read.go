@@ -11,6 +11,7 @@ import (
 	"github.com/go-delve/delve/pkg/proc"
 	"github.com/memdoctor/memdoctor/internal/culprit"
 	"github.com/memdoctor/memdoctor/process"
+	"github.com/memdoctor/memdoctor/snapshot"
 )
 
 // Options tunes a reading. The zero value asks for the defaults documented on each field.
@@ -32,11 +33,29 @@ type Options struct {
 	// MaxNamed bounds the objects named while the most readable paths are sought. Default
 	// DefaultMaxNamed.
 	MaxNamed int
-	// CacheBytes is the memory kept of the target's heap while it is walked. Default 64 MiB.
+	// CacheBytes is the memory kept of the target's heap while it is walked. Default 16 MiB
+	// for a live process's copy (a miss is a read of the kernel's page cache), 64 MiB for a
+	// core.
 	CacheBytes int
 	// MaxFrames bounds the frames unwound per goroutine; the rest of a deeper stack is
 	// scanned word by word. Default 4096.
 	MaxFrames int
+	// MaxStop refuses, before stopping a live process, a reading estimated to stop it
+	// longer (a *snapshot.TooLongError). 0: snapshot.DefaultMaxStop; negative: no bound.
+	MaxStop time.Duration
+	// TempDir is where the copy of a live process's memory goes (an unlinked file, about
+	// the size of its heap in use). Default os.TempDir().
+	TempDir string
+	// BeforeStop, when set, is told the estimate just before a live process is stopped.
+	BeforeStop func(snapshot.Estimate)
+	// CopyCore copies a core as a live process is copied and walks the copy (a core is
+	// walked as it is otherwise): what shows that a copy holds all that the walk reads.
+	CopyCore bool
+	// held: the caller holds the live process stopped (tests); direct: walk it there, as
+	// before copies were taken, rather than walk a copy of it.
+	held, direct bool
+	// afterCopy, when set, runs once the snapshot is taken, before the walk (tests).
+	afterCopy func()
 }
 
 func (o *Options) defaults() {
@@ -55,9 +74,6 @@ func (o *Options) defaults() {
 	if o.MaxNamed <= 0 {
 		o.MaxNamed = DefaultMaxNamed
 	}
-	if o.CacheBytes <= 0 {
-		o.CacheBytes = 64 << 20
-	}
 	if o.MaxFrames <= 0 {
 		o.MaxFrames = 4096
 	}
@@ -65,9 +81,10 @@ func (o *Options) defaults() {
 
 var errCancelled = errors.New("interrupted")
 
-// Read stops the target (a live process) for as short a time as it can, walks its heap from
-// the GC roots, finds the sampled objects of each culprit site and names the reference paths
-// that keep them alive, then lets the target run again, whatever happens.
+// Read walks the target's heap from the GC roots, finds the sampled objects of each culprit
+// site and names the reference paths that keep them alive. A live process is stopped only
+// while what the walk needs is copied (see package snapshot), and runs again, whatever
+// happens, before the copy is walked; a core is walked as it is.
 func Read(ctx context.Context, t *process.Target, opts Options) (res *holders.Result, err error) {
 	opts.defaults()
 	start := time.Now()
@@ -95,8 +112,35 @@ func Read(ctx context.Context, t *process.Target, opts Options) (res *holders.Re
 	}
 	res.Timing.Prepare = ms(time.Since(start))
 
+	snap := &snapshot.Snapshot{Target: t}
+	if !opts.direct {
+		snap, err = snapshot.Take(ctx, t, ix, snapshot.Options{Dir: opts.TempDir, MaxStop: opts.MaxStop, BeforeStop: opts.BeforeStop,
+			CopyCore: opts.CopyCore, Held: opts.held})
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, errCancelled
+			}
+			return nil, err
+		}
+		defer snap.Close()
+	}
+	if opts.CacheBytes <= 0 {
+		opts.CacheBytes = 64 << 20
+		if snap.Bytes > 0 {
+			opts.CacheBytes = 16 << 20
+		}
+	}
+	if opts.afterCopy != nil {
+		opts.afterCopy()
+	}
+	if snap.Stopped > 0 {
+		res.Stopped, res.StoppedSeconds = ms(snap.Stopped), snap.Stopped.Seconds()
+	}
+	res.Timing.Prepare += ms(snap.Prepare)
+	res.Timing.Stop, res.Timing.Copy, res.Copied = ms(snap.Stop), ms(snap.Copy), uint64(snap.Bytes)
+	res.EstimatedStop = ms(snap.Estimate.Stop)
 	w := &reading{t: t, r: r, ix: ix, tab: tab, md: md, opts: opts, ctx: ctx, res: res}
-	a, err := w.stopped()
+	a, err := w.read()
 	if err != nil {
 		return nil, err
 	}
@@ -111,24 +155,7 @@ func Read(ctx context.Context, t *process.Target, opts Options) (res *holders.Re
 	return res, nil
 }
 
-// stopped does the part of a reading that needs the process stopped, and resumes it on
-// every path.
-func (w *reading) stopped() (a *aggregator, err error) {
-	lap := time.Now()
-	if err := w.t.Stop(); err != nil {
-		return nil, err
-	}
-	defer func() {
-		if d := w.t.Resume(); d > 0 {
-			w.res.Stopped = ms(d)
-			w.res.StoppedSeconds = d.Seconds()
-		}
-	}()
-	w.res.Timing.Stop = ms(time.Since(lap))
-	return w.read()
-}
-
-// reading is one Read's state while the target is stopped.
+// reading is one Read's state while the target (its snapshot) is read.
 type reading struct {
 	t    *process.Target
 	r    *rt

@@ -30,8 +30,10 @@ type outputFlags struct {
 	json   string
 	html   string
 	failOn string
-	// holders (watch --holders): read who holds a confirmed heap leak before reporting.
+	// holders (watch --holders): read who holds a confirmed heap leak before reporting,
+	// stopping the process as stop allows.
 	holders bool
+	stop    stopFlags
 }
 
 func (o *outputFlags) register(fs *flag.FlagSet) {
@@ -41,6 +43,9 @@ func (o *outputFlags) register(fs *flag.FlagSet) {
 }
 
 func (o *outputFlags) check() error {
+	if err := o.stop.check(); err != nil {
+		return err
+	}
 	if o.failOn == "" {
 		return nil
 	}

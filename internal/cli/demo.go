@@ -39,6 +39,7 @@ func runDemo(ctx context.Context, e *env, args []string) error {
 	holdersOn := fs.Bool("holders", true, holdersHelp)
 	var of outputFlags
 	of.register(fs)
+	of.stop.register(fs, "--holders")
 	if _, err := parse(demoCmd, e, fs, args, true); err != nil {
 		return err
 	}
@@ -70,7 +71,7 @@ func runDemo(ctx context.Context, e *env, args []string) error {
 	cf := collectFlags{duration: *duration, interval: 5 * time.Second, sample: time.Second, out: *out, output: of, leakEvery: recorder.DefaultLeakCheckEvery}
 	cfg := cf.config(e, "demo", "demo", fs)
 	cfg.Command = []string{exe, "lab", "run", sc.Name}
-	cfg.Holders = holdersAtEnd(e, cfg.Out, cfg.MemoryBudget, *holdersOn)
+	cfg.Holders = holdersAtEnd(e, cfg.Out, cfg.MemoryBudget, *holdersOn, of.stop)
 	fmt.Fprintf(e.stderr, "memdoctor demo: watching the lab's %q scenario for %s.\n%s\n\n", sc.Name, *duration, wrap(sc.Story, 96))
 	return record(ctx, e, cfg, of, func(ctx context.Context, abort <-chan struct{}) (recorder.Result, error) {
 		cfg.Abort = abort

@@ -24,7 +24,7 @@ const holdersHelp = "when a heap leak is confirmed by the end, read who holds it
 // who holds its culprits' objects from the target while it still runs, and saves that in the
 // session, where the diagnosis reads it into the finding. What it could not do it returns
 // (the manifest counts it; the finding says it).
-func holdersAtEnd(e *env, dir string, budget uint64, on bool) func(context.Context, int, bool) error {
+func holdersAtEnd(e *env, dir string, budget uint64, on bool, sf stopFlags) func(context.Context, int, bool) error {
 	return func(ctx context.Context, pid int, running bool) error {
 		s, err := session.Open(dir)
 		if err != nil {
@@ -60,7 +60,9 @@ func holdersAtEnd(e *env, dir string, budget uint64, on bool) func(context.Conte
 			return err
 		}
 		defer t.Close()
-		res, err := readHeap(ctx, e, t, walk.Options{Sites: sites})
+		opts := walk.Options{Sites: sites}
+		sf.apply(&opts)
+		res, err := readHeap(ctx, e, t, opts)
 		if err != nil {
 			e.log.Warn(err.Error())
 			return errors.New(strings.TrimPrefix(err.Error(), "holders: "))

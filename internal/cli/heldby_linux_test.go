@@ -16,6 +16,7 @@ import (
 	"github.com/memdoctor/memdoctor/holders"
 	"github.com/memdoctor/memdoctor/internal/recorder"
 	"github.com/memdoctor/memdoctor/session"
+	"github.com/memdoctor/memdoctor/snapshot"
 )
 
 // TestTargetRuns: a session's target runs while a process has its PID and its start time;
@@ -64,16 +65,16 @@ func TestHoldersAtEnd(t *testing.T) {
 	leak := copySession(t, "../../diagnose/testdata/sessions/tcp-reassembly")
 	healthy := copySession(t, "../../diagnose/testdata/sessions/healthy")
 	ctx := context.Background()
-	if err := holdersAtEnd(e, healthy, 0, true)(ctx, 42, true); !errors.Is(err, recorder.ErrNoHolders) {
+	if err := holdersAtEnd(e, healthy, 0, true, stopFlags{maxStop: snapshot.DefaultMaxStop})(ctx, 42, true); !errors.Is(err, recorder.ErrNoHolders) {
 		t.Errorf("no heap leak: %v", err)
 	}
-	if err := holdersAtEnd(e, leak, 0, false)(ctx, 42, true); err == nil || err.Error() != holders.UnreadOff {
+	if err := holdersAtEnd(e, leak, 0, false, stopFlags{maxStop: snapshot.DefaultMaxStop})(ctx, 42, true); err == nil || err.Error() != holders.UnreadOff {
 		t.Errorf("turned off: %v", err)
 	}
-	if err := holdersAtEnd(e, leak, 0, true)(ctx, 42, false); err == nil || err.Error() != holders.UnreadExited {
+	if err := holdersAtEnd(e, leak, 0, true, stopFlags{maxStop: snapshot.DefaultMaxStop})(ctx, 42, false); err == nil || err.Error() != holders.UnreadExited {
 		t.Errorf("exited: %v", err)
 	}
-	if err := holdersAtEnd(e, leak, 0, true)(ctx, 0, true); err == nil || !strings.Contains(err.Error(), "not on this machine") {
+	if err := holdersAtEnd(e, leak, 0, true, stopFlags{maxStop: snapshot.DefaultMaxStop})(ctx, 0, true); err == nil || !strings.Contains(err.Error(), "not on this machine") {
 		t.Errorf("no local process: %v", err)
 	}
 	sleep := exec.Command("sleep", "30")
@@ -81,7 +82,7 @@ func TestHoldersAtEnd(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer func() { sleep.Process.Kill(); sleep.Wait() }()
-	err := holdersAtEnd(e, leak, 0, true)(ctx, sleep.Process.Pid, true)
+	err := holdersAtEnd(e, leak, 0, true, stopFlags{maxStop: snapshot.DefaultMaxStop})(ctx, sleep.Process.Pid, true)
 	if err == nil || errors.Is(err, recorder.ErrNoHolders) {
 		t.Errorf("a process that is not Go: %v", err)
 	}

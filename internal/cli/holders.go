@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -18,6 +19,7 @@ import (
 	"github.com/memdoctor/memdoctor/internal/units"
 	"github.com/memdoctor/memdoctor/process"
 	"github.com/memdoctor/memdoctor/session"
+	"github.com/memdoctor/memdoctor/snapshot"
 )
 
 var holdersCmd = &command{
@@ -40,26 +42,28 @@ scaled as the heap profile scales them. Name the culprits with --site, or take t
 culprits of a diagnosis with --from; with neither, the sites holding the most sampled memory
 are shown.
 
-PID is a live process: it is stopped (every thread, with ptrace) while its heap is read, and
-memdoctor says for how long before and after; it runs again on every path, also when memdoctor
-fails or is killed. CORE EXECUTABLE is a core file (gcore PID, or the kernel's for a program
-run with GOTRACEBACK=crash) and the executable that made it. Supported: programs built by Go
-1.26 and 1.27 for linux/amd64 or linux/arm64, with DWARF (the default go build). Reading a live
-process needs Linux and permission to trace it; a core can be read anywhere.`,
+PID is a live process: it is stopped (every thread, with ptrace) only while what the walk reads
+is copied (its heap in use, stacks and the runtime's metadata) into an unlinked file in
+--tmpdir, then runs again while the copy is walked. Before stopping it, memdoctor estimates the
+stop and the room the copy needs, and refuses a stop longer than --max-stop (default 1s: a
+health check's usual timeout) or a directory without room; after, it says how long the process
+was stopped. It runs again on every path, also when memdoctor fails or is killed.
+
+CORE EXECUTABLE is a core file (gcore PID, or the kernel's for a program run with
+GOTRACEBACK=crash) and the executable that made it: already a copy, walked as it is.
+Supported: programs built by Go 1.26 and 1.27 for linux/amd64 or linux/arm64, with DWARF (the
+default go build). Reading a live process needs Linux and permission to trace it; a core can
+be read anywhere.`,
 	examples: []string{
 		"memdoctor holders --site main.(*store).remember 4242",
 		"memdoctor holders --from memdoctor-sessions/server-20261122T101500Z 4242",
 		"memdoctor holders --json holders.json --pprof holders.pb.gz 4242",
+		"memdoctor holders --max-stop 3s --tmpdir /var/tmp 4242",
 		"gcore -o core 4242 && memdoctor holders core.4242 ./server",
 	},
 }
 
 func init() { holdersCmd.run = runHolders }
-
-// stopRate is the heap memdoctor reads per second while the process is stopped, measured by
-// bench/holders on two cores (250 to 420 MiB/s from 80 MiB to 1 GiB): what the estimate said
-// before stopping stands on.
-const stopRate = 300 << 20
 
 func runHolders(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(holdersCmd, e)
@@ -70,6 +74,8 @@ func runHolders(ctx context.Context, e *env, args []string) error {
 	pprofOut := fs.String("pprof", "", "also write a profile whose frames are the reference paths to `FILE`, for go tool pprof -http")
 	top := fs.Int("top", 5, "with no --site or --from, show this many allocation sites")
 	paths := fs.Int("paths", 10, "show at most this many paths per culprit")
+	var sf stopFlags
+	sf.register(fs, "")
 	pos, err := parse(holdersCmd, e, fs, args, true)
 	if err != nil {
 		return err
@@ -77,8 +83,12 @@ func runHolders(ctx context.Context, e *env, args []string) error {
 	if *top < 1 || *paths < 1 {
 		return usagef("holders: --top and --paths want at least 1")
 	}
+	if err := sf.check(); err != nil {
+		return usagef("holders: %v", err)
+	}
 	var opts walk.Options
 	opts.Sites, opts.TopSites, opts.MaxPaths = sites, *top, *paths
+	sf.apply(&opts)
 	saveDir := ""
 	if *from != "" {
 		culprits, dir, err := leakCulprits(*from)
@@ -159,6 +169,44 @@ func openHolderTarget(pos []string) (*process.Target, error) {
 	return nil, usagef("holders: want a PID, or a CORE file and its EXECUTABLE")
 }
 
+// stopFlags bound how a live process is stopped to read its holders: holders' and
+// watch --holders' --max-stop and --tmpdir.
+type stopFlags struct {
+	maxStop time.Duration
+	tmpDir  string
+}
+
+// register adds the flags; with is the flag they go with ("" for holders' own).
+func (f *stopFlags) register(fs *flag.FlagSet, with string) {
+	prefix := ""
+	if with != "" {
+		prefix = "with " + with + ": "
+	}
+	fs.DurationVar(&f.maxStop, "max-stop", snapshot.DefaultMaxStop, prefix+"refuse to stop a live process longer than `DURATION` to copy what its heap's walk reads (estimated before stopping it; 0: no bound)")
+	fs.StringVar(&f.tmpDir, "tmpdir", "", prefix+"copy the process's memory into an unlinked file in `DIR` (default $TMPDIR, else /tmp): it needs about the heap in use")
+}
+
+// check refuses a --tmpdir that is not a directory.
+func (f *stopFlags) check() error {
+	if f.maxStop < 0 {
+		return usagef("--max-stop %s: want a duration, or 0 for no bound", f.maxStop)
+	}
+	if f.tmpDir == "" {
+		return nil
+	}
+	if st, err := os.Stat(f.tmpDir); err != nil || !st.IsDir() {
+		return usagef("--tmpdir %s: not a directory; give one with room for a copy of the process's heap", f.tmpDir)
+	}
+	return nil
+}
+
+func (f *stopFlags) apply(o *walk.Options) {
+	o.MaxStop, o.TempDir = f.maxStop, f.tmpDir
+	if f.maxStop == 0 {
+		o.MaxStop = -1
+	}
+}
+
 // readHolders reads the target, saying before and after how long a live process is stopped.
 // A first Ctrl-C cancels the reading; the process runs again either way.
 func readHolders(ctx context.Context, e *env, t *process.Target, opts walk.Options) (*holders.Result, error) {
@@ -172,45 +220,37 @@ func readHolders(ctx context.Context, e *env, t *process.Target, opts walk.Optio
 }
 
 // readHeap reads the target until ctx is done, saying before and after how long a live
-// process is stopped, and stamps the result with the time it was read.
+// process is stopped (its memory is copied while it is, and walked once it runs again), and
+// stamps the result with the time it was read.
 func readHeap(ctx context.Context, e *env, t *process.Target, opts walk.Options) (*holders.Result, error) {
-	if t.Kind == "process" {
-		msg := fmt.Sprintf("holders: stopping process %d while its heap is read", t.PID)
-		if rss := residentBytes(t.PID); rss > 0 {
-			msg += fmt.Sprintf(" (about %s for %s resident)", units.Duration(time.Duration(float64(rss)/stopRate*float64(time.Second))), units.Bytes(float64(rss)))
+	opts.BeforeStop = func(est snapshot.Estimate) {
+		free := ""
+		if est.Free > 0 {
+			free = fmt.Sprintf(" (%s free)", units.Bytes(float64(est.Free)))
 		}
-		e.log.Info(msg)
+		e.log.Info(fmt.Sprintf("holders: stopping process %d for about %s to copy %s of its memory into an unlinked file in %s%s; its heap is walked on the copy once it runs again",
+			t.PID, units.Duration(est.Stop), units.Bytes(float64(est.Bytes)), est.Dir, free))
 	}
-	// The snapshot helper's stop bound (walk.Options) belongs in opts once it lands.
 	res, err := walk.Read(ctx, t, opts)
-	if t.Kind == "process" {
-		if err != nil {
-			e.log.Info(fmt.Sprintf("holders: process %d runs again", t.PID))
-		} else {
-			e.log.Info(fmt.Sprintf("holders: process %d runs again: it was stopped for %s", t.PID,
-				units.Duration(time.Duration(res.StoppedSeconds*float64(time.Second)))))
-		}
+	if t.Kind == "process" && res != nil {
+		walked := time.Duration((res.Timing.Roots + res.Timing.Walk + res.Timing.Name) * float64(time.Millisecond))
+		e.log.Info(fmt.Sprintf("holders: process %d runs again: it was stopped for %s (copying %s took %s); the copy was walked in %s", t.PID,
+			units.Duration(time.Duration(res.StoppedSeconds*float64(time.Second))), units.Bytes(float64(res.Copied)),
+			units.Duration(time.Duration(res.Timing.Copy*float64(time.Millisecond))), units.Duration(walked)))
 	}
 	if err != nil {
+		var tooLong *snapshot.TooLongError
+		var noSpace *process.NoSpaceError
+		switch {
+		case errors.As(err, &tooLong):
+			return nil, fmt.Errorf("holders: %w: nothing was stopped; allow it with --max-stop %s", err, tooLong.Allow())
+		case errors.As(err, &noSpace):
+			return nil, fmt.Errorf("holders: %w: nothing was stopped; give a directory with room with --tmpdir DIR", err)
+		}
 		return nil, fmt.Errorf("holders: %w", err)
 	}
 	res.Read = time.Now().UTC()
 	return res, nil
-}
-
-// residentBytes reads VmRSS of a process, 0 when unknown.
-func residentBytes(pid int) uint64 {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
-	if err != nil {
-		return 0
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
-			kb, _ := strconv.ParseUint(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
-			return kb << 10
-		}
-	}
-	return 0
 }
 
 // leakCulprits reads the heap-leak culprits of a diagnosis: a session directory's

@@ -61,6 +61,7 @@ func runRun(ctx context.Context, e *env, args []string) error {
 	showTrace := fs.Bool("show-gctrace", false, "also show the program's gctrace lines (they are always kept in the session)")
 	enableHeap := fs.Bool("enable-heap-profiling", false, enableHeapHelp)
 	holdersOn := fs.Bool("holders", true, holdersHelp)
+	cf.output.stop.register(fs, "--holders")
 	cmdArgs, err := parse(runCmd, e, fs, args, false)
 	if err != nil {
 		return err
@@ -82,7 +83,7 @@ func runRun(ctx context.Context, e *env, args []string) error {
 	cfg.Grace = *grace
 	cfg.ShowGCTrace = *showTrace
 	cfg.EnableHeapProfiling = *enableHeap
-	cfg.Holders = holdersAtEnd(e, cfg.Out, cfg.MemoryBudget, *holdersOn)
+	cfg.Holders = holdersAtEnd(e, cfg.Out, cfg.MemoryBudget, *holdersOn, cf.output.stop)
 	return record(ctx, e, cfg, cf.output, func(ctx context.Context, abort <-chan struct{}) (recorder.Result, error) {
 		cfg.Abort = abort
 		return recorder.Run(ctx, cfg)

@@ -85,6 +85,7 @@ func runWatch(ctx context.Context, e *env, args []string) error {
 	enableHeap := fs.Bool("enable-heap-profiling", false, enableHeapHelp)
 	pid := fs.Int("pid", 0, "sample the /proc of this local `PID`, not of the process listening on the URL's port (a proxy or port-forward)")
 	fs.BoolVar(&cf.output.holders, "holders", false, "at the end, when a heap leak is confirmed and the process can be read (Linux, ptrace allowed), read who holds it (memdoctor holders): the finding shows the paths, the session keeps them")
+	cf.output.stop.register(fs, "--holders")
 	pos, err := parse(watchCmd, e, fs, args, true)
 	if err != nil {
 		return err
@@ -122,7 +123,7 @@ func runWatch(ctx context.Context, e *env, args []string) error {
 	cfg.Source = *source
 	cfg.EnableHeapProfiling = *enableHeap
 	if cf.output.holders {
-		cfg.Holders = holdersAtEnd(e, cfg.Out, cfg.MemoryBudget, true)
+		cfg.Holders = holdersAtEnd(e, cfg.Out, cfg.MemoryBudget, true, cf.output.stop)
 	}
 	if cfg.Token == "" {
 		cfg.Token = e.getenv("MEMDOCTOR_TOKEN")

@@ -42,7 +42,7 @@ type Options struct {
 	AllowNetwork bool
 	// AllowAttach offers the tools that read another process: watch of a PID (its /proc and
 	// the endpoints it serves) and holders of a live PID (it stops the process while it
-	// reads its heap). holders of a core file under a root needs no permission.
+	// copies what its heap's walk reads). holders of a core file under a root needs no permission.
 	AllowAttach bool
 	// MaxWatch bounds a watch (default 10 minutes).
 	MaxWatch time.Duration

@@ -53,7 +53,7 @@ type FleetInput struct {
 // HoldersInput are the arguments of the holders tool: a live process, or a core file and the
 // executable that made it.
 type HoldersInput struct {
-	PID        int      `json:"pid,omitempty" jsonschema:"a live local Go process (needs the server's --allow-attach; it is stopped while its heap is read)"`
+	PID        int      `json:"pid,omitempty" jsonschema:"a live local Go process (needs the server's --allow-attach; it is stopped while what its heap's walk reads is copied, at most 1s by default)"`
 	Core       string   `json:"core,omitempty" jsonschema:"a core file (gcore PID, or the kernel's) under the server's roots, instead of a PID"`
 	Executable string   `json:"executable,omitempty" jsonschema:"with core: the executable that made it"`
 	Sites      []string `json:"sites,omitempty" jsonschema:"culprit functions whose objects' holders to show (e.g. a heap-leak finding's culprits); default: the sites holding the most"`

@@ -1,8 +1,9 @@
 // Command holders-target builds a heap of a chosen size and number of objects for memdoctor
 // holders' tests and benchmarks: records in a global map (each a small struct and its
-// payload), the newest also in a goroutine's local slice. It prints its pid when the heap is
-// built, then writes a counter to the heartbeat file every 20 ms, so a test can tell that it
-// runs.
+// payload of bytes), the newest also in a goroutine's local slice; with -pointers, records
+// whose payload is a slice of pointers (links, built by buildLinks), a heap the walk reads
+// whole. It prints its pid when the heap is built, then writes a counter to the heartbeat
+// file every 20 ms, so a test can tell that it runs.
 package main
 
 import (
@@ -21,19 +22,32 @@ type record struct {
 
 var registry = map[int]*record{}
 
+// linked is a record whose payload is pointers (-pointers): memory the walk reads whole.
+type linked struct {
+	id   int
+	refs []*linked
+}
+
+var links = map[int]*linked{}
+
 func main() {
 	objects := flag.Int("objects", 100000, "objects to build (a record and its payload are two)")
 	size := flag.Int("size", 64, "bytes of each payload")
 	rate := flag.Int("rate", 0, "runtime.MemProfileRate (0: the default)")
 	heartbeat := flag.String("heartbeat", "", "a `FILE` to write a counter to every 20 ms")
+	pointers := flag.Bool("pointers", false, "payloads of pointers (into links) rather than bytes")
 	flag.Parse()
 	if *rate > 0 {
 		runtime.MemProfileRate = *rate
 	}
-	build(*objects/2, *size)
+	if *pointers {
+		buildLinks(*objects/2, *size)
+	} else {
+		build(*objects/2, *size)
+	}
 	recent := make(chan []*record)
 	go keepRecent(recent)
-	recent <- []*record{registry[0], registry[1]}
+	recent <- []*record{registry[0], registry[1]} // nil with -pointers
 	fmt.Println(os.Getpid(), "ready")
 	for n := 0; ; n++ {
 		if *heartbeat != "" {
@@ -49,6 +63,18 @@ func main() {
 func build(n, size int) {
 	for i := range n {
 		registry[i] = &record{id: i, payload: make([]byte, size)}
+	}
+}
+
+// buildLinks fills links, each payload a slice of pointers to the one before.
+//
+//go:noinline
+func buildLinks(n, size int) {
+	var prev *linked
+	for i := range n {
+		l := &linked{id: i, refs: make([]*linked, max(size/8, 1))}
+		l.refs[0] = prev
+		links[i], prev = l, l
 	}
 }
 

@@ -1,0 +1,166 @@
+package walk_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/memdoctor/memdoctor/holders"
+	"github.com/memdoctor/memdoctor/holders/walk"
+	"github.com/memdoctor/memdoctor/lab"
+	"github.com/memdoctor/memdoctor/process"
+)
+
+// TestCopyWalksAsTheProcess reads every lab holder scenario and holders-target (also built
+// position-independent) twice while they are held stopped: walked in place, as memdoctor walked a process before it copied one,
+// and walked on the copy taken then. Everything found is the same: the paths, counts and
+// bytes, the roots, goroutines and notes.
+func TestCopyWalksAsTheProcess(t *testing.T) {
+	dir := t.TempDir()
+	labrun := filepath.Join(dir, "labrun")
+	target := filepath.Join(dir, "holders-target")
+	pie := filepath.Join(dir, "holders-target-pie")
+	for _, b := range [][]string{{labrun, "../../internal/labrun"}, {target, "../../cmd/memdoctor/testdata/holders-target"},
+		{pie, "../../cmd/memdoctor/testdata/holders-target", "-buildmode=pie"}} {
+		if out, err := exec.Command("go", append(append([]string{"build", "-o", b[0]}, b[2:]...), b[1])...).CombinedOutput(); err != nil {
+			t.Fatalf("go build %s: %v\n%s", b[1], err, out)
+		}
+	}
+	type program struct {
+		name string
+		args []string
+		site string
+	}
+	programs := []program{{"holders-target", []string{target, "-objects", "20000", "-rate", "4096"}, "main.build"},
+		// Loaded elsewhere than it was linked: its read-only data is relocated, and copied.
+		{"holders-target-pie", []string{pie, "-objects", "20000", "-rate", "4096"}, "main.build"}}
+	for _, sc := range lab.HolderScenarios() {
+		programs = append(programs, program{sc.Name, []string{labrun, sc.Name}, sc.Holder.Site})
+	}
+	for _, p := range programs {
+		t.Run(p.name, func(t *testing.T) {
+			t.Parallel()
+			cmd := startProgram(t, p.args...)
+			time.Sleep(time.Second) // a lab scenario leaks a record every 10 ms
+			tg, err := process.Attach(cmd.Process.Pid)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer tg.Close()
+			if err := tg.Stop(); err != nil {
+				t.Fatal(err)
+			}
+			defer tg.Resume()
+			opts := walk.Options{Sites: []string{p.site}, TempDir: t.TempDir()}
+			direct, err := walk.Read(context.Background(), tg, walk.Held(opts, true))
+			if err != nil {
+				t.Fatalf("walked in place: %v", err)
+			}
+			copied, err := walk.Read(context.Background(), tg, walk.Held(opts, false))
+			if err != nil {
+				t.Fatalf("walked on a copy: %v", err)
+			}
+			if direct.Copied != 0 || copied.Copied == 0 {
+				t.Fatalf("copied %d bytes in place, %d for the copy", direct.Copied, copied.Copied)
+			}
+			if len(direct.Culprits) == 0 || direct.Culprits[0].Samples == 0 {
+				t.Fatalf("nothing sampled of %s: %+v", p.site, direct)
+			}
+			a, b := comparable(direct), comparable(copied)
+			if a != b {
+				t.Errorf("walked in place:\n%s\nwalked on the copy:\n%s", a, b)
+			}
+		})
+	}
+}
+
+// TestCopyOutlivesTheProcess kills the process right after its copy is taken: the walk reads
+// only the copy, and finds what a walk of the process in place found (the process held
+// stopped for both); and, the process stopped only for the copy as memdoctor does it, the
+// path of its records.
+func TestCopyOutlivesTheProcess(t *testing.T) {
+	bin := filepath.Join(t.TempDir(), "holders-target")
+	if out, err := exec.Command("go", "build", "-o", bin, "../../cmd/memdoctor/testdata/holders-target").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	for _, held := range []bool{true, false} {
+		cmd := startProgram(t, bin, "-objects", "50000", "-rate", "4096")
+		pid := cmd.Process.Pid
+		tg, err := process.Attach(pid)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer tg.Close()
+		opts := walk.Options{Sites: []string{"main.build"}, TempDir: t.TempDir()}
+		var direct *holders.Result
+		if held {
+			if err := tg.Stop(); err != nil {
+				t.Fatal(err)
+			}
+			if direct, err = walk.Read(context.Background(), tg, walk.Held(opts, true)); err != nil {
+				t.Fatal(err)
+			}
+			opts = walk.Held(opts, false)
+		}
+		killed := false
+		opts = walk.AfterCopy(opts, func() {
+			if held {
+				tg.Resume() // a process killed while traced is left for its tracer to reap
+			}
+			cmd.Process.Kill()
+			cmd.Wait()
+			_, err := os.Stat(filepath.Join("/proc", strconv.Itoa(pid)))
+			killed = os.IsNotExist(err)
+		})
+		res, err := walk.Read(context.Background(), tg, opts)
+		if !killed {
+			t.Fatalf("process %d still exists after it was killed", pid)
+		}
+		if err != nil {
+			t.Fatalf("held %v: walking the copy of a process killed after the copy: %v", held, err)
+		}
+		if len(res.Culprits) == 0 || len(res.Culprits[0].Paths) == 0 || res.Culprits[0].Paths[0].Expr != "main.registry[value].payload" || res.Heap.Objects < 50000 {
+			t.Fatalf("held %v: want main.registry[value].payload over 50000 objects: %+v", held, res)
+		}
+		if held {
+			if a, b := comparable(direct), comparable(res); a != b {
+				t.Errorf("walked in place:\n%s\nwalked on the copy, the process killed:\n%s", a, b)
+			}
+		}
+	}
+}
+
+// startProgram starts a program that says on its first line that it is ready (holders-target)
+// or leaking (a lab scenario), and waits for that line; the test's cleanup ends it.
+func startProgram(t *testing.T, args ...string) *exec.Cmd {
+	t.Helper()
+	cmd := exec.Command(args[0], args[1:]...)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	if line, err := bufio.NewReader(out).ReadString('\n'); err != nil || !strings.Contains(line, "ready") && !strings.Contains(line, "leaking") {
+		t.Fatalf("%s: %q, %v", args[0], line, err)
+	}
+	return cmd
+}
+
+// comparable is a result as JSON without what differs between two readings of the same
+// memory: their timings and what was copied.
+func comparable(r *holders.Result) string {
+	c := *r
+	c.Timing, c.Copied, c.Stopped, c.StoppedSeconds, c.EstimatedStop = holders.Timing{}, 0, 0, 0, 0
+	b, _ := json.MarshalIndent(c, "", "  ")
+	return string(b)
+}
