@@ -103,6 +103,8 @@
 //	  	also write the diagnosis as JSON to FILE (- for stdout; the text report then goes to stderr)
 //	-leak-check-every duration
 //	  	fetch the goroutineleak profile (Go 1.27+) at the start, when goroutines climb, and at least this often; each fetch runs one GC in the target; 0 = never (default 2m0s)
+//	-max-stop DURATION
+//	  	with --holders: refuse to stop a live process longer than DURATION to copy what its heap's walk reads (estimated before stopping it; 0: no bound) (default 1s)
 //	-memory-budget value
 //	  	the memory the service may use, e.g. 2GiB, 512Mi, 1G or 800MB; M and G are 10^6 and 10^9 bytes as Kubernetes writes them, Mi and MiB 2^20 (default: its cgroup limit, else unknown)
 //	-out DIR
@@ -113,6 +115,8 @@
 //	  	time between metric samples (default 1s)
 //	-show-gctrace
 //	  	also show the program's gctrace lines (they are always kept in the session)
+//	-tmpdir DIR
+//	  	with --holders: copy the process's memory into an unlinked file in DIR (default $TMPDIR, else /tmp): it needs about the heap in use
 //
 // Examples:
 //
@@ -658,8 +662,12 @@
 //	  	also write the report as one self-contained HTML page with charts to FILE (see memdoctor report -h)
 //	-json FILE
 //	  	also write the diagnosis as JSON to FILE (- for stdout; the text report then goes to stderr)
+//	-max-stop DURATION
+//	  	with --holders: refuse to stop a live process longer than DURATION to copy what its heap's walk reads (estimated before stopping it; 0: no bound) (default 1s)
 //	-out DIR
 //	  	session DIR (default ./memdoctor-sessions/demo-<UTC time>)
+//	-tmpdir DIR
+//	  	with --holders: copy the process's memory into an unlinked file in DIR (default $TMPDIR, else /tmp): it needs about the heap in use
 //
 // Examples:
 //
