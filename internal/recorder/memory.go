@@ -226,13 +226,22 @@ func (r *recorder) closeMemory(final bool) {
 	}
 	if ms.heapReads > 0 {
 		r.addNote("read %d heap profile(s) from the process's memory without stopping it (%s each on average, %s at most, in memdoctor; %d bucket(s) left out as unreadable or torn, %d reading(s) made again after a GC published a cycle meanwhile)",
-			ms.heapReads, (ms.heapTook / time.Duration(ms.heapReads)).Round(time.Microsecond), ms.heapTookMax.Round(time.Microsecond), ms.heapSkipped, ms.retries)
+			ms.heapReads, briefly(ms.heapTook/time.Duration(ms.heapReads)), briefly(ms.heapTookMax), ms.heapSkipped, ms.retries)
 	}
 	if ms.goroutineProfiles+ms.goroutineFails > 0 {
 		r.addNote("stopped the process %d time(s) to read its goroutines' stacks (%d failed): %s in all, %s at most; it was resumed each time",
-			ms.goroutineProfiles+ms.goroutineFails, ms.goroutineFails, ms.stopped.Round(time.Microsecond), ms.longest.Round(time.Microsecond))
+			ms.goroutineProfiles+ms.goroutineFails, ms.goroutineFails, briefly(ms.stopped), briefly(ms.longest))
 	}
 	ms.mu.Lock()
 	ms.rd.Close()
 	ms.mu.Unlock()
+}
+
+// briefly rounds a short duration a note reports to what a person reads: a millisecond above
+// a second ("6.502s"), a microsecond below ("2.243ms", "450µs").
+func briefly(d time.Duration) time.Duration {
+	if d >= time.Second {
+		return d.Round(time.Millisecond)
+	}
+	return d.Round(time.Microsecond)
 }

@@ -3,6 +3,7 @@ package recorder
 import (
 	"bufio"
 	"context"
+	"fmt"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -14,8 +15,9 @@ import (
 )
 
 // startNoEndpoint starts collect/memread's test program built without pprof (it serves
-// nothing and links no profiling) and returns its pid; it is killed at the test's end.
-func startNoEndpoint(t *testing.T) int {
+// nothing and links no profiling) and returns its pid and the goroutines it said it runs; it
+// is killed at the test's end.
+func startNoEndpoint(t *testing.T) (pid, goroutines int) {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "target")
 	if out, err := exec.Command("go", "build", "-o", bin, "../../collect/memread/testdata/target").CombinedOutput(); err != nil {
@@ -28,10 +30,15 @@ func startNoEndpoint(t *testing.T) int {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { stdin.Close(); cmd.Process.Kill(); cmd.Wait() })
-	if sc := bufio.NewScanner(out); !sc.Scan() || !strings.HasPrefix(sc.Text(), "ready ") {
+	sc := bufio.NewScanner(out)
+	if !sc.Scan() {
 		t.Fatal("the target never said ready")
 	}
-	return cmd.Process.Pid
+	// "ready PID GOROUTINES"
+	if _, err := fmt.Sscanf(sc.Text(), "ready %d %d", &pid, &goroutines); err != nil || pid != cmd.Process.Pid {
+		t.Fatalf("the target said %q, not ready %d GOROUTINES", sc.Text(), cmd.Process.Pid)
+	}
+	return pid, goroutines
 }
 
 // TestWatchPIDReadsMemory: a process that serves neither pprof nor an agent is read from its
@@ -40,7 +47,7 @@ func startNoEndpoint(t *testing.T) int {
 // long the process was stopped.
 func TestWatchPIDReadsMemory(t *testing.T) {
 	needProc(t)
-	pid := startNoEndpoint(t)
+	pid, want := startNoEndpoint(t)
 	cfg := watchConfig(t)
 	cfg.Duration, cfg.EnableHeapProfiling = 3*time.Second, true
 	res, err := WatchPID(context.Background(), cfg, pid)
@@ -56,14 +63,14 @@ func TestWatchPIDReadsMemory(t *testing.T) {
 	}
 	fromMemory := 0
 	for _, smp := range samplesOf(t, s) {
-		if smp.Go != nil && smp.Go.Source == memread.Source && smp.Go.Goroutines == 8 {
+		if smp.Go != nil && smp.Go.Source == memread.Source && smp.Go.Goroutines == want {
 			fromMemory++
 		}
 	}
 	heaps, gors := s.ProfilesOf(session.KindHeap, true), s.ProfilesOf(session.KindGoroutine, true)
 	if fromMemory < 10 || len(heaps) < 3 || len(gors) != 2 || s.Manifest.Target.PID != pid {
-		t.Errorf("%d Go samples from memory (8 goroutines each), %d heap and %d goroutine profiles, target %d",
-			fromMemory, len(heaps), len(gors), s.Manifest.Target.PID)
+		t.Errorf("%d Go samples from memory (%d goroutines each), %d heap and %d goroutine profiles, target %d",
+			fromMemory, want, len(heaps), len(gors), s.Manifest.Target.PID)
 	}
 	notes := strings.Join(s.Manifest.Notes, "\n")
 	for _, want := range []string{"listens on no TCP port", "read from the process's memory", "--enable-heap-profiling turned it on", "stopped the process 2 time(s)"} {
@@ -77,7 +84,7 @@ func TestWatchPIDReadsMemory(t *testing.T) {
 // profiling left off is said.
 func TestWatchPIDMemoryRefused(t *testing.T) {
 	needProc(t)
-	pid := startNoEndpoint(t)
+	pid, _ := startNoEndpoint(t)
 	cfg := watchConfig(t)
 	cfg.Source = SourcePprof
 	if _, err := WatchPID(context.Background(), cfg, pid); err == nil || !strings.Contains(err.Error(), "serve it") {
