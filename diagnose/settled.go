@@ -21,39 +21,59 @@ type Settlement struct {
 	Confirmed int
 }
 
-// Settled judges whether a watch may stop on this diagnosis: a finding confirmed at warning or
-// above, with no other finding still suspected that more watching would settle (a suspicion
-// that says how much longer to watch); or, over a window of CleanWindow or more, no finding
-// at all and nothing pending, neither suspected nor judged yet for want of time. Kinds not
-// judged yet do not hold a watch whose problem is confirmed: the report lists them with the
-// time each would need.
+// Settled judges whether a watch may stop on this diagnosis. It stops on a problem confirmed at
+// warning or above, as soon as no other finding is still suspected with time to settle it (a
+// suspicion that says how much longer to watch), when that problem is a cause with its
+// culprit named: a leak, a spike, the GC's cost, memory outside Go. A symptom (memory-growth,
+// oom-risk) waits for the kinds that could explain it to be judged; a cause whose culprit is
+// not named yet (the second goroutine profile has not come) waits up to CleanWindow. Kinds not
+// judged yet do not hold a watch whose cause is confirmed: the report lists them with the
+// time each would need. Finding no problem, it stops over a window of CleanWindow or more
+// with nothing pending, neither suspected nor judged yet for want of time.
 func (d *Diagnosis) Settled() Settlement {
 	for _, f := range d.Findings {
 		if f.Confidence == Suspected && f.WatchMoreSeconds > 0 {
 			return Settlement{}
 		}
 	}
-	confirmed := 0
+	long := d.Window.Seconds >= CleanWindow.Seconds()
+	unjudged := false
+	for _, n := range d.NotJudged {
+		unjudged = unjudged || n.WatchMoreSeconds > 0
+	}
+	confirmed, causes, nameless := 0, 0, 0
 	for _, f := range d.Findings {
-		if f.Confidence != Suspected && f.Severity.Rank() >= Warning.Rank() {
-			confirmed++
+		if f.Confidence == Suspected || f.Severity.Rank() < Warning.Rank() {
+			continue
+		}
+		confirmed++
+		switch {
+		case f.Kind == KindMemoryGrowth || f.Kind == KindOOMRisk:
+		case len(f.Culprits) == 0 && blamesCode(f.Kind) && !long:
+			nameless++
+		default:
+			causes++
 		}
 	}
-	if confirmed > 0 {
+	switch {
+	case causes > 0, confirmed > 0 && nameless == 0 && !unjudged:
 		return Settlement{Done: true, Confirmed: confirmed, Why: fmt.Sprintf("settled: %d finding(s) confirmed", confirmed)}
+	case confirmed > 0, unjudged, !long:
+		return Settlement{}
 	}
 	for _, f := range d.Findings {
 		if f.Confidence == Suspected {
 			return Settlement{}
 		}
 	}
-	for _, n := range d.NotJudged {
-		if n.WatchMoreSeconds > 0 {
-			return Settlement{}
-		}
-	}
-	if d.Window.Seconds < CleanWindow.Seconds() {
-		return Settlement{}
-	}
 	return Settlement{Done: true, Why: "settled: nothing left to confirm, no problem found"}
+}
+
+// blamesCode reports whether a finding kind names the code that causes it.
+func blamesCode(k Kind) bool {
+	switch k {
+	case KindHeapLeak, KindGoroutineLeak, KindTransientSpike, KindAllocationHotspot, KindCostGrowth:
+		return true
+	}
+	return false
 }
