@@ -87,7 +87,8 @@ func (g *generator) truth() Truth {
 	dontCare := map[string]bool{}
 	band := ""
 	switch g.spec.Shape {
-	case HeapLeak, BusyLeak, RareGCLeak, LeakUnderSpikes, GoroutineLeak, LibraryGoroutineLeak, NonGo, Retention:
+	case HeapLeak, BusyLeak, RareGCLeak, LeakUnderSpikes, GoroutineLeak, LibraryGoroutineLeak, NonGo, Retention,
+		SteadyHeapLeak, SteadyGoroutineLeak:
 		// Resident memory grows with what grows: memory-growth may name it too (the
 		// consistency pass drops it when another finding explains the part that grew).
 		dontCare[KindMemoryGrowth] = true
@@ -99,7 +100,7 @@ func (g *generator) truth() Truth {
 		}
 	}
 	switch g.spec.Shape {
-	case HeapLeak, BusyLeak, RareGCLeak:
+	case HeapLeak, BusyLeak, RareGCLeak, SteadyHeapLeak:
 		required[KindHeapLeak] = culpritOf(s.leak.stack)
 		band = rateBand(p.LeakRate*60/mib, 3, 10)
 		if p.LeakBusy > 0 {
@@ -117,7 +118,7 @@ func (g *generator) truth() Truth {
 		}
 		dontCare[KindAllocationHotspot] = true
 		dontCare[KindRuntimeRetention] = true
-	case GoroutineLeak, LibraryGoroutineLeak:
+	case GoroutineLeak, LibraryGoroutineLeak, SteadyGoroutineLeak:
 		required[KindGoroutineLeak] = s.leakFn
 		if s.lib != nil {
 			required[KindGoroutineLeak] = culpritOf(s.lib.maker)

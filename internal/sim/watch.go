@@ -1,0 +1,175 @@
+package sim
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"time"
+)
+
+// WatchShapes are the shapes the watch study watches: the healthy ones (what must never be
+// confirmed, however often it is looked at: a steady state, a cache warming up to its bound,
+// bursts, a GC under pressure, freed memory kept, memory outside Go) and the leaks it must
+// confirm soon (steady ones at a library's rates, and the others).
+var WatchShapes = []Shape{Healthy, Warmup, Spikes, GCPressure, Retention, NonGo,
+	SteadyHeapLeak, SteadyGoroutineLeak, HeapLeak, GoroutineLeak, LibraryGoroutineLeak}
+
+// watchLeaks are the leaks among WatchShapes; the others are healthy.
+var watchLeaks = []Shape{SteadyHeapLeak, SteadyGoroutineLeak, HeapLeak, GoroutineLeak, LibraryGoroutineLeak}
+
+// WatchVantages are the vantage points a watch --until-confirmed records from.
+var WatchVantages = []Vantage{Run, WatchPprof, WatchAgent, Profiles}
+
+// Look is one look of a watch at a session: what the diagnosis of its first At said.
+type Look struct {
+	At    time.Duration
+	Found []Finding
+	// Settled says the watch would stop here (diagnose.Diagnosis.Settled).
+	Settled bool
+}
+
+// Watched is one session looked at again and again, as watch --until-confirmed looks at the
+// session it records.
+type Watched struct {
+	Spec  Spec
+	Truth Truth
+	// Verdict is the first look that finds every kind the truth requires at warning, each
+	// with its culprit among the first three (0 = none; for a healthy shape, none is wanted).
+	Verdict time.Duration
+	// Stop is the first look the watch stops at (0 = none), StopRight whether the verdict
+	// there is right.
+	Stop      time.Duration
+	StopRight bool
+	// FalseAlarm is the first look with a kind the truth says is absent at warning (0 =
+	// none), FalseKinds what it reported.
+	FalseAlarm time.Duration
+	FalseKinds []string
+}
+
+// WatchLooks judges the looks at one session against its truth.
+func WatchLooks(spec Spec, tr Truth, looks []Look) Watched {
+	w := Watched{Spec: spec, Truth: tr}
+	for _, l := range looks {
+		right, falseKinds := tr.judge(l.Found)
+		if w.Verdict == 0 && len(tr.Kinds) > 0 && right {
+			w.Verdict = l.At
+		}
+		if w.FalseAlarm == 0 && len(falseKinds) > 0 {
+			w.FalseAlarm, w.FalseKinds = l.At, falseKinds
+		}
+		if w.Stop == 0 && l.Settled {
+			w.Stop, w.StopRight = l.At, right && len(falseKinds) == 0
+		}
+	}
+	return w
+}
+
+// judge says whether a diagnosis finds every kind the truth requires (at warning, or at all
+// for the kinds it only suspects) with its culprit among the first three, and which absent
+// kinds it reports at warning.
+func (t Truth) judge(found []Finding) (right bool, falseKinds []string) {
+	right = true
+	for _, k := range t.Kinds {
+		i := slices.IndexFunc(found, func(f Finding) bool {
+			return f.Kind == k && (f.Warning || slices.Contains(t.Suspect, k))
+		})
+		if i < 0 {
+			right = false
+			continue
+		}
+		if want := t.Culprits[k]; want != "" {
+			if j := slices.Index(found[i].Culprits, want); j < 0 || j >= 3 {
+				right = false
+			}
+		}
+	}
+	for _, f := range found {
+		if f.Warning && slices.Contains(t.Absent, f.Kind) && !slices.Contains(falseKinds, f.Kind) {
+			falseKinds = append(falseKinds, f.Kind)
+		}
+	}
+	return right, falseKinds
+}
+
+// WatchMarkdown writes the watch study: by shape and vantage point, the sessions with a false
+// alarm at any look, and for the leaks the looks the verdict came at and the watch stopped
+// at; then the false-alarm rate over the healthy shapes with its 95% upper bound.
+func WatchMarkdown(ws []Watched) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "| shape | vantage | sessions | false alarm at some look | verdict at (median, max) | watch stops at (median), right |\n|---|---|---|---|---|---|\n")
+	type key struct {
+		s Shape
+		v Vantage
+	}
+	groups := map[key][]Watched{}
+	for _, w := range ws {
+		k := key{w.Spec.Shape, w.Spec.Vantage}
+		groups[k] = append(groups[k], w)
+	}
+	healthy, healthyAlarms := 0, 0
+	for _, s := range WatchShapes {
+		for _, v := range WatchVantages {
+			g := groups[key{s, v}]
+			if len(g) == 0 {
+				continue
+			}
+			alarms, right := 0, 0
+			var verdicts, stops []time.Duration
+			leak := slices.Contains(watchLeaks, s)
+			for _, w := range g {
+				if w.FalseAlarm > 0 {
+					alarms++
+				}
+				if w.Verdict > 0 {
+					verdicts = append(verdicts, w.Verdict)
+				}
+				if w.Stop > 0 {
+					stops = append(stops, w.Stop)
+					if w.StopRight {
+						right++
+					}
+				}
+			}
+			if !leak {
+				healthy += len(g)
+				healthyAlarms += alarms
+			}
+			fmt.Fprintf(&b, "| %s | %s | %d | %d | %s | %s, %d/%d |\n", s, v, len(g), alarms, spread(verdicts, len(g)), medianLook(stops), right, len(g))
+		}
+	}
+	if healthy > 0 {
+		fmt.Fprintf(&b, "\nHealthy shapes (every shape but the leaks): %d of %d sessions with a false alarm at some look (%.1f%%; 95%% upper bound %.1f%%).\n",
+			healthyAlarms, healthy, 100*float64(healthyAlarms)/float64(healthy), 100*upper95(healthyAlarms, healthy))
+	}
+	return b.String()
+}
+
+// spread is "median, max" of the looks a verdict came at, with how many never had it.
+func spread(ds []time.Duration, of int) string {
+	if len(ds) == 0 {
+		return "never"
+	}
+	slices.Sort(ds)
+	s := fmt.Sprintf("%s, %s", ds[len(ds)/2], ds[len(ds)-1])
+	if n := of - len(ds); n > 0 {
+		s += fmt.Sprintf(" (%d never)", n)
+	}
+	return s
+}
+
+// medianLook is the median of looks, "–" when there are none.
+func medianLook(ds []time.Duration) string {
+	if len(ds) == 0 {
+		return "–"
+	}
+	slices.Sort(ds)
+	return ds[len(ds)/2].String()
+}
+
+// upper95 is the 95% upper confidence bound of a rate of k in n (Wilson's score interval).
+func upper95(k, n int) float64 {
+	const z = 1.96
+	p, nf := float64(k)/float64(n), float64(n)
+	return (p + z*z/(2*nf) + z*math.Sqrt(p*(1-p)/nf+z*z/(4*nf*nf))) / (1 + z*z/nf)
+}
