@@ -6,8 +6,18 @@ import (
 )
 
 // CleanWindow is the least window a watch that finds no problem covers before it stops: a
-// slow leak needs time to show (the diagnosis states the slowest it could have seen).
+// slow leak needs time to show (the diagnosis states the slowest it could have seen). A watch
+// of a process that may still be warming up covers it too before a growth settles it.
 const CleanWindow = 30 * time.Second
+
+// WarmUp is how long after its start a process may still be warming up: a cache filling
+// toward its bound, a connection pool growing with the load. Until it levels off such a
+// growth looks exactly like a leak, to every statistic of the readings (the lab's
+// cache-warmup, 25 s after its start, reads as tcp-reassembly's leak does at 20 s). A growth
+// whose readings begin within WarmUp of the process's start (or of a start not known)
+// settles a watch only once the window covers CleanWindow; a proof from the runtime's leak
+// detector needs no such wait.
+const WarmUp = time.Minute
 
 // Settlement says whether a watch that stops once its verdict is in (watch --until-confirmed)
 // may stop on a diagnosis of what it recorded so far.
@@ -21,22 +31,25 @@ type Settlement struct {
 	Confirmed int
 }
 
-// Settled judges whether a watch may stop on this diagnosis. It stops on a problem confirmed at
-// warning or above, as soon as no other finding is still suspected with time to settle it (a
-// suspicion that says how much longer to watch), when that problem is a cause with its
-// culprit named: a leak, a spike, the GC's cost, memory outside Go. A symptom (memory-growth,
-// oom-risk) waits for the kinds that could explain it to be judged; a cause whose culprit is
-// not named yet (the second goroutine profile has not come) waits up to CleanWindow. Kinds not
-// judged yet do not hold a watch whose cause is confirmed: the report lists them with the
-// time each would need. Finding no problem, it stops over a window of CleanWindow or more
-// with nothing pending, neither suspected nor judged yet for want of time.
-func (d *Diagnosis) Settled() Settlement {
+// Settled judges whether a watch may stop on this diagnosis of a process started at started
+// (zero: not known). It stops on a problem confirmed at warning or above, as soon as no other
+// finding is still suspected with time to settle it (a suspicion that says how much longer to
+// watch), when that problem is a cause with its culprit named: a leak, a spike, the GC's cost,
+// memory outside Go. A symptom (memory-growth, oom-risk) waits for the kinds that could
+// explain it to be judged; a cause whose culprit is not named yet (the second goroutine
+// profile has not come), or a leak's growth in a process that may still be warming up
+// (WarmUp), waits until the window covers CleanWindow. Kinds not judged yet do not hold a
+// watch whose cause is confirmed: the report lists them with the time each would need.
+// Finding no problem, it stops over a window of CleanWindow or more with nothing pending,
+// neither suspected nor judged yet for want of time.
+func (d *Diagnosis) Settled(started time.Time) Settlement {
 	for _, f := range d.Findings {
 		if f.Confidence == Suspected && f.WatchMoreSeconds > 0 {
 			return Settlement{}
 		}
 	}
 	long := d.Window.Seconds >= CleanWindow.Seconds()
+	young := started.IsZero() || d.Window.Start.Sub(started) < WarmUp
 	unjudged := false
 	for _, n := range d.NotJudged {
 		unjudged = unjudged || n.WatchMoreSeconds > 0
@@ -49,7 +62,7 @@ func (d *Diagnosis) Settled() Settlement {
 		confirmed++
 		switch {
 		case f.Kind == KindMemoryGrowth || f.Kind == KindOOMRisk:
-		case len(f.Culprits) == 0 && blamesCode(f.Kind) && !long:
+		case !long && (len(f.Culprits) == 0 && blamesCode(f.Kind) || young && growth(f)):
 			nameless++
 		default:
 			causes++
@@ -67,6 +80,12 @@ func (d *Diagnosis) Settled() Settlement {
 		}
 	}
 	return Settlement{Done: true, Why: "settled: nothing left to confirm, no problem found"}
+}
+
+// growth reports whether a finding is a leak judged on its growth, which a warm-up can look
+// like (not one the runtime's leak detector proved).
+func growth(f Finding) bool {
+	return f.Kind == KindHeapLeak || f.Kind == KindGoroutineLeak && f.Evidence["leaked_goroutines_count"] == 0
 }
 
 // blamesCode reports whether a finding kind names the code that causes it.

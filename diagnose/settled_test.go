@@ -1,6 +1,9 @@
 package diagnose
 
-import "testing"
+import (
+	"testing"
+	"time"
+)
 
 // A watch --until-confirmed stops on a confirmed cause with its culprit at once, whatever kinds
 // are not judged yet, unless another finding is still suspected with time to settle it; a
@@ -15,30 +18,40 @@ func TestSettled(t *testing.T) {
 	heapExplained := Finding{Kind: KindHeapLeak, Severity: Info, Confidence: Suspected} // held by the goroutines: nothing to watch for
 	hotspot := Finding{Kind: KindAllocationHotspot, Severity: Info, Confidence: Confirmed}
 	later := NotJudged{Kind: KindCostGrowth, WatchMoreSeconds: 9}
-	short, long := Window{Seconds: 15}, Window{Seconds: 45}
+	t0 := time.Date(2026, 11, 28, 4, 0, 0, 0, time.UTC)
+	short, long := Window{Start: t0, Seconds: 15}, Window{Start: t0, Seconds: 45}
+	old, young := t0.Add(-10*time.Minute), t0.Add(-5*time.Second)
+	heapLeak := Finding{Kind: KindHeapLeak, Severity: Warning, Confidence: Confirmed, Culprits: []Culprit{{Function: "example.com/svc.(*Store).add"}}}
+	proved := Finding{Kind: KindGoroutineLeak, Severity: Warning, Confidence: Confirmed, Culprits: leak.Culprits, Evidence: map[string]float64{"leaked_goroutines_count": 150}}
 	for _, tc := range []struct {
 		name      string
 		d         Diagnosis
+		started   time.Time // the process's start; old unless set
 		done      bool
 		confirmed int
 	}{
-		{"a confirmed leak, kinds not judged yet", Diagnosis{Window: short, Findings: []Finding{leak}, NotJudged: []NotJudged{later}}, true, 1},
-		{"a confirmed leak, another finding suspected", Diagnosis{Window: short, Findings: []Finding{leak, heapSuspected}}, false, 0},
-		{"a confirmed leak, a suspicion it explains", Diagnosis{Window: short, Findings: []Finding{leak, heapExplained}}, true, 1},
-		{"a confirmed leak whose culprit is not named yet", Diagnosis{Window: short, Findings: []Finding{nameless}}, false, 0},
-		{"a confirmed leak whose culprit is not named over the clean window", Diagnosis{Window: long, Findings: []Finding{nameless}}, true, 1},
-		{"a symptom, its cause not judged yet", Diagnosis{Window: short, Findings: []Finding{rss}, NotJudged: []NotJudged{heapNotYet}}, false, 0},
-		{"a symptom, everything judged", Diagnosis{Window: short, Findings: []Finding{rss}}, true, 1},
-		{"a symptom and its cause", Diagnosis{Window: short, Findings: []Finding{leak, rss}, NotJudged: []NotJudged{later}}, true, 2},
-		{"confirmed at info only: no problem, too short", Diagnosis{Window: short, Findings: []Finding{hotspot}}, false, 0},
-		{"confirmed at info only: no problem", Diagnosis{Window: long, Findings: []Finding{hotspot}}, true, 0},
-		{"nothing found, too short", Diagnosis{Window: short}, false, 0},
-		{"nothing found, a kind not judged yet", Diagnosis{Window: long, NotJudged: []NotJudged{later}}, false, 0},
-		{"nothing found, a suspicion", Diagnosis{Window: long, Findings: []Finding{heapExplained}}, false, 0},
-		{"nothing found", Diagnosis{Window: long}, true, 0},
+		{"a confirmed leak, kinds not judged yet", Diagnosis{Window: short, Findings: []Finding{leak}, NotJudged: []NotJudged{later}}, old, true, 1},
+		{"a confirmed leak, another finding suspected", Diagnosis{Window: short, Findings: []Finding{leak, heapSuspected}}, old, false, 0},
+		{"a confirmed leak, a suspicion it explains", Diagnosis{Window: short, Findings: []Finding{leak, heapExplained}}, old, true, 1},
+		{"a confirmed leak whose culprit is not named yet", Diagnosis{Window: short, Findings: []Finding{nameless}}, old, false, 0},
+		{"a confirmed leak whose culprit is not named over the clean window", Diagnosis{Window: long, Findings: []Finding{nameless}}, old, true, 1},
+		{"a symptom, its cause not judged yet", Diagnosis{Window: short, Findings: []Finding{rss}, NotJudged: []NotJudged{heapNotYet}}, old, false, 0},
+		{"a symptom, everything judged", Diagnosis{Window: short, Findings: []Finding{rss}}, old, true, 1},
+		{"a symptom and its cause", Diagnosis{Window: short, Findings: []Finding{leak, rss}, NotJudged: []NotJudged{later}}, old, true, 2},
+		{"confirmed at info only: no problem, too short", Diagnosis{Window: short, Findings: []Finding{hotspot}}, old, false, 0},
+		{"confirmed at info only: no problem", Diagnosis{Window: long, Findings: []Finding{hotspot}}, old, true, 0},
+		{"nothing found, too short", Diagnosis{Window: short}, old, false, 0},
+		{"nothing found, a kind not judged yet", Diagnosis{Window: long, NotJudged: []NotJudged{later}}, old, false, 0},
+		{"nothing found, a suspicion", Diagnosis{Window: long, Findings: []Finding{heapExplained}}, old, false, 0},
+		{"nothing found", Diagnosis{Window: long}, old, true, 0},
+		{"a leak's growth in a process that may be warming up", Diagnosis{Window: short, Findings: []Finding{heapLeak}}, young, false, 0},
+		{"a leak's growth in a process of unknown age", Diagnosis{Window: short, Findings: []Finding{heapLeak}}, time.Time{}, false, 0},
+		{"a leak's growth in a process that may be warming up, over the clean window", Diagnosis{Window: long, Findings: []Finding{heapLeak}}, young, true, 1},
+		{"a leak's growth in a process past its start", Diagnosis{Window: short, Findings: []Finding{heapLeak}}, old, true, 1},
+		{"a leak the runtime proved, in a young process", Diagnosis{Window: short, Findings: []Finding{proved}}, young, true, 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			st := tc.d.Settled()
+			st := tc.d.Settled(tc.started)
 			if st.Done != tc.done || st.Confirmed != tc.confirmed || st.Done != (st.Why != "") {
 				t.Errorf("Settled() = %+v; want done %v with %d confirmed", st, tc.done, tc.confirmed)
 			}

@@ -49,7 +49,7 @@ func Watch(dir string, sc lab.Scenario, step, until, verdictMax time.Duration) (
 		return l, fmt.Errorf("%s: the session has no end time", dir)
 	}
 	for w := step; w <= until && w <= length+step/2; w += step {
-		d, _, err := diagnose.DiagnoseSession(s, evidence.Options{Until: s.Manifest.Start.Add(w)}, diagnose.Options{})
+		d, ev, err := diagnose.DiagnoseSession(s, evidence.Options{Until: s.Manifest.Start.Add(w)}, diagnose.Options{})
 		if err != nil {
 			return l, fmt.Errorf("diagnose the first %s of %s: %w", w, dir, err)
 		}
@@ -62,7 +62,7 @@ func Watch(dir string, sc lab.Scenario, step, until, verdictMax time.Duration) (
 				l.FalseAlarm, l.FalseKind = w, k
 			}
 		}
-		if l.Stop == 0 && d.Settled().Done {
+		if l.Stop == 0 && d.Settled(ev.Target.Started).Done {
 			v := Verdict{Ranks: map[string]int{}}
 			check(&v, d, sc.Expect, w)
 			l.Stop, l.StopRight = w, v.OK()

@@ -162,18 +162,19 @@ const untilConfirmedMax = 10 * time.Minute
 // settledCheck returns the check of watch --until-confirmed: it diagnoses the session so far
 // and is done when a problem is confirmed and nothing else is suspected, or when nothing is
 // found over diagnose.CleanWindow and nothing could be judged by watching longer
-// (diagnose.Diagnosis.Settled).
+// (diagnose.Diagnosis.Settled: a leak in a process that may still be warming up waits for
+// CleanWindow too).
 func settledCheck(dir string, budget uint64) func() (bool, string) {
 	return func() (bool, string) {
 		s, err := session.Open(dir)
 		if err != nil {
 			return false, ""
 		}
-		d, _, err := diagnoseSession(s, budget)
+		d, ev, err := diagnoseSession(s, budget)
 		if err != nil {
 			return false, ""
 		}
-		st := d.Settled()
+		st := d.Settled(ev.Target.Started)
 		return st.Done, st.Why
 	}
 }

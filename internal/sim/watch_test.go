@@ -60,11 +60,11 @@ func TestSimWatch(t *testing.T) {
 				}
 				var looks []sim.Look
 				for at := step; at <= window; at += step {
-					d, _, err := diagnose.DiagnoseSession(s, evidence.Options{Until: s.Manifest.Start.Add(at)}, diagnose.Options{})
+					d, ev, err := diagnose.DiagnoseSession(s, evidence.Options{Until: s.Manifest.Start.Add(at)}, diagnose.Options{})
 					if err != nil {
 						t.Fatalf("seed %d %+v, first %s: %v", seed, spec, at, err)
 					}
-					looks = append(looks, sim.Look{At: at, Found: findings(d), Settled: d.Settled().Done})
+					looks = append(looks, sim.Look{At: at, Found: findings(d), Settled: d.Settled(ev.Target.Started).Done})
 				}
 				w := sim.WatchLooks(spec, truth, looks)
 				ws = append(ws, w)
