@@ -242,6 +242,9 @@ func draw(seed uint64, spec Spec) (Params, error) {
 	}
 	if spec.Vantage != Run {
 		p.Uptime = uniform(r, 5, 60)
+		if spec.Shape == SteadyHeapLeak || spec.Shape == SteadyGoroutineLeak {
+			p.Uptime = uniform(r, 2, 10) * 60 // a service watched while it runs, past its start
+		}
 	}
 	if spec.Interval > 0 {
 		p.ProfileInterval = spec.Interval.Seconds()

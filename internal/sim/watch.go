@@ -42,9 +42,13 @@ type Watched struct {
 	Stop      time.Duration
 	StopRight bool
 	// FalseAlarm is the first look with a kind the truth says is absent at warning (0 =
-	// none), FalseKinds what it reported.
+	// none), FalseKinds what it reported; FalseLeak the first with a leak (heap-leak,
+	// goroutine-leak) the truth says is absent, which the sequential test's false-alarm rate
+	// is about. StopFalse says the watch stops on a verdict with an absent kind at warning.
 	FalseAlarm time.Duration
 	FalseKinds []string
+	FalseLeak  time.Duration
+	StopFalse  bool
 }
 
 // WatchLooks judges the looks at one session against its truth.
@@ -58,8 +62,11 @@ func WatchLooks(spec Spec, tr Truth, looks []Look) Watched {
 		if w.FalseAlarm == 0 && len(falseKinds) > 0 {
 			w.FalseAlarm, w.FalseKinds = l.At, falseKinds
 		}
+		if w.FalseLeak == 0 && (slices.Contains(falseKinds, KindHeapLeak) || slices.Contains(falseKinds, KindGoroutineLeak)) {
+			w.FalseLeak = l.At
+		}
 		if w.Stop == 0 && l.Settled {
-			w.Stop, w.StopRight = l.At, right && len(falseKinds) == 0
+			w.Stop, w.StopRight, w.StopFalse = l.At, right && len(falseKinds) == 0, len(falseKinds) > 0
 		}
 	}
 	return w
@@ -93,11 +100,12 @@ func (t Truth) judge(found []Finding) (right bool, falseKinds []string) {
 }
 
 // WatchMarkdown writes the watch study: by shape and vantage point, the sessions with a false
-// alarm at any look, and for the leaks the looks the verdict came at and the watch stopped
-// at; then the false-alarm rate over the healthy shapes with its 95% upper bound.
+// leak (heap-leak, goroutine-leak) at some look, with any false warning at some look, and
+// whose watch stops on a false warning; for the leaks, the looks the verdict came at and the
+// watch stopped at. Then the rates over the healthy shapes, with their 95% upper bounds.
 func WatchMarkdown(ws []Watched) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "| shape | vantage | sessions | false alarm at some look | verdict at (median, max) | watch stops at (median), right |\n|---|---|---|---|---|---|\n")
+	fmt.Fprintf(&b, "| shape | vantage | sessions | false leak at some look | false warning at some look | stops on a false warning | verdict at (median, max) | watch stops at (median), right |\n|---|---|---|---|---|---|---|---|\n")
 	type key struct {
 		s Shape
 		v Vantage
@@ -107,42 +115,57 @@ func WatchMarkdown(ws []Watched) string {
 		k := key{w.Spec.Shape, w.Spec.Vantage}
 		groups[k] = append(groups[k], w)
 	}
-	healthy, healthyAlarms := 0, 0
+	var healthy, leaks, warnings, stops int
 	for _, s := range WatchShapes {
 		for _, v := range WatchVantages {
 			g := groups[key{s, v}]
 			if len(g) == 0 {
 				continue
 			}
-			alarms, right := 0, 0
-			var verdicts, stops []time.Duration
-			leak := slices.Contains(watchLeaks, s)
+			var falseLeak, falseWarn, falseStop, right int
+			var verdicts, stopped []time.Duration
 			for _, w := range g {
-				if w.FalseAlarm > 0 {
-					alarms++
-				}
+				falseLeak += b2i(w.FalseLeak > 0)
+				falseWarn += b2i(w.FalseAlarm > 0)
+				falseStop += b2i(w.StopFalse)
 				if w.Verdict > 0 {
 					verdicts = append(verdicts, w.Verdict)
 				}
 				if w.Stop > 0 {
-					stops = append(stops, w.Stop)
-					if w.StopRight {
-						right++
-					}
+					stopped = append(stopped, w.Stop)
+					right += b2i(w.StopRight)
 				}
 			}
-			if !leak {
+			if !slices.Contains(watchLeaks, s) {
 				healthy += len(g)
-				healthyAlarms += alarms
+				leaks += falseLeak
+				warnings += falseWarn
+				stops += falseStop
 			}
-			fmt.Fprintf(&b, "| %s | %s | %d | %d | %s | %s, %d/%d |\n", s, v, len(g), alarms, spread(verdicts, len(g)), medianLook(stops), right, len(g))
+			verdict := spread(verdicts, len(g))
+			if len(w0(g).Truth.Kinds) == 0 {
+				verdict = "–"
+			}
+			fmt.Fprintf(&b, "| %s | %s | %d | %d | %d | %d | %s | %s, %d/%d |\n", s, v, len(g), falseLeak, falseWarn, falseStop, verdict, medianLook(stopped), right, len(g))
 		}
 	}
 	if healthy > 0 {
-		fmt.Fprintf(&b, "\nHealthy shapes (every shape but the leaks): %d of %d sessions with a false alarm at some look (%.1f%%; 95%% upper bound %.1f%%).\n",
-			healthyAlarms, healthy, 100*float64(healthyAlarms)/float64(healthy), 100*upper95(healthyAlarms, healthy))
+		rate := func(k int) string {
+			return fmt.Sprintf("%d (%.1f%%; 95%% upper bound %.1f%%)", k, 100*float64(k)/float64(healthy), 100*upper95(k, healthy))
+		}
+		fmt.Fprintf(&b, "\nHealthy shapes (every shape but the leaks), %d sessions: a false leak at some look %s; any false warning at some look %s; the watch stops on a false warning %s.\n",
+			healthy, rate(leaks), rate(warnings), rate(stops))
 	}
 	return b.String()
+}
+
+func w0(g []Watched) Watched { return g[0] }
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // spread is "median, max" of the looks a verdict came at, with how many never had it.
