@@ -44,11 +44,12 @@ func TestSettled(t *testing.T) {
 		{"nothing found, a kind not judged yet", Diagnosis{Window: long, NotJudged: []NotJudged{later}}, old, false, 0},
 		{"nothing found, a suspicion", Diagnosis{Window: long, Findings: []Finding{heapExplained}}, old, false, 0},
 		{"nothing found", Diagnosis{Window: long}, old, true, 0},
-		{"a leak's growth in a process that may be warming up", Diagnosis{Window: short, Findings: []Finding{heapLeak}}, young, false, 0},
-		{"a leak's growth in a process of unknown age", Diagnosis{Window: short, Findings: []Finding{heapLeak}}, time.Time{}, false, 0},
-		{"a leak's growth in a process that may be warming up, over the clean window", Diagnosis{Window: long, Findings: []Finding{heapLeak}}, young, true, 1},
-		{"a leak's growth in a process past its start", Diagnosis{Window: short, Findings: []Finding{heapLeak}}, old, true, 1},
+		{"a heap leak in a process that may be warming up", Diagnosis{Window: short, Findings: []Finding{heapLeak}}, young, false, 0},
+		{"a heap leak in a process of unknown age", Diagnosis{Window: short, Findings: []Finding{heapLeak}}, time.Time{}, false, 0},
+		{"a heap leak in a process that may be warming up, over the clean window", Diagnosis{Window: long, Findings: []Finding{heapLeak}}, young, true, 1},
+		{"a heap leak in a process past its start", Diagnosis{Window: short, Findings: []Finding{heapLeak}}, old, true, 1},
 		{"a leak the runtime proved, in a young process", Diagnosis{Window: short, Findings: []Finding{proved}}, young, true, 1},
+		{"a goroutine count's growth in a young process", Diagnosis{Window: short, Findings: []Finding{leak}}, young, true, 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			st := tc.d.Settled(tc.started)

@@ -40,7 +40,8 @@ const (
 	CostClimb Shape = "cost-climb"
 	// SteadyHeapLeak: a library keeps 30 to 60 MiB a minute for the program (0.5 to 1 MB/s,
 	// every second alike: a cache or registry in a dependency that is never pruned), its
-	// allocation stack the library's frames under the program's call.
+	// allocation stack the library's frames under the program's call; a service that makes
+	// garbage as it serves (a GC every 1.5 to 3 s), watched 1 to 2 minutes after its start.
 	SteadyHeapLeak Shape = "steady-heap-leak"
 	// SteadyGoroutineLeak: 15 to 25 goroutines a second that a library starts for the
 	// program's calls pile up, every one parked at the same library function, with no frame
@@ -242,8 +243,8 @@ func draw(seed uint64, spec Spec) (Params, error) {
 	}
 	if spec.Vantage != Run {
 		p.Uptime = uniform(r, 5, 60)
-		if spec.Shape == SteadyHeapLeak || spec.Shape == SteadyGoroutineLeak {
-			p.Uptime = uniform(r, 2, 10) * 60 // a service watched while it runs, past its start
+		if spec.Shape == SteadyHeapLeak {
+			p.Uptime = uniform(r, 60, 120) // a service watched while it runs, past its warm-up
 		}
 	}
 	if spec.Interval > 0 {
@@ -263,6 +264,9 @@ func draw(seed uint64, spec Spec) (Params, error) {
 	case SteadyHeapLeak:
 		p.LeakRate = uniform(r, 30, 60) * (1 << 20) / 60
 		p.LeakLibrary = true
+		// A service that makes garbage as it serves: the GC runs every 1.5 to 3 s, and each
+		// cycle reads the live heap.
+		p.AllocRate = math.Max(p.AllocRate, (p.BaseLive+p.LeakRate*p.Uptime)/uniform(r, 1.5, 3))
 	case Spikes, LeakUnderSpikes:
 		p.SpikePeriod = uniform(r, 8, 30)
 		p.SpikeHeight = math.Max(logUniform(r, 40<<20, 400<<20), 1.5*p.BaseLive)

@@ -103,8 +103,10 @@ func (g *generator) truth() Truth {
 	case HeapLeak, BusyLeak, RareGCLeak, SteadyHeapLeak:
 		required[KindHeapLeak] = culpritOf(s.leak.stack)
 		band = rateBand(p.LeakRate*60/mib, 3, 10)
-		if p.LeakBusy > 0 {
-			dontCare[KindAllocationHotspot] = true // the leaking site makes most of the allocation too
+		if p.LeakBusy > 0 || g.spec.Shape == SteadyHeapLeak {
+			// The leaking site makes most of the allocation too; a steady leak's service makes
+			// garbage enough for a GC every few seconds, whose top site may cost that much.
+			dontCare[KindAllocationHotspot] = true
 		}
 	case Spikes, LeakUnderSpikes:
 		if o.SpikeTop >= 0.5*p.SpikeHeight {
