@@ -130,6 +130,7 @@ var scenarios = []func() Scenario{
 	httpBodyLeak,
 	rareGCLeak,
 	costClimb,
+	patternCacheLeak,
 }
 
 // All returns every scenario, sorted by name.

@@ -113,8 +113,8 @@ func TestExpectConsistent(t *testing.T) {
 	if g, ok := Lookup("gateway-gc"); ok {
 		total += g.Expect.Watch
 	}
-	if total > 11*time.Minute {
-		t.Errorf("watching every scenario takes %v; keep it under 11m", total)
+	if total > 11*time.Minute+30*time.Second {
+		t.Errorf("watching every scenario takes %v; keep it under 11m30s", total)
 	}
 }
 
@@ -137,6 +137,8 @@ var culprits = map[string]any{
 	"http-body-leak":        (*stockClient).checkStock,
 	"rare-gc-leak":          (*gatewaySessions).keep,
 	"cost-climb":            (*alertNotifier).flush,
+	// A steady leak a watch must confirm within seconds, kept by a library (package regexp).
+	"pattern-cache-leak": (*patternCache).compile,
 }
 
 // furtherCulprits maps each scenario with Expect.Culprits to the functions
