@@ -38,7 +38,7 @@ type Settlement struct {
 // (zero: not known). It stops on a problem confirmed at warning or above, as soon as no other
 // finding is still suspected with time to settle it (a suspicion that says how much longer to
 // watch), when that problem is a cause with its culprit named: a leak, a spike, the GC's cost,
-// memory outside Go. A symptom (memory-growth, oom-risk) waits for the kinds that could
+// memory outside Go (a cause other than a leak once the leaks could be judged). A symptom (memory-growth, oom-risk) waits for the kinds that could
 // explain it to be judged; a cause whose culprit is not named yet (the second goroutine
 // profile has not come), or a heap leak in a process that may still be warming up (WarmUp),
 // waits until the window covers CleanWindow. Kinds not judged yet do not hold a
@@ -53,11 +53,12 @@ func (d *Diagnosis) Settled(started time.Time) Settlement {
 	}
 	long := d.Window.Seconds >= CleanWindow.Seconds()
 	young := started.IsZero() || d.Window.Start.Sub(started) < WarmUp
-	unjudged := false
+	unjudged, leakUnjudged := false, false
 	for _, n := range d.NotJudged {
 		unjudged = unjudged || n.WatchMoreSeconds > 0
+		leakUnjudged = leakUnjudged || n.WatchMoreSeconds > 0 && isLeak(n.Kind)
 	}
-	confirmed, causes, nameless := 0, 0, 0
+	confirmed, leaks, causes, nameless := 0, 0, 0, 0
 	for _, f := range d.Findings {
 		if f.Confidence == Suspected || f.Severity.Rank() < Warning.Rank() {
 			continue
@@ -67,12 +68,16 @@ func (d *Diagnosis) Settled(started time.Time) Settlement {
 		case f.Kind == KindMemoryGrowth || f.Kind == KindOOMRisk:
 		case !long && (len(f.Culprits) == 0 && blamesCode(f.Kind) || young && f.Kind == KindHeapLeak):
 			nameless++
+		case isLeak(f.Kind):
+			leaks++
 		default:
 			causes++
 		}
 	}
 	switch {
-	case causes > 0, confirmed > 0 && nameless == 0 && !unjudged:
+	// A leak settles the watch; another cause too, once the leaks could be judged (a spike
+	// found first does not end a watch before a leak beneath it could show).
+	case leaks > 0, causes > 0 && !leakUnjudged, confirmed > 0 && nameless == 0 && !unjudged:
 		return Settlement{Done: true, Confirmed: confirmed, Why: fmt.Sprintf("settled: %d finding(s) confirmed", confirmed)}
 	case confirmed > 0, unjudged, !long:
 		return Settlement{}
@@ -84,6 +89,9 @@ func (d *Diagnosis) Settled(started time.Time) Settlement {
 	}
 	return Settlement{Done: true, Why: "settled: nothing left to confirm, no problem found"}
 }
+
+// isLeak reports whether a kind is a leak: what a watch is most often for.
+func isLeak(k Kind) bool { return k == KindHeapLeak || k == KindGoroutineLeak }
 
 // blamesCode reports whether a finding kind names the code that causes it.
 func blamesCode(k Kind) bool {

@@ -13,6 +13,7 @@ func TestSettled(t *testing.T) {
 	leak := Finding{Kind: KindGoroutineLeak, Severity: Critical, Confidence: Confirmed, Culprits: []Culprit{{Function: "example.com/svc.fanOut"}}}
 	nameless := Finding{Kind: KindGoroutineLeak, Severity: Critical, Confidence: Confirmed} // one goroutine profile so far
 	rss := Finding{Kind: KindMemoryGrowth, Severity: Warning, Confidence: Confirmed}
+	spike := Finding{Kind: KindTransientSpike, Severity: Warning, Confidence: Confirmed, Culprits: []Culprit{{Function: "example.com/svc.(*Import).readAll"}}}
 	heapNotYet := NotJudged{Kind: KindHeapLeak, WatchMoreSeconds: 10}
 	heapSuspected := Finding{Kind: KindHeapLeak, Severity: Info, Confidence: Suspected, WatchMoreSeconds: 30}
 	heapExplained := Finding{Kind: KindHeapLeak, Severity: Info, Confidence: Suspected} // held by the goroutines: nothing to watch for
@@ -49,6 +50,8 @@ func TestSettled(t *testing.T) {
 		{"a heap leak in a process that may be warming up, over the clean window", Diagnosis{Window: long, Findings: []Finding{heapLeak}}, young, true, 1},
 		{"a heap leak in a process past its start", Diagnosis{Window: short, Findings: []Finding{heapLeak}}, old, true, 1},
 		{"a leak the runtime proved, in a young process", Diagnosis{Window: short, Findings: []Finding{proved}}, young, true, 1},
+		{"a spike, a leak not judged yet", Diagnosis{Window: short, Findings: []Finding{spike}, NotJudged: []NotJudged{heapNotYet}}, old, false, 0},
+		{"a spike, the leaks judged", Diagnosis{Window: short, Findings: []Finding{spike}, NotJudged: []NotJudged{later}}, old, true, 1},
 		{"a goroutine count's growth in a young process", Diagnosis{Window: short, Findings: []Finding{leak}}, young, true, 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
