@@ -35,16 +35,17 @@ type Settlement struct {
 }
 
 // Settled judges whether a watch may stop on this diagnosis of a process started at started
-// (zero: not known). It stops on a problem confirmed at warning or above, as soon as no other
-// finding is still suspected with time to settle it (a suspicion that says how much longer to
-// watch), when that problem is a cause with its culprit named: a leak, a spike, the GC's cost,
-// memory outside Go (a cause other than a leak once the leaks could be judged). A symptom (memory-growth, oom-risk) waits for the kinds that could
-// explain it to be judged; a cause whose culprit is not named yet (the second goroutine
-// profile has not come), or a heap leak in a process that may still be warming up (WarmUp),
-// waits until the window covers CleanWindow. Kinds not judged yet do not hold a
-// watch whose cause is confirmed: the report lists them with the time each would need.
-// Finding no problem, it stops over a window of CleanWindow or more with nothing pending,
-// neither suspected nor judged yet for want of time.
+// (zero: not known). Nothing stops it while a finding is suspected with time to settle it (a
+// suspicion that says how much longer to watch). A leak confirmed at warning or above with its
+// culprit named stops it at once: kinds not judged yet do not hold it (the report lists them
+// with the time each would need). Any other confirmed problem (a spike, the GC's cost, memory
+// outside Go, memory-growth) stops it once nothing is left that more time would judge: a spike
+// found first does not end a watch before the leak beneath it could show, nor a hotspot
+// before the cost climbing behind it. A leak whose culprit is not named yet (the second
+// goroutine profile has not come), or a heap leak in a process that may still be warming up
+// (WarmUp), waits until the window covers CleanWindow. Finding no problem, it stops over a
+// window of CleanWindow or more with nothing pending, neither suspected nor judged yet for
+// want of time.
 func (d *Diagnosis) Settled(started time.Time) Settlement {
 	for _, f := range d.Findings {
 		if f.Confidence == Suspected && f.WatchMoreSeconds > 0 {
@@ -53,31 +54,28 @@ func (d *Diagnosis) Settled(started time.Time) Settlement {
 	}
 	long := d.Window.Seconds >= CleanWindow.Seconds()
 	young := started.IsZero() || d.Window.Start.Sub(started) < WarmUp
-	unjudged, leakUnjudged := false, false
+	unjudged := false
 	for _, n := range d.NotJudged {
 		unjudged = unjudged || n.WatchMoreSeconds > 0
-		leakUnjudged = leakUnjudged || n.WatchMoreSeconds > 0 && isLeak(n.Kind)
 	}
-	confirmed, leaks, causes, nameless := 0, 0, 0, 0
+	confirmed, leaks, nameless := 0, 0, 0
 	for _, f := range d.Findings {
 		if f.Confidence == Suspected || f.Severity.Rank() < Warning.Rank() {
 			continue
 		}
 		confirmed++
 		switch {
-		case f.Kind == KindMemoryGrowth || f.Kind == KindOOMRisk:
 		case !long && (len(f.Culprits) == 0 && blamesCode(f.Kind) || young && f.Kind == KindHeapLeak):
 			nameless++
 		case isLeak(f.Kind):
 			leaks++
-		default:
-			causes++
 		}
 	}
 	switch {
-	// A leak settles the watch; another cause too, once the leaks could be judged (a spike
-	// found first does not end a watch before a leak beneath it could show).
-	case leaks > 0, causes > 0 && !leakUnjudged, confirmed > 0 && nameless == 0 && !unjudged:
+	// A leak settles the watch at once; another cause only once nothing is left that more
+	// time would judge (a spike found first does not end a watch before a leak beneath it
+	// could show, nor a hotspot before the cost climbing behind it).
+	case leaks > 0, confirmed > 0 && nameless == 0 && !unjudged:
 		return Settlement{Done: true, Confirmed: confirmed, Why: fmt.Sprintf("settled: %d finding(s) confirmed", confirmed)}
 	case confirmed > 0, unjudged, !long:
 		return Settlement{}

@@ -5,10 +5,11 @@ import (
 	"time"
 )
 
-// A watch --until-confirmed stops on a confirmed cause with its culprit at once, whatever kinds
-// are not judged yet, unless another finding is still suspected with time to settle it; a
-// symptom waits for what could explain it, a cause for its culprit; finding nothing, it stops
-// only once nothing is pending and its window could show a slow problem.
+// A watch --until-confirmed stops on a confirmed leak with its culprit at once, whatever kinds
+// are not judged yet, unless another finding is still suspected with time to settle it; any
+// other problem waits for every kind to be judged, a leak for its culprit and, in a process that
+// may be warming up, a heap leak for the clean window; finding nothing, it stops only once
+// nothing is pending and its window could show a slow problem.
 func TestSettled(t *testing.T) {
 	leak := Finding{Kind: KindGoroutineLeak, Severity: Critical, Confidence: Confirmed, Culprits: []Culprit{{Function: "example.com/svc.fanOut"}}}
 	nameless := Finding{Kind: KindGoroutineLeak, Severity: Critical, Confidence: Confirmed} // one goroutine profile so far
@@ -51,7 +52,8 @@ func TestSettled(t *testing.T) {
 		{"a heap leak in a process past its start", Diagnosis{Window: short, Findings: []Finding{heapLeak}}, old, true, 1},
 		{"a leak the runtime proved, in a young process", Diagnosis{Window: short, Findings: []Finding{proved}}, young, true, 1},
 		{"a spike, a leak not judged yet", Diagnosis{Window: short, Findings: []Finding{spike}, NotJudged: []NotJudged{heapNotYet}}, old, false, 0},
-		{"a spike, the leaks judged", Diagnosis{Window: short, Findings: []Finding{spike}, NotJudged: []NotJudged{later}}, old, true, 1},
+		{"a spike, another kind not judged yet", Diagnosis{Window: short, Findings: []Finding{spike}, NotJudged: []NotJudged{later}}, old, false, 0},
+		{"a spike, everything judged", Diagnosis{Window: short, Findings: []Finding{spike}}, old, true, 1},
 		{"a goroutine count's growth in a young process", Diagnosis{Window: short, Findings: []Finding{leak}}, young, true, 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
