@@ -174,6 +174,11 @@ func settledCheck(dir string, budget uint64) func() (bool, string) {
 		if err != nil {
 			return false, ""
 		}
+		// The watch has covered the time since it started, though its last reading may be a
+		// sample old: a clean window is reached at the tick, as a look at that time would see.
+		if !s.Manifest.Start.IsZero() {
+			d.Window.Seconds = max(d.Window.Seconds, time.Since(s.Manifest.Start).Seconds())
+		}
 		st := d.Settled(ev.Target.Started)
 		return st.Done, st.Why
 	}
