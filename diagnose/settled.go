@@ -14,9 +14,10 @@ const CleanWindow = 30 * time.Second
 // toward its bound looks exactly like a heap leak until it levels off, to every statistic of
 // the readings (the lab's cache-warmup, 25 s after its start, reads as tcp-reassembly's leak
 // does at 20 s: five readings that only rise, the last third's slope 0.58-0.70 of the whole
-// against 0.61-1.46 for the lab's leaks). A heap growth whose readings begin within WarmUp of
-// the process's start (or of a start not known) settles a watch only once the window covers
-// CleanWindow, as every watch did before it stopped at the first confirmation. Goroutines are
+// against 0.61-1.46 for the lab's leaks), and resident memory rises with it. A growth of memory
+// (a heap leak, memory-growth) whose readings begin within WarmUp of the process's start (or of
+// a start not known) settles a watch only once the window covers CleanWindow, as every watch
+// did before it stopped at the first confirmation. Goroutines are
 // not held: their counts settle within seconds of a start (the lab's goroutine leaks are
 // confirmed at 15 s from their start, and no control of the lab, the real programs or the
 // simulator comes near).
@@ -42,8 +43,8 @@ type Settlement struct {
 // outside Go, memory-growth) stops it once nothing is left that more time would judge: a spike
 // found first does not end a watch before the leak beneath it could show, nor a hotspot
 // before the cost climbing behind it. A leak whose culprit is not named yet (the second
-// goroutine profile has not come), or a heap leak in a process that may still be warming up
-// (WarmUp), waits until the window covers CleanWindow. Finding no problem, it stops over a
+// goroutine profile has not come), or a growth of memory (a heap leak, memory-growth) in a
+// process that may still be warming up (WarmUp), waits until the window covers CleanWindow. Finding no problem, it stops over a
 // window of CleanWindow or more with nothing pending, neither suspected nor judged yet for
 // want of time.
 func (d *Diagnosis) Settled(started time.Time) Settlement {
@@ -65,7 +66,7 @@ func (d *Diagnosis) Settled(started time.Time) Settlement {
 		}
 		confirmed++
 		switch {
-		case !long && (len(f.Culprits) == 0 && blamesCode(f.Kind) || young && f.Kind == KindHeapLeak):
+		case !long && (len(f.Culprits) == 0 && blamesCode(f.Kind) || young && warmsUp(f.Kind)):
 			nameless++
 		case isLeak(f.Kind):
 			leaks++
@@ -87,6 +88,10 @@ func (d *Diagnosis) Settled(started time.Time) Settlement {
 	}
 	return Settlement{Done: true, Why: "settled: nothing left to confirm, no problem found"}
 }
+
+// warmsUp reports whether a kind is memory that grows, as a warm-up's does: the live heap, or
+// resident memory (a cache filling after a start raises both).
+func warmsUp(k Kind) bool { return k == KindHeapLeak || k == KindMemoryGrowth }
 
 // isLeak reports whether a kind is a leak: what a watch is most often for.
 func isLeak(k Kind) bool { return k == KindHeapLeak || k == KindGoroutineLeak }

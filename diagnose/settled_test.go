@@ -54,6 +54,7 @@ func TestSettled(t *testing.T) {
 		{"a spike, a leak not judged yet", Diagnosis{Window: short, Findings: []Finding{spike}, NotJudged: []NotJudged{heapNotYet}}, old, false, 0},
 		{"a spike, another kind not judged yet", Diagnosis{Window: short, Findings: []Finding{spike}, NotJudged: []NotJudged{later}}, old, false, 0},
 		{"a spike, everything judged", Diagnosis{Window: short, Findings: []Finding{spike}}, old, true, 1},
+		{"resident memory's growth in a young process", Diagnosis{Window: short, Findings: []Finding{rss}}, young, false, 0},
 		{"a goroutine count's growth in a young process", Diagnosis{Window: short, Findings: []Finding{leak}}, young, true, 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
