@@ -32,6 +32,10 @@ type outputFlags struct {
 	failOn string
 	// holders (watch --holders): read who holds a confirmed heap leak before reporting.
 	holders bool
+	// until, when set and not zero, is where the report's evidence ends: a watch
+	// --until-confirmed reports the verdict it stopped on, not one the readings that came in
+	// while it stopped could tip back below its line.
+	until func() time.Time
 }
 
 func (o *outputFlags) register(fs *flag.FlagSet) {

@@ -131,7 +131,9 @@ func runWatch(ctx context.Context, e *env, args []string) error {
 		if cfg.Duration == 0 {
 			cfg.Duration = untilConfirmedMax
 		}
-		cfg.Settled = settledCheck(cfg.Out, cf.budget.bytes)
+		var settledAt time.Time
+		cfg.Settled = settledCheck(cfg.Out, cf.budget.bytes, &settledAt)
+		cf.output.until = func() time.Time { return settledAt }
 	}
 	return record(ctx, e, cfg, cf.output, func(ctx context.Context, abort <-chan struct{}) (recorder.Result, error) {
 		cfg.Abort = abort
@@ -162,9 +164,10 @@ const untilConfirmedMax = 10 * time.Minute
 // settledCheck returns the check of watch --until-confirmed: it diagnoses the session so far
 // and is done when a problem is confirmed and nothing else is suspected, or when nothing is
 // found over diagnose.CleanWindow and nothing could be judged by watching longer
-// (diagnose.Diagnosis.Settled: a leak in a process that may still be warming up waits for
-// CleanWindow too).
-func settledCheck(dir string, budget uint64) func() (bool, string) {
+// (diagnose.Diagnosis.Settled: a growth of memory in a process that may still be warming up
+// waits for CleanWindow too). Done, it sets at to the end of the evidence it judged: the
+// report is of that verdict.
+func settledCheck(dir string, budget uint64, at *time.Time) func() (bool, string) {
 	return func() (bool, string) {
 		s, err := session.Open(dir)
 		if err != nil {
@@ -180,6 +183,9 @@ func settledCheck(dir string, budget uint64) func() (bool, string) {
 			d.Window.Seconds = max(d.Window.Seconds, time.Since(s.Manifest.Start).Seconds())
 		}
 		st := d.Settled(ev.Target.Started)
+		if st.Done {
+			*at = ev.End
+		}
 		return st.Done, st.Why
 	}
 }
