@@ -43,8 +43,10 @@ type Settlement struct {
 // outside Go, memory-growth) stops it once nothing is left that more time would judge: a spike
 // found first does not end a watch before the leak beneath it could show, nor a hotspot
 // before the cost climbing behind it. A leak whose culprit is not named yet (the second
-// goroutine profile has not come), or a growth of memory (a heap leak, memory-growth) in a
-// process that may still be warming up (WarmUp), waits until the window covers CleanWindow. Finding no problem, it stops over a
+// goroutine profile has not come) waits until the window covers CleanWindow; a growth of
+// memory (a heap leak, memory-growth) in a process that may still be warming up (WarmUp) waits
+// as every watch did before it stopped at the first confirmation: for CleanWindow, and for
+// every kind to be judged, as the warm-up meanwhile levels off or not. Finding no problem, it stops over a
 // window of CleanWindow or more with nothing pending, neither suspected nor judged yet for
 // want of time.
 func (d *Diagnosis) Settled(started time.Time) Settlement {
@@ -68,7 +70,7 @@ func (d *Diagnosis) Settled(started time.Time) Settlement {
 		switch {
 		case !long && (len(f.Culprits) == 0 && blamesCode(f.Kind) || young && warmsUp(f.Kind)):
 			nameless++
-		case isLeak(f.Kind):
+		case isLeak(f.Kind) && !(young && warmsUp(f.Kind)):
 			leaks++
 		}
 	}

@@ -49,6 +49,7 @@ func TestSettled(t *testing.T) {
 		{"a heap leak in a process that may be warming up", Diagnosis{Window: short, Findings: []Finding{heapLeak}}, young, false, 0},
 		{"a heap leak in a process of unknown age", Diagnosis{Window: short, Findings: []Finding{heapLeak}}, time.Time{}, false, 0},
 		{"a heap leak in a process that may be warming up, over the clean window", Diagnosis{Window: long, Findings: []Finding{heapLeak}}, young, true, 1},
+		{"a heap leak in a process that may be warming up, over the clean window, a kind not judged yet", Diagnosis{Window: long, Findings: []Finding{heapLeak}, NotJudged: []NotJudged{later}}, young, false, 0},
 		{"a heap leak in a process past its start", Diagnosis{Window: short, Findings: []Finding{heapLeak}}, old, true, 1},
 		{"a leak the runtime proved, in a young process", Diagnosis{Window: short, Findings: []Finding{proved}}, young, true, 1},
 		{"a spike, a leak not judged yet", Diagnosis{Window: short, Findings: []Finding{spike}, NotJudged: []NotJudged{heapNotYet}}, old, false, 0},
