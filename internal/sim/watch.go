@@ -34,9 +34,10 @@ type Look struct {
 type Watched struct {
 	Spec  Spec
 	Truth Truth
-	// Verdict is the first look that finds every kind the truth requires at warning, each
-	// with its culprit among the first three (0 = none; for a healthy shape, none is wanted).
-	Verdict time.Duration
+	// Confirmed is the first look that finds every kind the truth requires at warning (0 =
+	// none; for a healthy shape, none is wanted); Verdict the first that does so with each
+	// kind's culprit among its first three.
+	Confirmed, Verdict time.Duration
 	// Stop is the first look the watch stops at (0 = none), StopRight whether the verdict
 	// there is right.
 	Stop      time.Duration
@@ -56,6 +57,9 @@ func WatchLooks(spec Spec, tr Truth, looks []Look) Watched {
 	w := Watched{Spec: spec, Truth: tr}
 	for _, l := range looks {
 		right, falseKinds := tr.judge(l.Found)
+		if w.Confirmed == 0 && len(tr.Kinds) > 0 && tr.warned(l.Found) {
+			w.Confirmed = l.At
+		}
 		if w.Verdict == 0 && len(tr.Kinds) > 0 && right {
 			w.Verdict = l.At
 		}
@@ -99,13 +103,24 @@ func (t Truth) judge(found []Finding) (right bool, falseKinds []string) {
 	return right, falseKinds
 }
 
+// warned says whether a diagnosis finds every kind the truth requires at warning (at all for
+// the kinds it only suspects), whatever culprits it names.
+func (t Truth) warned(found []Finding) bool {
+	for _, k := range t.Kinds {
+		if !slices.ContainsFunc(found, func(f Finding) bool { return f.Kind == k && (f.Warning || slices.Contains(t.Suspect, k)) }) {
+			return false
+		}
+	}
+	return true
+}
+
 // WatchMarkdown writes the watch study: by shape and vantage point, the sessions with a false
 // leak (heap-leak, goroutine-leak) at some look, with any false warning at some look, and
 // whose watch stops on a false warning; for the leaks, the looks the verdict came at and the
 // watch stopped at. Then the rates over the healthy shapes, with their 95% upper bounds.
 func WatchMarkdown(ws []Watched) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "| shape | vantage | sessions | false leak at some look | false warning at some look | stops on a false warning | verdict at (median, max) | watch stops at (median), right |\n|---|---|---|---|---|---|---|---|\n")
+	fmt.Fprintf(&b, "| shape | vantage | sessions | false leak at some look | false warning at some look | stops on a false warning | confirmed at (median, max) | with its culprit at (median, max) | watch stops at (median), right |\n|---|---|---|---|---|---|---|---|---|\n")
 	type key struct {
 		s Shape
 		v Vantage
@@ -123,11 +138,14 @@ func WatchMarkdown(ws []Watched) string {
 				continue
 			}
 			var falseLeak, falseWarn, falseStop, right int
-			var verdicts, stopped []time.Duration
+			var confirmed, verdicts, stopped []time.Duration
 			for _, w := range g {
 				falseLeak += b2i(w.FalseLeak > 0)
 				falseWarn += b2i(w.FalseAlarm > 0)
 				falseStop += b2i(w.StopFalse)
+				if w.Confirmed > 0 {
+					confirmed = append(confirmed, w.Confirmed)
+				}
 				if w.Verdict > 0 {
 					verdicts = append(verdicts, w.Verdict)
 				}
@@ -142,11 +160,11 @@ func WatchMarkdown(ws []Watched) string {
 				warnings += falseWarn
 				stops += falseStop
 			}
-			verdict := spread(verdicts, len(g))
+			conf, verdict := spread(confirmed, len(g)), spread(verdicts, len(g))
 			if len(w0(g).Truth.Kinds) == 0 {
-				verdict = "–"
+				conf, verdict = "–", "–"
 			}
-			fmt.Fprintf(&b, "| %s | %s | %d | %d | %d | %d | %s | %s, %d/%d |\n", s, v, len(g), falseLeak, falseWarn, falseStop, verdict, medianLook(stopped), right, len(g))
+			fmt.Fprintf(&b, "| %s | %s | %d | %d | %d | %d | %s | %s | %s, %d/%d |\n", s, v, len(g), falseLeak, falseWarn, falseStop, conf, verdict, medianLook(stopped), right, len(g))
 		}
 	}
 	if healthy > 0 {

@@ -20,8 +20,8 @@ import (
 // watch diagnoses what it recorded so far, and every look counts. It prints, by shape and
 // vantage point, the sessions with a false warning at some look, the look the verdict came at
 // and the look the watch stops at, and the false-alarm rate over the healthy shapes. It fails
-// when a steady leak (a library's 30-60 MiB/min, or 15-25 goroutines/s) is not confirmed with
-// its culprit at some look of the window.
+// when a steady leak (a library's 30-60 MiB/min, or 15-25 goroutines/s) is not confirmed at
+// some look of the window.
 //
 //	MEMDOCTOR_SIM_N=10 go test ./internal/sim -run TestSimWatch -v
 //	MEMDOCTOR_SIM_SHAPES=healthy,warmup MEMDOCTOR_SIM_WATCH_WINDOW=3m ...
@@ -68,8 +68,8 @@ func TestSimWatch(t *testing.T) {
 				}
 				w := sim.WatchLooks(spec, truth, looks)
 				ws = append(ws, w)
-				if (shape == sim.SteadyHeapLeak || shape == sim.SteadyGoroutineLeak) && w.Verdict == 0 {
-					t.Errorf("seed %d %s from %s: the steady leak is not confirmed with its culprit at any look of %s", seed, shape, vantage, window)
+				if (shape == sim.SteadyHeapLeak || shape == sim.SteadyGoroutineLeak) && w.Confirmed == 0 {
+					t.Errorf("seed %d %s from %s: the steady leak is not confirmed at any look of %s", seed, shape, vantage, window)
 				}
 				os.RemoveAll(dir)
 			}
