@@ -36,24 +36,30 @@ type Settlement struct {
 }
 
 // Settled judges whether a watch may stop on this diagnosis of a process started at started
-// (zero: not known). Nothing stops it while a finding is suspected with time to settle it (a
+// (zero: not known). Nothing stops it while a leak is suspected with time to settle it (a
 // suspicion that says how much longer to watch). A leak confirmed at warning or above with its
-// culprit named stops it at once: kinds not judged yet do not hold it (the report lists them
-// with the time each would need). Any other confirmed problem (a spike, the GC's cost, memory
-// outside Go, memory-growth) stops it once nothing is left that more time would judge: a spike
-// found first does not end a watch before the leak beneath it could show, nor a hotspot
-// before the cost climbing behind it. A leak whose culprit is not named yet (the second
-// goroutine profile has not come) waits until the window covers CleanWindow; a growth of
-// memory (a heap leak, memory-growth) in a process that may still be warming up (WarmUp) waits
-// as every watch did before it stopped at the first confirmation: for CleanWindow, and for
-// every kind to be judged, as the warm-up meanwhile levels off or not. Finding no problem, it stops over a
-// window of CleanWindow or more with nothing pending, neither suspected nor judged yet for
-// want of time.
+// culprit named stops it at once: kinds not judged yet, and suspicions of other kinds, do not
+// hold it (the report lists them with the time each would need; a hotspot that waits for ten
+// GC cycles when the leak makes the GC rare would hold it for minutes). Any other confirmed
+// problem (a spike, the GC's cost, memory outside Go, memory-growth) stops it once nothing is
+// pending, suspected or left that more time would judge: a spike found first does not end a
+// watch before the leak beneath it could show, nor a hotspot before the cost climbing behind
+// it. A leak whose culprit is not named yet (the second goroutine profile has not come) waits
+// until the window covers CleanWindow; a growth of memory (a heap leak, memory-growth) in a
+// process that may still be warming up (WarmUp) waits as every watch did before it stopped at
+// the first confirmation: for CleanWindow, and for nothing else to be pending, as the warm-up
+// meanwhile levels off or not. Finding no problem, it stops over a window of CleanWindow or
+// more with nothing pending.
 func (d *Diagnosis) Settled(started time.Time) Settlement {
+	pendingLeak, pending := false, false // suspected, with time to settle it
 	for _, f := range d.Findings {
 		if f.Confidence == Suspected && f.WatchMoreSeconds > 0 {
-			return Settlement{}
+			pending = true
+			pendingLeak = pendingLeak || isLeak(f.Kind)
 		}
+	}
+	if pendingLeak {
+		return Settlement{}
 	}
 	long := d.Window.Seconds >= CleanWindow.Seconds()
 	young := started.IsZero() || d.Window.Start.Sub(started) < WarmUp
@@ -75,12 +81,13 @@ func (d *Diagnosis) Settled(started time.Time) Settlement {
 		}
 	}
 	switch {
-	// A leak settles the watch at once; another cause only once nothing is left that more
-	// time would judge (a spike found first does not end a watch before a leak beneath it
-	// could show, nor a hotspot before the cost climbing behind it).
-	case leaks > 0, confirmed > 0 && nameless == 0 && !unjudged:
+	// A leak settles the watch at once, whatever else is pending but another leak; another
+	// cause only once nothing is left that more time would judge (a spike found first does
+	// not end a watch before a leak beneath it could show, nor a hotspot before the cost
+	// climbing behind it).
+	case leaks > 0, confirmed > 0 && nameless == 0 && !unjudged && !pending:
 		return Settlement{Done: true, Confirmed: confirmed, Why: fmt.Sprintf("settled: %d finding(s) confirmed", confirmed)}
-	case confirmed > 0, unjudged, !long:
+	case confirmed > 0, unjudged, pending, !long:
 		return Settlement{}
 	}
 	for _, f := range d.Findings {

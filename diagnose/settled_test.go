@@ -19,6 +19,7 @@ func TestSettled(t *testing.T) {
 	heapSuspected := Finding{Kind: KindHeapLeak, Severity: Info, Confidence: Suspected, WatchMoreSeconds: 30}
 	heapExplained := Finding{Kind: KindHeapLeak, Severity: Info, Confidence: Suspected} // held by the goroutines: nothing to watch for
 	hotspot := Finding{Kind: KindAllocationHotspot, Severity: Info, Confidence: Confirmed}
+	hotspotSuspected := Finding{Kind: KindAllocationHotspot, Severity: Info, Confidence: Suspected, WatchMoreSeconds: 77} // waits for ten GC cycles
 	later := NotJudged{Kind: KindCostGrowth, WatchMoreSeconds: 9}
 	t0 := time.Date(2026, 11, 28, 4, 0, 0, 0, time.UTC)
 	short, long := Window{Start: t0, Seconds: 15}, Window{Start: t0, Seconds: 45}
@@ -33,7 +34,9 @@ func TestSettled(t *testing.T) {
 		confirmed int
 	}{
 		{"a confirmed leak, kinds not judged yet", Diagnosis{Window: short, Findings: []Finding{leak}, NotJudged: []NotJudged{later}}, old, true, 1},
-		{"a confirmed leak, another finding suspected", Diagnosis{Window: short, Findings: []Finding{leak, heapSuspected}}, old, false, 0},
+		{"a confirmed leak, another leak suspected", Diagnosis{Window: short, Findings: []Finding{leak, heapSuspected}}, old, false, 0},
+		{"a confirmed leak, a hotspot suspected", Diagnosis{Window: short, Findings: []Finding{heapLeak, hotspotSuspected}}, old, true, 1},
+		{"a spike, a hotspot suspected", Diagnosis{Window: long, Findings: []Finding{spike, hotspotSuspected}}, old, false, 0},
 		{"a confirmed leak, a suspicion it explains", Diagnosis{Window: short, Findings: []Finding{leak, heapExplained}}, old, true, 1},
 		{"a confirmed leak whose culprit is not named yet", Diagnosis{Window: short, Findings: []Finding{nameless}}, old, false, 0},
 		{"a confirmed leak whose culprit is not named over the clean window", Diagnosis{Window: long, Findings: []Finding{nameless}}, old, true, 1},
