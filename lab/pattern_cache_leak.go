@@ -1,6 +1,7 @@
 package lab
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"net/http"
@@ -20,7 +21,8 @@ func patternCacheLeak() Scenario {
 			"ID, a trace ID), so nearly every pattern is new and the map keeps every one ever " +
 			"used: about 100 a second of 7 KiB each, held inside package regexp's structures (its " +
 			"program, its one-pass machine), a steady 0.7 MB a second in which every live-heap " +
-			"reading is higher than the last and one site holds the growth. The fix is a bounded " +
+			"reading is higher than the last and one site holds the growth, while each query reads " +
+			"the recent log window afresh (19 MB a second of garbage, a GC every few seconds). The fix is a bounded " +
 			"cache (an LRU of a few thousand patterns), or compiling one-off patterns per call.",
 		Expect: Expect{
 			Kinds:   []string{kindHeapLeak},
@@ -79,12 +81,19 @@ func (pc *patternCache) compile(filter string) (*regexp.Regexp, error) {
 	return re, nil
 }
 
-// searchLog is what the filters run over: a few lines of a service's log.
-var searchLog = []string{
-	`ts=2026-11-28T04:00:00Z level=info request_id=req-0000f00d-1a2b status=200 user=alice path=/orders`,
-	`ts=2026-11-28T04:00:01Z level=warn request_id=req-0001e01a-3c4d status=429 user=bob path=/search`,
-	`ts=2026-11-28T04:00:02Z level=error request_id=req-0002d027-5e6f status=503 user=carol path=/checkout`,
-}
+// searchLog is what the filters run over: the service's recent log, about 192 KiB.
+var searchLog = func() []byte {
+	var b bytes.Buffer
+	users, statuses := []string{"alice", "bob", "carol", "dave"}, []int{200, 200, 200, 201, 404, 429, 503}
+	for i := 0; b.Len() < 192<<10; i++ {
+		fmt.Fprintf(&b, "ts=2026-11-28T04:%02d:%02dZ level=info request_id=req-%08x-%04x status=%d user=%s path=/orders/%d\n",
+			i/60%60, i%60, i*2654435761%(1<<32), i%65536, statuses[i%len(statuses)], users[i%len(users)], i)
+	}
+	return b.Bytes()
+}()
+
+// searchedLines is how many of the window's last lines a query matches.
+const searchedLines = 50
 
 func (pc *patternCache) handleSearch(w http.ResponseWriter, r *http.Request) {
 	re, err := pc.compile(r.URL.Query().Get("filter"))
@@ -92,9 +101,14 @@ func (pc *patternCache) handleSearch(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
+	// Each query reads the recent log window afresh, as it would from the log's ring: the
+	// service's garbage (19 MB/s at 100 queries a second), which makes the GC run every few
+	// seconds and read the live heap each time.
+	window := bytes.Clone(searchLog)
+	lines := bytes.Split(window[bytes.LastIndexByte(window[:len(window)-1], '\n')-searchedLines*120:], []byte{'\n'})
 	hits := 0
-	for _, line := range searchLog {
-		if re.MatchString(line) {
+	for _, line := range lines {
+		if re.Match(line) {
 			hits++
 		}
 	}
