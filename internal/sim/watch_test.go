@@ -43,6 +43,7 @@ func TestSimWatch(t *testing.T) {
 	root := t.TempDir()
 	start := time.Now()
 	var ws []sim.Watched
+	var stopFound [][]sim.Finding // what each session's watch stopped on
 	for _, shape := range sim.WatchShapes {
 		if only := os.Getenv("MEMDOCTOR_SIM_SHAPES"); only != "" && !slices.Contains(strings.Split(only, ","), string(shape)) {
 			continue
@@ -69,6 +70,13 @@ func TestSimWatch(t *testing.T) {
 				}
 				w := sim.WatchLooks(spec, truth, looks)
 				ws = append(ws, w)
+				var at []sim.Finding
+				for _, l := range looks {
+					if l.At == w.Stop {
+						at = l.Found
+					}
+				}
+				stopFound = append(stopFound, at)
 				if leak := steadyLeak[shape]; leak != "" && !slices.ContainsFunc(looks, func(l sim.Look) bool {
 					return slices.ContainsFunc(l.Found, func(f sim.Finding) bool { return f.Kind == leak && f.Warning })
 				}) {
@@ -80,7 +88,10 @@ func TestSimWatch(t *testing.T) {
 	}
 	table := sim.WatchMarkdown(ws)
 	t.Logf("%d simulated sessions watched every %s for %s (%d per cell) in %v\n\n%s", len(ws), step, window, n, time.Since(start).Round(time.Millisecond), table)
-	for _, w := range ws {
+	for i, w := range ws {
+		if w.Stop > 0 && !w.StopRight && len(w.Truth.Kinds) > 0 {
+			t.Logf("stopped on a wrong verdict: seed %d %s/%s at %s: %v (truth: %v, culprits %v)", w.Truth.Params.Seed, w.Spec.Shape, w.Spec.Vantage, w.Stop, stopFound[i], w.Truth.Kinds, w.Truth.Culprits)
+		}
 		if w.FalseAlarm > 0 {
 			t.Logf("false alarm: seed %d %s/%s at %s: %v", w.Truth.Params.Seed, w.Spec.Shape, w.Spec.Vantage, w.FalseAlarm, w.FalseKinds)
 		}
