@@ -11,10 +11,12 @@ import (
 // may be warming up, a heap leak for the clean window; finding nothing, it stops only once
 // nothing is pending and its window could show a slow problem.
 func TestSettled(t *testing.T) {
-	leak := Finding{Kind: KindGoroutineLeak, Severity: Critical, Confidence: Confirmed, Culprits: []Culprit{{Function: "example.com/svc.fanOut"}}}
+	leak := Finding{Kind: KindGoroutineLeak, Severity: Critical, Confidence: Confirmed, Culprits: []Culprit{{Function: "example.com/svc.fanOut", Share: 0.98}}}
+	tie := Finding{Kind: KindGoroutineLeak, Severity: Critical, Confidence: Confirmed, Culprits: []Culprit{{Function: "example.com/svc.handleStock", Share: 0.5}, {Function: "example.com/svc.(*client).send", Share: 0.5}}}
+	beside := Finding{Kind: KindGoroutineLeak, Severity: Critical, Confidence: Confirmed, Culprits: []Culprit{{Function: "example.com/svc.(*loadGen).work", Share: 0.05}}}
 	nameless := Finding{Kind: KindGoroutineLeak, Severity: Critical, Confidence: Confirmed} // one goroutine profile so far
 	rss := Finding{Kind: KindMemoryGrowth, Severity: Warning, Confidence: Confirmed}
-	spike := Finding{Kind: KindTransientSpike, Severity: Warning, Confidence: Confirmed, Culprits: []Culprit{{Function: "example.com/svc.(*Import).readAll"}}}
+	spike := Finding{Kind: KindTransientSpike, Severity: Warning, Confidence: Confirmed, Culprits: []Culprit{{Function: "example.com/svc.(*Import).readAll", Share: 0.8}}}
 	heapNotYet := NotJudged{Kind: KindHeapLeak, WatchMoreSeconds: 10}
 	heapSuspected := Finding{Kind: KindHeapLeak, Severity: Info, Confidence: Suspected, WatchMoreSeconds: 30}
 	heapExplained := Finding{Kind: KindHeapLeak, Severity: Info, Confidence: Suspected} // held by the goroutines: nothing to watch for
@@ -24,7 +26,7 @@ func TestSettled(t *testing.T) {
 	t0 := time.Date(2026, 11, 28, 4, 0, 0, 0, time.UTC)
 	short, long := Window{Start: t0, Seconds: 15}, Window{Start: t0, Seconds: 45}
 	old, young := t0.Add(-10*time.Minute), t0.Add(-5*time.Second)
-	heapLeak := Finding{Kind: KindHeapLeak, Severity: Warning, Confidence: Confirmed, Culprits: []Culprit{{Function: "example.com/svc.(*Store).add"}}}
+	heapLeak := Finding{Kind: KindHeapLeak, Severity: Warning, Confidence: Confirmed, Culprits: []Culprit{{Function: "example.com/svc.(*Store).add", Share: 0.9}}}
 	proved := Finding{Kind: KindGoroutineLeak, Severity: Warning, Confidence: Confirmed, Culprits: leak.Culprits, Evidence: map[string]float64{"leaked_goroutines_count": 150}}
 	for _, tc := range []struct {
 		name      string
@@ -39,6 +41,8 @@ func TestSettled(t *testing.T) {
 		{"a spike, a hotspot suspected", Diagnosis{Window: long, Findings: []Finding{spike, hotspotSuspected}}, old, false, 0},
 		{"a confirmed leak, a suspicion it explains", Diagnosis{Window: short, Findings: []Finding{leak, heapExplained}}, old, true, 1},
 		{"a confirmed leak whose culprit is not named yet", Diagnosis{Window: short, Findings: []Finding{nameless}}, old, false, 0},
+		{"a confirmed leak whose first culprit holds 5% of it", Diagnosis{Window: short, Findings: []Finding{beside}}, old, false, 0},
+		{"a confirmed leak whose first two culprits hold half of it each", Diagnosis{Window: short, Findings: []Finding{tie}}, old, false, 0},
 		{"a confirmed leak whose culprit is not named over the clean window", Diagnosis{Window: long, Findings: []Finding{nameless}}, old, true, 1},
 		{"a symptom, its cause not judged yet", Diagnosis{Window: short, Findings: []Finding{rss}, NotJudged: []NotJudged{heapNotYet}}, old, false, 0},
 		{"a symptom, everything judged", Diagnosis{Window: short, Findings: []Finding{rss}}, old, true, 1},
