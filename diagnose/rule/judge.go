@@ -201,7 +201,7 @@ func (g growth) untilStrong(tr *Trend) time.Duration {
 	if g.tau < tr.SuspectTau || g.step <= 0 {
 		return 0
 	}
-	m := max(g.n, tr.MinConfirmPoints+1)
+	m := max(g.n, tr.MinConfirmPoints)
 	for ; m < 100000; m++ {
 		mf := float64(m)
 		s := g.tau * mf * (mf - 1) / 2
