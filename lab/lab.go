@@ -137,6 +137,7 @@ var scenarios = []func() Scenario{
 	costClimb,
 	sessionSprawl,
 	exportOverLeak,
+	patternCacheLeak,
 }
 
 // All returns every scenario, sorted by name.

@@ -114,8 +114,8 @@ func TestExpectConsistent(t *testing.T) {
 	if g, ok := Lookup("gateway-gc"); ok {
 		total += g.Expect.Watch
 	}
-	if total > 13*time.Minute {
-		t.Errorf("watching every scenario takes %v; keep it under 13m", total)
+	if total > 13*time.Minute+30*time.Second {
+		t.Errorf("watching every scenario takes %v; keep it under 13m30s", total)
 	}
 }
 
@@ -142,6 +142,8 @@ var culprits = map[string]any{
 	"export-over-leak":      (*orderLedger).record,
 	"sql-open-leak":         (*ledger).lookup,
 	"rpc-dial-leak":         (*checkout).reserve,
+	// A steady leak a watch must confirm within seconds, kept by a library (package regexp).
+	"pattern-cache-leak": (*patternCache).compile,
 }
 
 // expectedLines maps each scenario with Expect.Line to the call its line holds, so that an

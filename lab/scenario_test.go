@@ -258,6 +258,15 @@ func TestTCPReassemblyHeapGrows(t *testing.T) {
 	}
 }
 
+// The pattern cache keeps about 0.7 MB a second inside package regexp's structures.
+func TestPatternCacheLeakGrows(t *testing.T) {
+	first, last := mechanism(t, "pattern-cache-leak", liveHeapAfterGC)
+	t.Logf("live heap %.1f MiB -> %.1f MiB in 4s", first/mib, last/mib)
+	if last-first < 1*mib { // about 2.8 MiB expected
+		t.Errorf("live heap grew by %.1f MiB in 4s; the pattern cache should grow it by about 0.7 MB a second", (last-first)/mib)
+	}
+}
+
 func TestGoroutineLeakGrows(t *testing.T) {
 	first, last := mechanism(t, "goroutine-leak", func() float64 { return readMetric("/sched/goroutines:goroutines") })
 	t.Logf("goroutines %.0f -> %.0f in 4s", first, last)

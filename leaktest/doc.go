@@ -31,8 +31,10 @@
 //
 //   - the growth counts: at least MinBytesPerCall (or MinGoroutinesPerCall) per call, and at
 //     least 64 KiB (4 goroutines) over the rounds;
-//   - it is consistent: Kendall's tau of at least 0.5 and Mann-Kendall's one-sided test at
-//     p <= 0.01 (exact for ten readings or fewer), over five readings or more;
+//   - it is consistent: Kendall's tau of at least 0.5 and Mann-Kendall's one-sided p-value
+//     (exact for ten readings or fewer) within a sequential boundary, 0.005 from eight
+//     readings on: judged after every round, a series with no trend crosses it at some
+//     round at most 3.5% of the time, however many rounds it gets;
 //   - it stands clear of the noise: four times the readings' scatter around the Theil-Sen
 //     line (or it only ever rose);
 //   - it still rises at the end: the slope over the last third of the calls is at least half

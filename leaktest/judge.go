@@ -17,15 +17,25 @@ const (
 
 // The thresholds of the judgement: memdoctor's diagnosis's (diagnose/rule's Default.Trend),
 // so that a test and a running service are judged alike.
+//
+// A growth is judged again after every round, so the consistency it needs is a sequential
+// boundary (boundary5 ... boundaryLater, through trend.Level): Mann-Kendall's p-value at most
+// 1/120 over five readings, 6/720 over six, 27/5040 over seven, 0.005 from eight on, which a
+// series with no trend crosses at some look at most 3.5% of the time however many rounds it
+// gets.
 const (
-	confirmP, confirmTau, confirmSNR = 0.01, 0.5, 4.0
-	strongP, strongSNR               = 0.05, 10.0
-	suspectP, suspectTau             = 0.2, 0.3
-	minConfirmPoints                 = 5
-	lateRising, lateSlowing          = 0.5, 0.15
-	minLateShare, lateSlowingShare   = 0.25, 0.05
-	projectMinShare                  = 0.2
+	confirmTau, confirmSNR          = 0.5, 4.0
+	boundary5, boundary6, boundary7 = 1.0 / 120, 6.0 / 720, 27.0 / 5040
+	boundaryLater                   = 0.005
+	suspectP, suspectTau            = 0.2, 0.3
+	minConfirmPoints                = 5
+	lateRising, lateSlowing         = 0.5, 0.15
+	minLateShare, lateSlowingShare  = 0.25, 0.05
+	projectMinShare                 = 0.2
 )
+
+// boundary is the sequential boundary's levels from minConfirmPoints readings on.
+var boundary = []float64{boundary5, boundary6, boundary7, boundaryLater}
 
 // growth is the verdict on a series of readings against the calls made.
 type growth struct {
@@ -73,9 +83,8 @@ func judge(pts []trend.Point, minPerCall, floor float64) growth {
 	material := g.grew() >= g.threshold
 	rising := g.lateRatio >= lateRising && g.lateShare >= minLateShare
 	slowing := !rising && g.lateRatio >= lateSlowing && g.lateShare >= lateSlowingShare
-	consistent := g.n >= minConfirmPoints && g.tau >= confirmTau && g.p <= confirmP
-	strong := consistent && (g.snr >= confirmSNR || g.tau >= 1) ||
-		g.n >= minConfirmPoints && g.tau >= confirmTau && g.p <= strongP && g.snr >= strongSNR
+	consistent := g.tau >= confirmTau && g.p <= trend.Level(boundary, minConfirmPoints, g.n)
+	strong := consistent && (g.snr >= confirmSNR || g.tau >= 1)
 	switch {
 	case material && rising && strong:
 		g.conf = confirmed

@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"sync"
 	"time"
+
+	"github.com/memdoctor/memdoctor/session"
 )
 
 // result is what one case did and how memdoctor's verdict compares with the truth.
@@ -51,7 +53,10 @@ type result struct {
 	// Holders is how memdoctor holders named the holder of the leaked objects on the live
 	// process at the end of the watch (-holders, versions with a holders expectation).
 	Holders *holdersVerdict `json:"holders,omitempty"`
-	Seconds float64         `json:"seconds"`
+	// Watched is how long the watch recorded (its session's length): with -until-confirmed,
+	// when it stopped.
+	Watched float64 `json:"watched_seconds,omitempty"`
+	Seconds float64 `json:"seconds"`
 }
 
 // runCase builds, starts, loads and watches one case; it never leaves a process behind.
@@ -128,7 +133,14 @@ func runCase(ctx context.Context, o options, b *builder, memdoctor string, c tes
 	if o.memory {
 		target = strconv.Itoa(pid)
 	}
+	select { // a service past its start
+	case <-ctx.Done():
+	case <-time.After(o.attachAfter):
+	}
 	werr := watch(ctx, o, memdoctor, target, r.Dir)
+	if s, err := session.Open(filepath.Join(r.Dir, "session")); err == nil {
+		r.Watched = s.Manifest.End.Sub(s.Manifest.Start).Seconds()
+	}
 	stopLoad()
 	wg.Wait()
 	if ctx.Err() != nil {
@@ -186,6 +198,9 @@ func watch(ctx context.Context, o options, memdoctor, url, dir string) error {
 	}
 	if o.memory {
 		args = append(args, "--source", "memory", "--enable-heap-profiling")
+	}
+	if o.untilConfirmed {
+		args = append(args, "--until-confirmed")
 	}
 	args = append(args, url)
 	wctx, cancel := context.WithTimeout(ctx, o.duration+2*time.Minute)

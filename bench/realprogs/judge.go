@@ -121,15 +121,15 @@ func foundString(fs []finding) string {
 // printTable prints one row per result and the totals.
 func printTable(w io.Writer, results []result) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "PROGRAM\tVERSION\tROLE\tEXPECTED\tFOUND\tTOP CULPRIT\tCULPRIT\tGOROUTINES\tHEAP\tRSS (HWM)\tRESULT\tVERDICT AT")
+	fmt.Fprintln(tw, "PROGRAM\tVERSION\tROLE\tEXPECTED\tFOUND\tTOP CULPRIT\tCULPRIT\tGOROUTINES\tHEAP\tRSS (HWM)\tRESULT\tWATCHED\tVERDICT AT")
 	right, judged := 0, 0
 	for _, r := range results {
 		if r.Skipped != "" {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\tskipped: %s\t\t\t\t\t\t-\t\n", r.Program, r.Version, r.Role, r.Expect, oneLine(r.Skipped, 80))
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\tskipped: %s\t\t\t\t\t\t-\t\t\n", r.Program, r.Version, r.Role, r.Expect, oneLine(r.Skipped, 80))
 			continue
 		}
 		if r.WatchError != "" && r.Found == nil && r.Summary.Samples == 0 {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\terror: %s\t\t\t\t\t\twrong\t\n", r.Program, r.Version, r.Role, r.Expect, oneLine(r.WatchError, 80))
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\terror: %s\t\t\t\t\t\twrong\t\t\n", r.Program, r.Version, r.Role, r.Expect, oneLine(r.WatchError, 80))
 			judged++
 			continue
 		}
@@ -143,9 +143,9 @@ func printTable(w io.Writer, results []result) {
 		if r.After.LeakServed {
 			gs += fmt.Sprintf(" (%d proven)", r.After.ProvenLeaked)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s->%s\t%s (%s)\t%s\t%s\n",
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s->%s\t%s (%s)\t%s\t%.0fs\t%s\n",
 			r.Program, r.Version, r.Role, r.Expect, foundString(r.Found), topCulprit(r), culpritCell(r),
-			gs, mib(r.Before.HeapAlloc), mib(r.After.HeapAlloc), mib(r.After.RSS), mib(r.After.HWM), res, verdictCell(r))
+			gs, mib(r.Before.HeapAlloc), mib(r.After.HeapAlloc), mib(r.After.RSS), mib(r.After.HWM), res, r.Watched, verdictCell(r))
 	}
 	tw.Flush()
 	fmt.Fprintf(w, "\n%d of %d judged cases right\n", right, judged)

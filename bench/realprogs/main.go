@@ -43,9 +43,13 @@ type options struct {
 	// memory (watch --source memory).
 	memory bool
 	// keep leaves each case's program running after its watch until Enter is read from stdin.
-	keep   bool
-	stdin  io.Reader
-	stderr io.Writer
+	keep bool
+	// untilConfirmed runs watch --until-confirmed (at most -duration); attachAfter starts the
+	// watch that long after the load, on a service past its start.
+	untilConfirmed bool
+	attachAfter    time.Duration
+	stdin          io.Reader
+	stderr         io.Writer
 }
 
 func main() {
@@ -74,6 +78,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&o.rejudge, "rejudge", "", "run nothing: diagnose the sessions of an earlier run in `DIR` afresh (memdoctor report) and judge them again")
 	fs.DurationVar(&o.step, "step", 5*time.Second, "judge each session also on its prefixes of `STEP`, 2*STEP, ... up to -duration (the time to verdict); 0 = not")
 	fs.BoolVar(&o.memory, "memory", false, "run each program without its profiling endpoint and watch it by PID, from its memory (memdoctor watch --source memory PID); programs that cannot turn theirs off are skipped")
+	fs.BoolVar(&o.untilConfirmed, "until-confirmed", false, "run memdoctor watch --until-confirmed (at most -duration): the session's length is when the watch stopped")
+	fs.DurationVar(&o.attachAfter, "attach-after", 0, "start the watch this long after the load, on a service past its start (its warm-up over: see diagnose.WarmUp)")
 	fs.BoolVar(&o.keep, "keep", false, "leave each case's program running after its watch (and holders), until Enter: to read it with other tools")
 	fs.BoolVar(&o.holders, "holders", false, "at the end of each watch of a version with a heap leak, run memdoctor holders on the live process and judge the path it names against the truth")
 	fs.Usage = func() {
@@ -84,8 +90,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	o.stdin, o.stderr = os.Stdin, stderr
-	if o.repeat < 1 || o.busy < 0 || o.duration <= 0 || o.step < 0 {
-		return errors.New("-repeat must be at least 1, -busy and -step at least 0 and -duration positive")
+	if o.repeat < 1 || o.busy < 0 || o.duration <= 0 || o.step < 0 || o.attachAfter < 0 {
+		return errors.New("-repeat must be at least 1, -busy, -step and -attach-after at least 0 and -duration positive")
 	}
 	cases, err := selectCases(catalogue(), fs.Args())
 	if err != nil {

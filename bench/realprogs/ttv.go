@@ -17,6 +17,9 @@ type prefixVerdict struct {
 	Seconds float64 `json:"seconds"`
 	Right   bool    `json:"right"`
 	Found   string  `json:"found"` // kind/severity of each finding, "none" when there are none
+	// Settled says a watch --until-confirmed that diagnosed this much would stop here
+	// (diagnose.Diagnosis.Settled).
+	Settled bool `json:"settled,omitempty"`
 }
 
 // judgePrefixes diagnoses the session in dir as if collection had stopped step, 2*step, ...
@@ -32,7 +35,7 @@ func judgePrefixes(dir string, v version, step, until time.Duration) ([]prefixVe
 	}
 	var out []prefixVerdict
 	for w := step; w <= until; w += step {
-		d, _, err := diagnose.DiagnoseSession(s, evidence.Options{Until: s.Manifest.Start.Add(w)}, diagnose.Options{})
+		d, ev, err := diagnose.DiagnoseSession(s, evidence.Options{Until: s.Manifest.Start.Add(w)}, diagnose.Options{})
 		if err != nil {
 			return out, fmt.Errorf("diagnose the first %s of %s: %w", w, dir, err)
 		}
@@ -42,7 +45,7 @@ func judgePrefixes(dir string, v version, step, until time.Duration) ([]prefixVe
 		}
 		var r result
 		judge(&r, jd, v)
-		out = append(out, prefixVerdict{Seconds: w.Seconds(), Right: r.Right, Found: foundString(r.Found)})
+		out = append(out, prefixVerdict{Seconds: w.Seconds(), Right: r.Right, Found: foundString(r.Found), Settled: d.Settled(ev.Target.Started).Done})
 	}
 	return out, nil
 }
@@ -69,6 +72,17 @@ func timeToVerdict(ps []prefixVerdict) float64 {
 		}
 	}
 	return 0
+}
+
+// stopsAt is the first prefix a watch --until-confirmed would stop at, and whether its
+// verdict there is right; 0 when none.
+func stopsAt(ps []prefixVerdict) (float64, bool) {
+	for _, p := range ps {
+		if p.Settled {
+			return p.Seconds, p.Right
+		}
+	}
+	return 0, false
 }
 
 // flips counts the prefixes, after the first right one, whose verdict differs from the one
@@ -106,11 +120,18 @@ func verdictCell(r result) string {
 			}
 		}
 		if cell == "" {
-			return "-"
+			cell = "-"
 		}
 	}
 	if n := flips(r.Prefixes); n > 0 {
 		cell += fmt.Sprintf(" (%d flip%s)", n, strings.Repeat("s", min(n-1, 1)))
+	}
+	if t, right := stopsAt(r.Prefixes); t > 0 {
+		mark := "wrong"
+		if right {
+			mark = "right"
+		}
+		cell += fmt.Sprintf("; a watch until confirmed stops at %gs, %s", t, mark)
 	}
 	return cell
 }

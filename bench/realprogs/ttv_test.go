@@ -24,6 +24,10 @@ func TestJudgePrefixes(t *testing.T) {
 	if ttv <= 2 || ttv > 20 || !ps[int(ttv/2)-1].Right || ps[int(ttv/2)-2].Right {
 		t.Errorf("time to verdict %g s; prefixes %+v", ttv, ps)
 	}
+	// A watch --until-confirmed stops on the confirmed leak, not before the verdict.
+	if stop, right := stopsAt(ps); stop < ttv || !right {
+		t.Errorf("a watch until confirmed stops at %g s (right %v), the verdict comes at %g s; prefixes %+v", stop, right, ttv, ps)
+	}
 	ps, err = judgePrefixes("../../diagnose/testdata/sessions/healthy", version{version: "v", role: after}, 5*time.Second, 20*time.Second)
 	if err != nil || len(ps) != 4 {
 		t.Fatalf("healthy prefixes %+v, %v", ps, err)
@@ -31,6 +35,9 @@ func TestJudgePrefixes(t *testing.T) {
 	for _, p := range ps {
 		if !p.Right {
 			t.Errorf("healthy session wrong at %g s: %s", p.Seconds, p.Found)
+		}
+		if p.Settled { // finding nothing, a watch covers diagnose.CleanWindow (30 s)
+			t.Errorf("a watch of the healthy session stops at %g s", p.Seconds)
 		}
 	}
 	if _, err := judgePrefixes(t.TempDir(), leak, 5*time.Second, 20*time.Second); err == nil {

@@ -172,8 +172,10 @@
 // supervisor) is followed: watch finds its new process and notes the restart in the session,
 // since its cumulative counters start again. Watch stops at --duration, on Ctrl-C, or when the
 // service stays away, and prints the diagnosis. With --until-confirmed it diagnoses the session every --interval and stops as
-// soon as nothing is left to confirm: no suspected finding, and nothing that watching longer
-// would let it judge (at least 30s; at most --duration, 10m by default).
+// soon as a problem is confirmed with nothing else suspected (each confirmation holds its
+// stated false-alarm rate however often it is looked at: see docs/verdicts.md), or, finding no
+// problem, once nothing is left that watching longer would let it judge (after 30s at least);
+// at most --duration, 10m by default.
 //
 // Flags:
 //
@@ -210,7 +212,7 @@
 //	-token TOKEN
 //	  	bearer TOKEN for a memdoctor agent's endpoints (default: $MEMDOCTOR_TOKEN)
 //	-until-confirmed
-//	  	stop once every finding is confirmed and everything that more time would settle is judged (at most --duration, default 10m)
+//	  	stop as soon as a problem is confirmed and nothing else is suspected, or, finding none, once nothing is left that more time would settle (after 30s at least; at most --duration, default 10m)
 //
 // Examples:
 //

@@ -13,7 +13,10 @@
 // warm-up that levels off is not. A verdict is confirmed when the growth matters, rises
 // consistently (Kendall's tau, Mann-Kendall), stands clear of the readings' scatter and is
 // still rising at the end; it is suspected when it points that way without proof yet, and
-// then says how much longer to watch. A suspected verdict is never above info. The
+// then says how much longer to watch. A suspected verdict is never above info. Consistency is
+// a sequential test (sequential.go): Mann-Kendall's p-value against a boundary over the number
+// of readings that holds a stated false-alarm rate (Trend.FalseAlarm) however often a growth
+// is judged as its readings come in, as watch --until-confirmed judges it every interval. The
 // statistics themselves (Theil-Sen, Mann-Kendall, the late slope and share, the scatter) are
 // leaktest/trend's, a standard-library leaf that leak tests in go test judge with too.
 //

@@ -87,6 +87,16 @@ func TestHeldByGoroutines(t *testing.T) {
 			t.Errorf("heap grew %.0f: held %+v, holds %+v", tc.grew, heap.HeldBy, gor.Holds)
 		}
 	}
+	// A suspected heap leak the goroutines explain has nothing left to watch for: a watch
+	// --until-confirmed is not held by it (the lab's goroutine-leak kept one until 55 s).
+	heap := &HeapLeakCase{Rise: Rise{Grew: 1000 * 2 << 10}}
+	vs := reconcile([]Verdict{
+		{Kind: KindHeapLeak, Severity: Info, Confidence: Suspected, WatchMoreSeconds: 29, Case: heap},
+		{Kind: KindGoroutineLeak, Severity: Critical, Confidence: Confirmed, Case: &GoroutineLeakCase{Rise: &Rise{First: 100, Last: 1100}}},
+	}, &Default)
+	if v := Of(vs, KindHeapLeak); heap.HeldBy == nil || v.WatchMoreSeconds != 0 || v.Confidence != Suspected || v.Severity != Info {
+		t.Errorf("a suspected heap leak the goroutines hold: %+v, held by %+v; want suspected at info, held, nothing to watch", v, heap.HeldBy)
+	}
 }
 
 // A memory-growth verdict whose part another verdict explains is dropped.

@@ -82,11 +82,13 @@ func judgeGrowth(pts []facts.Point, lim Limits, quantum float64, tr *Trend) grow
 	// even when its slope, robust to that jump, reads the small creep after it).
 	rising := g.lateRatio >= tr.LateRising && g.lateShare >= tr.MinLateShare
 	slowing := !rising && g.lateRatio >= tr.LateSlowing && g.lateShare >= tr.LateSlowingShare
-	consistent := g.n >= tr.MinConfirmPoints && g.tau >= tr.ConfirmTau && g.p <= tr.ConfirmP
+	// Consistent: the rise crosses the sequential boundary (sequential.go), which holds the
+	// false-alarm rate however often the growth is judged as its readings come in.
+	consistent := tr.crosses(g.n, g.tau, g.p)
 	// A series that only ever rose (every pair in order) needs no margin over its scatter:
 	// readings taken at irregular times (a heap profile per GC, GCs further apart as the heap
 	// grows) bend a steady leak away from a straight line without making it any less sure.
-	strong := consistent && (g.snr >= tr.ConfirmSNR || g.tau >= 1) || g.n >= tr.MinConfirmPoints && g.tau >= tr.ConfirmTau && g.p <= tr.StrongP && g.snr >= tr.StrongSNR
+	strong := consistent && (g.snr >= tr.ConfirmSNR || g.tau >= 1)
 	switch {
 	case material && rising && strong:
 		g.conf = Confirmed
@@ -193,7 +195,7 @@ func (g *growth) inUseKeepsUp(f *facts.Facts, last facts.Point, toLive float64) 
 }
 
 // untilStrong estimates how much longer the growth must be watched, at its present
-// consistency and reading rate, for Mann-Kendall to reach tr.ConfirmP with enough readings.
+// consistency and reading rate, for Mann-Kendall to cross the sequential boundary.
 func (g growth) untilStrong(tr *Trend) time.Duration {
 	if g.tau < tr.SuspectTau || g.step <= 0 {
 		return 0
@@ -202,7 +204,7 @@ func (g growth) untilStrong(tr *Trend) time.Duration {
 	for ; m < 100000; m++ {
 		mf := float64(m)
 		s := g.tau * mf * (mf - 1) / 2
-		if (s-1)/math.Sqrt(mf*(mf-1)*(2*mf+5)/18) >= tr.ConfirmZ {
+		if (s-1)/math.Sqrt(mf*(mf-1)*(2*mf+5)/18) >= tr.boundaryZ(m) {
 			break
 		}
 	}

@@ -85,10 +85,11 @@ func explained(part string, has func(Kind) bool) bool {
 // heldByGoroutines says a live heap that grows with a goroutine leak, by no more than what
 // the new goroutines plausibly hold each (HeapLeak.HeldPerGoroutine), once: the goroutine
 // leak is the cause and its fix frees the heap. The heap leak stays as information, with its
-// sites.
+// sites; a suspected one too, with nothing left to watch for (the goroutine leak, confirmed,
+// explains it).
 func heldByGoroutines(vs []Verdict, th *Thresholds) {
 	gl, hl := Of(vs, KindGoroutineLeak), Of(vs, KindHeapLeak)
-	if gl == nil || hl == nil || gl.Confidence != Confirmed || hl.Severity.Rank() < Warning.Rank() {
+	if gl == nil || hl == nil || gl.Confidence != Confirmed || hl.Severity.Rank() < Warning.Rank() && hl.Confidence != Suspected {
 		return
 	}
 	gc, ok := gl.Case.(*GoroutineLeakCase)
@@ -114,7 +115,7 @@ func heldByGoroutines(vs []Verdict, th *Thresholds) {
 		return
 	}
 	held := &Held{Bytes: grew, Goroutines: added}
-	hl.Severity = Info
+	hl.Severity, hl.WatchMoreSeconds = Info, 0
 	switch c := hl.Case.(type) {
 	case *HeapLeakCase:
 		c.HeldBy = held

@@ -25,7 +25,12 @@ type Thresholds struct {
 type Limits struct {
 	MinAbs float64 // in the quantity's unit
 	MinRel float64 // of the starting level
-	// MinSpan is the least time a growth must be watched over to be judged at all.
+	// MinSpan is the least span a growth is judged over as a trend. It is not what the
+	// statistics need (the sequential boundary of Trend is), but what a rise over a shorter
+	// span may be besides a leak: data or requests in flight through a burst, a cache filling
+	// after a start (the lab's cache-warmup adds 60 MiB in its first 15 s, and is read as a
+	// leak from its first 15 s without it). Readings over less are compared first to last, as
+	// profiles curl'd in a burst.
 	MinSpan time.Duration
 }
 
@@ -36,19 +41,30 @@ type Limits struct {
 // point: a series of 6 readings and one of 600 are judged by the same effect and the same
 // consistency, only with the confidence their length allows.
 type Trend struct {
-	// ConfirmP and ConfirmTau: the consistency a confirmed growth needs; ConfirmZ is the
-	// one-sided normal quantile of ConfirmP.
-	ConfirmP, ConfirmTau, ConfirmZ float64
+	// FalseAlarm is the stated false-alarm rate of the consistency a confirmed growth needs:
+	// the chance that readings with no trend (any order of them as likely as any other) are
+	// ever found consistent, however often they are judged as they come in (a watch
+	// --until-confirmed judges its session every interval and stops at the first
+	// confirmation). The boundary below holds it (sequential.go; TestSequentialFalseAlarm
+	// looks after every reading); the effect size and the still-rising test stand against
+	// what readings can do that is not noise (a warm-up, a burst).
+	FalseAlarm float64
+	// The boundary: Mann-Kendall's one-sided p-value over n readings must be at most
+	// Boundary[n-MinConfirmPoints] (its last level from there on), with Kendall's tau at
+	// least ConfirmTau. Fewer than MinConfirmPoints readings never confirm. The first levels
+	// are the exact p-values of five readings that only rise (1/120: the least five can
+	// give), six with one pair out of order (6/720) and seven with two (27/5040): what a
+	// level of 0.01 at every look let through; from eight readings on, 0.005, half that
+	// level, since each look is one more chance.
+	MinConfirmPoints int
+	Boundary         []float64
+	ConfirmTau       float64
 	// ConfirmSNR: a confirmed growth also stands this far above the readings' scatter around
-	// the trend (a consistent rise of a few quanta in a noisy floor is a suspicion).
+	// the trend (a consistent rise of a few quanta in a noisy floor is a suspicion), unless
+	// it only ever rose.
 	ConfirmSNR float64
-	// StrongP and StrongSNR: a looser test passes when the growth is huge against the
-	// readings' scatter (a 43x climb in seven readings is not in doubt).
-	StrongP, StrongSNR float64
 	// SuspectP and SuspectTau: the least consistency a suspected growth needs.
 	SuspectP, SuspectTau float64
-	// MinConfirmPoints: a confirmed growth needs this many readings.
-	MinConfirmPoints int
 	// LateRising and LateSlowing: the slope over the last third of the window, against the
 	// whole window's, that counts as still rising, and below which a growth has levelled off.
 	LateRising, LateSlowing float64
@@ -236,11 +252,11 @@ type Culprits struct {
 // Default are the thresholds memdoctor judges with.
 var Default = Thresholds{
 	Trend: Trend{
-		ConfirmP: 0.01, ConfirmTau: 0.5, ConfirmZ: 2.326, ConfirmSNR: 4,
-		StrongP: 0.05, StrongSNR: 10,
-		SuspectP: 0.2, SuspectTau: 0.3,
-		MinConfirmPoints: 5,
-		LateRising:       0.5, LateSlowing: 0.15, MinLateShare: 0.25, LateSlowingShare: 0.05,
+		FalseAlarm:       0.035,
+		MinConfirmPoints: 5, Boundary: []float64{1.0 / 120, 6.0 / 720, 27.0 / 5040, 0.005}, ConfirmTau: 0.5,
+		ConfirmSNR: 4,
+		SuspectP:   0.2, SuspectTau: 0.3,
+		LateRising: 0.5, LateSlowing: 0.15, MinLateShare: 0.25, LateSlowingShare: 0.05,
 		ProjectHorizon: 5 * time.Minute, ProjectMinShare: 0.2,
 	},
 	HeapLeak: HeapLeak{

@@ -45,7 +45,9 @@ func heapLeak(f *Finding, c *rule.HeapLeakCase, fs *facts.Facts) {
 		case c.Unseen > 0:
 			f.Detail += fmt.Sprintf(" No GC measured the live heap in the last %s of the window: whether it still grows, or has levelled off (a cache warming up does), is not known.", humanDuration(c.Unseen.Seconds()))
 		}
-		f.Detail += notYet(g.WatchMore)
+		if c.HeldBy == nil { // else the goroutine leak explains it: nothing to watch for
+			f.Detail += notYet(g.WatchMore)
+		}
 	}
 	budget(f, c.Budget)
 	leakSites(f, c.Sites, fs)
@@ -82,7 +84,9 @@ func siteLeak(f *Finding, c *rule.SiteLeakCase, fs *facts.Facts) {
 	}
 	if g.Confidence == rule.Suspected {
 		f.Title = fmt.Sprintf("the heap retained %s may be leaking: %s -> %s", by, bytesStr(g.First), bytesStr(g.Last))
-		f.Detail += notYet(g.WatchMore)
+		if c.HeldBy == nil {
+			f.Detail += notYet(g.WatchMore)
+		}
 	}
 	budget(f, c.Budget)
 	leakSites(f, c.Sites, fs)
@@ -107,6 +111,10 @@ func heldBy(f *Finding, h *rule.Held) {
 	if h == nil {
 		return
 	}
-	f.Title = fmt.Sprintf("the live heap grows with the leaked goroutines: %s for %.0f more goroutines (%s each)", bytesStr(h.Bytes), h.Goroutines, bytesStr(h.Bytes/h.Goroutines))
+	grows := "grows"
+	if f.Confidence == rule.Suspected {
+		grows = "may grow"
+	}
+	f.Title = fmt.Sprintf("the live heap %s with the leaked goroutines: %s for %.0f more goroutines (%s each)", grows, bytesStr(h.Bytes), h.Goroutines, bytesStr(h.Bytes/h.Goroutines))
 	f.Detail += " It grows no faster than what the leaked goroutines hold each: fixing the goroutine leak frees it (see goroutine-leak)."
 }

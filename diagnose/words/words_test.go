@@ -51,3 +51,14 @@ func TestEveryCaseSaid(t *testing.T) {
 		}
 	}
 }
+
+// A suspected heap leak that a confirmed goroutine leak explains says so, and does not ask to
+// watch longer: there is nothing left to confirm.
+func TestSuspectedHeapHeldByGoroutines(t *testing.T) {
+	rise := rule.Rise{First: 2 << 20, Last: 4 << 20, Grew: 2 << 20, N: 19, Confidence: rule.Suspected, WatchMore: 29e9}
+	c := &rule.HeapLeakCase{Rise: rise, HeldBy: &rule.Held{Bytes: 2 << 20, Goroutines: 1300}}
+	f := finding(rule.Verdict{Kind: rule.KindHeapLeak, Severity: rule.Info, Confidence: rule.Suspected, Case: c}, &facts.Facts{})
+	if !strings.HasPrefix(f.Title, "the live heap may grow with the leaked goroutines") || strings.Contains(f.Detail, "watch about") {
+		t.Errorf("title %q, detail %q", f.Title, f.Detail)
+	}
+}

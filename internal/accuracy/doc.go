@@ -10,7 +10,10 @@
 // memory: the fifth, watch-memory. Each session is then judged at several windows (prefixes
 // of the recording) against the scenario's expected verdict: the expected kinds at warning (confirmed), each with its
 // culprit in the top three; the absent kinds not at warning; a control with no warning at all.
-// The time to verdict is the shortest prefix, in 5 s steps, that already gives the verdict.
+// The time to verdict is the shortest prefix, in 5 s steps, that already gives the verdict; each
+// session is also looked at every 5 s as watch --until-confirmed diagnoses what it recorded so
+// far (Watch): where the watch would stop, whether it stops right, and the first look with a
+// false warning.
 //
 // Scores are per finding kind: a true positive is an expected kind found at warning, a false
 // negative one that is not, a false positive a kind found at warning that the scenario did

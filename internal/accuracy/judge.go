@@ -184,29 +184,6 @@ func culprits(f *diagnose.Finding) []string {
 	return out
 }
 
-// TimeToVerdict is the shortest prefix of a session, in steps of step, whose diagnosis
-// already finds every expected kind (with its culprit) as the full window does; 0 when the
-// scenario expects nothing or the verdict never comes within max.
-func TimeToVerdict(dir string, sc lab.Scenario, step, max time.Duration) time.Duration {
-	if len(sc.Expect.Kinds) == 0 {
-		return 0
-	}
-	for w := step; w <= max; w += step {
-		d, err := diagnoseWindow(dir, w)
-		if err != nil {
-			return 0
-		}
-		v := Verdict{Ranks: map[string]int{}}
-		ex := sc.Expect
-		ex.Absent, ex.Confirm = nil, 0 // the verdict: the expected kinds, confirmed, with their culprits
-		check(&v, d, ex, w)
-		if len(v.FN) == 0 && len(v.NotJudged) == 0 && !culpritProblem(v) {
-			return w
-		}
-	}
-	return 0
-}
-
 func culpritProblem(v Verdict) bool {
 	for _, p := range v.Problems {
 		if strings.Contains(p, "top 3 culprits") || strings.Contains(p, ", want line ") {
@@ -217,19 +194,19 @@ func culpritProblem(v Verdict) bool {
 }
 
 // RecordAndJudge records a scenario from every vantage point and judges each session at
-// every window, with the time to verdict of each vantage point (5 s steps, up to the
-// shortest window of 60 s or more: the minute).
-func RecordAndJudge(ctx context.Context, cfg Config, sc lab.Scenario, windows []time.Duration) ([]Verdict, map[Vantage]time.Duration, map[Vantage]error) {
+// every window, and looks at it as a watch --until-confirmed would (Watch, every 5 s up to
+// the longest window; the time to verdict up to the shortest window of 60 s or more: the
+// issue's minute).
+func RecordAndJudge(ctx context.Context, cfg Config, sc lab.Scenario, windows []time.Duration) ([]Verdict, map[Vantage]Looks, map[Vantage]error) {
 	rec, err := Record(ctx, cfg, sc)
 	errs := map[Vantage]error{}
-	ttv := map[Vantage]time.Duration{}
+	looks := map[Vantage]Looks{}
 	if err != nil {
 		for _, v := range Vantages {
 			errs[v] = err
 		}
-		return nil, ttv, errs
+		return nil, looks, errs
 	}
-	maxTTV := ttvLimit(windows)
 	var out []Verdict
 	for _, v := range Vantages {
 		dir, ok := rec.Sessions[v]
@@ -240,10 +217,16 @@ func RecordAndJudge(ctx context.Context, cfg Config, sc lab.Scenario, windows []
 		for _, w := range windows {
 			out = append(out, Judge(dir, sc, v, w))
 		}
-		ttv[v] = TimeToVerdict(dir, sc, 5*time.Second, maxTTV)
+		if l, err := Watch(dir, sc, LookStep, windows[len(windows)-1], ttvLimit(windows)); err == nil {
+			looks[v] = l
+		}
 	}
-	return out, ttv, errs
+	return out, looks, errs
 }
+
+// LookStep is how often the matrix looks at a session as a watch would: the time to verdict's
+// resolution.
+const LookStep = 5 * time.Second
 
 // ttvLimit is how far the time to verdict is looked for: the shortest window of 60 s or more
 // (the minute), else the longest.

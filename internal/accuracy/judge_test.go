@@ -56,3 +56,30 @@ func TestCheck(t *testing.T) {
 		})
 	}
 }
+
+// A false alarm is a warning of a kind the scenario lists as absent, or any warning in a
+// control; an expected or allowed kind, or a finding at info, is none.
+func TestFalseAlarm(t *testing.T) {
+	f := func(k diagnose.Kind, sev diagnose.Severity) diagnose.Finding {
+		return diagnose.Finding{Kind: k, Severity: sev, Confidence: diagnose.Confirmed}
+	}
+	leak := lab.Expect{Kinds: []string{"heap-leak"}, Absent: []string{"goroutine-leak"}, Allowed: []string{"gc-overhead"}}
+	control := lab.Expect{Absent: []string{"heap-leak"}}
+	for _, tc := range []struct {
+		name string
+		ex   lab.Expect
+		fs   []diagnose.Finding
+		want string
+	}{
+		{"the expected kind", leak, []diagnose.Finding{f(diagnose.KindHeapLeak, diagnose.Warning)}, ""},
+		{"an allowed kind", leak, []diagnose.Finding{f(diagnose.KindGCOverhead, diagnose.Warning)}, ""},
+		{"an absent kind", leak, []diagnose.Finding{f(diagnose.KindGoroutineLeak, diagnose.Critical)}, "goroutine-leak"},
+		{"a kind neither expected nor absent", leak, []diagnose.Finding{f(diagnose.KindTransientSpike, diagnose.Warning)}, ""},
+		{"any warning in a control", control, []diagnose.Finding{f(diagnose.KindTransientSpike, diagnose.Warning)}, "transient-spike"},
+		{"info in a control", control, []diagnose.Finding{f(diagnose.KindHeapLeak, diagnose.Info)}, ""},
+	} {
+		if got := falseAlarm(&diagnose.Diagnosis{Findings: tc.fs}, tc.ex); got != tc.want {
+			t.Errorf("%s: falseAlarm = %q, want %q", tc.name, got, tc.want)
+		}
+	}
+}

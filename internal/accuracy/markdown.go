@@ -20,6 +20,10 @@ type Matrix struct {
 	TimeToVerdict map[string]map[Vantage]time.Duration
 	// Errors are recordings that failed, by scenario and vantage point.
 	Errors map[string]map[Vantage]error
+	// Looks are the sessions as a watch --until-confirmed sees them, looked at every
+	// LookStep, by scenario and vantage point.
+	Looks    map[string]map[Vantage]Looks
+	LookStep time.Duration
 }
 
 // Add records a scenario's verdicts.
@@ -51,6 +55,7 @@ func (m *Matrix) Markdown(w io.Writer) {
 			fmt.Fprintf(w, "| %s |\n", strings.Join(row, " | "))
 		}
 	}
+	m.looksMarkdown(w)
 	fmt.Fprintf(w, "\n#### Precision and recall by finding kind (all windows, all vantage points)\n\n| kind | true positives | false negatives | false positives | not judged | precision | recall |\n|---|---|---|---|---|---|---|\n")
 	t := Tally(m.Verdicts, 0)
 	for _, k := range kindsOf(t) {

@@ -15,7 +15,8 @@ import (
 // progress receives a line per scenario recorded.
 func RunMatrix(ctx context.Context, cfg Config, scenarios []lab.Scenario, windows []time.Duration, parallel int, progress io.Writer) *Matrix {
 	m := &Matrix{Scenarios: scenarios, Windows: windows,
-		TimeToVerdict: map[string]map[Vantage]time.Duration{}, Errors: map[string]map[Vantage]error{}}
+		TimeToVerdict: map[string]map[Vantage]time.Duration{}, Errors: map[string]map[Vantage]error{},
+		Looks: map[string]map[Vantage]Looks{}, LookStep: LookStep}
 	var mu sync.Mutex
 	sem := make(chan struct{}, max(parallel, 1))
 	var wg sync.WaitGroup
@@ -24,11 +25,12 @@ func RunMatrix(ctx context.Context, cfg Config, scenarios []lab.Scenario, window
 			sem <- struct{}{}
 			defer func() { <-sem }()
 			start := time.Now()
-			vs, ttv, errs := RecordAndJudge(ctx, cfg, sc, windows)
+			vs, looks, errs := RecordAndJudge(ctx, cfg, sc, windows)
 			mu.Lock()
 			defer mu.Unlock()
 			m.Add(vs...)
-			m.TimeToVerdict[sc.Name], m.Errors[sc.Name] = ttv, errs
+			m.addLooks(sc.Name, looks)
+			m.Errors[sc.Name] = errs
 			fmt.Fprintf(progress, "accuracy: %s recorded and judged in %s\n", sc.Name, time.Since(start).Round(time.Second))
 		})
 	}
@@ -41,10 +43,11 @@ func RunMatrix(ctx context.Context, cfg Config, scenarios []lab.Scenario, window
 // evidence, so a change to them is judged on the same sessions.
 func JudgeMatrix(dir string, scenarios []lab.Scenario, windows []time.Duration) *Matrix {
 	m := &Matrix{Scenarios: scenarios, Windows: windows,
-		TimeToVerdict: map[string]map[Vantage]time.Duration{}, Errors: map[string]map[Vantage]error{}}
-	maxTTV := ttvLimit(windows)
+		TimeToVerdict: map[string]map[Vantage]time.Duration{}, Errors: map[string]map[Vantage]error{},
+		Looks: map[string]map[Vantage]Looks{}, LookStep: LookStep}
 	for _, sc := range scenarios {
-		m.TimeToVerdict[sc.Name], m.Errors[sc.Name] = map[Vantage]time.Duration{}, map[Vantage]error{}
+		m.Errors[sc.Name] = map[Vantage]error{}
+		looks := map[Vantage]Looks{}
 		for _, v := range Vantages {
 			vdir := filepath.Join(dir, sc.Name, string(v))
 			if !hasManifest(vdir) {
@@ -54,8 +57,23 @@ func JudgeMatrix(dir string, scenarios []lab.Scenario, windows []time.Duration) 
 			for _, w := range windows {
 				m.Add(Judge(vdir, sc, v, w))
 			}
-			m.TimeToVerdict[sc.Name][v] = TimeToVerdict(vdir, sc, 5*time.Second, maxTTV)
+			l, err := Watch(vdir, sc, LookStep, windows[len(windows)-1], ttvLimit(windows))
+			if err != nil {
+				m.Errors[sc.Name][v] = err
+				continue
+			}
+			looks[v] = l
 		}
+		m.addLooks(sc.Name, looks)
 	}
 	return m
+}
+
+// addLooks records a scenario's looks by vantage point, and the time to verdict they give.
+func (m *Matrix) addLooks(name string, looks map[Vantage]Looks) {
+	m.Looks[name] = looks
+	m.TimeToVerdict[name] = map[Vantage]time.Duration{}
+	for v, l := range looks {
+		m.TimeToVerdict[name][v] = l.Verdict
+	}
 }

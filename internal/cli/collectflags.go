@@ -34,6 +34,10 @@ type outputFlags struct {
 	// stopping the process as stop allows.
 	holders bool
 	stop    stopFlags
+	// until, when set and not zero, is where the report's evidence ends: a watch
+	// --until-confirmed reports the verdict it stopped on, not one the readings that came in
+	// while it stopped could tip back below its line.
+	until func() time.Time
 }
 
 func (o *outputFlags) register(fs *flag.FlagSet) {

@@ -29,7 +29,11 @@ func diagnoseDir(e *env, dir string, budget uint64, out outputFlags) (*diagnose.
 	if err != nil {
 		return nil, err
 	}
-	d, ev, err := diagnoseSession(s, budget)
+	opts := evidence.Options{MemoryBudgetBytes: budget}
+	if out.until != nil {
+		opts.Until = out.until()
+	}
+	d, ev, err := diagnose.DiagnoseSession(s, opts, diagnose.Options{})
 	if err != nil {
 		return nil, err
 	}

@@ -2,13 +2,11 @@ package cli
 
 import (
 	"context"
-	"fmt"
 	"net/url"
 	"strconv"
 	"strings"
 	"time"
 
-	"github.com/memdoctor/memdoctor/diagnose"
 	"github.com/memdoctor/memdoctor/internal/recorder"
 	"github.com/memdoctor/memdoctor/session"
 )
@@ -59,8 +57,10 @@ A service that goes away and answers again at the same URL within 30s (restarted
 supervisor) is followed: watch finds its new process and notes the restart in the session,
 since its cumulative counters start again. Watch stops at --duration, on Ctrl-C, or when the
 service stays away, and prints the diagnosis. With --until-confirmed it diagnoses the session every --interval and stops as
-soon as nothing is left to confirm: no suspected finding, and nothing that watching longer
-would let it judge (at least 30s; at most --duration, 10m by default).`,
+soon as a problem is confirmed with nothing else suspected (each confirmation holds its
+stated false-alarm rate however often it is looked at: see docs/verdicts.md), or, finding no
+problem, once nothing is left that watching longer would let it judge (after 30s at least);
+at most --duration, 10m by default.`,
 	examples: []string{
 		"memdoctor watch --duration 10m http://127.0.0.1:6060",
 		"memdoctor watch --interval 30s --memory-budget 4GiB --json - http://10.0.0.7:6060/debug/pprof/",
@@ -80,7 +80,7 @@ func runWatch(ctx context.Context, e *env, args []string) error {
 	var cf collectFlags
 	cf.register(fs, false)
 	token := fs.String("token", "", "bearer `TOKEN` for a memdoctor agent's endpoints (default: $MEMDOCTOR_TOKEN)")
-	untilConfirmed := fs.Bool("until-confirmed", false, "stop once every finding is confirmed and everything that more time would settle is judged (at most --duration, default 10m)")
+	untilConfirmed := fs.Bool("until-confirmed", false, "stop as soon as a problem is confirmed and nothing else is suspected, or, finding none, once nothing is left that more time would settle (after 30s at least; at most --duration, default 10m)")
 	source := fs.String("source", recorder.SourceAuto, "record from `SOURCE`: auto (pprof, the agent, or both; by PID, the process's memory when it serves neither), pprof (never the agent), agent (required; never pprof), memory (a PID's memory only)")
 	enableHeap := fs.Bool("enable-heap-profiling", false, enableHeapHelp)
 	pid := fs.Int("pid", 0, "sample the /proc of this local `PID`, not of the process listening on the URL's port (a proxy or port-forward)")
@@ -135,7 +135,9 @@ func runWatch(ctx context.Context, e *env, args []string) error {
 		if cfg.Duration == 0 {
 			cfg.Duration = untilConfirmedMax
 		}
-		cfg.Settled = settledCheck(cfg.Out, cf.budget.bytes, time.Now())
+		var settledAt time.Time
+		cfg.Settled = settledCheck(cfg.Out, cf.budget.bytes, &settledAt)
+		cf.output.until = func() time.Time { return settledAt }
 	}
 	return record(ctx, e, cfg, cf.output, func(ctx context.Context, abort <-chan struct{}) (recorder.Result, error) {
 		cfg.Abort = abort
@@ -160,51 +162,34 @@ func hostName(raw string) string {
 	return "watch"
 }
 
-// untilConfirmedMin and untilConfirmedMax bound a watch --until-confirmed.
-const (
-	untilConfirmedMin = 30 * time.Second
-	untilConfirmedMax = 10 * time.Minute
-)
+// untilConfirmedMax bounds a watch --until-confirmed given no --duration.
+const untilConfirmedMax = 10 * time.Minute
 
 // settledCheck returns the check of watch --until-confirmed: it diagnoses the session so far
-// and is done when nothing is suspected and nothing could be judged by watching longer.
-func settledCheck(dir string, budget uint64, start time.Time) func() (bool, string) {
+// and is done when a problem is confirmed and nothing else is suspected, or when nothing is
+// found over diagnose.CleanWindow and nothing could be judged by watching longer
+// (diagnose.Diagnosis.Settled: a growth of memory in a process that may still be warming up
+// waits for CleanWindow too). Done, it sets at to the end of the evidence it judged: the
+// report is of that verdict.
+func settledCheck(dir string, budget uint64, at *time.Time) func() (bool, string) {
 	return func() (bool, string) {
-		if time.Since(start) < untilConfirmedMin {
-			return false, ""
-		}
 		s, err := session.Open(dir)
 		if err != nil {
 			return false, ""
 		}
-		d, _, err := diagnoseSession(s, budget)
+		d, ev, err := diagnoseSession(s, budget)
 		if err != nil {
 			return false, ""
 		}
-		return settled(d)
-	}
-}
-
-// settled reports whether a diagnosis leaves nothing that more watching would settle.
-func settled(d *diagnose.Diagnosis) (bool, string) {
-	for _, f := range d.Findings {
-		if f.Confidence == diagnose.Suspected {
-			return false, ""
+		// The watch has covered the time since it started, though its last reading may be a
+		// sample old: a clean window is reached at the tick, as a look at that time would see.
+		if !s.Manifest.Start.IsZero() {
+			d.Window.Seconds = max(d.Window.Seconds, time.Since(s.Manifest.Start).Seconds())
 		}
-	}
-	for _, n := range d.NotJudged {
-		if n.WatchMoreSeconds > 0 {
-			return false, ""
+		st := d.Settled(ev.Target.Started)
+		if st.Done {
+			*at = ev.End
 		}
+		return st.Done, st.Why
 	}
-	confirmed := 0
-	for _, f := range d.Findings {
-		if f.Severity.Rank() >= diagnose.Warning.Rank() {
-			confirmed++
-		}
-	}
-	if confirmed == 0 {
-		return true, "settled: nothing left to confirm, no problem found"
-	}
-	return true, fmt.Sprintf("settled: %d finding(s) confirmed", confirmed)
 }

@@ -17,8 +17,7 @@ func TestThresholdsAreTheDiagnosis(t *testing.T) {
 	consts := constsOf(t, "../../leaktest/judge.go")
 	tr := rule.Default.Trend
 	for name, want := range map[string]float64{
-		"confirmP": tr.ConfirmP, "confirmTau": tr.ConfirmTau, "confirmSNR": tr.ConfirmSNR,
-		"strongP": tr.StrongP, "strongSNR": tr.StrongSNR,
+		"confirmTau": tr.ConfirmTau, "confirmSNR": tr.ConfirmSNR,
 		"suspectP": tr.SuspectP, "suspectTau": tr.SuspectTau,
 		"minConfirmPoints": float64(tr.MinConfirmPoints),
 		"lateRising":       tr.LateRising, "lateSlowing": tr.LateSlowing,
@@ -32,6 +31,18 @@ func TestThresholdsAreTheDiagnosis(t *testing.T) {
 		}
 		if got != want {
 			t.Errorf("leaktest's %s is %g, the diagnosis's %g", name, got, want)
+		}
+	}
+	// The sequential boundary: leaktest's boundary5 ... boundaryLater are Trend.Boundary's
+	// levels in turn, from five readings on.
+	levels := []string{"boundary5", "boundary6", "boundary7", "boundaryLater"}
+	if len(tr.Boundary) != len(levels) || tr.MinConfirmPoints != 5 {
+		t.Fatalf("the diagnosis's boundary has %d levels from %d readings: leaktest/judge.go has %d from 5",
+			len(tr.Boundary), tr.MinConfirmPoints, len(levels))
+	}
+	for i, name := range levels {
+		if got, ok := consts[name]; !ok || got != tr.Boundary[i] {
+			t.Errorf("leaktest's %s is %g (declared: %v), the diagnosis's level %d %g", name, got, ok, i, tr.Boundary[i])
 		}
 	}
 }
@@ -55,12 +66,30 @@ func constsOf(t *testing.T, path string) map[string]float64 {
 				if i >= len(vs.Values) {
 					continue
 				}
-				if lit, ok := vs.Values[i].(*ast.BasicLit); ok {
-					v, _ := constant.Float64Val(constant.MakeFromLiteral(lit.Value, lit.Kind, 0))
-					out[name.Name] = v
+				if v, ok := constOf(vs.Values[i]); ok {
+					f, _ := constant.Float64Val(constant.ToFloat(v))
+					out[name.Name] = f
 				}
 			}
 		}
 	}
 	return out
+}
+
+// constOf evaluates a numeric literal or an arithmetic expression of them (1.0 / 120).
+func constOf(e ast.Expr) (constant.Value, bool) {
+	switch e := e.(type) {
+	case *ast.BasicLit:
+		return constant.MakeFromLiteral(e.Value, e.Kind, 0), true
+	case *ast.ParenExpr:
+		return constOf(e.X)
+	case *ast.BinaryExpr:
+		x, ok1 := constOf(e.X)
+		y, ok2 := constOf(e.Y)
+		if !ok1 || !ok2 {
+			return nil, false
+		}
+		return constant.BinaryOp(x, e.Op, y), true
+	}
+	return nil, false
 }

@@ -30,15 +30,22 @@
 //     spikes (period, height, how long the data lives); a leak under spikes; caches that warm
 //     up and plateau; goroutine leaks; GC pressure (high allocation on a small heap, GOGC 25
 //     to 400); memory the runtime retains after batch jobs freed with debug.FreeOSMemory under
-//     MADV_FREE (once or periodically); memory outside Go; a leak kept a little at each of
-//     several sites that one function of the program shares (a session middleware); a slow
-//     leak under exports built over seconds, inside which the GC runs.
+//     MADV_FREE (once or periodically); memory outside Go; a library's goroutines that pile up
+//     for the program's calls; leaks at busy sites, leaks that make the GC rare, a cost per
+//     request that climbs; a leak kept a little at each of several sites that one function of
+//     the program shares (a session middleware); a slow leak under exports built over seconds,
+//     inside which the GC runs; and the steady leaks a watch must confirm within seconds: a
+//     library keeping 30 to 60 MiB a minute, 15 to 25 of a library's goroutines a second.
 //     Windows of any length, starting at any phase, some ending in the middle of a spike.
 //   - Vantage points, as the recorder writes them: run (gctrace lines of every cycle, /proc
 //     every second, heap and goroutine profiles and the MemStats block every 10 s), watch on
 //     pprof (/proc every second, MemStats and profiles every 10 s), watch on the agent
 //     (runtime/metrics and /proc in one sample a second, the agent's profiles every 10 or
-//     15 s, its history from before the attach), and profiles alone.
+//     15 s, its history from before the attach), and profiles alone; the profile interval can
+//     be set (Spec.Interval: watch --interval 5s).
+//   - The watch study (WatchLooks, TestSimWatch): a session diagnosed on its first 5 s, 10 s,
+//     ... as watch --until-confirmed diagnoses what it recorded so far; every look counts, so
+//     a false warning at any of them is a false alarm.
 //   - Heap profiles are real pprof protos with the four sample types and realistic stacks
 //     (the program's own functions under a few standard library frames), sampled at
 //     MemProfileRate as the runtime samples (Poisson draws, scaled back), as of the last

@@ -458,7 +458,7 @@ func TestTruthConsistent(t *testing.T) {
 						t.Errorf("%s/%s/%v: culprit of %s, which is not required", shape, v, w, k)
 					}
 					kind, typ := session.KindHeap, "alloc_space"
-					if k == KindGoroutineLeak && shape != LibraryGoroutineLeak { // a library's goroutines: the program's code allocated through it
+					if k == KindGoroutineLeak && shape != LibraryGoroutineLeak && shape != SteadyGoroutineLeak { // a library's goroutines: the program's code allocated through it
 						kind, typ = session.KindGoroutine, "goroutine"
 					}
 					refs := s.ProfilesOf(kind, true)

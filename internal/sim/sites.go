@@ -44,6 +44,14 @@ var (
 		handler("example.com/svc/audit.(*Trail).record", "example.com/svc/payments.(*Service).Charge", "example.com/svc/api.(*Server).handleCharge"),
 		handler("bytes.Clone", "example.com/svc/idem.(*Keys).remember", "example.com/svc/api.(*Server).handlePayment"),
 	}
+	// libraryLeakStacks: a dependency keeps what the program hands it (a cache never pruned,
+	// a registry of every key seen), under the program's call.
+	libraryLeakStacks = [][]string{
+		handler("github.com/acme/lru.(*Cache).insert", "github.com/acme/lru.(*Cache).Set",
+			"example.com/svc/session.(*Store).save", "example.com/svc/api.(*Server).handleLogin"),
+		handler("github.com/acme/metrics.(*Registry).getOrCreate", "github.com/acme/metrics.(*Registry).Counter",
+			"example.com/svc/api.(*Server).countRoute", "example.com/svc/api.(*Server).instrument.func1"),
+	}
 	spikePool = [][]string{
 		{"io.ReadAll", "example.com/svc/upload.(*Handler).decodeWhole", "example.com/svc/upload.(*Handler).ServeHTTP",
 			"net/http.(*ServeMux).ServeHTTP", "net/http.serverHandler.ServeHTTP", "net/http.(*conn).serve"},
@@ -294,7 +302,11 @@ func newSiteSet(r *rand.Rand, p Params) *siteSet {
 			s.all = append(s.all, st)
 		}
 	} else if p.LeakRate > 0 {
-		if s.leak == nil {
+		switch {
+		case s.leak != nil:
+		case p.LeakLibrary:
+			s.leak = newSite(roleLeak, libraryLeakStacks[r.IntN(len(libraryLeakStacks))], logUniform(r, 256, 8<<10))
+		default:
 			s.leak = newSite(roleLeak, leakPool[r.IntN(len(leakPool))], logUniform(r, 256, 64<<10))
 		}
 		s.all = append(s.all, s.leak)

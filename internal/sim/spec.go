@@ -46,11 +46,20 @@ const (
 	// built over seconds every 10 to 20 s, with little other garbage: the GC runs inside the
 	// exports, so most of its readings of the live heap hold one.
 	LeakUnderExports Shape = "leak-under-exports"
+	// SteadyHeapLeak: a library keeps 30 to 60 MiB a minute for the program (0.5 to 1 MB/s,
+	// every second alike: a cache or registry in a dependency that is never pruned), its
+	// allocation stack the library's frames under the program's call; a service that makes
+	// garbage as it serves (a GC every 1.5 to 3 s), watched 1 to 2 minutes after its start.
+	SteadyHeapLeak Shape = "steady-heap-leak"
+	// SteadyGoroutineLeak: 15 to 25 goroutines a second that a library starts for the
+	// program's calls pile up, every one parked at the same library function, with no frame
+	// of the program in their stacks.
+	SteadyGoroutineLeak Shape = "steady-goroutine-leak"
 )
 
 // Shapes lists every shape.
 var Shapes = []Shape{Healthy, HeapLeak, Spikes, LeakUnderSpikes, Warmup, GoroutineLeak, GCPressure, Retention, NonGo,
-	LibraryGoroutineLeak, BusyLeak, RareGCLeak, CostClimb, SpreadLeak, LeakUnderExports}
+	LibraryGoroutineLeak, BusyLeak, RareGCLeak, CostClimb, SpreadLeak, LeakUnderExports, SteadyHeapLeak, SteadyGoroutineLeak}
 
 // Vantage is where a session was recorded from.
 type Vantage string
@@ -91,6 +100,9 @@ type Spec struct {
 	Shape   Shape
 	Vantage Vantage
 	Window  time.Duration // the collection's length
+	// Interval is the profile snapshot interval (watch --interval); 0 = memdoctor's default,
+	// 10 s (the agent's 10 or 15 s). The burst vantage point keeps its own.
+	Interval time.Duration
 }
 
 // Finding kinds, spelled as the diagnosis reports them.
@@ -162,6 +174,8 @@ type Params struct {
 	LeakRate float64 // heap leak, bytes/s
 	// LeakSites is, for a leak spread over sites, each one's share of it (nil: one site).
 	LeakSites []float64
+	// LeakLibrary: the leak's allocation stack is a library's, under the program's call.
+	LeakLibrary bool
 	// LeakBusy is, for a busy leak, the share of the background allocation that the leaking
 	// site makes (what it keeps is LeakRate of it).
 	LeakBusy float64
@@ -246,6 +260,12 @@ func draw(seed uint64, spec Spec) (Params, error) {
 	}
 	if spec.Vantage != Run {
 		p.Uptime = uniform(r, 5, 60)
+		if spec.Shape == SteadyHeapLeak {
+			p.Uptime = uniform(r, 60, 120) // a service watched while it runs, past its warm-up
+		}
+	}
+	if spec.Interval > 0 {
+		p.ProfileInterval = spec.Interval.Seconds()
 	}
 	if spec.Vantage == Burst {
 		p.BurstN, p.BurstStep = 3+r.IntN(4), uniform(r, 0.5, 2)
@@ -284,6 +304,12 @@ func draw(seed uint64, spec Spec) (Params, error) {
 			into := uniform(r, 0.2, 0.8) * (p.SpikeRise + p.SpikeHold)
 			p.SpikePhase = math.Mod(end-into, p.SpikePeriod)
 		}
+	case SteadyHeapLeak:
+		p.LeakRate = uniform(r, 30, 60) * (1 << 20) / 60
+		p.LeakLibrary = true
+		// A service that makes garbage as it serves: the GC runs every 1.5 to 3 s, and each
+		// cycle reads the live heap.
+		p.AllocRate = math.Max(p.AllocRate, (p.BaseLive+p.LeakRate*p.Uptime)/uniform(r, 1.5, 3))
 	case Spikes, LeakUnderSpikes:
 		p.SpikePeriod = uniform(r, 8, 30)
 		p.SpikeHeight = math.Max(logUniform(r, 40<<20, 400<<20), 1.5*p.BaseLive)
@@ -318,10 +344,13 @@ func draw(seed uint64, spec Spec) (Params, error) {
 	case BusyLeak:
 		p.LeakRate = logUniform(r, 1, 20) * (1 << 20) / 60
 		p.LeakBusy = uniform(r, 0.3, 0.8)
-	case GoroutineLeak, LibraryGoroutineLeak:
+	case GoroutineLeak, LibraryGoroutineLeak, SteadyGoroutineLeak:
 		p.GoroutineLeakRate = logUniform(r, 1, 100)
+		if spec.Shape == SteadyGoroutineLeak {
+			p.GoroutineLeakRate = uniform(r, 15, 25)
+		}
 		p.PerGoroutineHeap = logUniform(r, 512, 8<<10)
-		if spec.Shape == LibraryGoroutineLeak {
+		if spec.Shape != GoroutineLeak {
 			p.Library = 1 + r.IntN(len(libraryLeakPool))
 			p.CallsPerLeak = uniform(r, 1, 10)
 			p.CallBytes = logUniform(r, 1<<10, 16<<10)
@@ -362,7 +391,11 @@ func draw(seed uint64, spec Spec) (Params, error) {
 // its own services from the same seeds.
 func hashSpec(spec Spec) uint64 {
 	h := uint64(14695981039346656037)
-	for _, s := range []string{string(spec.Shape), string(spec.Vantage), spec.Window.String()} {
+	keys := []string{string(spec.Shape), string(spec.Vantage), spec.Window.String()}
+	if spec.Interval > 0 { // the matrix's cells draw what they drew before intervals were given
+		keys = append(keys, spec.Interval.String())
+	}
+	for _, s := range keys {
 		for i := 0; i < len(s); i++ {
 			h ^= uint64(s[i])
 			h *= 1099511628211

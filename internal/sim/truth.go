@@ -89,7 +89,7 @@ func (g *generator) truth() Truth {
 	band := ""
 	switch g.spec.Shape {
 	case HeapLeak, BusyLeak, RareGCLeak, LeakUnderSpikes, GoroutineLeak, LibraryGoroutineLeak, NonGo, Retention,
-		SpreadLeak, LeakUnderExports:
+		SpreadLeak, LeakUnderExports, SteadyHeapLeak, SteadyGoroutineLeak:
 		// Resident memory grows with what grows: memory-growth may name it too (the
 		// consistency pass drops it when another finding explains the part that grew).
 		dontCare[KindMemoryGrowth] = true
@@ -101,11 +101,13 @@ func (g *generator) truth() Truth {
 		}
 	}
 	switch g.spec.Shape {
-	case HeapLeak, BusyLeak, RareGCLeak:
+	case HeapLeak, BusyLeak, RareGCLeak, SteadyHeapLeak:
 		required[KindHeapLeak] = culpritOf(s.leak.stack)
 		band = rateBand(p.LeakRate*60/mib, 3, 10)
-		if p.LeakBusy > 0 {
-			dontCare[KindAllocationHotspot] = true // the leaking site makes most of the allocation too
+		if p.LeakBusy > 0 || g.spec.Shape == SteadyHeapLeak {
+			// The leaking site makes most of the allocation too; a steady leak's service makes
+			// garbage enough for a GC every few seconds, whose top site may cost that much.
+			dontCare[KindAllocationHotspot] = true
 		}
 	case SpreadLeak:
 		// No site keeps a majority of it: the function they share is the culprit.
@@ -123,7 +125,7 @@ func (g *generator) truth() Truth {
 		}
 		dontCare[KindAllocationHotspot] = true
 		dontCare[KindRuntimeRetention] = true
-	case GoroutineLeak, LibraryGoroutineLeak:
+	case GoroutineLeak, LibraryGoroutineLeak, SteadyGoroutineLeak:
 		required[KindGoroutineLeak] = s.leakFn
 		if s.lib != nil {
 			fn, line := culpritLine(s.lib.maker)

@@ -35,6 +35,8 @@ var evidenceCases = []struct {
 	{"top_site_share_fraction", 0.62, "top site share", "62.0%"},
 	{"site_retained_start_bytes", 2 << 20, "site retained start", "2.0 MiB"},
 	{"site_retained_end_bytes", 40 << 20, "site retained end", "40.0 MiB"},
+	{"site_held_median_bytes", 3 << 20, "site held median", "3.0 MiB"},
+	{"site_allocated_bytes", 512 << 20, "site allocated", "512.0 MiB"},
 	{"heap_held_bytes", 29 << 20, "heap held", "29.0 MiB"},
 	{"gc_start_per_second", 2, "GC start", "2/s"},
 	{"gc_end_per_second", 6.5, "GC end", "6.5/s"},

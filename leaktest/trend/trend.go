@@ -195,3 +195,16 @@ func sign(d float64) float64 {
 	}
 	return 0
 }
+
+// Level is a sequential boundary's level over n readings: 0 (never) below minPoints readings,
+// then levels in turn, the last from there on. A series judged again as each reading comes in
+// is consistent at a look when its one-sided p-value is at most the level for its length;
+// levels that fall with n hold the chance that a series with no trend ever crosses, however
+// many looks (each caller states and checks its own rate).
+func Level(levels []float64, minPoints, n int) float64 {
+	i := n - minPoints
+	if i < 0 || len(levels) == 0 {
+		return 0
+	}
+	return levels[min(i, len(levels)-1)]
+}
