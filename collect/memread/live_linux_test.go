@@ -343,3 +343,37 @@ func TestRefusals(t *testing.T) {
 		t.Errorf("stripped: %v", err)
 	}
 }
+
+// TestPausesAreTheRuntimes reads an idle program's stop-the-world pause histograms before and
+// after what stops its world: a runtime.ReadMemStats (its heap?debug=1 page), which is not the
+// GC's, and two GC cycles (its "alloc" command), each stopping it twice.
+func TestPausesAreTheRuntimes(t *testing.T) {
+	tg := start(t, build(t, "", true))
+	r := open(t, tg.pid)
+	p0, err := r.Pauses()
+	if err != nil {
+		t.Fatal(err)
+	}
+	memStats(t, tg.pprof)
+	p1, err := r.Pauses()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, longest := p1.TotalOther.Since(p0.TotalOther); n < 1 || longest <= 0 {
+		t.Errorf("after a ReadMemStats: %d pause(s) other than the GC's, the longest under %v; want one at least", n, longest)
+	}
+	if n, _ := p1.StoppingOther.Since(p0.StoppingOther); n < 1 {
+		t.Errorf("after a ReadMemStats: %d time(s) stopping the world other than the GC's; want one at least", n)
+	}
+	if n, _ := p1.TotalGC.Since(p0.TotalGC); n != 0 {
+		t.Errorf("an idle program with no GC: %d GC pause(s)", n)
+	}
+	tg.alloc(t, 10)
+	p2, err := r.Pauses()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, longest := p2.TotalGC.Since(p1.TotalGC); n < 4 || longest <= 0 || longest > 10*time.Second {
+		t.Errorf("after two GC cycles: %d GC pause(s), the longest under %v; want 4 at least", n, longest)
+	}
+}

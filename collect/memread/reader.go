@@ -38,7 +38,8 @@ type Reader struct {
 	sym  map[string]process.Symbol
 	st   *statsLayout
 	gr   *goroutineLayout
-	gl   *gLayout // nil: goroutine stacks are unwound by Delve alone
+	gl   *gLayout     // nil: goroutine stacks are unwound by Delve alone
+	pl   *pauseLayout // the pause histograms' layout, resolved at the first Pauses
 	syms *symbolizer
 	exe  exeMapping
 	// linksProfiling is false when the linker turned heap profiling off
