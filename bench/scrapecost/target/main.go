@@ -2,6 +2,11 @@
 // a number of goroutines (blocked on a channel still reachable: not leaked), a number of
 // leaked ones (blocked on a channel nobody can reach) and a live heap of a given size, all
 // pointers, so that a GC cycle scans all of it.
+//
+// It prints its address on the first line of its standard output. On SIGUSR1 it prints one
+// more line, a JSON object of its own runtime/metrics figures (report.go): what the watchcost
+// harness reads at the start and the end of a window, from a watched and an unwatched twin
+// alike.
 package main
 
 import (
@@ -51,5 +56,6 @@ func main() {
 		os.Exit(1)
 	}
 	fmt.Println(l.Addr().String())
+	reportOnSignal(os.Stdout)
 	http.Serve(l, nil)
 }
