@@ -71,6 +71,7 @@ func FromSession(s *session.Session, opts Options) (*Evidence, error) {
 		}
 	}
 	ev.fromAttempts(m.Attempts)
+	ev.fromCosts(m.Costs)
 	ev.explainGaps()
 	return ev, nil
 }

@@ -137,8 +137,17 @@
 // profiles at once, outside the interval (labelled before-oom; at most one a second, one per
 // 1% of the limit climbed); when the service then vanishes, the cgroup's OOM-kill count, or
 // its last reading near the limit, makes the diagnosis say so (oom-risk, critical), with what
-// those profiles held. --source pprof records from pprof alone,
+// those profiles held. --source pprof records from pprof alone (never the agent),
 // --source agent from the agent alone, to compare vantage points.
+// A local service that watch may trace (Linux: root, or CAP_SYS_PTRACE), whose command line is
+// the one its pprof serves, is also read from its memory, as a process without pprof is (see
+// below), for what that gives at no cost to it: its heap profile, memory statistics, GC
+// figures and goroutine count, which it then neither serves, nor allocates for, nor stops its
+// world for; its goroutine stacks too when the stop that takes is predicted to last at most
+// --max-stop (else from pprof, which serves them with its CPU); goroutine dumps, goroutineleak
+// profiles and the index page's counts always from pprof. --read-memory=false asks pprof for
+// everything. The session says, per kind of data, where it came from and what that cost the
+// service (its CPU, its stops; memdoctor report shows it).
 // Behind a proxy or a port-forward (kubectl port-forward, ssh -L) that process is the
 // forwarder: a Go heap well above its RSS gives it away, and watch then drops its figures
 // with a note. --pid names the service's own process instead. Given a PID instead of a URL,
@@ -181,12 +190,16 @@
 //	  	also write the diagnosis as JSON to FILE (- for stdout; the text report then goes to stderr)
 //	-leak-check-every duration
 //	  	fetch the goroutineleak profile (Go 1.27+) at the start, when goroutines climb, and at least this often; each fetch runs one GC in the target; 0 = never (default 2m0s)
+//	-max-stop duration
+//	  	the longest watch may stop a local service read from its memory to read its goroutines' stacks; a longer stop is left to pprof (0: never stop it) (default 5ms)
 //	-memory-budget value
 //	  	the memory the service may use, e.g. 2GiB, 512Mi, 1G or 800MB; M and G are 10^6 and 10^9 bytes as Kubernetes writes them, Mi and MiB 2^20 (default: its cgroup limit, else unknown)
 //	-out DIR
 //	  	session DIR (default ./memdoctor-sessions/<name>-<UTC time>)
 //	-pid PID
 //	  	sample the /proc of this local PID, not of the process listening on the URL's port (a proxy or port-forward)
+//	-read-memory
+//	  	read a local service watched over pprof from its memory too (Linux, permission to trace it): its heap profile, runtime figures and goroutine count at no cost to it; false: ask its pprof for everything (default true)
 //	-sample duration
 //	  	time between metric samples (default 1s)
 //	-source SOURCE

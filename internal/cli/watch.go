@@ -36,8 +36,17 @@ within 10% of its cgroup limit or --memory-budget and rises, watch takes heap an
 profiles at once, outside the interval (labelled before-oom; at most one a second, one per
 1% of the limit climbed); when the service then vanishes, the cgroup's OOM-kill count, or
 its last reading near the limit, makes the diagnosis say so (oom-risk, critical), with what
-those profiles held. --source pprof records from pprof alone,
+those profiles held. --source pprof records from pprof alone (never the agent),
 --source agent from the agent alone, to compare vantage points.
+A local service that watch may trace (Linux: root, or CAP_SYS_PTRACE), whose command line is
+the one its pprof serves, is also read from its memory, as a process without pprof is (see
+below), for what that gives at no cost to it: its heap profile, memory statistics, GC
+figures and goroutine count, which it then neither serves, nor allocates for, nor stops its
+world for; its goroutine stacks too when the stop that takes is predicted to last at most
+--max-stop (else from pprof, which serves them with its CPU); goroutine dumps, goroutineleak
+profiles and the index page's counts always from pprof. --read-memory=false asks pprof for
+everything. The session says, per kind of data, where it came from and what that cost the
+service (its CPU, its stops; memdoctor report shows it).
 Behind a proxy or a port-forward (kubectl port-forward, ssh -L) that process is the
 forwarder: a Go heap well above its RSS gives it away, and watch then drops its figures
 with a note. --pid names the service's own process instead. Given a PID instead of a URL,
@@ -83,6 +92,8 @@ func runWatch(ctx context.Context, e *env, args []string) error {
 	untilConfirmed := fs.Bool("until-confirmed", false, "stop once every finding is confirmed and everything that more time would settle is judged (at most --duration, default 10m)")
 	source := fs.String("source", recorder.SourceAuto, "record from `SOURCE`: auto (pprof, the agent, or both; by PID, the process's memory when it serves neither), pprof (never the agent), agent (required; never pprof), memory (a PID's memory only)")
 	enableHeap := fs.Bool("enable-heap-profiling", false, enableHeapHelp)
+	readMemory := fs.Bool("read-memory", true, "read a local service watched over pprof from its memory too (Linux, permission to trace it): its heap profile, runtime figures and goroutine count at no cost to it; false: ask its pprof for everything")
+	maxStop := fs.Duration("max-stop", recorder.DefaultMaxStop, "the longest watch may stop a local service read from its memory to read its goroutines' stacks; a longer stop is left to pprof (0: never stop it)")
 	pid := fs.Int("pid", 0, "sample the /proc of this local `PID`, not of the process listening on the URL's port (a proxy or port-forward)")
 	fs.BoolVar(&cf.output.holders, "holders", false, "at the end, when a heap leak is confirmed and the process can be read (Linux, ptrace allowed), read who holds it (memdoctor holders) and save it in the session")
 	pos, err := parse(watchCmd, e, fs, args, true)
@@ -109,6 +120,9 @@ func runWatch(ctx context.Context, e *env, args []string) error {
 	} else if *pid < 0 {
 		return usagef("watch: --pid %d: not a process ID", *pid)
 	}
+	if *maxStop < 0 {
+		return usagef("watch: --max-stop %s: want a duration of 0 or more (0: never stop the service)", *maxStop)
+	}
 	if *source == recorder.SourceMemory && byPID == 0 {
 		return usagef("watch: --source memory reads a local process: give its PID, not a URL")
 	}
@@ -121,6 +135,11 @@ func runWatch(ctx context.Context, e *env, args []string) error {
 	cfg.Token = *token
 	cfg.Source = *source
 	cfg.EnableHeapProfiling = *enableHeap
+	cfg.ReadMemory = *readMemory
+	cfg.MaxStop = *maxStop
+	if *maxStop == 0 {
+		cfg.MaxStop = -1 // never
+	}
 	if cfg.Token == "" {
 		cfg.Token = e.getenv("MEMDOCTOR_TOKEN")
 	}

@@ -16,7 +16,9 @@ type Config struct {
 	Duration time.Duration // 0 = until ctx is done or the target exits
 	Interval time.Duration // between profile snapshots; default 10s
 	Sample   time.Duration // between metric samples; default 1s
-	// GoroutineTextEvery takes goroutine?debug=1 every that many snapshots; default 6.
+	// GoroutineTextEvery takes goroutine?debug=1 every that many snapshots (the last of each
+	// run of that many: not with the first, whose goroutine profile says the same), and with
+	// the final one; default 6. Each is taken with a goroutine profile from pprof only.
 	GoroutineTextEvery int
 	PprofURL           string // explicit pprof base URL ("" = detect)
 	MemoryBudget       uint64 // bytes; 0 = the cgroup limit, else unknown
@@ -72,7 +74,22 @@ type Config struct {
 	// default rate into the target's runtime.MemProfileRate, the only write it ever makes to
 	// a process.
 	EnableHeapProfiling bool
+	// ReadMemory lets watch read a local service it watches over pprof from its memory too
+	// (Linux, with permission to trace it): the heap profile and the runtime's figures cost
+	// the service nothing that way, where pprof serves them with its own CPU, allocations and
+	// a stop-the-world for MemStats; the goroutine stacks too when a stop of the service to
+	// read them would last no longer than MaxStop. Only for a process whose command line is
+	// the one its pprof serves (the service itself, not a proxy).
+	ReadMemory bool
+	// MaxStop bounds how long watch may stop a service it reads from its memory beside pprof
+	// to read its goroutines' stacks: the stop is predicted from the goroutine count, and one
+	// that lasted longer hands the stacks to pprof for the rest of the session. 0 = the
+	// default, DefaultMaxStop; negative = never stop it (the stacks always from pprof).
+	MaxStop time.Duration
 }
+
+// DefaultMaxStop is the default of Config.MaxStop.
+const DefaultMaxStop = 5 * time.Millisecond
 
 // Sources of a watch.
 const (
@@ -120,6 +137,9 @@ func (c *Config) defaults() {
 	}
 	if c.Sample <= 0 {
 		c.Sample = time.Second
+	}
+	if c.MaxStop == 0 {
+		c.MaxStop = DefaultMaxStop
 	}
 	if c.LeakCheckEvery == 0 {
 		c.LeakCheckEvery = DefaultLeakCheckEvery

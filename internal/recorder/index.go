@@ -39,7 +39,9 @@ func (r *recorder) readIndex() *session.PprofCounts {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), min(r.cfg.Sample/2, maxIndexTimeout))
 	defer cancel()
+	m := r.markCost()
 	ix, err := c.Index(ctx)
+	r.servedCost(session.DataIndex, m)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.index.reads++

@@ -99,7 +99,9 @@ func (r *recorder) fetchLeak(ctx context.Context, c *scrape.Client, st *leakStat
 	st.last = leakcheck.State{Last: now, LastGoroutines: goroutines, Since: st.last.Since}
 	// Not cancelled with the loop: a fetch under way has made the target run its GC, so its
 	// profile is worth keeping; the client's timeout bounds it.
+	m := r.markCost()
 	raw, p, err := c.GoroutineLeak(context.WithoutCancel(ctx))
+	r.servedCost(session.DataGoroutineLeak, m)
 	switch {
 	case errors.Is(err, scrape.ErrNotFound):
 		st.notServed = true

@@ -81,12 +81,13 @@ func (r *recorder) ranNow(pid int) time.Duration {
 // when the target answers fast and less often when each read costs more (memStatsDuty), up to
 // the snapshot interval: with the GC's goal and the heap in use read each second, a leak and
 // its trend show within a minute from the pprof endpoint alone, and each /proc reading has a
-// Go reading to split memory with. Nothing is read when an agent samples runtime/metrics, nor
-// between snapshots while the target is idle (its threads ran less than idleShare of a core
-// since the last read): a big idle service pays for MemStats once an interval, not each second.
+// Go reading to split memory with. Nothing is read when an agent samples runtime/metrics or
+// the figures are read from the target's memory, nor between snapshots while the target is
+// idle (its threads ran less than idleShare of a core since the last read): a big idle service
+// pays for MemStats once an interval, not each second.
 func (r *recorder) sampleMemStats(now time.Time) {
 	pid, c := r.target()
-	if c == nil {
+	if c == nil || r.memory() != nil { // read from memory every sample instead
 		return
 	}
 	ran := r.ranNow(pid)
@@ -103,7 +104,9 @@ func (r *recorder) sampleMemStats(now time.Time) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), min(r.cfg.Sample/2, maxIndexTimeout))
 	defer cancel()
+	m := costMark{ran: ran}
 	ms, err := c.MemStats(ctx)
+	r.servedCost(session.DataFigures, m)
 	took := time.Since(now)
 	r.tries.add(session.AttemptMemStats, err)
 	r.mu.Lock()

@@ -15,45 +15,70 @@ import (
 // snapshot takes one round of profiles: goroutine (proto, and text when withText), heap
 // (proto) and the MemStats block. Each request fails on its own: the others still run.
 //
-// Between the first and a final round (final), the goroutine profile and its text are left
-// out while the target's stacks are unchanged (stacksUnchanged): idle, the same goroutines.
-func (r *recorder) snapshot(ctx context.Context, c *scrape.Client, withText, final bool) {
+// The goroutine profile and its text are left out while the target's stacks are unchanged
+// (stacksUnchanged): idle, the same goroutines, the last profile younger than the leak check's
+// period; in the last round of a recording too, which then ends with the stacks the last
+// profile saw. A service also read from its memory (readMemoryToo)
+// gives its heap profile from there, its figures every sample (no MemStats), and its stacks
+// from there when the stop is within the bound (no text then).
+func (r *recorder) snapshot(ctx context.Context, c *scrape.Client, withText bool) {
 	now := time.Now()
-	answered := false // did the service answer any request, even with something unusable?
+	asked, answered := false, false // did memdoctor ask the service anything; did it answer any request, even with something unusable?
 	tried := func(kind string, err error) {
 		if err != nil && ctx.Err() != nil {
 			return // stopped by memdoctor, not failed by the service
 		}
 		r.tries.add(kind, err)
+		asked = true
 		answered = answered || !noAnswer(err)
 	}
 	defer func() {
-		if !stopping(ctx) { // a round cut short by the end of the recording is no failure
+		if asked && !stopping(ctx) { // a round cut short by the end of the recording is no failure
 			r.roundDone(answered)
 		}
 	}()
+	ms := r.memory()
 	goroutines := 0 // this round's count, for its MemStats sample: whether the index is readable or not
 	pid, _ := r.target()
 	ranBefore := r.ranNow(pid)
 	r.mu.Lock()
-	quiet := !final && stacksUnchanged(r.stacks, r.goroutines, ranBefore, now, r.cfg.LeakCheckEvery)
+	quiet := stacksUnchanged(r.stacks, r.goroutines, ranBefore, now, r.cfg.LeakCheckEvery)
 	if quiet {
 		goroutines = r.goroutines
 	}
+	count := r.goroutines
 	r.mu.Unlock()
 	var (
 		raw []byte
 		p   *profile.Profile
 		err error
 	)
-	if !quiet { // an idle target's stacks stay as the last profile saw them
+	if count <= 0 && ms != nil && !quiet { // the first round may come before the first sample
+		ms.mu.Lock()
+		count, _ = ms.rd.Goroutines()
+		ms.mu.Unlock()
+	}
+	fromMemory := !quiet && r.stacksFromMemory(ms, count)
+	switch {
+	case quiet: // an idle target's stacks stay as the last profile saw them
+	case fromMemory:
+		var stop time.Duration
+		if p, stop = r.memGoroutines(ms, now, "interval"); p == nil {
+			err = errors.New("no goroutine profile from memory")
+		}
+		r.stopped(ms, count, stop)
+	default:
+		m := r.markCost()
 		raw, p, err = c.Goroutine(ctx)
+		r.servedCost(session.AttemptGoroutine, m)
 		tried(session.AttemptGoroutine, err)
 	}
 	switch {
 	case quiet:
 	case err != nil:
-		r.scrapeFailed("goroutine", err)
+		if !fromMemory {
+			r.scrapeFailed("goroutine", err)
+		}
 	default:
 		var n int64
 		for _, s := range p.Sample {
@@ -65,25 +90,46 @@ func (r *recorder) snapshot(ctx context.Context, c *scrape.Client, withText, fin
 		r.mu.Lock()
 		r.goroutines = goroutines
 		r.mu.Unlock()
-		r.store(session.KindGoroutine, now, raw)
+		if !fromMemory {
+			r.store(session.KindGoroutine, now, raw)
+		}
 	}
-	if withText && !quiet {
-		tried(session.AttemptGoroutineText, r.storeGoroutineText(ctx, c, now))
+	if withText && !quiet && !fromMemory {
+		m := r.markCost()
+		err := r.storeGoroutineText(ctx, c, now)
+		r.servedCost(session.AttemptGoroutineText, m)
+		tried(session.AttemptGoroutineText, err)
 	}
-	raw, _, err = c.Heap(ctx)
-	tried(session.AttemptHeap, err)
-	if err != nil {
-		r.scrapeFailed("heap", err)
+	if ms != nil {
+		r.memHeap(ms, now)
 	} else {
-		r.store(session.KindHeap, now, raw)
+		m := r.markCost()
+		raw, _, err = c.Heap(ctx)
+		r.servedCost(session.AttemptHeap, m)
+		tried(session.AttemptHeap, err)
+		if err != nil {
+			r.scrapeFailed("heap", err)
+		} else {
+			r.store(session.KindHeap, now, raw)
+		}
 	}
 	if r.agent != nil {
 		return // the agent's runtime/metrics samples are exact: no MemStats (it stops the world)
 	}
+	if ms != nil { // the figures are read from memory every sample
+		r.mu.Lock()
+		if !quiet && p != nil {
+			r.stacks = stacksState{at: now, goroutines: goroutines, ran: r.ranNow(pid)}
+		}
+		r.mu.Unlock()
+		return
+	}
 	r.mu.Lock()
 	r.memStats.last = time.Now()
 	r.mu.Unlock()
-	ms, err := c.MemStats(ctx)
+	m := r.markCost()
+	mst, err := c.MemStats(ctx)
+	r.servedCost(session.DataFigures, m)
 	tried(session.AttemptMemStats, err)
 	ran := r.ranNow(pid) // after this round's requests: their cost is not the target's work
 	r.mu.Lock()
@@ -96,11 +142,11 @@ func (r *recorder) snapshot(ctx context.Context, c *scrape.Client, withText, fin
 		r.scrapeFailed("heap?debug=1", err)
 	} else {
 		r.mu.Lock()
-		g := goMemFromMemStats(ms, goroutines)
-		r.status.HeapBytes = ms.HeapAlloc
-		r.lastGCCycles = uint64(ms.NumGC)
+		g := goMemFromMemStats(mst, goroutines)
+		r.status.HeapBytes = mst.HeapAlloc
+		r.lastGCCycles = uint64(mst.NumGC)
 		r.mu.Unlock()
-		r.setGoHeap(ms.HeapInuse)
+		r.setGoHeap(mst.HeapInuse)
 		if err := r.w.AppendSample(session.Sample{Time: time.Now().UTC(), Go: g}); err != nil {
 			r.writeFailed(err)
 		}

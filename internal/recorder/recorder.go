@@ -50,8 +50,10 @@ type recorder struct {
 	memStats memStatsState
 	stacks   stacksState
 
-	// tries counts the reads of each kind of data for the manifest's Attempts.
+	// tries counts the reads of each kind of data for the manifest's Attempts; costs adds up
+	// what they cost the target, for its Costs.
 	tries tally
+	costs costTally
 
 	// oom decides when memory near its limit calls for profiles at once; urgent asks the
 	// profile loop for them. lastCgroup is the target's latest cgroup reading, read again
@@ -136,6 +138,7 @@ func (r *recorder) setPprof(c *scrape.Client) {
 // attempt counts and gctrace time base.
 func (r *recorder) note(fn func(*session.Manifest)) {
 	attempts, gen := r.tries.snapshot()
+	costs, costGen := r.costs.snapshot()
 	r.mu.Lock()
 	base := r.gcBase
 	r.mu.Unlock()
@@ -143,6 +146,9 @@ func (r *recorder) note(fn func(*session.Manifest)) {
 		fn(m)
 		if attempts != nil {
 			m.Attempts = attempts
+		}
+		if costs != nil {
+			m.Costs = costs
 		}
 		if !base.IsZero() {
 			m.GCTraceBase = base.UTC()
@@ -153,14 +159,16 @@ func (r *recorder) note(fn func(*session.Manifest)) {
 		return
 	}
 	r.tries.written(gen)
+	r.costs.written(costGen)
 }
 
 // manifestEvery is how often the manifest is rewritten when only counts changed.
 const manifestEvery = 5 * time.Second
 
-// flushManifest rewrites the manifest if the attempt counts changed since its last write.
+// flushManifest rewrites the manifest if the attempt counts or costs changed since its last
+// write.
 func (r *recorder) flushManifest() {
-	if r.tries.changed() {
+	if r.tries.changed() || r.costs.changed() {
 		r.note(func(*session.Manifest) {})
 	}
 }
@@ -312,7 +320,7 @@ func (r *recorder) profileLoop(ctx context.Context) {
 	n := 0
 	for {
 		if _, c := r.target(); c != nil {
-			r.snapshot(ctx, c, n%r.cfg.GoroutineTextEvery == 0, false)
+			r.snapshot(ctx, c, (n+1)%r.cfg.GoroutineTextEvery == 0)
 			n++
 			poll.Stop()
 		} else {

@@ -1,0 +1,201 @@
+package recorder
+
+import (
+	"bufio"
+	"context"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/memdoctor/memdoctor/collect/memread"
+	"github.com/memdoctor/memdoctor/session"
+)
+
+// startWithPprof starts collect/memread's test program built with net/http/pprof (a small
+// Go service: 7 parked goroutines) and returns its pid and pprof URL; it ends with the test.
+func startWithPprof(t *testing.T) (int, string) {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "target")
+	build := exec.Command("go", "build", "-tags", "withpprof", "-o", bin, "../../collect/memread/testdata/target")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	cmd := exec.Command(bin, "-parked", "7")
+	stdin, _ := cmd.StdinPipe()
+	out, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { stdin.Close(); cmd.Process.Kill(); cmd.Wait() })
+	sc := bufio.NewScanner(out)
+	if !sc.Scan() || !strings.HasPrefix(sc.Text(), "ready ") {
+		t.Fatal("the target never said ready")
+	}
+	f := strings.Fields(sc.Text())
+	if len(f) != 4 || f[3] == "-" {
+		t.Fatalf("the target said %q: no pprof address", sc.Text())
+	}
+	return cmd.Process.Pid, "http://" + f[3] + "/debug/pprof/"
+}
+
+// costOf finds the cost entry of data from source in a session's manifest.
+func costOf(s *session.Session, data, source string) (session.Cost, bool) {
+	for _, c := range s.Manifest.Costs {
+		if c.Data == data && c.Source == source {
+			return c, true
+		}
+	}
+	return session.Cost{}, false
+}
+
+// TestWatchReadsMemoryBesidePprof watches a local service over its pprof with ReadMemory: its
+// heap profiles and figures come from its memory (no MemStats fetched, the Go samples say
+// process-memory), its stacks from its memory within a generous bound and from pprof with
+// none (--max-stop 0), and the manifest's Costs say what each kind of data cost it: nothing
+// for what came from memory but the stops, its CPU and its runtime's pauses for what its pprof
+// served. Without ReadMemory, everything comes from pprof as before.
+func TestWatchReadsMemoryBesidePprof(t *testing.T) {
+	needProc(t)
+	pid, url := startWithPprof(t)
+	watch := func(readMemory bool, maxStop time.Duration) *session.Session {
+		t.Helper()
+		cfg := watchConfig(t)
+		cfg.Duration, cfg.ReadMemory, cfg.MaxStop = 3*time.Second, readMemory, maxStop
+		cfg.GoroutineTextEvery = 1 // a dump with every goroutine profile from pprof
+		res, err := Watch(context.Background(), cfg, url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Status != session.StatusComplete {
+			t.Fatalf("status %s: %s", res.Status, res.Detail)
+		}
+		s, err := session.Open(cfg.Out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.Manifest.Target.PID != pid {
+			t.Fatalf("watched pid %d, want %d", s.Manifest.Target.PID, pid)
+		}
+		return s
+	}
+	goSources := func(s *session.Session) map[string]int {
+		out := map[string]int{}
+		for _, smp := range samplesOf(t, s) {
+			if smp.Go != nil {
+				out[smp.Go.Source]++
+			}
+		}
+		return out
+	}
+
+	t.Run("memory within the bound", func(t *testing.T) {
+		s := watch(true, 10*time.Second)
+		if src := goSources(s); src[memread.Source] < 5 || src["memstats"] > 0 {
+			t.Errorf("Go samples by source %v: want one from memory each sample, none from MemStats", src)
+		}
+		if a, ok := s.Manifest.Attempts[session.AttemptMemStats]; ok {
+			t.Errorf("MemStats fetched %d time(s): the figures come from memory", a.Tries)
+		}
+		if len(s.ProfilesOf(session.KindHeap, false)) < 2 || len(s.ProfilesOf(session.KindGoroutine, false)) < 1 {
+			t.Errorf("%d heap and %d goroutine profiles", len(s.ProfilesOf(session.KindHeap, false)), len(s.ProfilesOf(session.KindGoroutine, false)))
+		}
+		heap, ok := costOf(s, session.AttemptHeap, session.SourceMemory)
+		if !ok || heap.Reads < 2 || heap.TargetCPUSeconds != 0 || heap.Stops != 0 {
+			t.Errorf("heap profiles' cost %+v (found %v): want every one from memory, none of the target's CPU, no stop", heap, ok)
+		}
+		if _, ok := costOf(s, session.AttemptHeap, session.SourcePprof); ok {
+			t.Error("a heap profile was asked of pprof")
+		}
+		g, ok := costOf(s, session.AttemptGoroutine, session.SourceMemory)
+		if !ok || g.Stops < 1 || g.LongestStopSeconds <= 0 || g.LongestStopSeconds > 10 {
+			t.Errorf("goroutine profiles' cost %+v (found %v): want stops, each within the bound", g, ok)
+		}
+		if _, ok := costOf(s, session.AttemptGoroutineText, session.SourcePprof); ok {
+			t.Error("a goroutine dump was fetched with stacks read from memory")
+		}
+		ix, ok := costOf(s, session.DataIndex, session.SourcePprof)
+		if !ok || ix.Reads < 5 || !ix.CPUMeasured || !ix.PausesMeasured {
+			t.Errorf("index reads' cost %+v (found %v): want their CPU and pauses measured", ix, ok)
+		}
+		if !noted(s, "is also read from its memory") {
+			t.Errorf("no note says what is read from memory: %q", s.Manifest.Notes)
+		}
+	})
+
+	t.Run("stacks from pprof", func(t *testing.T) {
+		s := watch(true, -1)
+		if _, ok := costOf(s, session.AttemptGoroutine, session.SourceMemory); ok {
+			t.Error("the process was stopped for its stacks with --max-stop 0")
+		}
+		g, ok := costOf(s, session.AttemptGoroutine, session.SourcePprof)
+		if !ok || g.Reads < 1 || !g.CPUMeasured || g.TargetCPUSeconds <= 0 || !g.PausesMeasured || g.Pauses < 1 {
+			t.Errorf("goroutine profiles' cost %+v (found %v): want the target's CPU and its runtime's pauses (a goroutine profile stops its world)", g, ok)
+		}
+		if _, ok := costOf(s, session.AttemptGoroutineText, session.SourcePprof); !ok {
+			t.Error("no goroutine dump with the stacks from pprof")
+		}
+		if _, ok := costOf(s, session.AttemptHeap, session.SourceMemory); !ok {
+			t.Error("the heap profiles did not come from memory")
+		}
+	})
+
+	t.Run("pprof only", func(t *testing.T) {
+		s := watch(false, 0)
+		if src := goSources(s); src[memread.Source] > 0 || src["memstats"] < 1 {
+			t.Errorf("Go samples by source %v: want MemStats only", src)
+		}
+		for _, c := range s.Manifest.Costs {
+			if c.Source != session.SourcePprof {
+				t.Errorf("%s read from %s without ReadMemory", c.Data, c.Source)
+			}
+		}
+		if h, ok := costOf(s, session.AttemptHeap, session.SourcePprof); !ok || h.Reads < 2 || !h.CPUMeasured || h.PausesMeasured {
+			t.Errorf("heap profiles' cost %+v (found %v): want their CPU measured, their pauses not (its memory is not read)", h, ok)
+		}
+		if noted(s, "is also read from its memory") {
+			t.Error("a note says the memory was read")
+		}
+	})
+}
+
+// TestStopBound: the stacks are read from memory while the stop is predicted within the bound
+// (from the goroutine count, and the largest share per goroutine measured); one stop over it
+// hands them to pprof for good, with a note.
+func TestStopBound(t *testing.T) {
+	w, err := session.Create(filepath.Join(t.TempDir(), "s"), session.Manifest{Mode: "watch"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close(session.StatusComplete, "")
+	cfg := Config{}
+	cfg.defaults()
+	r := newRecorder(cfg, w)
+	ms := &memSource{besidePprof: true}
+	if !r.stacksFromMemory(ms, 100) || r.stacksFromMemory(ms, 10000) {
+		t.Errorf("predicted stops %v for 100 goroutines, %v for 10,000: want the first within %v, not the second",
+			ms.predictStop(100), ms.predictStop(10000), cfg.MaxStop)
+	}
+	r.stopped(ms, 100, 4*time.Millisecond) // 20 µs a goroutine: 300 would take 8 ms
+	if ms.stopsOff || !r.stacksFromMemory(ms, 100) || r.stacksFromMemory(ms, 300) {
+		t.Errorf("after a 4 ms stop of 100 goroutines: off %v, predicted %v for 100 and %v for 300", ms.stopsOff, ms.predictStop(100), ms.predictStop(300))
+	}
+	r.stopped(ms, 100, 30*time.Millisecond) // over the bound
+	if !ms.stopsOff || r.stacksFromMemory(ms, 1) {
+		t.Error("a stop over the bound left the stacks to memory")
+	}
+	if r.stacksFromMemory(&memSource{}, 1) {
+		t.Error("stacks from memory for a process read from memory alone (no pprof to ask instead)")
+	}
+	r.cfg.MaxStop = -1
+	if r.stacksFromMemory(&memSource{besidePprof: true}, 1) {
+		t.Error("stacks from memory with --max-stop 0")
+	}
+}
+
+// noted reports whether a note of the session says part.
+func noted(s *session.Session, part string) bool {
+	return slices.ContainsFunc(s.Manifest.Notes, func(n string) bool { return strings.Contains(n, part) })
+}
