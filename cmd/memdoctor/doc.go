@@ -128,7 +128,7 @@
 // process listening on that port (through /proc/net/tcp{,6} and the socket's inode) and
 // samples its /proc and cgroup as well, unless the agent does; it says so when it can't.
 // Every --sample it reads the counts of the pprof index page (the goroutine count, without
-// stopping the world). When the service serves the goroutineleak profile (Go 1.27, or Go 1.26
+// stopping the world; once an --interval when the service's memory gives the count). When the service serves the goroutineleak profile (Go 1.27, or Go 1.26
 // built with GOEXPERIMENT=goroutineleakprofile), watch fetches it at the start, when the
 // goroutine count climbs, and otherwise every --leak-check-every; each fetch runs one GC cycle
 // with leak detection in the service, the only GC memdoctor ever causes (with an agent, the
@@ -145,7 +145,8 @@
 // figures and goroutine count, which it then neither serves, nor allocates for, nor stops its
 // world for; its goroutine stacks too when the stop that takes is predicted to last at most
 // --max-stop (else from pprof, which serves them with its CPU); goroutine dumps, goroutineleak
-// profiles and the index page's counts always from pprof. --read-memory=false asks pprof for
+// profiles and the index page's other counts always from pprof. The stacks are read again only
+// when the goroutine count moved (1%, or 5) or --leak-check-every passed. --read-memory=false asks pprof for
 // everything. The session says, per kind of data, where it came from and what that cost the
 // service (its CPU, its stops; memdoctor report shows it).
 // Behind a proxy or a port-forward (kubectl port-forward, ssh -L) that process is the

@@ -20,8 +20,9 @@ import (
 //   - the goroutine stacks from its memory only when the stop that takes (every thread, with
 //     ptrace) is predicted to last no longer than Config.MaxStop, else from pprof (at 10,000
 //     goroutines: 16 ms of its CPU and 3.2 MiB allocated each, against a stop of 60-140 ms);
-//   - the goroutine count from its memory each sample, and the pprof index page's counts as
-//     before (cheap: the goroutineleak count comes only from there);
+//   - the goroutine count from its memory each sample, and the pprof index page once an
+//     interval and after each goroutineleak fetch (its goroutineleak count comes only from
+//     there);
 //   - goroutine dumps (goroutine?debug=1) and goroutineleak profiles from pprof: nothing else
 //     makes them.
 //

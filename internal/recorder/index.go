@@ -15,6 +15,10 @@ type indexState struct {
 	lastErr         error
 	// leak says whether the target serves the goroutineleak profile, as far as known.
 	leak leakServed
+	// lastRead is when the page was last read; leakFetched, that a goroutineleak profile was
+	// fetched since (the page's goroutineleak count is that fetch's).
+	lastRead    time.Time
+	leakFetched bool
 }
 
 type leakServed int
@@ -31,10 +35,11 @@ const maxIndexTimeout = time.Second
 
 // readIndex reads the counts of the pprof index page once, when a pprof endpoint is known:
 // one request, no retry, within half the sample interval (at most a second). It returns nil
-// when there is no endpoint or the read failed: that sample has no counts.
+// when there is no endpoint, the read failed (that sample has no counts) or the page is not
+// due (indexDue).
 func (r *recorder) readIndex() *session.PprofCounts {
 	_, c := r.target()
-	if c == nil {
+	if c == nil || !r.indexDue(time.Now()) {
 		return nil
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), min(r.cfg.Sample/2, maxIndexTimeout))
@@ -45,6 +50,7 @@ func (r *recorder) readIndex() *session.PprofCounts {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.index.reads++
+	r.index.lastRead, r.index.leakFetched = time.Now(), false
 	if err != nil {
 		r.index.failures++
 		r.index.lastErr = err
@@ -56,13 +62,27 @@ func (r *recorder) readIndex() *session.PprofCounts {
 		return nil
 	}
 	pc := countsFromIndex(ix)
-	r.goroutines = pc.Goroutines
+	r.goroutines, r.countedAt = pc.Goroutines, time.Now()
 	if pc.GoroutineLeak < 0 {
 		r.index.leak = leakServedNo
 	} else {
 		r.index.leak = leakServedYes
 	}
 	return pc
+}
+
+// indexDue reports whether the index page is read at this sample: at every sample, but when
+// the goroutine count is read from the service's memory beside its pprof, which gives it for
+// nothing; then once an --interval, and at the first sample after a goroutineleak fetch (the
+// page's goroutineleak count is the only per-sample reading of it).
+func (r *recorder) indexDue(now time.Time) bool {
+	ms := r.memory()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if ms == nil || !ms.besidePprof || r.index.lastRead.IsZero() || r.index.leakFetched {
+		return true
+	}
+	return now.Sub(r.index.lastRead) >= r.cfg.Interval-r.cfg.Sample/2
 }
 
 // countsFromIndex picks the counts a session keeps from an index page.

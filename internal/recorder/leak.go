@@ -102,6 +102,9 @@ func (r *recorder) fetchLeak(ctx context.Context, c *scrape.Client, st *leakStat
 	m := r.markCost()
 	raw, p, err := c.GoroutineLeak(context.WithoutCancel(ctx))
 	r.servedCost(session.DataGoroutineLeak, m)
+	r.mu.Lock()
+	r.index.leakFetched = true // the index's count is this fetch's: read it at the next sample
+	r.mu.Unlock()
 	switch {
 	case errors.Is(err, scrape.ErrNotFound):
 		st.notServed = true

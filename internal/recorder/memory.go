@@ -102,7 +102,7 @@ func (r *recorder) sampleMemory(now time.Time) {
 		return
 	}
 	r.mu.Lock()
-	r.goroutines = g.Goroutines
+	r.goroutines, r.countedAt = g.Goroutines, time.Now()
 	r.status.HeapBytes = g.HeapObjectsBytes
 	r.lastGCCycles = g.GCCycles
 	r.mu.Unlock()

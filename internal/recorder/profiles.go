@@ -15,10 +15,10 @@ import (
 // snapshot takes one round of profiles: goroutine (proto, and text when withText), heap
 // (proto) and the MemStats block. Each request fails on its own: the others still run.
 //
-// The goroutine profile and its text are left out while the target's stacks are unchanged
-// (stacksUnchanged): idle, the same goroutines, the last profile younger than the leak check's
-// period; in the last round of a recording too, which then ends with the stacks the last
-// profile saw. A service also read from its memory (readMemoryToo)
+// The goroutine profile and its text are left out while the target's stacks are unchanged as
+// far as matters (stacksUnchanged): the same goroutine count (read every sample, or the target
+// idle), the last profile younger than the leak check's period; in the last round of a
+// recording too, which then ends with the stacks the last profile saw. A service also read from its memory (readMemoryToo)
 // gives its heap profile from there, its figures every sample (no MemStats), and its stacks
 // from there when the stop is within the bound (no text then).
 func (r *recorder) snapshot(ctx context.Context, c *scrape.Client, withText bool) {
@@ -42,7 +42,7 @@ func (r *recorder) snapshot(ctx context.Context, c *scrape.Client, withText bool
 	pid, _ := r.target()
 	ranBefore := r.ranNow(pid)
 	r.mu.Lock()
-	quiet := stacksUnchanged(r.stacks, r.goroutines, ranBefore, now, r.cfg.LeakCheckEvery)
+	quiet := stacksUnchanged(r.stacks, r.goroutines, r.counted(now), ranBefore, now, r.cfg.LeakCheckEvery)
 	if quiet {
 		goroutines = r.goroutines
 	}

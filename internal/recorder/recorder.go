@@ -31,6 +31,7 @@ type recorder struct {
 	mem        *memSource   // the process's memory, read when it serves neither pprof nor an agent; nil otherwise
 	status     Status
 	goroutines int           // the latest goroutine count: the index page, a goroutine profile or the agent
+	countedAt  time.Time     // when the count was last read by a sample (the index page, the process's memory, the agent)
 	index      indexState    // what the per-sample index reads learnt
 	gone       chan struct{} // closed when the local target has exited
 	goneOnce   sync.Once
@@ -116,6 +117,12 @@ func (r *recorder) gcBaseKnown(base time.Time) {
 	if first {
 		r.note(func(*session.Manifest) {})
 	}
+}
+
+// counted reports whether the goroutine count is read every sample (countedAt): a sample read
+// it within the last two sample intervals. r.mu is held.
+func (r *recorder) counted(now time.Time) bool {
+	return !r.countedAt.IsZero() && now.Sub(r.countedAt) <= 2*r.cfg.Sample+time.Second
 }
 
 func (r *recorder) target() (pid int, pprof *scrape.Client) {

@@ -68,9 +68,11 @@ func Watch(ctx context.Context, cfg Config, rawURL string) (Result, error) {
 		r.readMemoryToo(pid, confirmed)
 	}
 
+	// The duration counts from the first readings: opening the service's memory (its
+	// executable's symbols and types) takes a fraction of a second, seconds on a loaded machine.
 	var deadline time.Time // zero: no --duration
 	if cfg.Duration > 0 {
-		deadline = start.Add(cfg.Duration)
+		deadline = time.Now().Add(cfg.Duration)
 	}
 	var res Result
 	for {
