@@ -66,8 +66,8 @@ func (r *recorder) readMemoryToo(pid int, confirmed bool) {
 	if r.cfg.MaxStop < 0 {
 		stacks = "from net/http/pprof (--max-stop 0: the process is never stopped)"
 	}
-	r.addNote("the service (pid %d) is also read from its memory (/proc/%d/mem), which costs it no CPU and never stops it: its heap profile, runtime figures and goroutine count; "+
-		"its goroutine stacks %s; goroutine dumps, goroutineleak profiles and the pprof index's counts from net/http/pprof", pid, pid, stacks)
+	r.addNote("the service (pid %d) is also read from its memory (/proc/%d/mem), which costs it no CPU and never stops it: its runtime figures and goroutine count every sample, its heap profile every interval; "+
+		"its goroutine stacks %s; goroutine dumps, goroutineleak profiles and the pprof index page (once an interval) from net/http/pprof", pid, pid, stacks)
 	r.mu.Lock()
 	r.mem = ms
 	r.mu.Unlock()
