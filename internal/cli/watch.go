@@ -27,7 +27,8 @@ MEMDOCTOR_TOKEN environment variable. When the URL is on this machine, watch fin
 process listening on that port (through /proc/net/tcp{,6} and the socket's inode) and
 samples its /proc and cgroup as well, unless the agent does; it says so when it can't.
 Every --sample it reads the counts of the pprof index page (the goroutine count, without
-stopping the world; once an --interval when the service's memory gives the count). When the service serves the goroutineleak profile (Go 1.27, or Go 1.26
+stopping the world; only at the start and after each goroutineleak fetch when the service's
+memory gives the count). When the service serves the goroutineleak profile (Go 1.27, or Go 1.26
 built with GOEXPERIMENT=goroutineleakprofile), watch fetches it at the start, when the
 goroutine count climbs, and otherwise every --leak-check-every; each fetch runs one GC cycle
 with leak detection in the service, the only GC memdoctor ever causes (with an agent, the

@@ -20,9 +20,8 @@ import (
 //   - the goroutine stacks from its memory only when the stop that takes (every thread, with
 //     ptrace) is predicted to last no longer than Config.MaxStop, else from pprof (at 10,000
 //     goroutines: 16 ms of its CPU and 3.2 MiB allocated each, against a stop of 60-140 ms);
-//   - the goroutine count from its memory each sample, and the pprof index page once an
-//     interval and after each goroutineleak fetch (its goroutineleak count comes only from
-//     there);
+//   - the goroutine count from its memory each sample, and the pprof index page at the start
+//     and after each goroutineleak fetch (its goroutineleak count comes only from there);
 //   - goroutine dumps (goroutine?debug=1) and goroutineleak profiles from pprof: nothing else
 //     makes them.
 //
@@ -67,7 +66,7 @@ func (r *recorder) readMemoryToo(pid int, confirmed bool) {
 		stacks = "from net/http/pprof (--max-stop 0: the process is never stopped)"
 	}
 	r.addNote("the service (pid %d) is also read from its memory (/proc/%d/mem), which costs it no CPU and never stops it: its runtime figures and goroutine count every sample, its heap profile every interval; "+
-		"its goroutine stacks %s; goroutine dumps, goroutineleak profiles and the pprof index page (once an interval) from net/http/pprof", pid, pid, stacks)
+		"its goroutine stacks %s; goroutine dumps, goroutineleak profiles and the pprof index page (at the start and after each leak check) from net/http/pprof", pid, pid, stacks)
 	r.mu.Lock()
 	r.mem = ms
 	r.mu.Unlock()

@@ -15,9 +15,8 @@ type indexState struct {
 	lastErr         error
 	// leak says whether the target serves the goroutineleak profile, as far as known.
 	leak leakServed
-	// lastRead is when the page was last read; leakFetched, that a goroutineleak profile was
-	// fetched since (the page's goroutineleak count is that fetch's).
-	lastRead    time.Time
+	// leakFetched says that a goroutineleak profile was fetched since the page was last read
+	// (the page's goroutineleak count is that fetch's).
 	leakFetched bool
 }
 
@@ -39,7 +38,7 @@ const maxIndexTimeout = time.Second
 // due (indexDue).
 func (r *recorder) readIndex() *session.PprofCounts {
 	_, c := r.target()
-	if c == nil || !r.indexDue(time.Now()) {
+	if c == nil || !r.indexDue() {
 		return nil
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), min(r.cfg.Sample/2, maxIndexTimeout))
@@ -50,7 +49,7 @@ func (r *recorder) readIndex() *session.PprofCounts {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.index.reads++
-	r.index.lastRead, r.index.leakFetched = time.Now(), false
+	r.index.leakFetched = false
 	if err != nil {
 		r.index.failures++
 		r.index.lastErr = err
@@ -73,16 +72,15 @@ func (r *recorder) readIndex() *session.PprofCounts {
 
 // indexDue reports whether the index page is read at this sample: at every sample, but when
 // the goroutine count is read from the service's memory beside its pprof, which gives it for
-// nothing; then once an --interval, and at the first sample after a goroutineleak fetch (the
-// page's goroutineleak count is the only per-sample reading of it).
-func (r *recorder) indexDue(now time.Time) bool {
+// nothing; then at the first sample and the first after each goroutineleak fetch (the page's
+// goroutineleak count, the count of the last leak check, changes with nothing else). An idle
+// service is then asked nothing between its first snapshot and its next leak check: even a
+// request as cheap as the index page wakes its scheduler.
+func (r *recorder) indexDue() bool {
 	ms := r.memory()
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if ms == nil || !ms.besidePprof || r.index.lastRead.IsZero() || r.index.leakFetched {
-		return true
-	}
-	return now.Sub(r.index.lastRead) >= r.cfg.Interval-r.cfg.Sample/2
+	return ms == nil || !ms.besidePprof || r.index.reads == 0 || r.index.leakFetched
 }
 
 // countsFromIndex picks the counts a session keeps from an index page.
