@@ -7,7 +7,14 @@
 // on SIGUSR1), the machine's load average, and memdoctor's own CPU time.
 //
 //	go run ./bench/scrapecost/watchcost -target BIN -memdoctor [NAME=]BIN [-memdoctor ...]
-//	    [-duration 35s] [-runs 3] [-gogc off] [-- TARGET FLAGS...]
+//	    [-duration 35s] [-runs 3] [-gogc off] [-settle 30s] [-probe 10s] [-- TARGET FLAGS...]
+//
+// The twins start together and the window opens -settle later, so that their periodic GC
+// (two minutes after their start-up's last) falls inside a two-minute window rather than at
+// its edge; both are probed alike every -probe (/healthz), as a service is by its load
+// balancer: a Go process with nothing at all to do runs its periodic GC up to a minute late
+// (its sysmon sleeps while every P is idle), and any request wakes it, so an unprobed idle
+// twin GCs later than a watched one for reasons that have nothing to do with what is asked.
 //
 // With several -memdoctor builds each run watches a fresh pair of twins with each build in
 // turn (paired A/B). bench/scrapecost/watchcost.sh builds the target with Go 1.27 and this
@@ -22,6 +29,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -54,7 +62,8 @@ func main() {
 	dur := flag.Duration("duration", 35*time.Second, "how long each watch lasts (--duration)")
 	runs := flag.Int("runs", 3, "runs (each: a fresh pair of twins per memdoctor build)")
 	gogc := flag.String("gogc", "", "GOGC for both twins (\"\": the default, 100; off: no GC but forced ones)")
-	settle := flag.Duration("settle", 3*time.Second, "wait after the twins start, before the window")
+	settle := flag.Duration("settle", 30*time.Second, "wait after the twins start, before the window: their 2-minute GC (after their start-up's) then falls inside a 2-minute window, not at its edge")
+	probe := flag.Duration("probe", 10*time.Second, "probe both twins' /healthz this often, as a load balancer or the kubelet does (0: never; an idle Go process runs its 2-minute GC up to a minute late, any request wakes it)")
 	extra := flag.String("watch-flags", "", "more flags for memdoctor watch, space-separated")
 	keep := flag.String("keep", "", "keep each run's session under this directory")
 	flag.Parse()
@@ -70,12 +79,12 @@ func main() {
 	if gc == "" {
 		gc = "default (100)"
 	}
-	fmt.Printf("target %s, GOGC %s, watch --duration %s %s, %d run(s)\n", strings.Join(tflags, " "), gc, *dur, *extra, *runs)
+	fmt.Printf("target %s, GOGC %s, watch --duration %s %s, %d run(s), twins settled %s, probed every %s\n", strings.Join(tflags, " "), gc, *dur, *extra, *runs, *settle, *probe)
 	results := map[string][]result{}
 	for i := range *runs {
 		for _, md := range mds {
 			watched := i % 2 // which twin is watched alternates
-			res, err := once(*target, tflags, *gogc, md.path, *dur, *settle, watched, strings.Fields(*extra), keepDir(*keep, md.name, i))
+			res, err := once(*target, tflags, *gogc, md.path, *dur, *settle, *probe, watched, strings.Fields(*extra), keepDir(*keep, md.name, i))
 			if err != nil {
 				fmt.Fprintf(os.Stderr, "watchcost: run %d, %s: %v\n", i+1, md.name, err)
 				os.Exit(1)
@@ -284,7 +293,7 @@ func loadavg() string {
 
 var leakNote = regexp.MustCompile(`fetched the goroutineleak profile (\d+) time`)
 
-func once(bin string, flags []string, gogc, md string, d, settle time.Duration, watched int, extra []string, keep string) (result, error) {
+func once(bin string, flags []string, gogc, md string, d, settle, probe time.Duration, watched int, extra []string, keep string) (result, error) {
 	var twins [2]*twin
 	for i := range twins {
 		t, err := start(bin, flags, gogc)
@@ -293,6 +302,11 @@ func once(bin string, flags []string, gogc, md string, d, settle time.Duration, 
 		}
 		defer t.stop()
 		twins[i] = t
+	}
+	if probe > 0 {
+		stop := make(chan struct{})
+		defer close(stop)
+		go probeTwins(twins, probe, stop)
 	}
 	time.Sleep(settle)
 	load := loadavg()
@@ -384,4 +398,24 @@ func summarize(name string, rs []result) {
 	slices.Sort(costs)
 	fmt.Printf("%s: cost median %.3f%% of a core (range %.3f to %.3f) over %d run(s); GC cycles watched minus twin: %+.0f in all; longest non-GC pause of a watched twin %s\n",
 		name, costs[len(costs)/2], costs[0], costs[len(costs)-1], len(rs), extraGC, dur(maxPause))
+}
+
+// probeTwins gets both twins' /healthz every d until stop is closed.
+func probeTwins(twins [2]*twin, d time.Duration, stop <-chan struct{}) {
+	t := time.NewTicker(d)
+	defer t.Stop()
+	c := &http.Client{Timeout: d}
+	for {
+		for _, tw := range twins {
+			if resp, err := c.Get("http://" + tw.addr + "/healthz"); err == nil {
+				io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+			}
+		}
+		select {
+		case <-stop:
+			return
+		case <-t.C:
+		}
+	}
 }
