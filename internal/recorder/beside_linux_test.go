@@ -227,3 +227,37 @@ func TestIndexDue(t *testing.T) {
 		t.Error("the first page is not read")
 	}
 }
+
+// TestCostTally: the costs are kept per kind of data and source, in the order first read;
+// a request whose target's run time is unknown (no /proc) counts with its CPU unmeasured.
+func TestCostTally(t *testing.T) {
+	r := &recorder{}
+	r.servedCost(session.DataIndex, costMark{ran: -1})
+	r.memoryCost(session.AttemptHeap, 0)
+	r.memoryCost(session.AttemptGoroutine, 3*time.Millisecond)
+	r.memoryCost(session.AttemptGoroutine, 5*time.Millisecond)
+	r.servedCost(session.DataIndex, costMark{ran: -1})
+	got, gen := r.costs.snapshot()
+	want := []session.Cost{
+		{Data: session.DataIndex, Source: session.SourcePprof, Reads: 2},
+		{Data: session.AttemptHeap, Source: session.SourceMemory, Reads: 1, CPUMeasured: true},
+		{Data: session.AttemptGoroutine, Source: session.SourceMemory, Reads: 2, CPUMeasured: true, Stops: 2, StoppedSeconds: 0.008, LongestStopSeconds: 0.005},
+	}
+	if len(got) != len(want) {
+		t.Fatalf("costs %+v, want %+v", got, want)
+	}
+	for i := range want {
+		g := got[i]
+		g.StoppedSeconds = float64(time.Duration(g.StoppedSeconds*1e9).Round(time.Microsecond)) / 1e9
+		if g != want[i] {
+			t.Errorf("cost %d: %+v, want %+v", i, got[i], want[i])
+		}
+	}
+	if !r.costs.changed() {
+		t.Error("new costs not seen as changed")
+	}
+	r.costs.written(gen)
+	if r.costs.changed() {
+		t.Error("written costs seen as changed")
+	}
+}

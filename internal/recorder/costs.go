@@ -67,16 +67,6 @@ func (t *costTally) changed() bool {
 	return t.gen != t.sent
 }
 
-// get returns a copy of one entry (zero when none).
-func (t *costTally) get(data, source string) session.Cost {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if c := t.m[costKey{data, source}]; c != nil {
-		return *c
-	}
-	return session.Cost{}
-}
-
 // costMark is the target's state before a request to its pprof: how long its threads had run
 // (-1: unknown) and, when its memory is read, its runtime's pause histograms.
 type costMark struct {
@@ -87,8 +77,7 @@ type costMark struct {
 // markCost reads the target's state before a request (costMark).
 func (r *recorder) markCost() costMark {
 	pid, _ := r.target()
-	m := costMark{ran: r.ranNow(pid), pauses: r.readPauses()}
-	return m
+	return costMark{ran: r.ranNow(pid), pauses: r.readPauses()}
 }
 
 // readPauses reads the target's pause histograms from its memory; nil when its memory is not
