@@ -3,6 +3,7 @@ package recorder
 import (
 	"bufio"
 	"context"
+	"errors"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -259,5 +260,34 @@ func TestCostTally(t *testing.T) {
 	r.costs.written(gen)
 	if r.costs.changed() {
 		t.Error("written costs seen as changed")
+	}
+}
+
+// TestAskedOneAtATime: requests to the service never overlap (one in flight stretches
+// another's stop-the-world), and one whose turn does not come before its context ends is not
+// made, and says so.
+func TestAskedOneAtATime(t *testing.T) {
+	r := &recorder{asking: make(chan struct{}, 1)}
+	release := make(chan struct{})
+	inFlight := make(chan struct{})
+	go r.asked(context.Background(), session.DataGoroutineLeak, func() error {
+		close(inFlight)
+		<-release
+		return nil
+	})
+	<-inFlight
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	ran := false
+	err := r.asked(ctx, session.DataIndex, func() error { ran = true; return nil })
+	if ran || !errors.Is(err, errNotAsked) || !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("beside a request in flight: ran %v, err %v; want not made, errNotAsked", ran, err)
+	}
+	close(release)
+	if err := r.asked(context.Background(), session.DataIndex, func() error { ran = true; return nil }); err != nil || !ran {
+		t.Errorf("after it: ran %v, err %v", ran, err)
+	}
+	if c, _ := r.costs.snapshot(); len(c) != 2 || c[1].Data != session.DataIndex || c[1].Reads != 1 {
+		t.Errorf("costs %+v: want the leak fetch and one index page (the request not made is not counted)", c)
 	}
 }

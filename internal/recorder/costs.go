@@ -1,6 +1,9 @@
 package recorder
 
 import (
+	"context"
+	"errors"
+	"fmt"
 	"sync"
 	"time"
 
@@ -66,6 +69,27 @@ func (t *costTally) changed() bool {
 	defer t.mu.Unlock()
 	return t.gen != t.sent
 }
+
+// asked makes one request to the target's pprof (fn), never while another of memdoctor's is
+// in flight (a request served on one P stretches the stop-the-world of another: the world
+// stops only once that P's thread runs again, tens of milliseconds on a loaded machine), and
+// adds what it cost the target to the tally under data. It gives up when ctx ends while it
+// waits its turn, with an error that wraps errNotAsked and ctx's.
+func (r *recorder) asked(ctx context.Context, data string, fn func() error) error {
+	select {
+	case r.asking <- struct{}{}:
+	case <-ctx.Done():
+		return fmt.Errorf("%w: %w", errNotAsked, ctx.Err())
+	}
+	defer func() { <-r.asking }()
+	m := r.markCost()
+	err := fn()
+	r.servedCost(data, m)
+	return err
+}
+
+// errNotAsked: a request was not made, its context having ended while another was in flight.
+var errNotAsked = errors.New("not asked: another request to the service was in flight")
 
 // costMark is the target's state before a request to its pprof: how long its threads had run
 // (-1: unknown) and, when its memory is read, its runtime's pause histograms.

@@ -2,6 +2,7 @@ package recorder
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/memdoctor/memdoctor/collect/scrape"
@@ -43,9 +44,14 @@ func (r *recorder) readIndex() *session.PprofCounts {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), min(r.cfg.Sample/2, maxIndexTimeout))
 	defer cancel()
-	m := r.markCost()
-	ix, err := c.Index(ctx)
-	r.servedCost(session.DataIndex, m)
+	var ix scrape.Index
+	err := r.asked(ctx, session.DataIndex, func() (err error) {
+		ix, err = c.Index(ctx)
+		return err
+	})
+	if errors.Is(err, errNotAsked) {
+		return nil // a long request was in flight (a goroutineleak fetch): no counts this sample
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.index.reads++

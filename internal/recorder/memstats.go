@@ -2,8 +2,10 @@ package recorder
 
 import (
 	"context"
+	"errors"
 	"time"
 
+	"github.com/memdoctor/memdoctor/collect/scrape"
 	"github.com/memdoctor/memdoctor/session"
 )
 
@@ -108,10 +110,19 @@ func (r *recorder) sampleMemStats(now time.Time) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), min(r.cfg.Sample/2, maxIndexTimeout))
 	defer cancel()
-	m := costMark{ran: ran}
-	ms, err := c.MemStats(ctx)
-	r.servedCost(session.DataFigures, m)
-	took := time.Since(now)
+	var (
+		ms   scrape.MemStats
+		took time.Duration // the read's own time, not its wait for its turn
+	)
+	err := r.asked(ctx, session.DataFigures, func() (err error) {
+		start := time.Now()
+		ms, err = c.MemStats(ctx)
+		took = time.Since(start)
+		return err
+	})
+	if errors.Is(err, errNotAsked) {
+		return // a long request was in flight: a later sample reads them
+	}
 	r.tries.add(session.AttemptMemStats, err)
 	r.mu.Lock()
 	r.memStats.every = min(max(memStatsDuty*took, r.cfg.Sample), r.cfg.Interval)

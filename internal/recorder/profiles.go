@@ -68,9 +68,10 @@ func (r *recorder) snapshot(ctx context.Context, c *scrape.Client, withText bool
 		}
 		r.stopped(ms, count, stop)
 	default:
-		m := r.markCost()
-		raw, p, err = c.Goroutine(ctx)
-		r.servedCost(session.AttemptGoroutine, m)
+		err = r.asked(ctx, session.AttemptGoroutine, func() (err error) {
+			raw, p, err = c.Goroutine(ctx)
+			return err
+		})
 		tried(session.AttemptGoroutine, err)
 	}
 	switch {
@@ -95,17 +96,16 @@ func (r *recorder) snapshot(ctx context.Context, c *scrape.Client, withText bool
 		}
 	}
 	if withText && !quiet && !fromMemory {
-		m := r.markCost()
-		err := r.storeGoroutineText(ctx, c, now)
-		r.servedCost(session.AttemptGoroutineText, m)
+		err := r.asked(ctx, session.AttemptGoroutineText, func() error { return r.storeGoroutineText(ctx, c, now) })
 		tried(session.AttemptGoroutineText, err)
 	}
 	if ms != nil {
 		r.memHeap(ms, now)
 	} else {
-		m := r.markCost()
-		raw, _, err = c.Heap(ctx)
-		r.servedCost(session.AttemptHeap, m)
+		err = r.asked(ctx, session.AttemptHeap, func() (err error) {
+			raw, _, err = c.Heap(ctx)
+			return err
+		})
 		tried(session.AttemptHeap, err)
 		if err != nil {
 			r.scrapeFailed("heap", err)
@@ -127,9 +127,11 @@ func (r *recorder) snapshot(ctx context.Context, c *scrape.Client, withText bool
 	r.mu.Lock()
 	r.memStats.last = time.Now()
 	r.mu.Unlock()
-	m := r.markCost()
-	mst, err := c.MemStats(ctx)
-	r.servedCost(session.DataFigures, m)
+	var mst scrape.MemStats
+	err = r.asked(ctx, session.DataFigures, func() (err error) {
+		mst, err = c.MemStats(ctx)
+		return err
+	})
 	tried(session.AttemptMemStats, err)
 	ran := r.ranNow(pid) // after this round's requests: their cost is not the target's work
 	r.mu.Lock()

@@ -55,6 +55,8 @@ type recorder struct {
 	// what they cost the target, for its Costs.
 	tries tally
 	costs costTally
+	// asking is held while a request to the target's pprof is in flight (asked): one at a time.
+	asking chan struct{}
 
 	// oom decides when memory near its limit calls for profiles at once; urgent asks the
 	// profile loop for them. lastCgroup is the target's latest cgroup reading, read again
@@ -67,7 +69,7 @@ type recorder struct {
 
 func newRecorder(cfg Config, w *session.Writer) *recorder {
 	r := &recorder{cfg: cfg, w: w, log: cfg.Logger, start: time.Now(), gone: make(chan struct{}), unreachable: make(chan struct{}),
-		urgent: make(chan struct{}, 1)}
+		urgent: make(chan struct{}, 1), asking: make(chan struct{}, 1)}
 	r.gc = newGCTracker(func(tl traceLine, base time.Time) {
 		if err := w.AppendGCTrace(tl.line); err != nil {
 			r.writeFailed(err)
