@@ -1,6 +1,6 @@
 // Command scrapecost measures what each of memdoctor's requests costs the target: the CPU
-// time the target spends per request (from /proc/PID/stat, less its idle CPU over the same
-// time), what it allocates per request and the longest stop-the-world pause the requests
+// time the target spends per request (its threads' run time from /proc, less its idle CPU
+// over the same time), what it allocates per request and the longest stop-the-world pause the requests
 // caused (from the target's own runtime/metrics, which it prints on SIGUSR1), and the
 // request's wall time, for the pprof index page (read every sample), the goroutine profile,
 // its text, the heap profile and heap?debug=1 (every snapshot) and the goroutineleak profile
@@ -22,14 +22,13 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"syscall"
 	"time"
 )
-
-const clockTicks = 100 // USER_HZ on Linux
 
 // report is the part of the target's SIGUSR1 report used here (bench/scrapecost/target).
 type report struct {
@@ -144,14 +143,23 @@ func idleCPU(pid int, d time.Duration) float64 {
 	return (cpu(pid) - c0) / d.Seconds()
 }
 
-// cpu is the target's user+system CPU seconds.
+// cpu is how long the target's threads have run, in seconds (/proc/PID/task/*/schedstat: to
+// the nanosecond, where /proc/PID/stat counts 10 ms ticks).
 func cpu(pid int) float64 {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	tasks, err := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/schedstat", pid))
 	check(err)
-	f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+2:]))
-	u, _ := strconv.ParseFloat(f[11], 64)
-	s, _ := strconv.ParseFloat(f[12], 64)
-	return (u + s) / clockTicks
+	var ns int64
+	for _, f := range tasks {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			continue // a thread that just ended
+		}
+		if fs := strings.Fields(string(b)); len(fs) > 0 {
+			n, _ := strconv.ParseInt(fs[0], 10, 64)
+			ns += n
+		}
+	}
+	return float64(ns) / 1e9
 }
 
 func get(url string) {
