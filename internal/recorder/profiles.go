@@ -18,9 +18,10 @@ import (
 // The goroutine profile and its text are left out while the target's stacks are unchanged as
 // far as matters (stacksUnchanged): the same goroutine count (read every sample, or the target
 // idle), the last profile younger than the leak check's period; in the last round of a
-// recording too, which then ends with the stacks the last profile saw. A service also read from its memory (readMemoryToo)
-// gives its heap profile from there, its figures every sample (no MemStats), and its stacks
-// from there when the stop is within the bound (no text then).
+// recording too, which then ends with the stacks the last profile saw. With an agent they are
+// fetched every round, as before. A service also read from its memory (readMemoryToo) gives
+// its heap profile from there, its figures every sample (no MemStats), and its stacks from
+// there when the stop is within the bound (no text then). Requests go one at a time (asked).
 func (r *recorder) snapshot(ctx context.Context, c *scrape.Client, withText bool) {
 	now := time.Now()
 	asked, answered := false, false // did memdoctor ask the service anything; did it answer any request, even with something unusable?
