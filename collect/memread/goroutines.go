@@ -103,6 +103,9 @@ const (
 // would serve (goroutine/count, one sample per distinct stack), with how long the target was
 // stopped. Stacks are symbolized after the process runs again.
 func (r *Reader) GoroutineProfile() (*profile.Profile, *GoroutineReading, error) {
+	if r.t == nil {
+		return nil, nil, ErrDetached
+	}
 	gr := &GoroutineReading{}
 	start := time.Now()
 	if err := r.t.Stop(); err != nil {

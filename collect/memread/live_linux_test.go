@@ -2,6 +2,7 @@ package memread_test
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -375,5 +376,46 @@ func TestPausesAreTheRuntimes(t *testing.T) {
 	}
 	if n, longest := p2.TotalGC.Since(p1.TotalGC); n < 4 || longest <= 0 || longest > 10*time.Second {
 		t.Errorf("after two GC cycles: %d GC pause(s), the longest under %v; want 4 at least", n, longest)
+	}
+}
+
+// TestDetach: a reader that let go of the executable's debugging information reads the same
+// heap profile, figures and pauses through /proc/PID/mem alone, and refuses goroutine
+// profiles.
+func TestDetach(t *testing.T) {
+	tg := start(t, build(t, "", true))
+	r := open(t, tg.pid)
+	before, _, err := r.HeapProfile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Detach(); err != nil {
+		t.Fatal(err)
+	}
+	if r.Target() != nil {
+		t.Error("a detached reader still holds its target")
+	}
+	after, _, err := r.HeapProfile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := samples(after), samples(before); strings.Join(got, "\n") != strings.Join(want, "\n") || !hasFrames(after, "main.newBuf", "main.retain") {
+		t.Errorf("detached, the heap profile reads:\n%s\nbefore:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	g, err := r.Stats()
+	if err != nil || g.Goroutines != tg.goroutines || g.HeapLiveBytes < 2000*4096 {
+		t.Errorf("detached: figures %+v, %v; want %d goroutines and the 8 MiB it retains live", g, err, tg.goroutines)
+	}
+	p0, err := r.Pauses()
+	if err != nil {
+		t.Fatal(err)
+	}
+	memStats(t, tg.pprof)
+	p1, err := r.Pauses()
+	if n, _ := p1.TotalOther.Since(p0.TotalOther); err != nil || n < 1 {
+		t.Errorf("detached: %d pause(s) after a ReadMemStats (%v)", n, err)
+	}
+	if _, _, err := r.GoroutineProfile(); !errors.Is(err, memread.ErrDetached) {
+		t.Errorf("a detached reader's goroutine profile: %v, want ErrDetached", err)
 	}
 }

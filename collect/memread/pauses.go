@@ -117,11 +117,16 @@ func newPauseLayout(bi *proc.BinaryInfo) (*pauseLayout, error) {
 // meanwhile, never invent one). It fails on a runtime without them (before Go 1.22).
 func (r *Reader) Pauses() (Pauses, error) {
 	var p Pauses
-	if r.pl == nil {
-		var err error
-		if r.pl, err = newPauseLayout(r.t.Delve.BinInfo()); err != nil {
-			return p, fmt.Errorf("the runtime's pause histograms: %w", err)
+	if r.pl == nil && r.noPauses == nil {
+		if r.t == nil {
+			return p, ErrDetached
 		}
+		if r.pl, r.noPauses = newPauseLayout(r.t.Delve.BinInfo()); r.noPauses != nil {
+			r.pl = nil
+		}
+	}
+	if r.noPauses != nil {
+		return p, fmt.Errorf("the runtime's pause histograms: %w", r.noPauses)
 	}
 	sched := r.sym[symSched].Addr
 	buf := make([]byte, (timeHistCounts+3)*8)
