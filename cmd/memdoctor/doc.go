@@ -144,8 +144,8 @@
 // the one its pprof serves, is also read from its memory, as a process without pprof is (see
 // below), for what that gives at no cost to it: its heap profile, memory statistics, GC
 // figures and goroutine count, which it then neither serves, nor allocates for, nor stops its
-// world for; its goroutine stacks too when the stop that takes is predicted to last at most
-// --max-stop (else from pprof, which serves them with its CPU); goroutine dumps, goroutineleak
+// world for; its goroutine stacks from pprof, or from its memory with --max-stop when the stop
+// of every thread that takes is predicted to last no longer; goroutine dumps, goroutineleak
 // profiles and the index page's other counts always from pprof. The stacks are read again only
 // when the goroutine count moved (1%, or 5) or --leak-check-every passed. --read-memory=false asks pprof for
 // everything. The session says, per kind of data, where it came from and what that cost the
@@ -192,8 +192,8 @@
 //	  	also write the diagnosis as JSON to FILE (- for stdout; the text report then goes to stderr)
 //	-leak-check-every duration
 //	  	fetch the goroutineleak profile (Go 1.27+) at the start, when goroutines climb, and at least this often; each fetch runs one GC in the target; 0 = never (default 2m0s)
-//	-max-stop duration
-//	  	the longest watch may stop a local service read from its memory to read its goroutines' stacks; a longer stop is left to pprof (0: never stop it) (default 5ms)
+//	-max-stop D
+//	  	let watch stop a local service read from its memory for up to D to read its goroutines' stacks there rather than ask its pprof (predicted from the goroutine count; a longer stop is left to pprof); 0: never stop it
 //	-memory-budget value
 //	  	the memory the service may use, e.g. 2GiB, 512Mi, 1G or 800MB; M and G are 10^6 and 10^9 bytes as Kubernetes writes them, Mi and MiB 2^20 (default: its cgroup limit, else unknown)
 //	-out DIR

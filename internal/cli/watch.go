@@ -43,8 +43,8 @@ A local service that watch may trace (Linux: root, or CAP_SYS_PTRACE), whose com
 the one its pprof serves, is also read from its memory, as a process without pprof is (see
 below), for what that gives at no cost to it: its heap profile, memory statistics, GC
 figures and goroutine count, which it then neither serves, nor allocates for, nor stops its
-world for; its goroutine stacks too when the stop that takes is predicted to last at most
---max-stop (else from pprof, which serves them with its CPU); goroutine dumps, goroutineleak
+world for; its goroutine stacks from pprof, or from its memory with --max-stop when the stop
+of every thread that takes is predicted to last no longer; goroutine dumps, goroutineleak
 profiles and the index page's other counts always from pprof. The stacks are read again only
 when the goroutine count moved (1%, or 5) or --leak-check-every passed. --read-memory=false asks pprof for
 everything. The session says, per kind of data, where it came from and what that cost the
@@ -95,7 +95,7 @@ func runWatch(ctx context.Context, e *env, args []string) error {
 	source := fs.String("source", recorder.SourceAuto, "record from `SOURCE`: auto (pprof, the agent, or both; by PID, the process's memory when it serves neither), pprof (never the agent), agent (required; never pprof), memory (a PID's memory only)")
 	enableHeap := fs.Bool("enable-heap-profiling", false, enableHeapHelp)
 	readMemory := fs.Bool("read-memory", true, "read a local service watched over pprof from its memory too (Linux, permission to trace it): its heap profile, runtime figures and goroutine count at no cost to it; false: ask its pprof for everything")
-	maxStop := fs.Duration("max-stop", recorder.DefaultMaxStop, "the longest watch may stop a local service read from its memory to read its goroutines' stacks; a longer stop is left to pprof (0: never stop it)")
+	maxStop := fs.Duration("max-stop", 0, "let watch stop a local service read from its memory for up to `D` to read its goroutines' stacks there rather than ask its pprof (predicted from the goroutine count; a longer stop is left to pprof); 0: never stop it")
 	pid := fs.Int("pid", 0, "sample the /proc of this local `PID`, not of the process listening on the URL's port (a proxy or port-forward)")
 	fs.BoolVar(&cf.output.holders, "holders", false, "at the end, when a heap leak is confirmed and the process can be read (Linux, ptrace allowed), read who holds it (memdoctor holders) and save it in the session")
 	pos, err := parse(watchCmd, e, fs, args, true)
@@ -139,9 +139,6 @@ func runWatch(ctx context.Context, e *env, args []string) error {
 	cfg.EnableHeapProfiling = *enableHeap
 	cfg.ReadMemory = *readMemory
 	cfg.MaxStop = *maxStop
-	if *maxStop == 0 {
-		cfg.MaxStop = -1 // never
-	}
 	if cfg.Token == "" {
 		cfg.Token = e.getenv("MEMDOCTOR_TOKEN")
 	}

@@ -3,6 +3,7 @@ package recorder
 import (
 	"context"
 	"os"
+	"runtime/debug"
 	"slices"
 	"time"
 
@@ -17,9 +18,12 @@ import (
 //     runtime's own records for memdoctor, the service runs nothing and is never stopped;
 //     over pprof each heap profile costs it about a millisecond of CPU and 0.9 MiB of
 //     allocation, each MemStats read a stop-the-world and a rendering of every heap record;
-//   - the goroutine stacks from its memory only when the stop that takes (every thread, with
-//     ptrace) is predicted to last no longer than Config.MaxStop, else from pprof (at 10,000
-//     goroutines: 16 ms of its CPU and 3.2 MiB allocated each, against a stop of 60-140 ms);
+//   - the goroutine stacks from pprof (at 10,000 goroutines: 14 ms of its CPU and 3.2 MiB
+//     allocated each, only when the count moved), or from its memory when Config.MaxStop
+//     allows a stop of every thread (ptrace) and the stop is predicted within it (60-140 ms at
+//     10,000 goroutines on a loaded machine; 2-4 ms for up to 300 on a quiet one); without
+//     that, memdoctor keeps none of the executable's symbols and DWARF once it has found the
+//     runtime's structures (Delve holds about twice the executable's size);
 //   - the goroutine count from its memory each sample, and the pprof index page at the start
 //     and after each goroutineleak fetch (its goroutineleak count comes only from there);
 //   - goroutine dumps (goroutine?debug=1) and goroutineleak profiles from pprof: nothing else
@@ -59,12 +63,20 @@ func (r *recorder) readMemoryToo(pid int, confirmed bool) {
 		r.addNote("the service's memory could not be read, so its heap profile and runtime figures are asked of its pprof, at a cost to it (--read-memory=false says nothing): %v", err)
 		return
 	}
-	ms := &memSource{rd: rd, pid: pid, besidePprof: true}
 	stacks := "from its memory while a stop of the process to read them is predicted to last at most " + r.cfg.MaxStop.String() +
 		" (else, and after any stop that lasted longer, from net/http/pprof)"
-	if r.cfg.MaxStop < 0 {
-		stacks = "from net/http/pprof (--max-stop 0: the process is never stopped)"
+	if r.cfg.MaxStop <= 0 {
+		// The stacks come from pprof: let go of the executable's symbols and DWARF (twice its
+		// size in memory), which only goroutine profiles from memory need.
+		if err := rd.Detach(); err != nil {
+			rd.Close()
+			r.addNote("the service's memory could not be read, so its heap profile and runtime figures are asked of its pprof, at a cost to it: %v", err)
+			return
+		}
+		debug.FreeOSMemory()
+		stacks = "from net/http/pprof (the process is never stopped: --max-stop 0)"
 	}
+	ms := &memSource{rd: rd, pid: pid, besidePprof: true}
 	r.addNote("the service (pid %d) is also read from its memory (/proc/%d/mem), which costs it no CPU and never stops it: its runtime figures and goroutine count every sample, its heap profile every interval; "+
 		"its goroutine stacks %s; goroutine dumps, goroutineleak profiles and the pprof index page (at the start and after each leak check) from net/http/pprof", pid, pid, stacks)
 	r.mu.Lock()
@@ -77,7 +89,7 @@ func (r *recorder) readMemoryToo(pid int, confirmed bool) {
 // stop is predicted to last no longer (from the goroutine count: the base and a share per
 // goroutine, the larger of the assumed one and the largest measured).
 func (r *recorder) stacksFromMemory(ms *memSource, goroutines int) bool {
-	if ms == nil || !ms.besidePprof || ms.stopsOff || r.cfg.MaxStop < 0 || goroutines <= 0 {
+	if ms == nil || !ms.besidePprof || ms.stopsOff || r.cfg.MaxStop <= 0 || goroutines <= 0 {
 		return false
 	}
 	return ms.predictStop(goroutines) <= r.cfg.MaxStop

@@ -54,10 +54,11 @@ func costOf(s *session.Session, data, source string) (session.Cost, bool) {
 
 // TestWatchReadsMemoryBesidePprof watches a local service over its pprof with ReadMemory: its
 // heap profiles, figures and goroutine count come from its memory (no MemStats fetched, the
-// Go samples say process-memory, the index page once), its stacks from its memory within a generous bound and from pprof with
-// none (--max-stop 0), and the manifest's Costs say what each kind of data cost it: nothing
-// for what came from memory but the stops, its CPU and its runtime's pauses for what its pprof
-// served. Without ReadMemory, everything comes from pprof as before.
+// Go samples say process-memory, the index page once), its stacks from its memory within a
+// generous bound and from pprof by default (--max-stop 0: the reader detached), and the
+// manifest's Costs say what each kind of data cost it: nothing for what came from memory but
+// the stops, its CPU and its runtime's pauses for what its pprof served. Without ReadMemory,
+// everything comes from pprof as before.
 func TestWatchReadsMemoryBesidePprof(t *testing.T) {
 	needProc(t)
 	pid, url := startWithPprof(t)
@@ -132,7 +133,7 @@ func TestWatchReadsMemoryBesidePprof(t *testing.T) {
 	})
 
 	t.Run("stacks from pprof", func(t *testing.T) {
-		s := watch(true, -1)
+		s := watch(true, 0) // the default: never stopped, the reader detached
 		if _, ok := costOf(s, session.AttemptGoroutine, session.SourceMemory); ok {
 			t.Error("the process was stopped for its stacks with --max-stop 0")
 		}
@@ -176,7 +177,7 @@ func TestStopBound(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer w.Close(session.StatusComplete, "")
-	cfg := Config{}
+	cfg := Config{MaxStop: 5 * time.Millisecond}
 	cfg.defaults()
 	r := newRecorder(cfg, w)
 	ms := &memSource{besidePprof: true}
@@ -195,7 +196,7 @@ func TestStopBound(t *testing.T) {
 	if r.stacksFromMemory(&memSource{}, 1) {
 		t.Error("stacks from memory for a process read from memory alone (no pprof to ask instead)")
 	}
-	r.cfg.MaxStop = -1
+	r.cfg.MaxStop = 0
 	if r.stacksFromMemory(&memSource{besidePprof: true}, 1) {
 		t.Error("stacks from memory with --max-stop 0")
 	}

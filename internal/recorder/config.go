@@ -82,14 +82,12 @@ type Config struct {
 	// the one its pprof serves (the service itself, not a proxy).
 	ReadMemory bool
 	// MaxStop bounds how long watch may stop a service it reads from its memory beside pprof
-	// to read its goroutines' stacks: the stop is predicted from the goroutine count, and one
-	// that lasted longer hands the stacks to pprof for the rest of the session. 0 = the
-	// default, DefaultMaxStop; negative = never stop it (the stacks always from pprof).
+	// to read its goroutines' stacks there: the stop is predicted from the goroutine count, and
+	// one that lasted longer hands the stacks to pprof for the rest of the session. 0 (the
+	// default) or negative: never stop it; the stacks come from pprof, and memdoctor keeps
+	// none of the executable's debugging information once the runtime's structures are found.
 	MaxStop time.Duration
 }
-
-// DefaultMaxStop is the default of Config.MaxStop.
-const DefaultMaxStop = 5 * time.Millisecond
 
 // Sources of a watch.
 const (
@@ -137,9 +135,6 @@ func (c *Config) defaults() {
 	}
 	if c.Sample <= 0 {
 		c.Sample = time.Second
-	}
-	if c.MaxStop == 0 {
-		c.MaxStop = DefaultMaxStop
 	}
 	if c.LeakCheckEvery == 0 {
 		c.LeakCheckEvery = DefaultLeakCheckEvery
