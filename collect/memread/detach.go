@@ -37,8 +37,15 @@ func (r *Reader) Detach() error {
 	if err != nil {
 		return fmt.Errorf("process %d: %w", r.t.PID, err)
 	}
-	r.memFile = f
-	r.mem = process.NewMemory(procMem{f})
+	mem := process.NewMemory(procMem{f})
+	// The function table reads its files' names lazily through the memory it was read with:
+	// read it again through the new one, so that nothing refers to the target any more.
+	tab, err := process.ReadPclntab(mem, r.tables, r.arch)
+	if err != nil {
+		f.Close()
+		return fmt.Errorf("the runtime's function table: %w", err)
+	}
+	r.memFile, r.mem, r.tab, r.syms = f, mem, tab, newSymbolizer(tab)
 	err = r.t.Close()
 	r.t = nil
 	return err

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -380,27 +381,32 @@ func TestPausesAreTheRuntimes(t *testing.T) {
 }
 
 // TestDetach: a reader that let go of the executable's debugging information reads the same
-// heap profile, figures and pauses through /proc/PID/mem alone, and refuses goroutine
-// profiles.
+// heap profile (files and lines included), figures and pauses through /proc/PID/mem alone,
+// refuses goroutine profiles, and no longer holds what it let go of.
 func TestDetach(t *testing.T) {
 	tg := start(t, build(t, "", true))
-	r := open(t, tg.pid)
-	before, _, err := r.HeapProfile()
+	want, _, err := open(t, tg.pid).HeapProfile()
 	if err != nil {
 		t.Fatal(err)
 	}
+	held := heapInUse()
+	r := open(t, tg.pid)
+	opened := heapInUse()
 	if err := r.Detach(); err != nil {
 		t.Fatal(err)
 	}
 	if r.Target() != nil {
 		t.Error("a detached reader still holds its target")
 	}
-	after, _, err := r.HeapProfile()
+	if detached := heapInUse(); detached-held > (opened-held)/2 {
+		t.Errorf("the reader held %.1f MiB more once open, %.1f MiB detached: want less than half", mib(opened-held), mib(detached-held))
+	}
+	got, _, err := r.HeapProfile() // its first: the files' names are read after the detach
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, want := samples(after), samples(before); strings.Join(got, "\n") != strings.Join(want, "\n") || !hasFrames(after, "main.newBuf", "main.retain") {
-		t.Errorf("detached, the heap profile reads:\n%s\nbefore:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	if g, w := samples(got), samples(want); strings.Join(g, "\n") != strings.Join(w, "\n") || !hasFrames(got, "main.newBuf", "main.retain") {
+		t.Errorf("detached, the heap profile reads:\n%s\nattached:\n%s", strings.Join(g, "\n"), strings.Join(w, "\n"))
 	}
 	g, err := r.Stats()
 	if err != nil || g.Goroutines != tg.goroutines || g.HeapLiveBytes < 2000*4096 {
@@ -419,3 +425,14 @@ func TestDetach(t *testing.T) {
 		t.Errorf("a detached reader's goroutine profile: %v, want ErrDetached", err)
 	}
 }
+
+// heapInUse is this test's own heap in use after two GCs, in bytes.
+func heapInUse() int64 {
+	runtime.GC()
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return int64(ms.HeapAlloc)
+}
+
+func mib(b int64) float64 { return float64(b) / (1 << 20) }

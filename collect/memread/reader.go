@@ -45,6 +45,8 @@ type Reader struct {
 	noPauses error
 	// A detached Reader (Detach): t is nil, and mem reads memFile, the process's /proc/PID/mem.
 	memFile *os.File
+	tables  process.Tables // where the runtime's function table lies (read again on Detach)
+	arch    string
 	syms    *symbolizer
 	exe     exeMapping
 	// linksProfiling is false when the linker turned heap profiling off
@@ -105,7 +107,8 @@ func New(t *process.Target) (*Reader, error) {
 	if err != nil {
 		return nil, fmt.Errorf("runtime.firstmoduledata: %w", err)
 	}
-	if r.tab, err = process.ReadPclntab(r.mem, process.TablesOf(mv), t.Arch); err != nil {
+	r.tables, r.arch = process.TablesOf(mv), t.Arch
+	if r.tab, err = process.ReadPclntab(r.mem, r.tables, r.arch); err != nil {
 		return nil, fmt.Errorf("the runtime's function table: %w", err)
 	}
 	r.syms = newSymbolizer(r.tab)
