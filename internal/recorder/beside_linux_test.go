@@ -4,12 +4,15 @@ import (
 	"bufio"
 	"context"
 	"errors"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/google/pprof/profile"
 
 	"github.com/memdoctor/memdoctor/collect/memread"
 	"github.com/memdoctor/memdoctor/session"
@@ -146,6 +149,14 @@ func TestWatchReadsMemoryBesidePprof(t *testing.T) {
 		}
 		if _, ok := costOf(s, session.AttemptHeap, session.SourceMemory); !ok {
 			t.Error("the heap profiles did not come from memory")
+		}
+		// The reader let go of the executable's DWARF: its profiles still name files and lines.
+		heaps := s.ProfilesOf(session.KindHeap, false)
+		if len(heaps) == 0 {
+			t.Fatal("no heap profile")
+		}
+		if !namesFiles(t, heaps[len(heaps)-1].Path) {
+			t.Errorf("the heap profile %s names no file of the program's code", heaps[len(heaps)-1].Path)
 		}
 	})
 
@@ -291,4 +302,27 @@ func TestAskedOneAtATime(t *testing.T) {
 	if c, _ := r.costs.snapshot(); len(c) != 2 || c[1].Data != session.DataIndex || c[1].Reads != 1 {
 		t.Errorf("costs %+v: want the leak fetch and one index page (the request not made is not counted)", c)
 	}
+}
+
+// namesFiles reports whether a stored profile has a frame of the program's main package with
+// its file and line.
+func namesFiles(t *testing.T, path string) bool {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	p, err := profile.Parse(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range p.Location {
+		for _, ln := range l.Line {
+			if strings.HasPrefix(ln.Function.Name, "main.") && strings.HasSuffix(ln.Function.Filename, "main.go") && ln.Line > 0 {
+				return true
+			}
+		}
+	}
+	return false
 }
