@@ -32,11 +32,13 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 )
@@ -71,6 +73,7 @@ func main() {
 		fmt.Fprintln(os.Stderr, "watchcost: -target BIN and -memdoctor BIN are required")
 		os.Exit(2)
 	}
+	stopOnSignal()
 	tflags := flag.Args()
 	if len(tflags) == 0 {
 		tflags = []string{"-goroutines", "10000", "-leaked", "0", "-heap-mib", "124"}
@@ -120,6 +123,24 @@ type report struct {
 	cpu                                                                    time.Duration // the threads' run time, from /proc
 }
 
+// running are the processes started, ended by stopOnSignal if the harness is interrupted.
+var running sync.Map // *os.Process -> struct{}
+
+// stopOnSignal kills every process the harness started when it is interrupted (SIGINT,
+// SIGTERM), so that no twin outlives it.
+func stopOnSignal() {
+	c := make(chan os.Signal, 1)
+	signal.Notify(c, syscall.SIGINT, syscall.SIGTERM)
+	go func() {
+		<-c
+		running.Range(func(p, _ any) bool {
+			p.(*os.Process).Kill()
+			return true
+		})
+		os.Exit(1)
+	}()
+}
+
 func start(bin string, flags []string, gogc string) (*twin, error) {
 	cmd := exec.Command(bin, flags...)
 	cmd.Env = os.Environ()
@@ -134,6 +155,7 @@ func start(bin string, flags []string, gogc string) (*twin, error) {
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
+	running.Store(cmd.Process, struct{}{})
 	t := &twin{cmd: cmd, reports: make(chan report, 4)}
 	br := bufio.NewReader(out)
 	line, err := br.ReadString('\n')
@@ -182,6 +204,7 @@ func (t *twin) read() (report, error) {
 func (t *twin) stop() {
 	t.cmd.Process.Kill()
 	t.cmd.Wait()
+	running.Delete(t.cmd.Process)
 }
 
 // runTime sums the run time of the process's threads (/proc/PID/task/*/schedstat, ns).
@@ -335,7 +358,13 @@ func once(bin string, flags []string, gogc, md string, d, settle, probe time.Dur
 	cmd := exec.Command(md, args...)
 	var log strings.Builder
 	cmd.Stdout, cmd.Stderr = io.Discard, &log
-	if err := cmd.Run(); err != nil {
+	if err := cmd.Start(); err != nil {
+		return result{}, err
+	}
+	running.Store(cmd.Process, struct{}{})
+	err := cmd.Wait()
+	running.Delete(cmd.Process)
+	if err != nil {
 		return result{}, fmt.Errorf("memdoctor %s: %w\n%s", strings.Join(args, " "), err, log.String())
 	}
 	window := time.Since(t0)
