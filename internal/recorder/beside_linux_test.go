@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"errors"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,6 +16,7 @@ import (
 	"github.com/google/pprof/profile"
 
 	"github.com/memdoctor/memdoctor/collect/memread"
+	"github.com/memdoctor/memdoctor/collect/scrape"
 	"github.com/memdoctor/memdoctor/session"
 )
 
@@ -325,4 +327,37 @@ func namesFiles(t *testing.T, path string) bool {
 		}
 	}
 	return false
+}
+
+// TestLastRoundKeepsOldStacks: the last round of a recording takes no goroutine profile when
+// the count, read every sample, has not moved since the last one, however old that one is; a
+// round before the end refreshes stacks older than the leak check's period.
+func TestLastRoundKeepsOldStacks(t *testing.T) {
+	srv := httptest.NewServer(pprofMux())
+	defer srv.Close()
+	c, err := scrape.New(srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		final bool
+		want  int // goroutine profiles fetched
+	}{{true, 0}, {false, 1}} {
+		w, err := session.Create(filepath.Join(t.TempDir(), "s"), session.Manifest{Mode: "watch"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg := Config{}
+		cfg.defaults()
+		r := newRecorder(cfg, w)
+		now := time.Now()
+		r.goroutines, r.countedAt = 40, now
+		r.stacks = stacksState{at: now.Add(-time.Hour), goroutines: 40, ran: -1}
+		r.snapshot(context.Background(), c, true, tc.final)
+		w.Close(session.StatusComplete, "")
+		attempts, _ := r.tries.snapshot()
+		if got := attempts[session.AttemptGoroutine].Tries; got != tc.want {
+			t.Errorf("final %v: %d goroutine profile(s) fetched, want %d", tc.final, got, tc.want)
+		}
+	}
 }

@@ -18,11 +18,12 @@ import (
 // The goroutine profile and its text are left out while the target's stacks are unchanged as
 // far as matters (stacksUnchanged): the same goroutine count (read every sample, or the target
 // idle), the last profile younger than the leak check's period; in the last round of a
-// recording too, which then ends with the stacks the last profile saw. With an agent they are
+// recording (final) too, whatever the last profile's age: the recording then ends with the
+// stacks the last profile saw (a 2-minute watch would otherwise read them twice at its end). With an agent they are
 // fetched every round, as before. A service also read from its memory (readMemoryToo) gives
 // its heap profile from there, its figures every sample (no MemStats), and its stacks from
 // there when the stop is within the bound (no text then). Requests go one at a time (asked).
-func (r *recorder) snapshot(ctx context.Context, c *scrape.Client, withText bool) {
+func (r *recorder) snapshot(ctx context.Context, c *scrape.Client, withText, final bool) {
 	now := time.Now()
 	asked, answered := false, false // did memdoctor ask the service anything; did it answer any request, even with something unusable?
 	tried := func(kind string, err error) {
@@ -43,7 +44,11 @@ func (r *recorder) snapshot(ctx context.Context, c *scrape.Client, withText bool
 	pid, _ := r.target()
 	ranBefore := r.ranNow(pid)
 	r.mu.Lock()
-	quiet := stacksUnchanged(r.stacks, r.goroutines, r.counted(now), ranBefore, now, r.cfg.LeakCheckEvery)
+	every := r.cfg.LeakCheckEvery
+	if final && !r.stacks.at.IsZero() {
+		every = now.Sub(r.stacks.at) + time.Second // the age does not matter at the end
+	}
+	quiet := stacksUnchanged(r.stacks, r.goroutines, r.counted(now), ranBefore, now, every)
 	if quiet {
 		goroutines = r.goroutines
 	}

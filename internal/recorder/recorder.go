@@ -329,7 +329,7 @@ func (r *recorder) profileLoop(ctx context.Context) {
 	n := 0
 	for {
 		if _, c := r.target(); c != nil {
-			r.snapshot(ctx, c, (n+1)%r.cfg.GoroutineTextEvery == 0)
+			r.snapshot(ctx, c, (n+1)%r.cfg.GoroutineTextEvery == 0, false)
 			n++
 			poll.Stop()
 		} else {

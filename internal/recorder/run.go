@@ -228,7 +228,7 @@ func (r *recorder) finalSnapshot() {
 	if _, c := r.target(); c != nil {
 		ctx, cancel := r.abortable(5 * time.Second)
 		defer cancel()
-		r.snapshot(ctx, c, true)
+		r.snapshot(ctx, c, true, true)
 	}
 }
 
