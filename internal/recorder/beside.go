@@ -60,7 +60,7 @@ func (r *recorder) readMemoryToo(pid int, confirmed bool) {
 	}
 	rd, err := memread.Open(pid)
 	if err != nil {
-		r.addNote("the service's memory could not be read, so its heap profile and runtime figures are asked of its pprof, at a cost to it (--read-memory=false says nothing): %v", err)
+		r.addNote("the service's memory could not be read, so its heap profile and runtime figures are asked of its pprof, at a cost to it (--read-memory=false does not try): %v", err)
 		return
 	}
 	stacks := "from its memory while a stop of the process to read them is predicted to last at most " + r.cfg.MaxStop.String() +
