@@ -76,6 +76,7 @@ func FromSession(s *session.Session, opts Options) (*Evidence, error) {
 	}
 	ev.fromAttempts(m.Attempts)
 	ev.readHolders(s, opts)
+	ev.fromCosts(m.Costs)
 	ev.explainGaps()
 	return ev, nil
 }

@@ -332,3 +332,42 @@ func TestOOMKillsInWindow(t *testing.T) {
 		}
 	}
 }
+
+// TestCostsNoted: the manifest's Costs are said in one note, per kind of data: from where,
+// how often, and what that cost the target; a session without them has no such note.
+func TestCostsNoted(t *testing.T) {
+	t0 := time.Date(2026, 11, 28, 10, 0, 0, 0, time.UTC)
+	m := session.Manifest{Mode: "watch", Start: t0, Target: session.Target{PprofURL: "http://127.0.0.1:6060"},
+		Costs: []session.Cost{
+			{Data: session.AttemptHeap, Source: session.SourceMemory, Reads: 12, CPUMeasured: true},
+			{Data: session.AttemptGoroutine, Source: session.SourceMemory, Reads: 2, CPUMeasured: true, Stops: 2, StoppedSeconds: 0.0061, LongestStopSeconds: 0.0042},
+			{Data: session.DataIndex, Source: session.SourcePprof, Reads: 120, TargetCPUSeconds: 0.0072, CPUMeasured: true, PausesMeasured: true},
+			{Data: session.DataGoroutineLeak, Source: session.SourcePprof, Reads: 1, TargetCPUSeconds: 0.25, CPUMeasured: true, Pauses: 2, LongestPauseSeconds: 0.000262, PausesMeasured: true},
+			{Data: session.AttemptGoroutine, Source: session.SourcePprof, Reads: 3},
+		}}
+	ev := newSession(t, m, func(w *session.Writer) {})
+	var note string
+	for _, n := range ev.Notes {
+		if strings.HasPrefix(n, CostNotePrefix) {
+			note = n
+		}
+	}
+	for _, want := range []string{
+		"heap profiles: 12 from its memory, none of its CPU, never stopped",
+		"goroutine profiles: 2 from its memory, none of its CPU, stopped 2 time(s) (6.1 ms in all, 4.2 ms at most)",
+		"pprof index pages: 120 from net/http/pprof, 7.2 ms of its CPU at most, no stop-the-world pause",
+		"goroutineleak profiles: 1 from net/http/pprof, 250 ms of its CPU at most, 2 stop-the-world pause(s) of its runtime, the longest under 0.26 ms",
+		"goroutine profiles: 3 from net/http/pprof, its CPU not measured (no /proc)",
+	} {
+		if !strings.Contains(note, want) {
+			t.Errorf("the costs' note lacks %q:\n%s", want, note)
+		}
+	}
+	m.Costs = nil
+	ev = newSession(t, m, func(w *session.Writer) {})
+	for _, n := range ev.Notes {
+		if strings.HasPrefix(n, CostNotePrefix) {
+			t.Errorf("a session without costs has the note %q", n)
+		}
+	}
+}

@@ -46,6 +46,16 @@ const (
 	AttemptAgentProfiles = record.AttemptAgentProfiles
 )
 
+// Kinds of data and sources of a Manifest.Costs entry, besides the Attempt* kinds.
+const (
+	DataFigures       = record.DataFigures
+	DataIndex         = record.DataIndex
+	DataGoroutineLeak = record.DataGoroutineLeak
+	DataCmdline       = record.DataCmdline
+	SourcePprof       = record.SourcePprof
+	SourceMemory      = record.SourceMemory
+)
+
 // Profile kinds stored in profiles/.
 const (
 	KindHeap          = record.KindHeap
@@ -72,6 +82,7 @@ var ErrTraceTooLarge = record.ErrTraceTooLarge
 type (
 	Manifest    = record.Manifest
 	Attempt     = record.Attempt
+	Cost        = record.Cost
 	Target      = record.Target
 	Sample      = record.Sample
 	Sched       = record.Sched

@@ -253,6 +253,38 @@ func TestAttempts(t *testing.T) {
 	}
 }
 
+// TestCosts reads back what the collector says each kind of data cost the target, per source,
+// in the order written; a session written before Costs existed has none.
+func TestCosts(t *testing.T) {
+	w, dir := newTestWriter(t)
+	want := []Cost{
+		{Data: AttemptHeap, Source: SourceMemory, Reads: 12, CPUMeasured: true},
+		{Data: AttemptGoroutine, Source: SourceMemory, Reads: 2, CPUMeasured: true, Stops: 2, StoppedSeconds: 0.006, LongestStopSeconds: 0.004},
+		{Data: DataIndex, Source: SourcePprof, Reads: 120, TargetCPUSeconds: 0.007, CPUMeasured: true, PausesMeasured: true},
+		{Data: DataGoroutineLeak, Source: SourcePprof, Reads: 1, TargetCPUSeconds: 0.25, CPUMeasured: true, Pauses: 2, LongestPauseSeconds: 0.0002, PausesMeasured: true},
+	}
+	if err := w.UpdateManifest(func(m *Manifest) { m.Costs = want }); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(StatusComplete, ""); err != nil {
+		t.Fatal(err)
+	}
+	s, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(s.Manifest.Costs, want) {
+		t.Errorf("costs read back as %+v, want %+v", s.Manifest.Costs, want)
+	}
+	old, err := Open("testdata/v1-before-attempts")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if old.Manifest.Costs != nil {
+		t.Errorf("a session without costs: %+v", old.Manifest.Costs)
+	}
+}
+
 // TestTraceBounds: a trace over MaxTraceBytes is refused on write, and on read (a file put
 // in the session by other means).
 func TestTraceBounds(t *testing.T) {

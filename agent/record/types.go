@@ -56,7 +56,57 @@ type Manifest struct {
 	// service that restarts on the same address). Cumulative counters (GC cycles, allocated
 	// bytes, CPU) start again from zero after each, and the PID may change.
 	Restarts []time.Time `json:"restarts,omitempty"`
+	// Costs says, for each kind of data the collector read from the target and each place it
+	// read it from, what those reads cost the target (its CPU, its stops); one entry per kind
+	// and source, in the order first read. Rewritten with Attempts.
+	Costs []Cost `json:"costs,omitempty"`
 }
+
+// Cost is what reading one kind of data from one source cost the target over a collection
+// (Manifest.Costs): the target's work and stops only, never memdoctor's own.
+type Cost struct {
+	// Data is the kind of data: "heap", "goroutine" or "goroutine-text" (as in Attempts),
+	// DataFigures (the runtime's memory statistics and GC figures: the MemStats block of
+	// heap?debug=1, or read from memory), DataIndex (the pprof index page's counts),
+	// DataGoroutineLeak or DataCmdline.
+	Data string `json:"data"`
+	// Source is where it was read: SourcePprof (the target's net/http/pprof, which serves each
+	// request with its own CPU) or SourceMemory (its memory, through /proc/PID/mem: the kernel
+	// copies it on memdoctor's behalf and the target runs nothing for it).
+	Source string `json:"source"`
+	// Reads counts the reads made, failed ones included.
+	Reads int `json:"reads"`
+	// TargetCPUSeconds is how long the target's threads ran while these reads were served,
+	// summed (/proc/PID/task/*/schedstat before and after each request): serving them and
+	// whatever else it ran meanwhile, an upper bound. Reads from memory cost it none (0).
+	// CPUMeasured is false when that was not measured (its /proc was not read).
+	TargetCPUSeconds float64 `json:"target_cpu_seconds"`
+	CPUMeasured      bool    `json:"cpu_measured"`
+	// Stops counts the times the collector stopped every thread of the target for these reads
+	// (ptrace, to read goroutine stacks from memory); StoppedSeconds is their sum and
+	// LongestStopSeconds the longest.
+	Stops              int     `json:"stops,omitempty"`
+	StoppedSeconds     float64 `json:"stopped_seconds,omitempty"`
+	LongestStopSeconds float64 `json:"longest_stop_seconds,omitempty"`
+	// Pauses counts the stop-the-world pauses the target's own runtime recorded while these
+	// reads were served (its /sched/pauses/total histograms, read from its memory: a
+	// runtime.ReadMemStats, a goroutine profile, a GC cycle); LongestPauseSeconds is the upper
+	// bound of the longest one's histogram bucket. PausesMeasured is false when they were not
+	// read (a target whose memory memdoctor does not read).
+	Pauses              int     `json:"pauses,omitempty"`
+	LongestPauseSeconds float64 `json:"longest_pause_seconds,omitempty"`
+	PausesMeasured      bool    `json:"pauses_measured,omitempty"`
+}
+
+// Kinds of data and sources of a Cost, besides the Attempt* kinds.
+const (
+	DataFigures       = "figures"       // the runtime's memory statistics and GC figures
+	DataIndex         = "index"         // the pprof index page: the goroutine count, the goroutineleak count
+	DataGoroutineLeak = "goroutineleak" // goroutineleak profiles: each a GC cycle with leak detection in the target
+	DataCmdline       = "cmdline"       // the command line pprof serves: who the service is
+	SourcePprof       = "pprof"         // the target's net/http/pprof
+	SourceMemory      = "process-memory"
+)
 
 // Attempt counts the reads of one kind of data during a collection.
 type Attempt struct {

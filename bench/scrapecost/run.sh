@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # run.sh measures what memdoctor's requests cost a Go 1.27 target, at a few sizes: CPU time
-# per request in the target (from /proc) and wall time. Needs GOTOOLCHAIN=go1.27.0 to work.
+# per request in the target (from /proc), what it allocates per request and the longest
+# stop-the-world pause the requests caused (its own runtime/metrics), and wall time. Needs
+# GOTOOLCHAIN=go1.27.0 to work.
 #
 #   bench/scrapecost/run.sh [REQUESTS]    default 500
 set -euo pipefail

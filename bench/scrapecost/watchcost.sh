@@ -1,39 +1,35 @@
 #!/usr/bin/env bash
 # watchcost.sh measures what `memdoctor watch` with its defaults costs a big idle Go 1.27
-# service: the target's CPU (utime+stime from /proc/PID/stat) over a watch of DURATION, less
-# its CPU over as long idle, as a share of one core. The target (bench/scrapecost/target)
-# holds a live heap of pointers (the GC scans all of it) and parked goroutines.
-# Run it on a quiet machine: the target's CPU per request grows with the machine's load.
+# service, as users run it: two copies of bench/scrapecost/target (124 MiB live heap of
+# pointers, 10,000 parked goroutines, serving net/http/pprof and the goroutineleak profile)
+# run at once, one watched and its twin not, so that the machine's load falls on both alike;
+# the watched one's CPU (its threads' run time) less its twin's over the watch is the cost of
+# watching, as a share of one core. Each run also prints both twins' GC cycles, allocations
+# and longest stop-the-world pauses (their own runtime/metrics) and the load average
+# (bench/scrapecost/watchcost, the harness).
 #
-#   bench/scrapecost/watchcost.sh [DURATION] [TARGET FLAGS...]
-#   default: 35s -goroutines 10000 -leaked 0 -heap-mib 200
+#   bench/scrapecost/watchcost.sh [DURATION] [RUNS] [GOGC]    default: 35s 3 and GOGC unset (100)
+#
+# GOGC=off runs both twins without a GC of their own but forced ones (then no GC cycle that
+# watching brings forward can show). BASE=REV also builds memdoctor at git revision REV and
+# watches a fresh pair of twins with each build in every run (a paired A/B). More flags for
+# the harness (e.g. -watch-flags "--read-memory=false") go in WATCHCOST_FLAGS.
 set -euo pipefail
 dur=${1:-35s}
-shift || true
-flags=("$@")
-[ ${#flags[@]} -gt 0 ] || flags=(-goroutines 10000 -leaked 0 -heap-mib 200)
+runs=${2:-3}
+gogc=${3:-}
 cd "$(dirname "$0")/../.."
 tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
 GOTOOLCHAIN=go1.27.0 go build -o "$tmp/target" ./bench/scrapecost/target
 go build -o "$tmp/memdoctor" ./cmd/memdoctor
-# GOGC=off: the target's own forced GC (every 2 minutes, about 0.4 s of CPU on this heap)
-# would fall in one window and not the other; a goroutineleak fetch still runs a GC.
-GOGC=off "$tmp/target" "${flags[@]}" >"$tmp/addr" &
-pid=$!
-trap 'kill $pid 2>/dev/null; rm -rf "$tmp"' EXIT
-for _ in $(seq 100); do [ -s "$tmp/addr" ] && break; sleep 0.1; done
-addr=$(head -1 "$tmp/addr")
-secs=${dur%s}
-ticks=$(getconf CLK_TCK)
-cpu() { awk '{print $14+$15}' "/proc/$pid/stat"; }
-sleep 2 # let the start-up's GC settle
-a=$(cpu)
-sleep "$secs"
-b=$(cpu)
-"$tmp/memdoctor" watch --duration "$dur" --out "$tmp/session" "http://$addr/debug/pprof/" >"$tmp/watch.txt" 2>&1
-c=$(cpu)
-idle=$(awk -v x="$a" -v y="$b" -v t="$ticks" -v s="$secs" 'BEGIN{printf "%.3f", 100*(y-x)/t/s}')
-watched=$(awk -v x="$b" -v y="$c" -v t="$ticks" -v s="$secs" 'BEGIN{printf "%.3f", 100*(y-x)/t/s}')
-cost=$(awk -v i="$idle" -v w="$watched" 'BEGIN{printf "%.3f", w-i}')
-leak=$(grep -o 'fetched the goroutineleak profile [0-9]* time' "$tmp/session/manifest.json" | grep -o '[0-9]*' || echo 0)
-echo "target ${flags[*]}, Go 1.27, watch --duration $dur (defaults): idle ${idle}% of a core, watched ${watched}%, watch's cost ${cost}% of a core; goroutineleak fetches: ${leak}"
+go build -o "$tmp/watchcost" ./bench/scrapecost/watchcost
+builds=(-memdoctor "this=$tmp/memdoctor")
+if [ -n "${BASE:-}" ]; then
+	mkdir "$tmp/base"
+	git archive "$BASE" | tar -x -C "$tmp/base"
+	(cd "$tmp/base" && go build -o "$tmp/memdoctor-base" ./cmd/memdoctor)
+	builds=(-memdoctor "base=$tmp/memdoctor-base" "${builds[@]}")
+fi
+# shellcheck disable=SC2086
+"$tmp/watchcost" -target "$tmp/target" "${builds[@]}" -duration "$dur" -runs "$runs" -gogc "$gogc" ${WATCHCOST_FLAGS:-}

@@ -140,7 +140,8 @@
 // process listening on that port (through /proc/net/tcp{,6} and the socket's inode) and
 // samples its /proc and cgroup as well, unless the agent does; it says so when it can't.
 // Every --sample it reads the counts of the pprof index page (the goroutine count, without
-// stopping the world). When the service serves the goroutineleak profile (Go 1.27, or Go 1.26
+// stopping the world; only at the start and after each goroutineleak fetch when the service's
+// memory gives the count). When the service serves the goroutineleak profile (Go 1.27, or Go 1.26
 // built with GOEXPERIMENT=goroutineleakprofile), watch fetches it at the start, when the
 // goroutine count climbs, and otherwise every --leak-check-every; each fetch runs one GC cycle
 // with leak detection in the service, the only GC memdoctor ever causes (with an agent, the
@@ -149,8 +150,18 @@
 // profiles at once, outside the interval (labelled before-oom; at most one a second, one per
 // 1% of the limit climbed); when the service then vanishes, the cgroup's OOM-kill count, or
 // its last reading near the limit, makes the diagnosis say so (oom-risk, critical), with what
-// those profiles held. --source pprof records from pprof alone,
+// those profiles held. --source pprof records from pprof alone (never the agent),
 // --source agent from the agent alone, to compare vantage points.
+// A local service that watch may trace (Linux: root, or CAP_SYS_PTRACE), whose command line is
+// the one its pprof serves, is also read from its memory, as a process without pprof is (see
+// below), for what that gives at no cost to it: its heap profile, memory statistics, GC
+// figures and goroutine count, which it then neither serves, nor allocates for, nor stops its
+// world for; its goroutine stacks from pprof, or from its memory with --stacks-stop when the stop
+// of every thread that takes is predicted to last no longer; goroutine dumps, goroutineleak
+// profiles and the index page's other counts always from pprof. The stacks are read again only
+// when the goroutine count moved (1%, or 5) or --leak-check-every passed. --read-memory=false asks pprof for
+// everything. The session says, per kind of data, where it came from and what that cost the
+// service (its CPU, its stops; memdoctor report shows it).
 // Behind a proxy or a port-forward (kubectl port-forward, ssh -L) that process is the
 // forwarder: a Go heap well above its RSS gives it away, and watch then drops its figures
 // with a note. --pid names the service's own process instead. Given a PID instead of a URL,
@@ -203,10 +214,14 @@
 //	  	session DIR (default ./memdoctor-sessions/<name>-<UTC time>)
 //	-pid PID
 //	  	sample the /proc of this local PID, not of the process listening on the URL's port (a proxy or port-forward)
+//	-read-memory
+//	  	read a local service watched over pprof from its memory too (Linux, permission to trace it): its heap profile, runtime figures and goroutine count at no cost to it; false: ask its pprof for everything (default true)
 //	-sample duration
 //	  	time between metric samples (default 1s)
 //	-source SOURCE
 //	  	record from SOURCE: auto (pprof, the agent, or both; by PID, the process's memory when it serves neither), pprof (never the agent), agent (required; never pprof), memory (a PID's memory only) (default "auto")
+//	-stacks-stop D
+//	  	let watch stop a local service read from its memory for up to D to read its goroutines' stacks there rather than ask its pprof (predicted from the goroutine count; a longer stop is left to pprof); 0: never stop it for them
 //	-tmpdir DIR
 //	  	with --holders: copy the process's memory into an unlinked file in DIR (default $TMPDIR, else /tmp): it needs about the heap in use
 //	-token TOKEN

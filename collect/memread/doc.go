@@ -10,9 +10,11 @@
 //     memstats, gcController and work.cpuStats, and the goroutine count as runtime.NumGoroutine
 //     computes it;
 //   - the goroutine profile, for which the process is stopped (every thread, with ptrace, for
-//     as short a time as it takes to list the goroutines' stacks) and always resumed.
+//     as short a time as it takes to list the goroutines' stacks) and always resumed;
+//   - the runtime's stop-the-world pause histograms (/sched/pauses/{total,stopping}/{gc,other}),
+//     so that what a request to the process's pprof stopped it for is known in its own words.
 //
-// The heap profile and the figures are read while the process runs: nothing stops it. A
+// The heap profile, the figures and the pauses are read while the process runs: nothing stops it. A
 // read that races the runtime (a GC publishing a cycle while the buckets are read, counts
 // being updated) is detected and read again, or the bucket is left out with a note: never a
 // crash, never a profile that mixes two cycles.

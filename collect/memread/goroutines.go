@@ -106,6 +106,9 @@ const (
 // sample says which function's go statement started its goroutines (the g's gopc, what a
 // debug=2 traceback prints as "created by"): the label culprit.CreatedByLabel.
 func (r *Reader) GoroutineProfile() (*profile.Profile, *GoroutineReading, error) {
+	if r.t == nil {
+		return nil, nil, ErrDetached
+	}
 	gr := &GoroutineReading{}
 	start := time.Now()
 	if err := r.t.Stop(); err != nil {

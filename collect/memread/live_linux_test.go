@@ -2,6 +2,7 @@ package memread_test
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -9,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -375,3 +377,94 @@ func TestRefusals(t *testing.T) {
 		t.Errorf("stripped: %v", err)
 	}
 }
+
+// TestPausesAreTheRuntimes reads an idle program's stop-the-world pause histograms before and
+// after what stops its world: a runtime.ReadMemStats (its heap?debug=1 page), which is not the
+// GC's, and two GC cycles (its "alloc" command), each stopping it twice.
+func TestPausesAreTheRuntimes(t *testing.T) {
+	tg := start(t, build(t, "", true))
+	r := open(t, tg.pid)
+	p0, err := r.Pauses()
+	if err != nil {
+		t.Fatal(err)
+	}
+	memStats(t, tg.pprof)
+	p1, err := r.Pauses()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, longest := p1.TotalOther.Since(p0.TotalOther); n < 1 || longest <= 0 {
+		t.Errorf("after a ReadMemStats: %d pause(s) other than the GC's, the longest under %v; want one at least", n, longest)
+	}
+	if n, _ := p1.StoppingOther.Since(p0.StoppingOther); n < 1 {
+		t.Errorf("after a ReadMemStats: %d time(s) stopping the world other than the GC's; want one at least", n)
+	}
+	if n, _ := p1.TotalGC.Since(p0.TotalGC); n != 0 {
+		t.Errorf("an idle program with no GC: %d GC pause(s)", n)
+	}
+	tg.alloc(t, 10)
+	p2, err := r.Pauses()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, longest := p2.TotalGC.Since(p1.TotalGC); n < 4 || longest <= 0 || longest > 10*time.Second {
+		t.Errorf("after two GC cycles: %d GC pause(s), the longest under %v; want 4 at least", n, longest)
+	}
+}
+
+// TestDetach: a reader that let go of the executable's debugging information reads the same
+// heap profile (files and lines included), figures and pauses through /proc/PID/mem alone,
+// refuses goroutine profiles, and no longer holds what it let go of.
+func TestDetach(t *testing.T) {
+	tg := start(t, build(t, "", true))
+	want, _, err := open(t, tg.pid).HeapProfile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	held := heapInUse()
+	r := open(t, tg.pid)
+	opened := heapInUse()
+	if err := r.Detach(); err != nil {
+		t.Fatal(err)
+	}
+	if r.Target() != nil {
+		t.Error("a detached reader still holds its target")
+	}
+	if detached := heapInUse(); detached-held > (opened-held)/2 {
+		t.Errorf("the reader held %.1f MiB more once open, %.1f MiB detached: want less than half", mib(opened-held), mib(detached-held))
+	}
+	got, _, err := r.HeapProfile() // its first: the files' names are read after the detach
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g, w := samples(got), samples(want); strings.Join(g, "\n") != strings.Join(w, "\n") || !hasFrames(got, "main.newBuf", "main.retain") {
+		t.Errorf("detached, the heap profile reads:\n%s\nattached:\n%s", strings.Join(g, "\n"), strings.Join(w, "\n"))
+	}
+	g, err := r.Stats()
+	if err != nil || g.Goroutines != tg.goroutines || g.HeapLiveBytes < 2000*4096 {
+		t.Errorf("detached: figures %+v, %v; want %d goroutines and the 8 MiB it retains live", g, err, tg.goroutines)
+	}
+	p0, err := r.Pauses()
+	if err != nil {
+		t.Fatal(err)
+	}
+	memStats(t, tg.pprof)
+	p1, err := r.Pauses()
+	if n, _ := p1.TotalOther.Since(p0.TotalOther); err != nil || n < 1 {
+		t.Errorf("detached: %d pause(s) after a ReadMemStats (%v)", n, err)
+	}
+	if _, _, err := r.GoroutineProfile(); !errors.Is(err, memread.ErrDetached) {
+		t.Errorf("a detached reader's goroutine profile: %v, want ErrDetached", err)
+	}
+}
+
+// heapInUse is this test's own heap in use after two GCs, in bytes.
+func heapInUse() int64 {
+	runtime.GC()
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return int64(ms.HeapAlloc)
+}
+
+func mib(b int64) float64 { return float64(b) / (1 << 20) }

@@ -3,6 +3,7 @@ package memread
 import (
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 	"time"
 
@@ -31,16 +32,23 @@ var required = []string{symBuckets, symRate, symCycle, symModuledata, symMemstat
 // Reader reads one Go process's heap profile, memory statistics and goroutines from its
 // memory. It is not safe for concurrent use.
 type Reader struct {
-	t    *process.Target
-	mem  *process.Memory
-	tab  *process.Pclntab
-	bl   *process.BucketLayout
-	sym  map[string]process.Symbol
-	st   *statsLayout
-	gr   *goroutineLayout
-	gl   *gLayout // nil: goroutine stacks are unwound by Delve alone
-	syms *symbolizer
-	exe  exeMapping
+	t   *process.Target
+	mem *process.Memory
+	tab *process.Pclntab
+	bl  *process.BucketLayout
+	sym map[string]process.Symbol
+	st  *statsLayout
+	gr  *goroutineLayout
+	gl  *gLayout     // nil: goroutine stacks are unwound by Delve alone
+	pl  *pauseLayout // the pause histograms' layout, resolved at the first Pauses
+	// noPauses is why the pause histograms cannot be read (their layout was not found).
+	noPauses error
+	// A detached Reader (Detach): t is nil, and mem reads memFile, the process's /proc/PID/mem.
+	memFile *os.File
+	tables  process.Tables // where the runtime's function table lies (read again on Detach)
+	arch    string
+	syms    *symbolizer
+	exe     exeMapping
 	// linksProfiling is false when the linker turned heap profiling off
 	// (runtime.disableMemoryProfiling): the program imports neither runtime/pprof nor
 	// net/http/pprof.
@@ -99,7 +107,8 @@ func New(t *process.Target) (*Reader, error) {
 	if err != nil {
 		return nil, fmt.Errorf("runtime.firstmoduledata: %w", err)
 	}
-	if r.tab, err = process.ReadPclntab(r.mem, process.TablesOf(mv), t.Arch); err != nil {
+	r.tables, r.arch = process.TablesOf(mv), t.Arch
+	if r.tab, err = process.ReadPclntab(r.mem, r.tables, r.arch); err != nil {
 		return nil, fmt.Errorf("the runtime's function table: %w", err)
 	}
 	r.syms = newSymbolizer(r.tab)
@@ -123,9 +132,14 @@ var ErrNoSymbols = errors.New("the executable has no symbol table for the runtim
 
 // Close releases the process (resuming it if a goroutine reading left it stopped, which
 // none does) and what the Reader holds.
-func (r *Reader) Close() error { return r.t.Close() }
+func (r *Reader) Close() error {
+	if r.t == nil {
+		return r.memFile.Close()
+	}
+	return r.t.Close()
+}
 
-// Target is the process or core read.
+// Target is the process or core read; nil once detached (Detach).
 func (r *Reader) Target() *process.Target { return r.t }
 
 // LinksProfiling reports whether the program links profiling: false when the linker turned
@@ -153,6 +167,9 @@ func (r *Reader) EnableHeapProfiling(rate int64) (bool, error) {
 	}
 	if cur != 0 {
 		return false, nil
+	}
+	if r.t == nil {
+		return false, ErrDetached
 	}
 	if _, err := r.t.SetMemProfileRate(rate); err != nil {
 		return false, err

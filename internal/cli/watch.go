@@ -25,7 +25,8 @@ MEMDOCTOR_TOKEN environment variable. When the URL is on this machine, watch fin
 process listening on that port (through /proc/net/tcp{,6} and the socket's inode) and
 samples its /proc and cgroup as well, unless the agent does; it says so when it can't.
 Every --sample it reads the counts of the pprof index page (the goroutine count, without
-stopping the world). When the service serves the goroutineleak profile (Go 1.27, or Go 1.26
+stopping the world; only at the start and after each goroutineleak fetch when the service's
+memory gives the count). When the service serves the goroutineleak profile (Go 1.27, or Go 1.26
 built with GOEXPERIMENT=goroutineleakprofile), watch fetches it at the start, when the
 goroutine count climbs, and otherwise every --leak-check-every; each fetch runs one GC cycle
 with leak detection in the service, the only GC memdoctor ever causes (with an agent, the
@@ -34,8 +35,18 @@ within 10% of its cgroup limit or --memory-budget and rises, watch takes heap an
 profiles at once, outside the interval (labelled before-oom; at most one a second, one per
 1% of the limit climbed); when the service then vanishes, the cgroup's OOM-kill count, or
 its last reading near the limit, makes the diagnosis say so (oom-risk, critical), with what
-those profiles held. --source pprof records from pprof alone,
+those profiles held. --source pprof records from pprof alone (never the agent),
 --source agent from the agent alone, to compare vantage points.
+A local service that watch may trace (Linux: root, or CAP_SYS_PTRACE), whose command line is
+the one its pprof serves, is also read from its memory, as a process without pprof is (see
+below), for what that gives at no cost to it: its heap profile, memory statistics, GC
+figures and goroutine count, which it then neither serves, nor allocates for, nor stops its
+world for; its goroutine stacks from pprof, or from its memory with --stacks-stop when the stop
+of every thread that takes is predicted to last no longer; goroutine dumps, goroutineleak
+profiles and the index page's other counts always from pprof. The stacks are read again only
+when the goroutine count moved (1%, or 5) or --leak-check-every passed. --read-memory=false asks pprof for
+everything. The session says, per kind of data, where it came from and what that cost the
+service (its CPU, its stops; memdoctor report shows it).
 Behind a proxy or a port-forward (kubectl port-forward, ssh -L) that process is the
 forwarder: a Go heap well above its RSS gives it away, and watch then drops its figures
 with a note. --pid names the service's own process instead. Given a PID instead of a URL,
@@ -83,6 +94,8 @@ func runWatch(ctx context.Context, e *env, args []string) error {
 	untilConfirmed := fs.Bool("until-confirmed", false, "stop as soon as a problem is confirmed and nothing else is suspected, or, finding none, once nothing is left that more time would settle (after 30s at least; at most --duration, default 10m)")
 	source := fs.String("source", recorder.SourceAuto, "record from `SOURCE`: auto (pprof, the agent, or both; by PID, the process's memory when it serves neither), pprof (never the agent), agent (required; never pprof), memory (a PID's memory only)")
 	enableHeap := fs.Bool("enable-heap-profiling", false, enableHeapHelp)
+	readMemory := fs.Bool("read-memory", true, "read a local service watched over pprof from its memory too (Linux, permission to trace it): its heap profile, runtime figures and goroutine count at no cost to it; false: ask its pprof for everything")
+	stacksStop := fs.Duration("stacks-stop", 0, "let watch stop a local service read from its memory for up to `D` to read its goroutines' stacks there rather than ask its pprof (predicted from the goroutine count; a longer stop is left to pprof); 0: never stop it for them")
 	pid := fs.Int("pid", 0, "sample the /proc of this local `PID`, not of the process listening on the URL's port (a proxy or port-forward)")
 	fs.BoolVar(&cf.output.holders, "holders", false, "at the end, when a heap leak is confirmed and the process can be read (Linux, ptrace allowed), read who holds it (memdoctor holders): the finding shows the paths, the session keeps them")
 	cf.output.stop.register(fs, "--holders")
@@ -110,6 +123,9 @@ func runWatch(ctx context.Context, e *env, args []string) error {
 	} else if *pid < 0 {
 		return usagef("watch: --pid %d: not a process ID", *pid)
 	}
+	if *stacksStop < 0 {
+		return usagef("watch: --stacks-stop %s: want a duration of 0 or more (0: never stop the service for its stacks)", *stacksStop)
+	}
 	if *source == recorder.SourceMemory && byPID == 0 {
 		return usagef("watch: --source memory reads a local process: give its PID, not a URL")
 	}
@@ -125,6 +141,8 @@ func runWatch(ctx context.Context, e *env, args []string) error {
 	if cf.output.holders {
 		cfg.Holders = holdersAtEnd(e, cfg.Out, cfg.MemoryBudget, true, cf.output.stop)
 	}
+	cfg.ReadMemory = *readMemory
+	cfg.StacksStop = *stacksStop
 	if cfg.Token == "" {
 		cfg.Token = e.getenv("MEMDOCTOR_TOKEN")
 	}

@@ -146,7 +146,7 @@ func (r *recorder) agentStatus(s session.Sample) {
 	}
 	if s.Go != nil {
 		r.status.HeapBytes = s.Go.HeapObjectsBytes
-		r.goroutines = s.Go.Goroutines
+		r.goroutines, r.countedAt = s.Go.Goroutines, time.Now()
 		r.pc.heapInuse = s.Go.HeapObjectsBytes + s.Go.HeapUnusedBytes
 	}
 	if haveRate {

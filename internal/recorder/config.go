@@ -17,7 +17,9 @@ type Config struct {
 	Duration time.Duration // 0 = until ctx is done or the target exits
 	Interval time.Duration // between profile snapshots; default 10s
 	Sample   time.Duration // between metric samples; default 1s
-	// GoroutineTextEvery takes goroutine?debug=1 every that many snapshots; default 6.
+	// GoroutineTextEvery takes goroutine?debug=1 every that many snapshots (the last of each
+	// run of that many: not with the first, whose goroutine profile says the same), and with
+	// the final one; default 6. Each is taken with a goroutine profile from pprof only.
 	GoroutineTextEvery int
 	PprofURL           string // explicit pprof base URL ("" = detect)
 	MemoryBudget       uint64 // bytes; 0 = the cgroup limit, else unknown
@@ -82,6 +84,19 @@ type Config struct {
 	// default rate into the target's runtime.MemProfileRate, the only write it ever makes to
 	// a process.
 	EnableHeapProfiling bool
+	// ReadMemory lets watch read a local service it watches over pprof from its memory too
+	// (Linux, with permission to trace it): the heap profile and the runtime's figures cost
+	// the service nothing that way, where pprof serves them with its own CPU, allocations and
+	// a stop-the-world for MemStats; the goroutine stacks too when a stop of the service to
+	// read them would last no longer than StacksStop. Only for a process whose command line is
+	// the one its pprof serves (the service itself, not a proxy).
+	ReadMemory bool
+	// StacksStop bounds how long watch may stop a service it reads from its memory beside pprof
+	// to read its goroutines' stacks there: the stop is predicted from the goroutine count, and
+	// one that lasted longer hands the stacks to pprof for the rest of the session. 0 (the
+	// default) or negative: never stop it; the stacks come from pprof, and memdoctor keeps
+	// none of the executable's debugging information once the runtime's structures are found.
+	StacksStop time.Duration
 }
 
 // Sources of a watch.

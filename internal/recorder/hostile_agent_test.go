@@ -154,6 +154,7 @@ func TestWatchStoresGoroutineText(t *testing.T) {
 	srv := httptest.NewServer(mux)
 	defer srv.Close()
 	cfg := watchConfig(t)
+	cfg.GoroutineTextEvery = 1 // a dump with every goroutine profile, the first's included
 	if _, err := Watch(context.Background(), cfg, srv.URL); err != nil {
 		t.Fatal(err)
 	}

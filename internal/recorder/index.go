@@ -2,6 +2,7 @@ package recorder
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/memdoctor/memdoctor/collect/scrape"
@@ -15,6 +16,9 @@ type indexState struct {
 	lastErr         error
 	// leak says whether the target serves the goroutineleak profile, as far as known.
 	leak leakServed
+	// leakFetched says that a goroutineleak profile was fetched since the page was last read
+	// (the page's goroutineleak count is that fetch's).
+	leakFetched bool
 }
 
 type leakServed int
@@ -31,18 +35,27 @@ const maxIndexTimeout = time.Second
 
 // readIndex reads the counts of the pprof index page once, when a pprof endpoint is known:
 // one request, no retry, within half the sample interval (at most a second). It returns nil
-// when there is no endpoint or the read failed: that sample has no counts.
+// when there is no endpoint, the read failed (that sample has no counts) or the page is not
+// due (indexDue).
 func (r *recorder) readIndex() *session.PprofCounts {
 	_, c := r.target()
-	if c == nil {
+	if c == nil || !r.indexDue() {
 		return nil
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), min(r.cfg.Sample/2, maxIndexTimeout))
 	defer cancel()
-	ix, err := c.Index(ctx)
+	var ix scrape.Index
+	err := r.asked(ctx, session.DataIndex, func() (err error) {
+		ix, err = c.Index(ctx)
+		return err
+	})
+	if errors.Is(err, errNotAsked) {
+		return nil // a long request was in flight (a goroutineleak fetch): no counts this sample
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.index.reads++
+	r.index.leakFetched = false
 	if err != nil {
 		r.index.failures++
 		r.index.lastErr = err
@@ -54,13 +67,26 @@ func (r *recorder) readIndex() *session.PprofCounts {
 		return nil
 	}
 	pc := countsFromIndex(ix)
-	r.goroutines = pc.Goroutines
+	r.goroutines, r.countedAt = pc.Goroutines, time.Now()
 	if pc.GoroutineLeak < 0 {
 		r.index.leak = leakServedNo
 	} else {
 		r.index.leak = leakServedYes
 	}
 	return pc
+}
+
+// indexDue reports whether the index page is read at this sample: at every sample, but when
+// the goroutine count is read from the service's memory beside its pprof, which gives it for
+// nothing; then at the first sample and the first after each goroutineleak fetch (the page's
+// goroutineleak count, the count of the last leak check, changes with nothing else). An idle
+// service is then asked nothing between its first snapshot and its next leak check: even a
+// request as cheap as the index page wakes its scheduler.
+func (r *recorder) indexDue() bool {
+	ms := r.memory()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return ms == nil || !ms.besidePprof || r.index.reads == 0 || r.index.leakFetched
 }
 
 // countsFromIndex picks the counts a session keeps from an index page.

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"time"
 
+	"github.com/google/pprof/profile"
+
 	"github.com/memdoctor/memdoctor/agent/leakcheck"
 	"github.com/memdoctor/memdoctor/collect/scrape"
 	"github.com/memdoctor/memdoctor/session"
@@ -99,7 +101,20 @@ func (r *recorder) fetchLeak(ctx context.Context, c *scrape.Client, st *leakStat
 	st.last = leakcheck.State{Last: now, LastGoroutines: goroutines, Since: st.last.Since}
 	// Not cancelled with the loop: a fetch under way has made the target run its GC, so its
 	// profile is worth keeping; the client's timeout bounds it.
-	raw, p, err := c.GoroutineLeak(context.WithoutCancel(ctx))
+	var (
+		raw []byte
+		p   *profile.Profile
+	)
+	err := r.asked(ctx, session.DataGoroutineLeak, func() (err error) {
+		raw, p, err = c.GoroutineLeak(context.WithoutCancel(ctx))
+		return err
+	})
+	if errors.Is(err, context.Canceled) {
+		return // the recording ended while the fetch waited its turn (the fetch itself is not cancelled)
+	}
+	r.mu.Lock()
+	r.index.leakFetched = true // the index's count is this fetch's: read it at the next sample
+	r.mu.Unlock()
 	switch {
 	case errors.Is(err, scrape.ErrNotFound):
 		st.notServed = true

@@ -33,6 +33,16 @@ type memSource struct {
 	heapTook, heapTookMax   time.Duration
 	goroutineFails, retries int
 	walkNotes               int // notes of bucket walks written to the session so far
+
+	// The reader beside a pprof endpoint (watch of a local service, readMemoryToo): pprof
+	// serves what memory cannot give or gives only with a stop longer than the bound.
+	besidePprof bool
+	noPauses    bool // the runtime's pause histograms cannot be read: not tried again
+	// stopsOff: a stop for goroutine stacks lasted longer than the bound, so the stacks are
+	// asked of pprof for the rest of the session.
+	stopsOff bool
+	// perGoroutine is the largest share of a stop per goroutine measured (predictStop).
+	perGoroutine time.Duration
 }
 
 // maxWalkNotes bounds the notes the bucket walks add to a session (a list cut short, buckets
@@ -86,12 +96,13 @@ func (r *recorder) sampleMemory(now time.Time) {
 	g, err := ms.rd.Stats()
 	ms.mu.Unlock()
 	r.tries.add(AttemptMemory, err)
+	r.memoryCost(session.DataFigures, 0)
 	if err != nil {
 		r.log.Debug("reading the runtime's figures from memory failed", "err", err)
 		return
 	}
 	r.mu.Lock()
-	r.goroutines = g.Goroutines
+	r.goroutines, r.countedAt = g.Goroutines, time.Now()
 	r.status.HeapBytes = g.HeapObjectsBytes
 	r.lastGCCycles = g.GCCycles
 	r.mu.Unlock()
@@ -144,6 +155,7 @@ func (r *recorder) memHeap(ms *memSource, now time.Time) {
 	p, hr, err := ms.rd.HeapProfile()
 	ms.mu.Unlock()
 	r.tries.add(session.AttemptHeap, err)
+	r.memoryCost(session.AttemptHeap, 0)
 	if err != nil {
 		r.log.Warn("reading the heap profile from memory failed; will retry at the next snapshot", "err", err)
 		return
@@ -164,24 +176,29 @@ func (r *recorder) memHeap(ms *memSource, now time.Time) {
 	r.storeProfile(session.KindHeap, now, p)
 }
 
-// memGoroutines stores one goroutine profile, for which the process is stopped.
-func (r *recorder) memGoroutines(ms *memSource, now time.Time, reason string) {
+// memGoroutines stores one goroutine profile, for which the process is stopped, and returns
+// it with how long the process was stopped (nil on failure).
+func (r *recorder) memGoroutines(ms *memSource, now time.Time, reason string) (*profile.Profile, time.Duration) {
 	ms.mu.Lock()
 	p, gr, err := ms.rd.GoroutineProfile()
 	ms.mu.Unlock()
+	var stopped time.Duration
 	if gr != nil && gr.Stopped > 0 {
+		stopped = gr.Stopped
 		ms.stopped += gr.Stopped
 		ms.longest = max(ms.longest, gr.Stopped)
 	}
 	r.tries.add(session.AttemptGoroutine, err)
+	r.memoryCost(session.AttemptGoroutine, stopped)
 	if err != nil {
 		ms.goroutineFails++
 		r.log.Warn("reading the goroutines' stacks failed", "err", err)
-		return
+		return nil, stopped
 	}
 	ms.goroutineProfiles++
 	r.log.Info("goroutine profile read with the process stopped", "reason", reason, "goroutines", gr.Goroutines, "stopped", gr.Stopped.Round(time.Microsecond))
 	r.storeProfile(session.KindGoroutine, now, p)
+	return p, stopped
 }
 
 // storeProfile writes a profile memdoctor built.
@@ -235,6 +252,9 @@ func (r *recorder) closeMemory(final bool) {
 	ms.mu.Lock()
 	ms.rd.Close()
 	ms.mu.Unlock()
+	r.mu.Lock()
+	r.mem = nil
+	r.mu.Unlock()
 }
 
 // briefly rounds a short duration a note reports to what a person reads: a millisecond above

@@ -2,8 +2,10 @@ package recorder
 
 import (
 	"context"
+	"errors"
 	"time"
 
+	"github.com/memdoctor/memdoctor/collect/scrape"
 	"github.com/memdoctor/memdoctor/session"
 )
 
@@ -51,18 +53,22 @@ type stacksState struct {
 	ran        time.Duration // the target's run time after that snapshot's requests; -1 unknown
 }
 
-// stacksUnchanged reports whether a goroutine profile now would say what the last one said:
-// the target was idle since (its threads ran less than idleShare of a core, memdoctor's own
-// requests included), its goroutine count (the index page's, each second) moved by no more
-// than a handful, and the last profile is younger than every (the leak check's period). A
-// goroutine profile walks every goroutine's stack: 15 ms of the target's CPU at 10,000
-// goroutines, most of what watching a big idle service cost it (bench/scrapecost).
-func stacksUnchanged(st stacksState, goroutines int, ran time.Duration, now time.Time, every time.Duration) bool {
-	if now.Sub(st.at) >= every {
+// stacksUnchanged reports whether a goroutine profile now would say what the last one said,
+// as far as matters: its goroutine count moved by no more than a handful (1%, or 5) and the
+// last profile is younger than every (the leak check's period); and either the count is read
+// every sample (counted: the index page, the process's memory or the agent), so that a climb
+// is seen at once, or the target was idle since (its threads ran less than idleShare of a
+// core, memdoctor's own requests included), when the count is only what the last profile
+// said. A goroutine profile walks every goroutine's stack: 16 ms of the target's CPU and
+// 3.2 MiB allocated at 10,000 goroutines, most of what watching a big service cost it
+// (bench/scrapecost). A leak shows as a climb of the count; the stacks are read again as soon
+// as it moves.
+func stacksUnchanged(st stacksState, goroutines int, counted bool, ran time.Duration, now time.Time, every time.Duration) bool {
+	if st.at.IsZero() || now.Sub(st.at) >= every {
 		return false
 	}
 	moved := goroutines - st.goroutines
-	return max(moved, -moved) <= max(5, st.goroutines/100) && idleSince(st.at, st.ran, now, ran)
+	return max(moved, -moved) <= max(5, st.goroutines/100) && (counted || idleSince(st.at, st.ran, now, ran))
 }
 
 // ranNow is how long the target's threads have run; -1 when /proc cannot say.
@@ -81,12 +87,13 @@ func (r *recorder) ranNow(pid int) time.Duration {
 // when the target answers fast and less often when each read costs more (memStatsDuty), up to
 // the snapshot interval: with the GC's goal and the heap in use read each second, a leak and
 // its trend show within a minute from the pprof endpoint alone, and each /proc reading has a
-// Go reading to split memory with. Nothing is read when an agent samples runtime/metrics, nor
-// between snapshots while the target is idle (its threads ran less than idleShare of a core
-// since the last read): a big idle service pays for MemStats once an interval, not each second.
+// Go reading to split memory with. Nothing is read when an agent samples runtime/metrics or
+// the figures are read from the target's memory, nor between snapshots while the target is
+// idle (its threads ran less than idleShare of a core since the last read): a big idle service
+// pays for MemStats once an interval, not each second.
 func (r *recorder) sampleMemStats(now time.Time) {
 	pid, c := r.target()
-	if c == nil {
+	if c == nil || r.memory() != nil { // read from memory every sample instead
 		return
 	}
 	ran := r.ranNow(pid)
@@ -103,8 +110,19 @@ func (r *recorder) sampleMemStats(now time.Time) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), min(r.cfg.Sample/2, maxIndexTimeout))
 	defer cancel()
-	ms, err := c.MemStats(ctx)
-	took := time.Since(now)
+	var (
+		ms   scrape.MemStats
+		took time.Duration // the read's own time, not its wait for its turn
+	)
+	err := r.asked(ctx, session.DataFigures, func() (err error) {
+		start := time.Now()
+		ms, err = c.MemStats(ctx)
+		took = time.Since(start)
+		return err
+	})
+	if errors.Is(err, errNotAsked) {
+		return // a long request was in flight: a later sample reads them
+	}
 	r.tries.add(session.AttemptMemStats, err)
 	r.mu.Lock()
 	r.memStats.every = min(max(memStatsDuty*took, r.cfg.Sample), r.cfg.Interval)

@@ -124,26 +124,35 @@ func TestStacksUnchanged(t *testing.T) {
 	last := stacksState{at: t0, goroutines: 10000, ran: 5 * time.Second}
 	every := 2 * time.Minute
 	idleRan := 5*time.Second + 20*time.Millisecond
+	working := 5*time.Second + 300*time.Millisecond
 	for _, tc := range []struct {
 		name       string
 		st         stacksState
 		goroutines int
+		counted    bool // the count is read every sample
 		ran        time.Duration
 		now        time.Time
 		want       bool
 	}{
-		{"idle, the same goroutines", last, 10000, idleRan, t0.Add(10 * time.Second), true},
-		{"idle, a few goroutines more (a health check's connection)", last, 10004, idleRan, t0.Add(10 * time.Second), true},
-		{"idle, goroutines climbing", last, 10150, idleRan, t0.Add(10 * time.Second), false},
-		{"idle, goroutines gone", last, 9000, idleRan, t0.Add(10 * time.Second), false},
-		{"working", last, 10000, 5*time.Second + 300*time.Millisecond, t0.Add(10 * time.Second), false},
-		{"the leak check's period passed", last, 10000, idleRan, t0.Add(every), false},
-		{"no profile yet", stacksState{}, 10000, idleRan, t0.Add(10 * time.Second), false},
-		{"run time unknown then", stacksState{at: t0, goroutines: 10000, ran: -1}, 10000, idleRan, t0.Add(10 * time.Second), false},
-		{"run time unknown now", last, 10000, -1, t0.Add(10 * time.Second), false},
-		{"a small program, 3 goroutines more", stacksState{at: t0, goroutines: 8, ran: time.Second}, 11, time.Second, t0.Add(10 * time.Second), true},
+		{"idle, the same goroutines", last, 10000, false, idleRan, t0.Add(10 * time.Second), true},
+		{"idle, a few goroutines more (a health check's connection)", last, 10004, false, idleRan, t0.Add(10 * time.Second), true},
+		{"idle, goroutines climbing", last, 10150, false, idleRan, t0.Add(10 * time.Second), false},
+		{"idle, goroutines gone", last, 9000, false, idleRan, t0.Add(10 * time.Second), false},
+		{"working", last, 10000, false, working, t0.Add(10 * time.Second), false},
+		{"the leak check's period passed", last, 10000, false, idleRan, t0.Add(every), false},
+		{"no profile yet", stacksState{}, 10000, false, idleRan, t0.Add(10 * time.Second), false},
+		{"run time unknown then", stacksState{at: t0, goroutines: 10000, ran: -1}, 10000, false, idleRan, t0.Add(10 * time.Second), false},
+		{"run time unknown now", last, 10000, false, -1, t0.Add(10 * time.Second), false},
+		{"a small program, 3 goroutines more", stacksState{at: t0, goroutines: 8, ran: time.Second}, 11, false, time.Second, t0.Add(10 * time.Second), true},
+		// The count read every sample: a climb shows in it, whatever the target's work.
+		{"counted, working, the same goroutines", last, 10000, true, working, t0.Add(10 * time.Second), true},
+		{"counted, run time unknown (a remote service)", last, 10050, true, -1, t0.Add(10 * time.Second), true},
+		{"counted, working, goroutines climbing", last, 10150, true, working, t0.Add(10 * time.Second), false},
+		{"counted, goroutines gone", last, 9000, true, idleRan, t0.Add(10 * time.Second), false},
+		{"counted, the leak check's period passed", last, 10000, true, working, t0.Add(every), false},
+		{"counted, no profile yet", stacksState{}, 10000, true, working, t0.Add(10 * time.Second), false},
 	} {
-		if got := stacksUnchanged(tc.st, tc.goroutines, tc.ran, tc.now, every); got != tc.want {
+		if got := stacksUnchanged(tc.st, tc.goroutines, tc.counted, tc.ran, tc.now, every); got != tc.want {
 			t.Errorf("%s: unchanged = %v, want %v", tc.name, got, tc.want)
 		}
 	}

@@ -107,14 +107,21 @@ func (r *recorder) checkLimit(smp session.Sample) {
 // heap first, since the process may not live long.
 func (r *recorder) captureBeforeOOM(ctx context.Context, c *scrape.Client) {
 	now := time.Now()
-	raw, _, err := c.Heap(ctx)
+	var raw []byte
+	err := r.asked(ctx, session.AttemptHeap, func() (err error) {
+		raw, _, err = c.Heap(ctx)
+		return err
+	})
 	r.tries.add(session.AttemptHeap, err)
 	if err != nil {
 		r.scrapeFailed("heap (before a possible OOM kill)", err)
 		return
 	}
 	r.storeLabel(session.KindHeap, now, session.LabelBeforeOOM, raw)
-	raw, _, err = c.Goroutine(ctx)
+	err = r.asked(ctx, session.AttemptGoroutine, func() (err error) {
+		raw, _, err = c.Goroutine(ctx)
+		return err
+	})
 	r.tries.add(session.AttemptGoroutine, err)
 	if err != nil {
 		r.scrapeFailed("goroutine (before a possible OOM kill)", err)

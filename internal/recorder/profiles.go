@@ -15,45 +15,77 @@ import (
 // snapshot takes one round of profiles: goroutine (proto, and text when withText), heap
 // (proto) and the MemStats block. Each request fails on its own: the others still run.
 //
-// Between the first and a final round (final), the goroutine profile and its text are left
-// out while the target's stacks are unchanged (stacksUnchanged): idle, the same goroutines.
+// The goroutine profile and its text are left out while the target's stacks are unchanged as
+// far as matters (stacksUnchanged): the same goroutine count (read every sample, or the target
+// idle), the last profile younger than the leak check's period; in the last round of a
+// recording (final) too, whatever the last profile's age: the recording then ends with the
+// stacks the last profile saw (a 2-minute watch would otherwise read them twice at its end). With an agent they are
+// fetched every round, as before. A service also read from its memory (readMemoryToo) gives
+// its heap profile from there, its figures every sample (no MemStats), and its stacks from
+// there when the stop is within the bound (no text then). Requests go one at a time (asked).
 func (r *recorder) snapshot(ctx context.Context, c *scrape.Client, withText, final bool) {
 	now := time.Now()
-	answered := false // did the service answer any request, even with something unusable?
+	asked, answered := false, false // did memdoctor ask the service anything; did it answer any request, even with something unusable?
 	tried := func(kind string, err error) {
 		if err != nil && ctx.Err() != nil {
 			return // stopped by memdoctor, not failed by the service
 		}
 		r.tries.add(kind, err)
+		asked = true
 		answered = answered || !noAnswer(err)
 	}
 	defer func() {
-		if !stopping(ctx) { // a round cut short by the end of the recording is no failure
+		if asked && !stopping(ctx) { // a round cut short by the end of the recording is no failure
 			r.roundDone(answered)
 		}
 	}()
+	ms := r.memory()
 	goroutines := 0 // this round's count, for its MemStats sample: whether the index is readable or not
 	pid, _ := r.target()
 	ranBefore := r.ranNow(pid)
 	r.mu.Lock()
-	quiet := !final && stacksUnchanged(r.stacks, r.goroutines, ranBefore, now, r.cfg.LeakCheckEvery)
+	every := r.cfg.LeakCheckEvery
+	if final && !r.stacks.at.IsZero() {
+		every = now.Sub(r.stacks.at) + time.Second // the age does not matter at the end
+	}
+	quiet := stacksUnchanged(r.stacks, r.goroutines, r.counted(now), ranBefore, now, every)
 	if quiet {
 		goroutines = r.goroutines
 	}
+	count := r.goroutines
 	r.mu.Unlock()
 	var (
 		raw []byte
 		p   *profile.Profile
 		err error
 	)
-	if !quiet { // an idle target's stacks stay as the last profile saw them
-		raw, p, err = c.Goroutine(ctx)
+	if count <= 0 && ms != nil && !quiet { // the first round may come before the first sample
+		ms.mu.Lock()
+		count, _ = ms.rd.Goroutines()
+		ms.mu.Unlock()
+	}
+	fromMemory := !quiet && r.stacksFromMemory(ms, count)
+	switch {
+	case quiet: // an idle target's stacks stay as the last profile saw them
+	case fromMemory:
+		var stop time.Duration
+		if p, stop = r.memGoroutines(ms, now, "interval"); p == nil {
+			err = errors.New("no goroutine profile from memory")
+		}
+		r.stopped(ms, count, stop)
+	default:
+		err = r.asked(ctx, session.AttemptGoroutine, func() (err error) {
+			raw, p, err = c.Goroutine(ctx)
+			return err
+		})
 		tried(session.AttemptGoroutine, err)
 	}
 	switch {
 	case quiet:
 	case err != nil:
-		r.scrapeFailed("goroutine", err)
+		if !fromMemory {
+			r.scrapeFailed("goroutine", err)
+		}
 	default:
 		var n int64
 		for _, s := range p.Sample {
@@ -65,25 +97,47 @@ func (r *recorder) snapshot(ctx context.Context, c *scrape.Client, withText, fin
 		r.mu.Lock()
 		r.goroutines = goroutines
 		r.mu.Unlock()
-		r.store(session.KindGoroutine, now, raw)
+		if !fromMemory {
+			r.store(session.KindGoroutine, now, raw)
+		}
 	}
-	if withText && !quiet {
-		tried(session.AttemptGoroutineText, r.storeGoroutineText(ctx, c, now))
+	if withText && !quiet && !fromMemory {
+		err := r.asked(ctx, session.AttemptGoroutineText, func() error { return r.storeGoroutineText(ctx, c, now) })
+		tried(session.AttemptGoroutineText, err)
 	}
-	raw, _, err = c.Heap(ctx)
-	tried(session.AttemptHeap, err)
-	if err != nil {
-		r.scrapeFailed("heap", err)
+	if ms != nil {
+		r.memHeap(ms, now)
 	} else {
-		r.store(session.KindHeap, now, raw)
+		err = r.asked(ctx, session.AttemptHeap, func() (err error) {
+			raw, _, err = c.Heap(ctx)
+			return err
+		})
+		tried(session.AttemptHeap, err)
+		if err != nil {
+			r.scrapeFailed("heap", err)
+		} else {
+			r.store(session.KindHeap, now, raw)
+		}
 	}
 	if r.agent != nil {
 		return // the agent's runtime/metrics samples are exact: no MemStats (it stops the world)
 	}
+	if ms != nil { // the figures are read from memory every sample
+		r.mu.Lock()
+		if !quiet && p != nil {
+			r.stacks = stacksState{at: now, goroutines: goroutines, ran: r.ranNow(pid)}
+		}
+		r.mu.Unlock()
+		return
+	}
 	r.mu.Lock()
 	r.memStats.last = time.Now()
 	r.mu.Unlock()
-	ms, err := c.MemStats(ctx)
+	var mst scrape.MemStats
+	err = r.asked(ctx, session.DataFigures, func() (err error) {
+		mst, err = c.MemStats(ctx)
+		return err
+	})
 	tried(session.AttemptMemStats, err)
 	ran := r.ranNow(pid) // after this round's requests: their cost is not the target's work
 	r.mu.Lock()
@@ -96,11 +150,11 @@ func (r *recorder) snapshot(ctx context.Context, c *scrape.Client, withText, fin
 		r.scrapeFailed("heap?debug=1", err)
 	} else {
 		r.mu.Lock()
-		g := goMemFromMemStats(ms, goroutines)
-		r.status.HeapBytes = ms.HeapAlloc
-		r.lastGCCycles = uint64(ms.NumGC)
+		g := goMemFromMemStats(mst, goroutines)
+		r.status.HeapBytes = mst.HeapAlloc
+		r.lastGCCycles = uint64(mst.NumGC)
 		r.mu.Unlock()
-		r.setGoHeap(ms.HeapInuse)
+		r.setGoHeap(mst.HeapInuse)
 		if err := r.w.AppendSample(session.Sample{Time: time.Now().UTC(), Go: g}); err != nil {
 			r.writeFailed(err)
 		}

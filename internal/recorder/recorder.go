@@ -31,6 +31,7 @@ type recorder struct {
 	mem        *memSource   // the process's memory, read when it serves neither pprof nor an agent; nil otherwise
 	status     Status
 	goroutines int           // the latest goroutine count: the index page, a goroutine profile or the agent
+	countedAt  time.Time     // when the count was last read by a sample (the index page, the process's memory, the agent)
 	index      indexState    // what the per-sample index reads learnt
 	gone       chan struct{} // closed when the local target has exited
 	goneOnce   sync.Once
@@ -50,8 +51,12 @@ type recorder struct {
 	memStats memStatsState
 	stacks   stacksState
 
-	// tries counts the reads of each kind of data for the manifest's Attempts.
+	// tries counts the reads of each kind of data for the manifest's Attempts; costs adds up
+	// what they cost the target, for its Costs.
 	tries tally
+	costs costTally
+	// asking is held while a request to the target's pprof is in flight (asked): one at a time.
+	asking chan struct{}
 
 	// oom decides when memory near its limit calls for profiles at once; urgent asks the
 	// profile loop for them. lastCgroup is the target's latest cgroup reading, read again
@@ -64,7 +69,7 @@ type recorder struct {
 
 func newRecorder(cfg Config, w *session.Writer) *recorder {
 	r := &recorder{cfg: cfg, w: w, log: cfg.Logger, start: time.Now(), gone: make(chan struct{}), unreachable: make(chan struct{}),
-		urgent: make(chan struct{}, 1)}
+		urgent: make(chan struct{}, 1), asking: make(chan struct{}, 1)}
 	r.gc = newGCTracker(func(tl traceLine, base time.Time) {
 		if err := w.AppendGCTrace(tl.line); err != nil {
 			r.writeFailed(err)
@@ -116,6 +121,12 @@ func (r *recorder) gcBaseKnown(base time.Time) {
 	}
 }
 
+// counted reports whether the goroutine count is read every sample (countedAt): a sample read
+// it within the last two sample intervals. r.mu is held.
+func (r *recorder) counted(now time.Time) bool {
+	return !r.countedAt.IsZero() && now.Sub(r.countedAt) <= 2*r.cfg.Sample+time.Second
+}
+
 func (r *recorder) target() (pid int, pprof *scrape.Client) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -136,6 +147,7 @@ func (r *recorder) setPprof(c *scrape.Client) {
 // attempt counts and gctrace time base.
 func (r *recorder) note(fn func(*session.Manifest)) {
 	attempts, gen := r.tries.snapshot()
+	costs, costGen := r.costs.snapshot()
 	r.mu.Lock()
 	base := r.gcBase
 	r.mu.Unlock()
@@ -143,6 +155,9 @@ func (r *recorder) note(fn func(*session.Manifest)) {
 		fn(m)
 		if attempts != nil {
 			m.Attempts = attempts
+		}
+		if costs != nil {
+			m.Costs = costs
 		}
 		if !base.IsZero() {
 			m.GCTraceBase = base.UTC()
@@ -153,14 +168,16 @@ func (r *recorder) note(fn func(*session.Manifest)) {
 		return
 	}
 	r.tries.written(gen)
+	r.costs.written(costGen)
 }
 
 // manifestEvery is how often the manifest is rewritten when only counts changed.
 const manifestEvery = 5 * time.Second
 
-// flushManifest rewrites the manifest if the attempt counts changed since its last write.
+// flushManifest rewrites the manifest if the attempt counts or costs changed since its last
+// write.
 func (r *recorder) flushManifest() {
-	if r.tries.changed() {
+	if r.tries.changed() || r.costs.changed() {
 		r.note(func(*session.Manifest) {})
 	}
 }
@@ -312,7 +329,7 @@ func (r *recorder) profileLoop(ctx context.Context) {
 	n := 0
 	for {
 		if _, c := r.target(); c != nil {
-			r.snapshot(ctx, c, n%r.cfg.GoroutineTextEvery == 0, false)
+			r.snapshot(ctx, c, (n+1)%r.cfg.GoroutineTextEvery == 0, false)
 			n++
 			poll.Stop()
 		} else {

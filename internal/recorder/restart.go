@@ -114,6 +114,7 @@ func (r *recorder) rejoin(ctx context.Context, tg *watchTarget, wentAt, backAt t
 	r.unreachable, r.unreachableOnce, r.failedRounds = make(chan struct{}), sync.Once{}, 0
 	r.lastGCCycles = 0
 	r.mu.Unlock()
+	r.readMemoryAgain(ctx, tg, newPID)
 
 	at := startedAt.UTC().Format(time.RFC3339)
 	switch {

@@ -63,11 +63,16 @@ func Watch(ctx context.Context, cfg Config, rawURL string) (Result, error) {
 	if cfg.MemoryBudget > 0 {
 		r.note(func(m *session.Manifest) { m.MemoryBudgetBytes, m.MemoryBudgetSource = cfg.MemoryBudget, "flag" })
 	}
-	r.findLocalProcess(tg)
+	if confirmed := r.findLocalProcess(tg); tg.pprof != nil {
+		pid, _ := r.target()
+		r.readMemoryToo(pid, confirmed)
+	}
 
+	// The duration counts from the first readings: opening the service's memory (its
+	// executable's symbols and types) takes a fraction of a second, seconds on a loaded machine.
 	var deadline time.Time // zero: no --duration
 	if cfg.Duration > 0 {
-		deadline = start.Add(cfg.Duration)
+		deadline = time.Now().Add(cfg.Duration)
 	}
 	var res Result
 	for {
@@ -91,6 +96,7 @@ func Watch(ctx context.Context, cfg Config, rawURL string) (Result, error) {
 	}
 	r.readHolders(res, running)
 	r.settleProc()
+	r.closeMemory(false) // beside pprof: its last profiles came with the final snapshot
 	if r.agent != nil {
 		r.agentSummary()
 	}
@@ -242,8 +248,9 @@ func probeAgent(ctx context.Context, rawURL string, timeout time.Duration, opts 
 
 // findLocalProcess finds the service's process when it runs on this machine, so that its
 // /proc and cgroup are sampled too, and records it in the manifest; it notes why not
-// otherwise.
-func (r *recorder) findLocalProcess(tg *watchTarget) {
+// otherwise. It reports whether the process is proved to be the service: its command line is
+// the one the service's pprof serves.
+func (r *recorder) findLocalProcess(tg *watchTarget) (confirmed bool) {
 	pid, port, err := r.cfg.PID, "", error(nil)
 	if pid == 0 {
 		pid, port, err = localPID(r.cfg.FS, tg.baseURL())
@@ -260,11 +267,14 @@ func (r *recorder) findLocalProcess(tg *watchTarget) {
 		t := targetInfo(r.cfg.FS, p)
 		if tg.pprof != nil {
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			m := r.markCost()
 			args, err := tg.pprof.Cmdline(ctx)
+			r.servedCost(session.DataCmdline, m)
 			cancel()
 			if err == nil && r.identify(args, t.Cmdline) && !slices.Equal(args, t.Cmdline) {
-				return // not the service: identify noted why
+				return false // not the service: identify noted why
 			}
+			confirmed = err == nil && len(args) > 0 && slices.Equal(args, t.Cmdline)
 		}
 		tg.describe(&t)
 		var budget uint64
@@ -281,6 +291,7 @@ func (r *recorder) findLocalProcess(tg *watchTarget) {
 		})
 		r.log.Info("found the service's process", "pid", pid, "exe", p.Exe, "go", p.GoVersion)
 	}
+	return confirmed
 }
 
 // watchUntilGone runs the collection loops until the user, the deadline, or the service

@@ -1,0 +1,67 @@
+package memread
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+
+	"github.com/memdoctor/memdoctor/process"
+)
+
+// ErrDetached: what a detached Reader no longer reads (Detach).
+var ErrDetached = errors.New("the reader let go of the executable's debugging information (Detach): goroutine profiles and heap-profiling changes need it")
+
+// Detach lets go of what a live process's Reader needed only to find the runtime's structures
+// (the executable's symbols and DWARF, held by Delve: about twice the executable's size in
+// memory) and reads the process's memory through /proc/PID/mem directly from then on: the
+// heap profile, the figures, the goroutine count and the pause histograms go on, goroutine
+// profiles and EnableHeapProfiling fail with ErrDetached. For a reader beside a pprof endpoint
+// that serves the stacks: memdoctor's own memory then stays small however long it watches.
+func (r *Reader) Detach() error {
+	if r.t == nil {
+		return nil
+	}
+	if r.t.Kind != "process" {
+		return fmt.Errorf("only a live process's reader detaches (this reads a %s)", r.t.Kind)
+	}
+	if r.pl == nil {
+		pl, err := newPauseLayout(r.t.Delve.BinInfo())
+		if err == nil {
+			r.pl = pl
+		} else {
+			r.noPauses = err
+		}
+	}
+	f, err := os.Open("/proc/" + strconv.Itoa(r.t.PID) + "/mem")
+	if err != nil {
+		return fmt.Errorf("process %d: %w", r.t.PID, err)
+	}
+	mem := process.NewMemory(procMem{f})
+	// The function table reads its files' names lazily through the memory it was read with:
+	// read it again through the new one, so that nothing refers to the target any more.
+	tab, err := process.ReadPclntab(mem, r.tables, r.arch)
+	if err != nil {
+		f.Close()
+		return fmt.Errorf("the runtime's function table: %w", err)
+	}
+	r.memFile, r.mem, r.tab, r.syms = f, mem, tab, newSymbolizer(tab)
+	err = r.t.Close()
+	r.t = nil
+	return err
+}
+
+// procMem reads a live process's memory with one read of /proc/PID/mem; a short read is an
+// error.
+type procMem struct{ f *os.File }
+
+func (m procMem) ReadMemory(buf []byte, addr uint64) (int, error) {
+	if addr > 1<<63 {
+		return 0, fmt.Errorf("address %#x is out of range", addr)
+	}
+	n, err := m.f.ReadAt(buf, int64(addr))
+	if err == nil && n < len(buf) {
+		err = fmt.Errorf("short read at %#x", addr)
+	}
+	return n, err
+}

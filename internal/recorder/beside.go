@@ -1,0 +1,136 @@
+package recorder
+
+import (
+	"context"
+	"os"
+	"runtime/debug"
+	"slices"
+	"time"
+
+	"github.com/memdoctor/memdoctor/collect/memread"
+)
+
+// A local service watched over pprof is read from its memory too when it can be (Linux,
+// permission to trace it, Config.ReadMemory), each quantity from the source that costs it
+// least within a bound on stops (bench/scrapecost, docs/performance.md):
+//
+//   - the heap profile and the runtime's figures from its memory: the kernel copies the
+//     runtime's own records for memdoctor, the service runs nothing and is never stopped;
+//     over pprof each heap profile costs it about a millisecond of CPU and 0.9 MiB of
+//     allocation, each MemStats read a stop-the-world and a rendering of every heap record;
+//   - the goroutine stacks from pprof (at 10,000 goroutines: 14 ms of its CPU and 3.2 MiB
+//     allocated each, only when the count moved), or from its memory when Config.StacksStop
+//     allows a stop of every thread (ptrace) and the stop is predicted within it (60-140 ms at
+//     10,000 goroutines on a loaded machine; 2-4 ms for up to 300 on a quiet one); without
+//     that, memdoctor keeps none of the executable's symbols and DWARF once it has found the
+//     runtime's structures (Delve holds about twice the executable's size);
+//   - the goroutine count from its memory each sample, and the pprof index page at the start
+//     and after each goroutineleak fetch (its goroutineleak count comes only from there);
+//   - goroutine dumps (goroutine?debug=1) and goroutineleak profiles from pprof: nothing else
+//     makes them.
+//
+// What the service allocates serving memdoctor brings its next GC cycle forward: on a big
+// heap a cycle costs more than every request of a watch together.
+
+// The prediction of how long reading the goroutines' stacks from memory stops the process,
+// before a stop was measured: a base (seizing and interrupting every thread, reading the list
+// of goroutines) and a share per goroutine (reading its g and unwinding its stack through
+// /proc/PID/mem). Measured on 2 cores: 2.2-4 ms for 10 to 300 goroutines, 60-140 ms for
+// 10,000, on a loaded machine; the stops grow with the machine's load (memdoctor's thread
+// waits for a CPU while the process is stopped).
+const (
+	stopBase         = 2 * time.Millisecond
+	stopPerGoroutine = 10 * time.Microsecond
+)
+
+// readMemoryToo opens the memory of the watched local service (pid) beside its pprof, when
+// the configuration allows and the process is surely the service (its command line is the one
+// its pprof serves: confirmed). It notes what is read from where, or why memory is not read.
+func (r *recorder) readMemoryToo(pid int, confirmed bool) {
+	switch {
+	case !r.cfg.ReadMemory || pid == 0 || r.agent != nil:
+		return
+	case !procSupported:
+		return
+	case pid == os.Getpid():
+		return // memdoctor's own process (a test serving pprof itself): it cannot stop itself
+	case !confirmed:
+		r.addNote("the service's memory is not read (its pprof serves no command line to prove that process %d is the service): its profiles and figures are asked of its pprof", pid)
+		return
+	}
+	rd, err := memread.Open(pid)
+	if err != nil {
+		r.addNote("the service's memory could not be read, so its heap profile and runtime figures are asked of its pprof, at a cost to it (--read-memory=false does not try): %v", err)
+		return
+	}
+	stacks := "from its memory while a stop of the process to read them is predicted to last at most " + r.cfg.StacksStop.String() +
+		" (else, and after any stop that lasted longer, from net/http/pprof)"
+	if r.cfg.StacksStop <= 0 {
+		// The stacks come from pprof: let go of the executable's symbols and DWARF (twice its
+		// size in memory), which only goroutine profiles from memory need.
+		if err := rd.Detach(); err != nil {
+			rd.Close()
+			r.addNote("the service's memory could not be read, so its heap profile and runtime figures are asked of its pprof, at a cost to it: %v", err)
+			return
+		}
+		debug.FreeOSMemory()
+		stacks = "from net/http/pprof (the process is never stopped: --stacks-stop 0)"
+	}
+	ms := &memSource{rd: rd, pid: pid, besidePprof: true}
+	r.addNote("the service (pid %d) is also read from its memory (/proc/%d/mem), which costs it no CPU and never stops it: its runtime figures and goroutine count every sample, its heap profile every interval; "+
+		"its goroutine stacks %s; goroutine dumps, goroutineleak profiles and the pprof index page (at the start and after each leak check) from net/http/pprof", pid, pid, stacks)
+	r.mu.Lock()
+	r.mem = ms
+	r.mu.Unlock()
+}
+
+// stacksFromMemory reports whether the next goroutine stacks are read from memory: the
+// service is read from its memory, no stop has yet lasted longer than the bound, and the
+// stop is predicted to last no longer (from the goroutine count: the base and a share per
+// goroutine, the larger of the assumed one and the largest measured).
+func (r *recorder) stacksFromMemory(ms *memSource, goroutines int) bool {
+	if ms == nil || !ms.besidePprof || ms.stopsOff || r.cfg.StacksStop <= 0 || goroutines <= 0 {
+		return false
+	}
+	return ms.predictStop(goroutines) <= r.cfg.StacksStop
+}
+
+// predictStop is how long reading n goroutines' stacks is predicted to stop the process.
+func (ms *memSource) predictStop(n int) time.Duration {
+	per := stopPerGoroutine
+	if ms.perGoroutine > per {
+		per = ms.perGoroutine
+	}
+	return stopBase + time.Duration(n)*per
+}
+
+// stopped takes in a stop of the process that read n goroutines: the share per goroutine it
+// shows, and the bound. A stop over the bound hands the stacks to pprof for good.
+func (r *recorder) stopped(ms *memSource, n int, d time.Duration) {
+	if n > 0 && d > stopBase {
+		ms.perGoroutine = max(ms.perGoroutine, (d-stopBase)/time.Duration(n))
+	}
+	if d > r.cfg.StacksStop && !ms.stopsOff {
+		ms.stopsOff = true
+		r.addNote("reading the goroutines' stacks from memory stopped the service for %s (%d goroutines), more than --stacks-stop %s: its stacks are asked of net/http/pprof from then on",
+			d.Round(10*time.Microsecond), n, r.cfg.StacksStop)
+	}
+}
+
+// readMemoryAgain follows a service that restarted as a new process (pid; 0: not found): the
+// old process's memory is let go, the new one's read when it is surely the service.
+func (r *recorder) readMemoryAgain(ctx context.Context, tg *watchTarget, pid int) {
+	ms := r.memory()
+	if ms == nil || ms.pid == pid || !ms.besidePprof {
+		return
+	}
+	r.closeMemory(false)
+	if pid == 0 || tg.pprof == nil {
+		return
+	}
+	cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	args, err := tg.pprof.Cmdline(cctx)
+	cancel()
+	proc, perr := r.cfg.FS.Cmdline(pid)
+	r.readMemoryToo(pid, err == nil && perr == nil && len(args) > 0 && slices.Equal(args, proc))
+}
