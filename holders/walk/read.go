@@ -30,6 +30,10 @@ type Options struct {
 	MaxPaths int
 	// MaxCuts bounds what to cut per culprit (holders.Cut). Default 3.
 	MaxCuts int
+	// CutsBytes bounds the memory the cuts take (the dominator tree of the objects that lead
+	// to the sampled ones, about 96 bytes an object): past it no cut is worked out, with a
+	// note. Default a fifth of the heap read, at least 64 MiB.
+	CutsBytes int
 	// MaxNamed bounds the objects named while the most readable paths are sought. Default
 	// DefaultMaxNamed.
 	MaxNamed int
