@@ -37,6 +37,17 @@ func (t *Target) RegionOf(addr uint64) (Region, bool) {
 	return Region{}, false
 }
 
+// NextRegion returns the first readable region above addr: false when there is none, or when
+// the readable address space is not known.
+func (t *Target) NextRegion(addr uint64) (Region, bool) {
+	rs := t.regions
+	i := sort.Search(len(rs), func(i int) bool { return rs[i].Lo > addr })
+	if i < len(rs) {
+		return rs[i], true
+	}
+	return Region{}, false
+}
+
 // ReadRegions reads the readable address space of a live process again now (Stop reads it
 // too); a core's does not change.
 func (t *Target) ReadRegions() error { return t.refreshRegions() }
