@@ -140,7 +140,7 @@ func (s *liveSource) copyTo(w io.WriterAt, off int64, rs []Region, buf []byte) e
 			if err != nil || n < size-from {
 				switch {
 				case errors.Is(err, io.EOF):
-					return fmt.Errorf("process %d: its memory is gone: it ended (killed?) while it was stopped to be copied: %w", s.pid, ErrExited)
+					return fmt.Errorf("its memory is gone: it ended (killed?) while it was stopped to be copied: %w", ErrExited)
 				case err == nil:
 					err = io.ErrUnexpectedEOF
 				}
