@@ -143,7 +143,14 @@ func Read(ctx context.Context, t *process.Target, opts Options) (res *holders.Re
 	res.Timing.Prepare += ms(snap.Prepare)
 	res.Timing.Stop, res.Timing.Copy, res.Copied = ms(snap.Stop), ms(snap.Copy), uint64(snap.Bytes)
 	res.EstimatedStop = ms(snap.Estimate.Stop)
-	w := &reading{t: t, r: r, ix: ix, tab: tab, md: md, opts: opts, ctx: ctx, res: res}
+	for _, s := range snap.Skipped {
+		res.SkippedRanges++
+		res.SkippedBytes += s.Hi - s.Lo
+	}
+	if n := res.SkippedSaid(); n != "" {
+		res.Notes = append(res.Notes, n)
+	}
+	w := &reading{t: t, r: r, ix: ix, tab: tab, md: md, opts: opts, ctx: ctx, res: res, missing: snap.Missing}
 	a, err := w.read()
 	if err != nil {
 		return nil, err
@@ -169,6 +176,8 @@ type reading struct {
 	opts Options
 	ctx  context.Context
 	res  *holders.Result
+	// missing returns what the snapshot could not copy of a range.
+	missing func(lo, hi uint64) []process.Region
 }
 
 func (w *reading) cancelled() bool { return w.ctx.Err() != nil }
@@ -194,7 +203,7 @@ func (w *reading) read() (a *aggregator, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("the goroutines: %w", err)
 	}
-	st := &stackRoots{rs: rs, t: w.t, tab: w.tab, gs: gs, maxFrames: w.opts.MaxFrames, rodata: w.md.Word("rodata", 0)}
+	st := &stackRoots{rs: rs, t: w.t, tab: w.tab, gs: gs, maxFrames: w.opts.MaxFrames, rodata: w.md.Word("rodata", 0), missing: w.missing}
 	if err := st.scan(); err != nil {
 		return nil, fmt.Errorf("the goroutines' stacks: %w", err)
 	}
