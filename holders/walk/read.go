@@ -34,7 +34,8 @@ type Options struct {
 	// to the sampled ones, about 96 bytes an object): past it no cut is worked out, with a
 	// note. Default a fifth of the heap read, at least 64 MiB.
 	CutsBytes int
-	// MaxNamed bounds the objects named while the most readable paths are sought. Default
+	// MaxNamed bounds the objects named while the most readable paths are sought (about a
+	// KiB each). Default what an eighth of the heap read holds (at least 64 MiB), at most
 	// DefaultMaxNamed.
 	MaxNamed int
 	// CacheBytes is the memory kept of the target's heap while it is walked. Default 16 MiB
@@ -74,9 +75,6 @@ func (o *Options) defaults() {
 	}
 	if o.MaxCuts <= 0 {
 		o.MaxCuts = 3
-	}
-	if o.MaxNamed <= 0 {
-		o.MaxNamed = DefaultMaxNamed
 	}
 	if o.MaxFrames <= 0 {
 		o.MaxFrames = 4096
@@ -157,11 +155,13 @@ func Read(ctx context.Context, t *process.Target, opts Options) (res *holders.Re
 	}
 	// What to cut is worked out on the graph, with the process running again.
 	lap := time.Now()
+	notes := len(a.notes)
 	err = a.cuts(res.Culprits)
 	a.g.free()
 	if err != nil {
 		return nil, err
 	}
+	res.Notes = append(res.Notes, a.notes[notes:]...)
 	res.Timing.Cuts = ms(time.Since(lap))
 	return res, nil
 }
