@@ -157,7 +157,7 @@ func checkCulprit(t *testing.T, s Scenario, before, after map[[32]uintptr]runtim
 		}
 		t.Logf("%d goroutines in %s", n, e.Culprit)
 		if n < 10 {
-			t.Errorf("%s: only %d goroutines in %s after 2s", s.Name, n, e.Culprit)
+			t.Errorf("%s: only %d goroutines in %s after 2 s", s.Name, n, e.Culprit)
 		}
 	default:
 		t.Errorf("%s: no check for a culprit of %s", s.Name, e.Kinds[0])

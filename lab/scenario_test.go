@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"runtime"
 	"runtime/metrics"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -185,10 +186,16 @@ func httpGet(t *testing.T, url string) {
 	}
 }
 
-// TestScenariosStartServeStop runs every scenario for about two seconds:
-// it must serve pprof, make requests, stop cleanly and leave nothing running.
+// TestScenariosStartServeStop runs every scenario for about two seconds (with -short, one for
+// the scenarios whose culprit shows at once: not a pile of goroutines or a climbing cost,
+// which take their time): it must serve pprof, make requests, stop cleanly and leave nothing
+// running.
 func TestScenariosStartServeStop(t *testing.T) {
 	for _, s := range All() {
+		run := 2 * time.Second
+		if testing.Short() && !slices.ContainsFunc(s.Expect.Kinds, func(k string) bool { return k == kindGoroutineLeak || k == kindCostGrowth }) {
+			run = time.Second
+		}
 		t.Run(s.Name, func(t *testing.T) {
 			if s.Name == "non-go-mmap" && runtime.GOOS != "linux" {
 				t.Skip("the off-heap cache maps memory on Linux only")
@@ -199,7 +206,7 @@ func TestScenariosStartServeStop(t *testing.T) {
 			httpGet(t, r.url)
 			httpGet(t, r.url+"heap?debug=1")
 			http.DefaultClient.CloseIdleConnections()
-			time.Sleep(2 * time.Second)
+			time.Sleep(run)
 			checkCulprit(t, s, profile, memProfile())
 			t0 := time.Now()
 			n := r.stop()

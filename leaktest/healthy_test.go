@@ -120,10 +120,12 @@ func TestHealthySyncOnce(t *testing.T) {
 	}))
 }
 
-// A cache that keeps filling for a few rounds after the warm-up, then holds: a rise that
-// levels off, not a leak.
+// A cache that keeps filling for a round or two after the warm-up, then holds: a rise that
+// levels off, not a leak. (Every allocation is sampled while Loop runs, so a round is a few
+// thousand of these calls; 20000 entries kept filling for five rounds of seven on a loaded
+// machine, a rise the contract does not promise to tell from a leak.)
 func TestHealthyCacheFillsThenHolds(t *testing.T) {
-	const size = 20000
+	const size = 10000
 	m := make(map[int][]byte)
 	i := 0
 	mustPass(t, loop(t, func() {

@@ -33,6 +33,9 @@ import (
 // variable that points at it and the vectors through the Collector interface, every step
 // typed, and offer to cut the vectors' series maps.
 func TestHoldersPrometheusLabels(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a program on client_golang")
+	}
 	bin := filepath.Join(t.TempDir(), "prom-labels")
 	build := exec.Command("go", "build", "-o", bin, ".")
 	build.Dir = filepath.Join("testdata", "prom-labels")

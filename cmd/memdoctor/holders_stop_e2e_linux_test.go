@@ -78,6 +78,9 @@ func TestHoldersNeverLeavesTheProcessStopped(t *testing.T) {
 	for _, during := range []string{"copy", "walk"} {
 		for _, sig := range []syscall.Signal{syscall.SIGKILL, syscall.SIGINT} {
 			t.Run(during+"/"+sig.String(), func(t *testing.T) {
+				if testing.Short() && (during != "copy" || sig != syscall.SIGKILL) {
+					t.Skip("-short: memdoctor killed during the copy only")
+				}
 				pid, heartbeat := startHoldersTarget(t, holdersTargetBin, 3_000_000)
 				tmp := t.TempDir()
 				cmd := exec.Command(memdoctorBin, "holders", "--max-stop", "0", "--tmpdir", tmp, strconv.Itoa(pid))
