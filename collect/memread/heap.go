@@ -25,10 +25,6 @@ const (
 // cacheBytes is the memory a reading keeps of the target's buckets while it walks them.
 const cacheBytes = 1 << 20
 
-// mProfCycleWrap is the runtime's: the heap-profile cycle number wraps there (a multiple of
-// the three future cycles, so that cycle%3 goes on across the wrap).
-const mProfCycleWrap = 3 * (2 << 24)
-
 // record is one bucket as read: its stack, its counts, and what runtime.MemProfile would
 // report for it (set by publish).
 type record struct {
@@ -57,7 +53,7 @@ type HeapReading struct {
 	Records int           // buckets in the profile
 	Skipped int           // buckets left out (see Notes)
 	Rate    int64         // runtime.MemProfileRate when read; 0: sampling is off
-	Retries int           // walks made again because a GC was publishing a cycle meanwhile
+	Retries int           // readings made again, or waited for, while a GC published a cycle
 	Took    time.Duration // the reading's wall time (the target runs all along)
 	Bytes   int64         // bytes read from the target
 	Notes   []string
@@ -67,38 +63,41 @@ type HeapReading struct {
 // 1.27), and what memdoctor, which takes none of its locks, can see of it.
 //
 // Each bucket counts allocations in future[(C+2)%3] and sweep frees in future[(C+1)%3], C
-// being the heap-profile cycle (mProfCycle >> 1), and what is published in active. At a GC's
-// mark termination mProf_NextCycle makes C+1 current and clears mProfCycle's flushed bit;
-// just after, mProf_Flush sets the bit and then, holding profMemActiveLock, walks every
-// bucket adding future[C%3] to active and zeroing it: it must, before the next NextCycle.
-// runtime.MemProfile makes the same flush of future[C%3] (a no-op once mProf_Flush has made
-// it, the bit left alone) and reports active; mProf_PostSweep (runtime.GC only) flushes
-// future[(C+1)%3] early. So what runtime.MemProfile would report for a bucket is
-// active + future[C%3], a sum no flush of C%3 changes, and which only grows.
+// being the heap-profile cycle (mProfCycle >> 1); active holds what is published. At a GC's
+// mark termination mProf_NextCycle makes C+1 current and clears mProfCycle's flushed bit
+// (bit 0); once the world runs again, mProf_Flush sets the bit and then, holding
+// profMemActiveLock, walks every bucket adding future[C%3] to active and zeroing it, which it
+// must do before the next NextCycle. runtime.MemProfile makes the same flush under the same
+// lock (a no-op once mProf_Flush has made it) and reports active; mProf_PostSweep
+// (runtime.GC only) flushes future[(C+1)%3] early, under the lock too. So what
+// runtime.MemProfile reports for a bucket is active + future[C%3]: no flush of C%3 changes
+// it, and it only grows.
 //
-// A reader without the locks sees a flush of future[C%3] as a tear: active read before the
-// add and future[C%3] after the zeroing loses the cycle's counts; active after and future
-// before counts them twice, and a flusher the kernel took off its CPU between the two stores
-// leaves a bucket in that state for as long as it is descheduled. Such a flush can only run
-// from mProf_NextCycle until mProf_Flush has zeroed future[C%3] in every bucket, and the
-// whole flush holds profMemActiveLock. So a walk is kept only when
-//   - mProfCycle reads the same before and after it (no NextCycle, no flush began),
-//   - the flushed bit is set (cycle 0 aside: no GC has run, nothing is flushed but by
-//     runtime.MemProfile's own reading),
-//   - profMemActiveLock was free before and after it (runtime.MemProfile, mProf_PostSweep or
-//     a flush holds it), and
-//   - no bucket still held counts in future[C%3]: were any, mProf_Flush had not passed it.
-// A flush that tore a bucket ran during the walk: it began after the bit was read set and
-// after the lock was read free, so its flusher stopped between setting the bit and taking the
-// lock (a few instructions) for longer than a read of the target's memory, and then either
-// still holds the lock after the walk or has zeroed future[C%3] in a bucket the walk read
-// after it; a torn bucket itself shows its future[C%3] unless the add was read late. What is
-// left is a flusher descheduled in those few instructions and then racing ahead of the walk.
-// A walk that fails the checks is made again after a pause (mProf_Flush ends within
-// microseconds of NextCycle on a running program), at most flushTries times.
+// Reading without the locks, memdoctor sees a flush of future[C%3] that runs while it copies
+// a bucket as a tear: active copied before the add and future[C%3] after the zeroing loses
+// the cycle's counts; active after and future before counts them twice, and a flusher that
+// the kernel takes off its CPU between its two stores leaves the bucket so for as long as it
+// is off (the copy goes up the addresses, active first). Such a flush runs only between
+// NextCycle and the end of mProf_Flush's walk, holding the lock. So a walk is kept only when
+//   - mProfCycle reads the same before and after it: no NextCycle, no flush began;
+//   - the flushed bit is set (or the cycle is 0: no GC has run; only the program's own
+//     runtime.MemProfile publishes then);
+//   - profMemActiveLock reads free before and after it; and
+//   - no bucket read still holds counts in future[C%3], which mProf_Flush zeroes in every
+//     bucket and nothing else writes during cycle C: a bucket counted twice shows them.
+// A walk kept with a bucket whose counts were lost had a flush run while it was made: one
+// that set the bit before it and took the lock after the lock was read free, its flusher
+// stopped for longer than a read of the target's memory between two of its statements; that
+// was done before the walk ended; and that was ahead of the walk at every bucket with counts
+// to publish, but at the one it tore, so stopped again there. And the program's own first
+// runtime.MemProfile, publishing everything before any GC did, made wholly within a walk.
+// A walk that fails the checks is made again, after a pause when the runtime was publishing
+// (it ends within microseconds of NextCycle on a running program); the reading is given up
+// after tries walks that a NextCycle overlapped, or after finding the runtime publishing
+// flushTries times (waiting 1+2+3+4 pauses in all).
 //
-// The extra cost: two 8-byte reads of the lock per walk; a walk made again when a GC was
-// publishing a cycle.
+// The cost: two 8-byte reads of the lock per walk, and a walk (or only the two reads that
+// saw the runtime publishing) made again when a GC was publishing a cycle.
 
 // readBuckets walks the bucket list from its head, read once: new buckets are published at
 // the head and a bucket's links never change, so the walk sees every bucket that existed when
@@ -224,42 +223,35 @@ func (r *Reader) walkFrom(c *process.Cache, head uint64, cycle uint32) *walk {
 // would show them no more until the runtime flushes their own cycles, one or two GCs later:
 // a site's counts would go from a figure to 0 and back (seen on a database/sql program watched
 // from the moment sampling was turned on). So the publisher remembers, per bucket, what it
-// moved, and counts it as published until the runtime has flushed that cycle itself: the
-// profiles it makes are those /debug/pprof/heap would have served, fetched at each reading.
+// published so (all the bucket's counts then: active was 0), and adds to what the runtime has
+// published (active + future[C%3]) whatever of it the runtime has not published yet: until
+// the runtime has published that much, what it has published of the bucket is only some of
+// those counts. Those counts sat in the two cycles then counting (future[(C+1)%3] held the
+// allocations of cycle C-1 and the frees of cycle C, future[(C+2)%3] the allocations of cycle
+// C; future[C%3] was empty, or something would have been published); the runtime publishes
+// the first at the next cycle (or its sweep's end, or a reading of the program's own), with
+// only frees counted since in it, the second after, with what was counted since in it; what
+// is counted later goes to cycles published after those. So the published allocations are
+// the remembered ones until they reach their number, and so are the frees. The profiles it
+// makes are those /debug/pprof/heap would have served, fetched at each reading; once the
+// program reads its own profile first, publishing everything itself, they are that program's.
 type publisher struct {
-	moved map[uint64]*[3]process.Cycle // bucket address -> counts moved from each future cycle
-	cycle uint32                       // mProfCycle at the last reading
-	read  bool                         // a reading was made
+	moved map[uint64]process.Cycle // bucket address -> the counts published early
 }
 
-// publish sets each record's view, and remembers what it moved.
+// publish sets each record's view, and remembers what it published early.
 func (p *publisher) publish(w *walk) {
-	var flushed [3]bool
-	if p.read {
-		flushed = flushedSince(p.cycle, w.cycle)
-	}
-	p.cycle, p.read = w.cycle, true
 	cur := (w.cycle >> 1) % 3
 	empty := true
 	for k := range w.records {
 		rec := &w.records[k]
 		rec.view = rec.active
 		rec.view.Add(rec.future[cur])
-		if m := p.moved[rec.addr]; m != nil {
-			left := false
-			for j := range m {
-				// The runtime flushed future[j] since (by its cycles, or by a flush the
-				// cycles do not show: its counts went below what was moved).
-				if flushed[j] || rec.future[j].Allocs < m[j].Allocs || rec.future[j].Frees < m[j].Frees {
-					m[j] = process.Cycle{}
-				}
-				if uint32(j) != cur {
-					rec.view.Add(m[j])
-				}
-				left = left || !m[j].Zero()
-			}
-			if !left {
+		if m, ok := p.moved[rec.addr]; ok {
+			if left := unpublished(m, rec.view); left.Zero() {
 				delete(p.moved, rec.addr)
+			} else {
+				rec.view.Add(left)
 			}
 		}
 		empty = empty && rec.view.Allocs == 0 && rec.view.Frees == 0
@@ -268,41 +260,30 @@ func (p *publisher) publish(w *walk) {
 		return
 	}
 	// runtime.MemProfile's case of a profile with nothing published (no GC yet, or GC off):
-	// it moves every cycle into active.
-	p.moved = map[uint64]*[3]process.Cycle{}
+	// it publishes every cycle.
+	p.moved = map[uint64]process.Cycle{}
 	for k := range w.records {
 		rec := &w.records[k]
-		f := rec.future
-		for j := range f {
-			rec.view.Add(f[j])
+		for _, f := range rec.future {
+			rec.view.Add(f)
 		}
-		if f != [3]process.Cycle{} {
-			p.moved[rec.addr] = &f
+		if !rec.view.Zero() {
+			p.moved[rec.addr] = rec.view
 		}
 	}
 }
 
-// flushedSince says which future cycles (by index) mProf_Flush published between two readings
-// of mProfCycle: cycle c's index once NextCycle has made c current and the bit is set, and
-// always before the next NextCycle. A value gone backwards (corrupt, or past the wrap) reads as
-// all flushed.
-func flushedSince(prev, now uint32) [3]bool {
-	c0, c1 := prev>>1, now>>1
-	d := (c1 + mProfCycleWrap - c0%mProfCycleWrap) % mProfCycleWrap
-	if d >= 3 {
-		return [3]bool{true, true, true}
+// unpublished is what of the counts published early (moved) the runtime has not published
+// yet, it having published pub.
+func unpublished(moved, pub process.Cycle) process.Cycle {
+	sub := func(a, b uint64) uint64 {
+		if a > b {
+			return a - b
+		}
+		return 0
 	}
-	var out [3]bool
-	if prev&1 == 0 && (d > 0 || now&1 == 1) {
-		out[c0%3] = true
-	}
-	for k := uint32(1); k < d; k++ {
-		out[(c0+k)%3] = true
-	}
-	if d > 0 && now&1 == 1 {
-		out[c1%3] = true
-	}
-	return out
+	return process.Cycle{Allocs: sub(moved.Allocs, pub.Allocs), Frees: sub(moved.Frees, pub.Frees),
+		AllocBytes: sub(moved.AllocBytes, pub.AllocBytes), FreeBytes: sub(moved.FreeBytes, pub.FreeBytes)}
 }
 
 // readBucket reads one bucket, again while its counts read as torn (see consistent), up to
