@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/pprof/profile"
 
@@ -148,6 +149,8 @@ func TestHeapProfileAcrossFlushes(t *testing.T) {
 		tg.say(t, fmt.Sprintf("race %d %d", envInt("MEMDOCTOR_FLUSH_PATHS", 256), envInt("MEMDOCTOR_FLUSH_PAUSE_US", 2000)))
 		var last counts
 		back, failed, retries, skipped := 0, 0, 0, 0
+		var took time.Duration
+		var bytes int64
 		var err error
 		for i := range readings {
 			var p *profile.Profile
@@ -158,6 +161,8 @@ func TestHeapProfileAcrossFlushes(t *testing.T) {
 			}
 			retries += hr.Retries
 			skipped += hr.Skipped
+			took += hr.Took
+			bytes += hr.Bytes
 			c := siteCounts(p)["main.site"]
 			if c.allocs < last.allocs || c.frees < last.frees {
 				if back++; back <= 5 {
@@ -175,8 +180,9 @@ func TestHeapProfileAcrossFlushes(t *testing.T) {
 			t.Fatal(err2)
 		}
 		got := siteCounts(p)["main.site"]
-		t.Logf("%d readings: %d went backwards, %d failed (the last: %v), %d retries, %d buckets left out; at the end %+v, the runtime's %+v",
-			readings, back, failed, err, retries, skipped, got, want)
+		ok := max(readings-failed, 1)
+		t.Logf("%d readings: %d went backwards, %d failed (the last: %v), %d retries, %d buckets left out, %v and %d bytes a reading; at the end %+v, the runtime's %+v",
+			readings, back, failed, err, retries, skipped, (took / time.Duration(ok)).Round(time.Microsecond), bytes/int64(ok), got, want)
 		if back > 0 {
 			t.Errorf("%d of %d readings of main.site's counts went backwards", back, readings)
 		}
