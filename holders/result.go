@@ -26,11 +26,16 @@ type Result struct {
 	EstimatedStop float64 `json:"estimated_stop_ms,omitempty"`
 	// Copied is how much of a live process's memory was copied while it was stopped (its
 	// heap was then walked on the copy, the process running again).
-	Copied   uint64      `json:"copied_bytes,omitempty"`
-	Heap     HeapSummary `json:"heap"`
-	Culprits []Culprit   `json:"culprits"`
-	Notes    []string    `json:"notes,omitempty"`
-	Timing   Timing      `json:"timing_ms"`
+	Copied uint64 `json:"copied_bytes,omitempty"`
+	// SkippedRanges and SkippedBytes are what of the stacks could not be read while the
+	// process was stopped (memory its map said was readable, and was not): the paths through
+	// them are missing (a note says so).
+	SkippedRanges int         `json:"skipped_ranges,omitempty"`
+	SkippedBytes  uint64      `json:"skipped_bytes,omitempty"`
+	Heap          HeapSummary `json:"heap"`
+	Culprits      []Culprit   `json:"culprits"`
+	Notes         []string    `json:"notes,omitempty"`
+	Timing        Timing      `json:"timing_ms"`
 }
 
 // Target is what was read, in the holders/v1 JSON form: the identity of the process.Target

@@ -59,3 +59,17 @@ func (r *Result) Of(function string) *Culprit {
 	}
 	return nil
 }
+
+// SkippedSaid says what of the stacks the reading could not read ("" when it read them all):
+// a note of the reading, and a sentence of the finding.
+func (r *Result) SkippedSaid() string {
+	if r == nil || r.SkippedRanges == 0 {
+		return ""
+	}
+	what := "stack ranges"
+	if r.SkippedRanges == 1 {
+		what = "stack range"
+	}
+	return fmt.Sprintf("%d %s (%s) could not be read while the process was stopped: paths through them are missing",
+		r.SkippedRanges, what, units.Bytes(float64(r.SkippedBytes)))
+}

@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strconv"
 	"sync"
+	"sync/atomic"
 
 	"github.com/memdoctor/memdoctor/internal/units"
 )
@@ -40,6 +41,8 @@ type Copy struct {
 	// no reading needs, which only Delve's view reads, as zeros.
 	omit   []Region
 	copied int64 // bytes copied
+	// skipped is what AddReadable could not read (sorted, disjoint): the copy does not hold it.
+	skipped []Region
 }
 
 // extent is one range of the process's memory in the file.
@@ -51,15 +54,41 @@ type extent struct {
 // copySource reads the memory a Copy copies: the stopped process, or a core.
 type copySource interface {
 	// copyTo copies the ranges rs of the target's memory, one after the other, to w at
-	// off, using buf (which holds them all).
+	// off, using buf (which holds them all). Memory it cannot read is an *unreadableError
+	// whose At is the first address not read, everything before it written to w; a process
+	// that is gone is an error that wraps ErrExited.
 	copyTo(w io.WriterAt, off int64, rs []Region, buf []byte) error
+	// where describes what the target's memory map holds at addr, for an error.
+	where(addr uint64) string
 }
+
+// unreadableError: the target's memory at At could not be read, though its memory map says it
+// can (memory that only its own threads may read: a guard region made with madvise, a
+// device's or the kernel's pages), or a core does not hold it.
+type unreadableError struct {
+	At  uint64
+	Err error
+}
+
+func (e *unreadableError) Error() string {
+	return fmt.Sprintf("the memory at %#x cannot be read: %v", e.At, e.Err)
+}
+
+func (e *unreadableError) Unwrap() error { return e.Err }
 
 // copyChunk is the most one read of a copy moves at once, and maxCopyRanges the most ranges
 // it reads at once (the kernel's IOV_MAX).
 const (
 	copyChunk     = 4 << 20
 	maxCopyRanges = 1024
+)
+
+// skipPage is how much of what cannot be read AddReadable skips at a time before it tries
+// again, and maxSkipTries bounds those tries in one AddReadable: past them, the rest of a range
+// that cannot be read is skipped at once. (4096 tries: 16 MiB skipped a page at a time.)
+const (
+	skipPage     = 4096
+	maxSkipTries = 4096
 )
 
 // MaxCopy bounds a copy: whatever the target's structures claim, memdoctor never copies more.
@@ -167,8 +196,28 @@ func (c *Copy) Close() error {
 // Add copies the ranges of the process's memory that the copy does not hold yet, in reads of
 // at most copyChunk bytes, each written straight to the file, by a few workers at once (the
 // process is stopped: its CPUs are free). Ranges the executable's file holds unchanged are
-// skipped; the rest must be readable.
-func (c *Copy) Add(ctx context.Context, rs []Region) error {
+// skipped; the rest must be readable: memory that cannot be read is an error that names it
+// and the mapping that holds it.
+func (c *Copy) Add(ctx context.Context, rs []Region) error { return c.add(ctx, rs, false) }
+
+// AddReadable copies rs as Add does, but what cannot be read (though the process's memory map
+// says it can) is skipped rather than an error: tried again a page at a time past the first
+// page that fails (at most maxSkipTries times, then the rest of that range at once), and
+// recorded (Skipped). The copy does not hold what was skipped: a read of it is an error. A
+// process that is gone is an error still. For what a reading can do without: the stacks.
+func (c *Copy) AddReadable(ctx context.Context, rs []Region) error { return c.add(ctx, rs, true) }
+
+// Skipped is what AddReadable could not read, sorted and merged.
+func (c *Copy) Skipped() []Region { return append([]Region(nil), c.skipped...) }
+
+// job is up to copyChunk bytes of ranges that follow each other in the file: one read of the
+// process (many ranges at once) and one write.
+type job struct {
+	off int64
+	rs  []Region
+}
+
+func (c *Copy) add(ctx context.Context, rs []Region, partial bool) error {
 	todo := c.missing(rs)
 	var total uint64
 	for _, r := range todo {
@@ -176,12 +225,6 @@ func (c *Copy) Add(ctx context.Context, rs []Region) error {
 	}
 	if uint64(c.size)+total > MaxCopy {
 		return fmt.Errorf("a copy of %s: more than memdoctor copies", units.Bytes(float64(uint64(c.size)+total)))
-	}
-	// Each job is up to copyChunk bytes of ranges that follow each other in the file: one
-	// read of the process (many ranges at once) and one write.
-	type job struct {
-		off int64
-		rs  []Region
 	}
 	var jobs []job
 	var cur job
@@ -211,23 +254,36 @@ func (c *Copy) Add(ctx context.Context, rs []Region) error {
 	workers := min(copyWorkers(), len(jobs))
 	next := make(chan job)
 	errs := make(chan error, workers)
-	var wg sync.WaitGroup
+	var (
+		wg    sync.WaitGroup
+		mu    sync.Mutex
+		holes []Region
+		tries atomic.Int64
+	)
+	tries.Store(maxSkipTries)
 	for w := range workers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			if c.Urgent {
-				// The thread ends with the goroutine, its priority with it.
+				// Given back to the runtime once its priority is put back: a thread that
+				// ends may take with it a program the caller started (see Urgently).
 				runtime.LockOSThread()
-				raisePriority()
+				defer onUrgentThreadEnd(raisePriority())
 			}
 			buf := c.bufs[w]
 			for j := range next {
-				if err := c.src.copyTo(c.f, j.off, j.rs, buf); err != nil {
+				skipped, err := c.copyJob(j, buf, partial, &tries)
+				if err != nil {
 					errs <- err
 					for range next {
 					}
 					return
+				}
+				if len(skipped) > 0 {
+					mu.Lock()
+					holes = append(holes, skipped...)
+					mu.Unlock()
 				}
 			}
 		}()
@@ -254,9 +310,85 @@ feed:
 		c.ext = c.ext[:start]
 		return err
 	}
-	c.copied += int64(total)
+	holes = merge(holes)
+	var skipped uint64
+	for _, h := range holes {
+		skipped += h.Hi - h.Lo
+	}
+	c.copied += int64(total - skipped)
 	sort.Slice(c.ext, func(i, j int) bool { return c.ext[i].lo < c.ext[j].lo })
+	c.ext = cutExtents(c.ext, holes)
+	c.skipped = merge(append(c.skipped, holes...))
 	return nil
+}
+
+// copyJob copies one job. A failure to read memory is an error naming it and its mapping
+// unless partial: then the failing page is skipped, and the rest of the job copied, as long as
+// tries last (then the rest of the failing range is skipped at once). It returns what was
+// skipped.
+func (c *Copy) copyJob(j job, buf []byte, partial bool, tries *atomic.Int64) ([]Region, error) {
+	rs, off := j.rs, j.off
+	var holes []Region
+	for len(rs) > 0 {
+		err := c.src.copyTo(c.f, off, rs, buf)
+		if err == nil {
+			return holes, nil
+		}
+		var ue *unreadableError
+		if !errors.As(err, &ue) {
+			return nil, err
+		}
+		i := sort.Search(len(rs), func(i int) bool { return rs[i].Hi > ue.At })
+		if i == len(rs) || ue.At < rs[i].Lo {
+			return nil, fmt.Errorf("copying %#x-%#x: %w (outside the ranges read)", rs[0].Lo, rs[len(rs)-1].Hi, err)
+		}
+		if !partial {
+			r := rs[i]
+			return nil, fmt.Errorf("copying %d bytes at %#x: %w; %s", r.Hi-r.Lo, r.Lo, err, c.src.where(ue.At))
+		}
+		// What precedes ue.At is in the file; what follows the skipped part is tried again.
+		skipTo := min((ue.At|(skipPage-1))+1, rs[i].Hi)
+		if tries.Add(-1) < 0 {
+			skipTo = rs[i].Hi
+		}
+		holes = append(holes, Region{ue.At, skipTo})
+		for _, r := range rs[:i] {
+			off += int64(r.Hi - r.Lo)
+		}
+		off += int64(skipTo - rs[i].Lo)
+		rest := rs[i+1:]
+		if skipTo < rs[i].Hi {
+			rest = append([]Region{{skipTo, rs[i].Hi}}, rest...)
+		}
+		rs = rest
+	}
+	return holes, nil
+}
+
+// cutExtents takes holes (sorted, disjoint) out of extents (sorted, disjoint).
+func cutExtents(ext []extent, holes []Region) []extent {
+	if len(holes) == 0 {
+		return ext
+	}
+	var out []extent
+	h := 0
+	for _, e := range ext {
+		for e.lo < e.hi {
+			for h < len(holes) && holes[h].Hi <= e.lo {
+				h++
+			}
+			if h == len(holes) || holes[h].Lo >= e.hi {
+				out = append(out, e)
+				break
+			}
+			if holes[h].Lo > e.lo {
+				out = append(out, extent{lo: e.lo, hi: holes[h].Lo, off: e.off})
+			}
+			skip := min(holes[h].Hi, e.hi) - e.lo
+			e.lo, e.off = e.lo+skip, e.off+int64(skip)
+		}
+	}
+	return out
 }
 
 // missing returns the parts of rs (merged, in address order) that neither the copy nor the
@@ -306,13 +438,28 @@ func (s memSource) copyTo(w io.WriterAt, off int64, rs []Region, buf []byte) err
 			return fmt.Errorf("copying %#x-%#x: out of range", r.Lo, r.Hi)
 		}
 		if err := s.m.Read(buf[n:n+int(r.Hi-r.Lo)], r.Lo); err != nil {
-			return err
+			// Up to the first page that cannot be read.
+			at := r.Lo
+			for at < r.Hi {
+				end := min((at|(skipPage-1))+1, r.Hi)
+				if s.m.Read(buf[n:n+int(end-at)], at) != nil {
+					break
+				}
+				n += int(end - at)
+				at = end
+			}
+			if _, werr := w.WriteAt(buf[:n], off); werr != nil {
+				return werr
+			}
+			return &unreadableError{At: at, Err: err}
 		}
 		n += int(r.Hi - r.Lo)
 	}
 	_, err := w.WriteAt(buf[:n], off)
 	return err
 }
+
+func (s memSource) where(uint64) string { return "the core does not hold it" }
 
 // exeImage opens the executable's file as the process loaded it.
 func (t *Target) exeImage() (*exeImage, error) {
@@ -330,12 +477,22 @@ func (t *Target) exeImage() (*exeImage, error) {
 // Urgently runs fn on a thread of its own at a raised priority, where the kernel allows it
 // (CAP_SYS_NICE), and restores it: for what memdoctor does while a process is stopped, so
 // that a busy machine does not stretch the stop.
+//
+// The thread is given back to the runtime after, never ended (as a goroutine locked to its
+// thread ends it when it returns): the kernel sends a child its parent-death signal when the
+// thread that started it ends, so that a caller's program started with one would be killed.
 func Urgently(fn func() error) error {
 	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	restore := raisePriority()
-	defer restore()
+	defer onUrgentThreadEnd(raisePriority())
 	return fn()
+}
+
+// onUrgentThreadEnd puts the thread's priority back and gives the thread back to the runtime;
+// a thread whose priority could not be put back is ended instead, with its goroutine.
+func onUrgentThreadEnd(restore func() error) {
+	if restore() == nil {
+		runtime.UnlockOSThread()
+	}
 }
 
 // copyWorkers is how many reads a copy makes at once.

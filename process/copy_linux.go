@@ -85,11 +85,13 @@ func prepareRoom(f *os.File, n int64) error {
 
 // liveSource copies from a stopped live process: process_vm_readv moves the bytes straight
 // from its pages, /proc/PID/mem is the fallback where that call is not allowed (a seccomp
-// profile) and for a range it could not read whole.
+// profile) and for a range it could not read whole. readv, when set, stands for
+// process_vm_readv (tests).
 type liveSource struct {
-	pid  int
-	mem  *os.File
-	novm atomic.Bool
+	pid   int
+	mem   io.ReaderAt
+	novm  atomic.Bool
+	readv func(local []unix.Iovec, remote []unix.RemoteIovec) (int, error)
 }
 
 func (s *liveSource) copyTo(w io.WriterAt, off int64, rs []Region, buf []byte) error {
@@ -110,16 +112,25 @@ func (s *liveSource) copyTo(w io.WriterAt, off int64, rs []Region, buf []byte) e
 	if !s.novm.Load() {
 		local := []unix.Iovec{{Base: &b[0]}}
 		local[0].SetLen(len(b))
-		n, err := unix.ProcessVMReadv(s.pid, local, remote, 0)
+		readv := s.readv
+		if readv == nil {
+			readv = func(local []unix.Iovec, remote []unix.RemoteIovec) (int, error) {
+				return unix.ProcessVMReadv(s.pid, local, remote, 0)
+			}
+		}
+		n, err := readv(local, remote)
 		switch {
 		case errors.Is(err, unix.ENOSYS) || errors.Is(err, unix.EPERM):
 			s.novm.Store(true)
 		case err == nil:
-			done = n
+			done = min(max(n, 0), total)
 		}
+		// Any other error (EFAULT: the first page cannot be read; ESRCH: the process is
+		// gone) is told apart by /proc/PID/mem below.
 	}
 	// What process_vm_readv did not read (a range it stopped at, or all of it), read range by
-	// range from /proc/PID/mem.
+	// range from /proc/PID/mem: it reads up to the first page it cannot (EIO past it), and
+	// nothing at all once the process's memory is gone (EOF).
 	at := 0
 	for _, r := range rs {
 		size := int(r.Hi - r.Lo)
@@ -127,22 +138,34 @@ func (s *liveSource) copyTo(w io.WriterAt, off int64, rs []Region, buf []byte) e
 			from := max(done-at, 0)
 			n, err := s.mem.ReadAt(b[at+from:at+size], int64(r.Lo)+int64(from))
 			if err != nil || n < size-from {
-				if err == nil {
+				switch {
+				case errors.Is(err, io.EOF):
+					return fmt.Errorf("its memory is gone: it ended (killed?) while it was stopped to be copied: %w", ErrExited)
+				case err == nil:
 					err = io.ErrUnexpectedEOF
 				}
-				return fmt.Errorf("copying %d bytes at %#x of process %d: %w", size, r.Lo, s.pid, err)
+				if _, werr := w.WriteAt(b[:at+from+n], off); werr != nil {
+					return writeError(werr)
+				}
+				return &unreadableError{At: r.Lo + uint64(from+n), Err: err}
 			}
 		}
 		at += size
 	}
 	if _, err := w.WriteAt(b, off); err != nil {
-		if errors.Is(err, unix.ENOSPC) {
-			return fmt.Errorf("writing the copy: %w", errNoSpace)
-		}
-		return fmt.Errorf("writing the copy: %w", err)
+		return writeError(err)
 	}
 	return nil
 }
+
+func writeError(err error) error {
+	if errors.Is(err, unix.ENOSPC) {
+		return fmt.Errorf("writing the copy: %w", errNoSpace)
+	}
+	return fmt.Errorf("writing the copy: %w", err)
+}
+
+func (s *liveSource) where(addr uint64) string { return mappingAt(s.pid, addr) }
 
 // source is what a Copy of the stopped process reads.
 func (p *live) source() copySource { return &liveSource{pid: p.pid, mem: p.mem} }
@@ -153,15 +176,15 @@ const urgentNice = -10
 
 // raisePriority lowers the calling thread's nice value to urgentNice when allowed, and returns
 // what restores it. (On Linux a nice value is a thread's.)
-func raisePriority() (restore func()) {
+func raisePriority() (restore func() error) {
 	tid := unix.Gettid()
 	old, err := unix.Getpriority(unix.PRIO_PROCESS, tid)
 	if err != nil {
-		return func() {}
+		return func() error { return nil }
 	}
 	prev := 20 - old // the system call returns 20 - nice
 	if prev <= urgentNice || unix.Setpriority(unix.PRIO_PROCESS, tid, urgentNice) != nil {
-		return func() {}
+		return func() error { return nil }
 	}
-	return func() { unix.Setpriority(unix.PRIO_PROCESS, tid, prev) }
+	return func() error { return unix.Setpriority(unix.PRIO_PROCESS, tid, prev) }
 }

@@ -28,4 +28,4 @@ func prepareRoom(*os.File, int64) error { return nil }
 
 func (*live) source() copySource { return nil }
 
-func raisePriority() (restore func()) { return func() {} }
+func raisePriority() (restore func() error) { return func() error { return nil } }

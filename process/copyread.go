@@ -82,6 +82,8 @@ func (c *Copy) read(buf []byte, addr uint64, zeros bool) (int, error) {
 			clear(buf[done : done+n])
 		} else if ok {
 			return done, fmt.Errorf("the copy leaves out the pointer-free memory at %#x", a)
+		} else if c.wasSkipped(a) {
+			return done, fmt.Errorf("the copy holds no memory at %#x: it could not be read from the process", a)
 		} else {
 			return done, fmt.Errorf("the copy holds no memory at %#x", a)
 		}
@@ -100,6 +102,12 @@ func (c *Copy) omitted(addr uint64) (Region, bool) {
 		return c.omit[i], true
 	}
 	return Region{}, false
+}
+
+// wasSkipped says whether AddReadable skipped addr.
+func (c *Copy) wasSkipped(addr uint64) bool {
+	i := sort.Search(len(c.skipped), func(i int) bool { return c.skipped[i].Hi > addr })
+	return i < len(c.skipped) && c.skipped[i].Lo <= addr
 }
 
 // WriteMemory: a copy is never written to.

@@ -37,6 +37,17 @@ func (t *Target) RegionOf(addr uint64) (Region, bool) {
 	return Region{}, false
 }
 
+// NextRegion returns the first readable region above addr: false when there is none, or when
+// the readable address space is not known.
+func (t *Target) NextRegion(addr uint64) (Region, bool) {
+	rs := t.regions
+	i := sort.Search(len(rs), func(i int) bool { return rs[i].Lo > addr })
+	if i < len(rs) {
+		return rs[i], true
+	}
+	return Region{}, false
+}
+
 // ReadRegions reads the readable address space of a live process again now (Stop reads it
 // too); a core's does not change.
 func (t *Target) ReadRegions() error { return t.refreshRegions() }
@@ -90,6 +101,54 @@ func mapsRegions(pid int) (regions, error) {
 	return merge(rs), sc.Err()
 }
 
+// mappingAt describes the mapping of a live process that holds addr, as /proc/PID/maps has it
+// now (the process stopped: as it was when its memory was read), or its neighbours when none
+// does: for an error about memory that could not be read.
+func mappingAt(pid int, addr uint64) string {
+	f, err := os.Open("/proc/" + strconv.Itoa(pid) + "/maps")
+	if err != nil {
+		return fmt.Sprintf("its memory map cannot be read (%v)", err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 4<<10), 64<<10)
+	below := ""
+	for n := 0; sc.Scan() && n < maxRegions; n++ {
+		line := sc.Text()
+		lo, hi, ok := mapsRange(line)
+		switch {
+		case !ok:
+			continue
+		case addr < lo && below == "":
+			return fmt.Sprintf("no mapping holds it: the first one is %q (/proc/%d/maps)", line, pid)
+		case addr < lo:
+			return fmt.Sprintf("no mapping holds it: it is between %q and %q (/proc/%d/maps)", below, line, pid)
+		case addr < hi:
+			return fmt.Sprintf("the mapping that holds it: %q (/proc/%d/maps)", line, pid)
+		}
+		below = line
+	}
+	if err := sc.Err(); err != nil {
+		return fmt.Sprintf("its memory map cannot be read (%v)", err)
+	}
+	if below == "" {
+		return fmt.Sprintf("its memory map is empty: the process is gone (/proc/%d/maps)", pid)
+	}
+	return fmt.Sprintf("no mapping holds it: the last one is %q (/proc/%d/maps)", below, pid)
+}
+
+// mapsRange reads the address range of one line of /proc/PID/maps.
+func mapsRange(line string) (lo, hi uint64, ok bool) {
+	field, _, _ := strings.Cut(line, " ")
+	a, b, ok := strings.Cut(field, "-")
+	if !ok {
+		return 0, 0, false
+	}
+	lo, err1 := strconv.ParseUint(a, 16, 64)
+	hi, err2 := strconv.ParseUint(b, 16, 64)
+	return lo, hi, err1 == nil && err2 == nil && lo < hi
+}
+
 // parseMapsLine reads one line of /proc/PID/maps ("lo-hi perms ..."), keeping it only when
 // readable.
 func parseMapsLine(line string) (Region, bool) {
@@ -97,13 +156,8 @@ func parseMapsLine(line string) (Region, bool) {
 	if len(fields) < 2 || !strings.HasPrefix(fields[1], "r") {
 		return Region{}, false
 	}
-	lo, hi, ok := strings.Cut(fields[0], "-")
+	a, b, ok := mapsRange(fields[0])
 	if !ok {
-		return Region{}, false
-	}
-	a, err1 := strconv.ParseUint(lo, 16, 64)
-	b, err2 := strconv.ParseUint(hi, 16, 64)
-	if err1 != nil || err2 != nil || b <= a {
 		return Region{}, false
 	}
 	return Region{a, b}, true

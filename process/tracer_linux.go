@@ -23,6 +23,9 @@ type tracer struct {
 	calls   chan func()
 	stopped map[int]*stoppedThread // by thread id, while stopped
 	since   time.Time              // when the first thread was stopped
+	// lost: a thread could not be detached (it was killed while stopped, and waits for its
+	// tracer to reap it): ending the tracer's thread lets it go.
+	lost bool
 }
 
 // stoppedThread is one stopped thread: its registers, and the signal it was stopped with, if
@@ -40,9 +43,16 @@ const maxThreads = 100000
 func newTracer(pid int) *tracer {
 	t := &tracer{pid: pid, calls: make(chan func())}
 	go func() {
-		runtime.LockOSThread() // never unlocked: the thread ends with the goroutine
+		runtime.LockOSThread()
 		for fn := range t.calls {
 			fn()
+		}
+		// Every thread detached, the thread goes back to the runtime: ended, it would take
+		// with it a child the caller started with a parent-death signal (the kernel sends it
+		// when the thread that started the child ends). One that could not be detached is let
+		// go by ending the thread, which the kernel takes as its tracer's exit.
+		if !t.lost {
+			runtime.UnlockOSThread()
 		}
 	}()
 	return t
@@ -127,6 +137,7 @@ func (t *tracer) stopThread(tid int) error {
 			if errors.Is(err, unix.ECHILD) {
 				return nil // gone
 			}
+			t.lost = true // seized, and neither stopped nor gone
 			return fmt.Errorf("waiting for thread %d of process %d to stop: %w", tid, t.pid, err)
 		}
 		if ws.Exited() || ws.Signaled() {
@@ -155,8 +166,11 @@ func (t *tracer) stopThread(tid int) error {
 func (t *tracer) resume() (stoppedFor time.Duration) {
 	t.do(func() {
 		for tid, st := range t.stopped {
-			// A failure means the thread is gone: nothing is left stopped either way.
-			_ = ptraceDetach(tid, int(st.sig))
+			// A failure means the thread is gone (or dying): nothing is left stopped either
+			// way, but what is left of it is the tracer's to let go.
+			if ptraceDetach(tid, int(st.sig)) != nil {
+				t.lost = true
+			}
 		}
 		if t.stopped != nil {
 			stoppedFor = time.Since(t.since)

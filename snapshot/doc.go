@@ -13,4 +13,8 @@
 // each thread's frames and thread-local variables need. Pointer-free spans are left out (the
 // walk never reads them; Delve's view of the copy reads them as zeros). The executable's code and, where it is loaded as linked, its
 // read-only data are read from its file.
+//
+// The stacks alone are copied as far as they can be read (memory the process's map says is
+// readable and is not costs the paths through it, counted and said); anything else that
+// cannot be read fails the snapshot, naming the mapping that holds it.
 package snapshot

@@ -227,20 +227,26 @@ func (p *planner) systemStacks() ([]stack, error) {
 }
 
 // stackRegions is the memory of the goroutines' stacks, whole (the walk scans a stack whose
-// frames it cannot unwind word by word), clipped to what can be read.
-func (p *planner) stackRegions(gs []stack) []process.Region {
-	var out []process.Region
+// frames it cannot unwind word by word), as far as the memory map says it can be read; and
+// the parts it says cannot be (a page a program made inaccessible), which the walk goes
+// around.
+func (p *planner) stackRegions(gs []stack) (readable, unreadable []process.Region) {
 	for _, s := range gs {
 		for lo := s.lo; lo < s.hi; {
-			r, ok := p.readableWithin(lo, s.hi)
-			if !ok {
-				break
+			if r, ok := p.readableWithin(lo, s.hi); ok {
+				readable = append(readable, r)
+				lo = r.Hi
+				continue
 			}
-			out = append(out, r)
-			lo = r.Hi
+			hi := s.hi
+			if r, ok := p.t.NextRegion(lo); ok && r.Lo < hi {
+				hi = r.Lo
+			}
+			unreadable = append(unreadable, process.Region{Lo: lo, Hi: hi})
+			lo = hi
 		}
 	}
-	return out
+	return readable, unreadable
 }
 
 // threadRegions is what each stopped thread's frames and thread-local variables need: its

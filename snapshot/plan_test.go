@@ -36,3 +36,25 @@ func TestSplitRegions(t *testing.T) {
 		t.Errorf("nothing split: %v", got)
 	}
 }
+
+// TestMissing: what a snapshot skipped of a range, clipped to it, in address order.
+func TestMissing(t *testing.T) {
+	s := &Snapshot{Skipped: []process.Region{{Lo: 10, Hi: 20}, {Lo: 30, Hi: 40}, {Lo: 50, Hi: 60}}}
+	for _, c := range []struct {
+		lo, hi uint64
+		want   []process.Region
+	}{
+		{0, 10, nil},
+		{15, 35, []process.Region{{Lo: 15, Hi: 20}, {Lo: 30, Hi: 35}}},
+		{20, 30, nil},
+		{0, 100, s.Skipped},
+		{55, 56, []process.Region{{Lo: 55, Hi: 56}}},
+	} {
+		if got := s.Missing(c.lo, c.hi); !reflect.DeepEqual(got, c.want) {
+			t.Errorf("Missing(%d, %d) = %v, want %v", c.lo, c.hi, got, c.want)
+		}
+	}
+	if got := (&Snapshot{}).Missing(0, 100); got != nil {
+		t.Errorf("a snapshot that skipped nothing: %v", got)
+	}
+}

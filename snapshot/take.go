@@ -2,6 +2,7 @@ package snapshot
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"sort"
@@ -95,8 +96,22 @@ type Snapshot struct {
 	Stop     time.Duration // of which stopping every thread
 	Copy     time.Duration // of which copying
 	Bytes    int64         // copied
-	copy     *process.Copy
-	held     bool
+	// Skipped is what of the stacks could not be read while the process was stopped (sorted,
+	// merged): the copy does not hold it. See Missing.
+	Skipped []process.Region
+	copy    *process.Copy
+	held    bool
+}
+
+// Missing returns the parts of [lo, hi) that the snapshot skipped (Skipped), in address order:
+// none for a core, or a stack copied whole.
+func (s *Snapshot) Missing(lo, hi uint64) []process.Region {
+	var out []process.Region
+	i := sort.Search(len(s.Skipped), func(i int) bool { return s.Skipped[i].Hi > lo })
+	for ; i < len(s.Skipped) && s.Skipped[i].Lo < hi; i++ {
+		out = append(out, process.Region{Lo: max(lo, s.Skipped[i].Lo), Hi: min(hi, s.Skipped[i].Hi)})
+	}
+	return out
 }
 
 // Close lets the target be read live again and removes the copy.
@@ -115,6 +130,12 @@ func (s *Snapshot) Close() error {
 // spans whose objects may hold pointers, every goroutine's stack and what each thread's
 // frames and thread-local variables need. The process then runs again; t reads the copy
 // until the snapshot is closed.
+//
+// What the walk cannot do without (the runtime's tables and records, the globals, the heap's
+// spans, which hold the goroutines' and threads' records too) must be copied whole: memory
+// there that cannot be read is an error naming it and its mapping. The stacks are copied as
+// far as they can be read, and what could not be is Skipped: it costs the paths through it.
+// A process that ends while it is stopped (killed) is an error wrapping process.ErrExited.
 //
 // Before stopping, the copy is estimated from the runtime's own tables (read while the
 // process runs) and a copy rate measured on it: a snapshot estimated to stop the process
@@ -167,7 +188,10 @@ func Take(ctx context.Context, t *process.Target, ix *process.Index, opts Option
 	}
 	s := &Snapshot{Target: t, Estimate: est, copy: c, Prepare: time.Since(start), held: opts.Held}
 	if err := s.take(ctx, l); err != nil {
-		if t.Kind == "process" && !opts.Held && ctx.Err() == nil {
+		switch {
+		case errors.Is(err, process.ErrExited):
+			return nil, fmt.Errorf("copying process %d: %w", t.PID, err)
+		case t.Kind == "process" && !opts.Held && ctx.Err() == nil:
 			return nil, fmt.Errorf("copying process %d: %w (it runs again)", t.PID, err)
 		}
 		return nil, err
@@ -204,7 +228,8 @@ func estimate(t *process.Target, l *layout, data []process.Region) (Estimate, []
 		return est, nil, err
 	}
 	est.Spans, est.Goroutines = hs.count, len(gs)
-	est.Bytes = bytesOf(fixed) + bytesOf(spans) + bytesOf(mergeRegions(p.stackRegions(gs)))
+	stacks, _ := p.stackRegions(gs)
+	est.Bytes = bytesOf(fixed) + bytesOf(spans) + bytesOf(mergeRegions(stacks))
 	var probe []process.Region
 	heap := append(append([]process.Region(nil), spans...), hs.noscan...)
 	for left, rs := uint64(probeBytes), heap; len(rs) > 0 && left > 0; rs = rs[1:] {
@@ -336,9 +361,14 @@ func (s *Snapshot) copyStopped(ctx context.Context, l *layout) error {
 	if err != nil {
 		return err
 	}
-	if err := c.Add(ctx, append(p.stackRegions(gs), p.threadRegions(gs, sys)...)); err != nil {
+	// The stacks are copied as far as they can be read: memory the process's map says cannot
+	// be read, or says can and cannot (a guard region made with madvise, a device's pages
+	// next to a C thread's stack), costs the paths through it, not the reading.
+	stacks, unreadable := p.stackRegions(gs)
+	if err := c.AddReadable(ctx, append(stacks, p.threadRegions(gs, sys)...)); err != nil {
 		return err
 	}
+	s.Skipped = mergeRegions(append(unreadable, c.Skipped()...))
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}

@@ -30,6 +30,10 @@ func TestAccuracyMatrix(t *testing.T) {
 	if testing.Short() {
 		t.Skip("records every lab scenario for a minute")
 	}
+	// Parallel: it starts once the tests that run alone are done (the builds that keep both
+	// cores busy among them) and records beside the other end-to-end tests, which mostly wait
+	// on the programs they watch (go test runs two at a time on two cores).
+	t.Parallel()
 	scenarios := lab.All()
 	if names := os.Getenv("MEMDOCTOR_ACCURACY_SCENARIOS"); names != "" { // a developer's subset
 		scenarios = slices.DeleteFunc(scenarios, func(sc lab.Scenario) bool {

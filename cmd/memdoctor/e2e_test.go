@@ -264,6 +264,7 @@ func runAndCheck(t *testing.T, command ...string) {
 }
 
 func TestRunEndToEnd(t *testing.T) {
+	t.Parallel()
 	runAndCheck(t, targetBin)
 }
 
@@ -273,6 +274,7 @@ func TestRunFollowsGoRun(t *testing.T) {
 	if testing.Short() {
 		t.Skip("compiles a program")
 	}
+	t.Parallel()
 	runAndCheck(t, "go", "run", "./testdata/e2e-target")
 }
 

@@ -263,6 +263,9 @@ func TestHoldersCapturedServer(t *testing.T) {
 // TestWatchHolders: watch --holders reads who holds a confirmed heap leak at the end of the
 // watch, prints it after the diagnosis, and keeps it in the session for report and serve.
 func TestWatchHolders(t *testing.T) {
+	if testing.Short() {
+		t.Skip("records a leaking lab scenario for 40 s or more")
+	}
 	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
@@ -293,7 +296,7 @@ func TestWatchHolders(t *testing.T) {
 	if !strings.Contains(r.stdout, "Holders in process") || !strings.Contains(r.stderr, "stopped for") {
 		t.Errorf("the holders are not printed after the diagnosis:\n%s", r.stdout)
 	}
-	checkHeldInFinding(t, "watch --holders", r.stdout, loadDiagnosis(t, filepath.Join(dir, "diagnosis.json")), false)
+	checkHeldInFinding(t, "watch --holders", r.stdout, r.stderr, loadDiagnosis(t, filepath.Join(dir, "diagnosis.json")), false)
 
 	// Once the service is gone, a report of the session still shows who held it, and names no
 	// command for the process.

@@ -24,6 +24,9 @@ const reassemblyHolder = "lab.(*assembler).expireLoop.a.streams[value].pending[i
 // text, in the diagnosis JSON (held_by), and again in memdoctor report of the saved session;
 // no advice names a command for the program, which has exited.
 func TestRunShowsHolders(t *testing.T) {
+	if testing.Short() {
+		t.Skip("records a leaking lab scenario for 40 s or more")
+	}
 	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
@@ -35,13 +38,13 @@ func TestRunShowsHolders(t *testing.T) {
 	if !strings.Contains(r.stderr, "runs again: it was stopped for") {
 		t.Errorf("run does not say how long it stopped the program:\n%s", r.stderr)
 	}
-	checkHeldInFinding(t, "run", r.stdout, loadDiagnosis(t, filepath.Join(dir, "diagnosis.json")), true)
+	checkHeldInFinding(t, "run", r.stdout, r.stderr, loadDiagnosis(t, filepath.Join(dir, "diagnosis.json")), true)
 	js := filepath.Join(t.TempDir(), "d.json")
 	rep := memdoctor(t, ctx, "report", "--json", js, dir)
 	if rep.code != 0 {
 		t.Fatalf("report: exit %d\n%s", rep.code, rep.stderr)
 	}
-	checkHeldInFinding(t, "report", rep.stdout, loadDiagnosis(t, js), true)
+	checkHeldInFinding(t, "report", rep.stdout, r.stderr, loadDiagnosis(t, js), true)
 }
 
 // TestDemoShowsHolders: the first command a newcomer runs, as the README writes it (go run,
@@ -49,6 +52,9 @@ func TestRunShowsHolders(t *testing.T) {
 // reassembly buffers inside the heap-leak finding, and names no command for the example it
 // has stopped.
 func TestDemoShowsHolders(t *testing.T) {
+	if testing.Short() {
+		t.Skip("records a leaking lab scenario for 40 s or more")
+	}
 	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
 	defer cancel()
@@ -63,13 +69,16 @@ func TestDemoShowsHolders(t *testing.T) {
 	if !strings.Contains(errb.String(), "building the example's binary with it") {
 		t.Errorf("go run's binary has DWARF after all, or the demo did not say it builds one:\n%s", errb.String())
 	}
-	checkHeldInFinding(t, "demo", out.String(), loadDiagnosis(t, filepath.Join(dir, "diagnosis.json")), true)
+	checkHeldInFinding(t, "demo", out.String(), errb.String(), loadDiagnosis(t, filepath.Join(dir, "diagnosis.json")), true)
 }
 
 // TestRunExitedOnItsOwn: a leaking program that exits on its own before memdoctor stops it
 // cannot be read any more: the heap-leak finding says so plainly and what reads it next
 // time, and names no command for it.
 func TestRunExitedOnItsOwn(t *testing.T) {
+	if testing.Short() {
+		t.Skip("records a leaking lab scenario for 40 s or more")
+	}
 	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
@@ -93,12 +102,13 @@ func TestRunExitedOnItsOwn(t *testing.T) {
 
 // checkHeldInFinding checks that the heap-leak finding of a diagnosis and of its text carries
 // the reassembly buffers' holder, and that no advice names a dead command (gone: the
-// process has exited).
-func checkHeldInFinding(t *testing.T, what, text string, d *diagnose.Diagnosis, gone bool) {
+// process has exited). log is what the command wrote to stderr, shown when the holders are
+// missing.
+func checkHeldInFinding(t *testing.T, what, text, log string, d *diagnose.Diagnosis, gone bool) {
 	t.Helper()
 	leak := heapLeakOf(t, d, text)
 	if len(leak.Culprits) == 0 || leak.Culprits[0].HeldBy == nil || len(leak.Culprits[0].HeldBy.Paths) == 0 {
-		t.Fatalf("%s: the heap leak's first culprit carries no holders: %+v", what, leak.Culprits)
+		t.Fatalf("%s: the heap leak's first culprit carries no holders: %+v\n%s", what, leak.Culprits, log)
 	}
 	if p := leak.Culprits[0].HeldBy.Paths[0]; !strings.HasSuffix(p.Expr, reassemblyHolder) {
 		t.Errorf("%s: held by %q, want ...%s", what, p.Expr, reassemblyHolder)

@@ -92,6 +92,7 @@ func TestWatchPIDWithoutEndpoint(t *testing.T) {
 	if testing.Short() {
 		t.Skip("watches a lab scenario for 40s")
 	}
+	t.Parallel()
 	pid := startNoPprof(t, buildLabNoPprof(t), "tcp-reassembly")
 	dir := filepath.Join(t.TempDir(), "s")
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)

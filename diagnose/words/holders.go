@@ -73,7 +73,11 @@ func heldSaid(c rule.Culprit, fs *facts.Facts) string {
 	case n > 1:
 		s += fmt.Sprintf(", and by %d more paths (under the culprit)", n)
 	}
-	return s + "."
+	s += "."
+	if sk := fs.Holders.Result.SkippedSaid(); sk != "" {
+		s += " " + sk + "."
+	}
+	return s
 }
 
 // shortFunc drops a function's package path: lab.(*assembler).bufferSegment.

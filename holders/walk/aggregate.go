@@ -98,7 +98,11 @@ func (a *aggregator) choose() error {
 		return err
 	}
 	a.lead = lead
-	if note := a.n.choosePaths(lead, targets, a.opts.MaxNamed); note != "" {
+	maxNamed := a.opts.MaxNamed
+	if maxNamed <= 0 {
+		maxNamed = maxNamedFor(a.g.bytes)
+	}
+	if note := a.n.choosePaths(lead, targets, maxNamed); note != "" {
 		a.notes = append(a.notes, note)
 	}
 	return nil

@@ -9,6 +9,18 @@ import (
 // DefaultMaxNamed bounds the objects choosePaths names while it seeks the most readable paths.
 const DefaultMaxNamed = 1 << 19
 
+// namedBytes is about what naming an object takes while the most readable paths are sought
+// (its step, view and cost, and the memo's entry: measured 0.7-1.1 KiB on a heap of linked
+// records, where the search names every link).
+const namedBytes = 1 << 10
+
+// maxNamedFor is the default bound on the objects named for a heap of heapBytes: what an
+// eighth of the heap read (at least 64 MiB) holds, at most DefaultMaxNamed. A heap whose
+// samples lie deep in a linked structure makes the search name every link up to them.
+func maxNamedFor(heapBytes uint64) int {
+	return int(min(max(heapBytes/8, 64<<20)/namedBytes, DefaultMaxNamed))
+}
+
 // choosePaths gives each object that leads to a target (lead) the parent of its most readable
 // path from the roots, and names it: a path from a root named and typed before one from a root
 // without a name or a type (and before a conservatively scanned word), then the path with the
@@ -82,8 +94,8 @@ func (n *namer) choosePaths(lead bitset, targets []uint32, maxNamed int) (note s
 			g.parent[p], g.parentOff[p] = par, off
 		},
 	}
-	if left := s.run(maxNamed); left > 0 {
-		return fmt.Sprintf("the most readable paths were sought among the first %d objects leading to the sampled ones; %d sampled objects are named along the walk's shortest paths", maxNamed, left)
+	if left, named := s.run(maxNamed); left > 0 {
+		return fmt.Sprintf("the most readable paths were sought among the first %d objects leading to the sampled ones; %d sampled objects are named along the walk's shortest paths", named, left)
 	}
 	return ""
 }
@@ -105,9 +117,16 @@ type search struct {
 	chosen func(p, par, off uint32, m *named)
 }
 
+// queuePerNamed bounds the search's queue: at most this many ways waiting per object it may
+// name. Every object named queues a way to each of its children that leads to a target, so a
+// heap of records of many pointers each, all leading to the samples, would queue many times
+// the objects named (400 MiB for 10M linked records, against 100 MiB for what was named).
+const queuePerNamed = 8
+
 // run is Dijkstra's search (see choosePaths); it returns how many targets were left unnamed
-// when it stopped at maxNamed.
-func (s *search) run(maxNamed int) (left int) {
+// when it stopped at maxNamed objects named, or at queuePerNamed times that many ways queued,
+// and how many it named.
+func (s *search) run(maxNamed int) (left, named int) {
 	fin := newBitset(int(s.objects))
 	isTarget := newBitset(int(s.objects))
 	remaining := 0
@@ -129,15 +148,18 @@ func (s *search) run(maxNamed int) (left int) {
 		q = append(q, cand{c: c, tie: ri, child: target, par: rootBit | ri})
 	})
 	pq.Init(&q)
-	named := 0
+	maxQueue := max(queuePerNamed*maxNamed, len(q))
 	for q.Len() > 0 && remaining > 0 {
+		if q.Len() > maxQueue {
+			return remaining, named
+		}
 		it := pq.Pop(&q).(cand)
 		if fin.has(it.child) {
 			continue
 		}
 		if it.m == nil {
 			if named >= maxNamed {
-				return remaining
+				return remaining, named
 			}
 			named++
 			it.m = s.name(it.child, it.par, it.off)
@@ -160,7 +182,7 @@ func (s *search) run(maxNamed int) (left int) {
 			}
 		})
 	}
-	return 0
+	return 0, named
 }
 
 // cand is a way to reach an object: from a root's word or an object's, at a cost (exact once

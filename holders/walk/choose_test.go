@@ -65,7 +65,7 @@ func (sg searchGraph) choose(t *testing.T, targets []uint32, maxNamed int) (map[
 		},
 		chosen: func(p, par, off uint32, m *named) { chosen[p] = m },
 	}
-	left := s.run(maxNamed)
+	left, _ := s.run(maxNamed)
 	paths, costs := map[uint32]string{}, map[uint32]cost{}
 	for _, tg := range targets {
 		if m := chosen[tg]; m != nil {
@@ -126,6 +126,24 @@ func TestChoosePaths(t *testing.T) {
 	sg = searchGraph{out: chain, roots: []searchRoot{{name: "head", target: 49}}}
 	if _, _, left := sg.choose(t, []uint32{0}, 10); left != 1 {
 		t.Errorf("a 50-object chain named 10 at most: want 1 target left, got %d", left)
+	}
+	// The queue's bound: records of many pointers each, all leading to the targets, would
+	// queue a way per pointer; past queuePerNamed ways per object it may name, it stops
+	// (here before it names any of the head's children, where the bound on objects named
+	// alone would name one).
+	const fan = 3 * queuePerNamed
+	wide := make([][]uint32, fan+1)
+	var kids []uint32
+	for i := 1; i <= fan; i++ {
+		kids = append(kids, uint32(i))
+	}
+	wide[0] = kids
+	sg = searchGraph{out: wide, roots: []searchRoot{{name: "head", target: 0}}}
+	if _, _, left := sg.choose(t, kids, 2); left != fan {
+		t.Errorf("%d ways queued for 2 objects named at most: want the search stopped with all %d targets left, got %d", fan, fan, left)
+	}
+	if paths, _, left := sg.choose(t, kids, 100); left != 0 || paths[fan] != fmt.Sprintf("head.e0.e%d", fan) {
+		t.Errorf("with room to name them all: want head.e0.e%d and no target left, got %q and %d left", fan, paths[fan], left)
 	}
 }
 

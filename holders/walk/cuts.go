@@ -1,6 +1,7 @@
 package walk
 
 import (
+	"fmt"
 	"math/bits"
 	"strings"
 
@@ -13,6 +14,26 @@ const minCutShare = 0.1
 
 // keepShare is how much of the heaviest holder's weight a deeper cut must keep.
 const keepShare = 0.9
+
+// cutBytesPerObject is what working out the cuts takes per object that leads to a sampled
+// object: the subgraph's vertex, parents' start and fill (12 B, and 4 B a parent), the
+// dominators' seven words (28 B), the tree's children (8 B), each vertex's weight and count
+// (12 B), the depth-first search's stack and the path compression (up to 32 B).
+const cutBytesPerObject = 96
+
+// cutsBudget is the memory the cuts may take when Options.CutsBytes is not set: a fifth of
+// the heap read (the walk itself takes about two fifths of a heap of pointers), at least
+// minCutsBudget.
+func cutsBudget(heapBytes uint64) uint64 { return max(heapBytes/5, minCutsBudget) }
+
+const minCutsBudget = 64 << 20
+
+// cutsFit says whether the cuts of lead objects that lead to a sample fit in budget bytes,
+// and what they would take.
+func cutsFit(lead int, budget uint64) (need uint64, ok bool) {
+	need = uint64(lead) * cutBytesPerObject
+	return need, need <= budget
+}
 
 // subgraph is the part of the heap that leads to the culprits' sampled objects, as a flow graph
 // for dominators: vertex 0 stands for the GC itself and points at each root group (a package
@@ -215,6 +236,17 @@ func (a *aggregator) groupOf(r root) groupKey {
 // objects that lead to its sampled objects; then what each cut frees, on the whole graph.
 func (a *aggregator) cuts(culprits []holders.Culprit) error {
 	if a.lead == nil {
+		return nil
+	}
+	budget := uint64(a.opts.CutsBytes)
+	if budget == 0 {
+		budget = cutsBudget(a.g.bytes)
+	}
+	if need, ok := cutsFit(a.lead.count(), budget); !ok {
+		// A heap whose every object leads to the samples (a long linked structure of
+		// pointers) would make the dominator tree as large as the heap's graph.
+		a.notes = append(a.notes, fmt.Sprintf("what to cut was not worked out: %d objects lead to the sampled objects, and their dominator tree would take about %d MiB, more than the %d MiB allowed (a fifth of the heap read): the paths still say who holds them",
+			a.lead.count(), need>>20, budget>>20))
 		return nil
 	}
 	s, err := a.buildSubgraph()

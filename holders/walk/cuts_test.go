@@ -250,3 +250,27 @@ func pickOn(t *testing.T, g *graph, samples []uint32, internals map[uint32]bool)
 	}
 	return out
 }
+
+// TestCutsBudget: the cuts of a heap whose every object leads to a sample (a linked structure
+// of pointers) are not worked out past a fifth of the heap read, so that memdoctor's own memory
+// stays within what it promises; a leak held by a map among many other objects is.
+func TestCutsBudget(t *testing.T) {
+	for _, c := range []struct {
+		name      string
+		lead      int
+		heapBytes uint64
+		ok        bool
+	}{
+		{"a map's entries in a 1 GiB heap", 200_000, 1 << 30, true},
+		{"a 1 GiB heap of 10M linked objects", 10_000_000, 1 << 30, false},
+		{"2M objects of a 1 GiB heap", 2_000_000, 1 << 30, true},
+		{"a small heap: the floor", 500_000, 8 << 20, true},
+		{"a small heap past the floor", 1_000_000, 8 << 20, false},
+	} {
+		need, ok := cutsFit(c.lead, cutsBudget(c.heapBytes))
+		if ok != c.ok {
+			t.Errorf("%s: %d objects lead to samples, need %d MiB of a budget of %d MiB: fit %v, want %v",
+				c.name, c.lead, need>>20, cutsBudget(c.heapBytes)>>20, ok, c.ok)
+		}
+	}
+}

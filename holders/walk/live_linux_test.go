@@ -4,9 +4,11 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -163,4 +165,65 @@ func comparable(r *holders.Result) string {
 	c.Timing, c.Copied, c.Stopped, c.StoppedSeconds, c.EstimatedStop = holders.Timing{}, 0, 0, 0, 0
 	b, _ := json.MarshalIndent(c, "", "  ")
 	return string(b)
+}
+
+// TestCopySkipsUnreadableStacks reads holders-target -guard, a page of two of whose goroutines'
+// stacks cannot be read: one made inaccessible with mprotect (its memory map says so), the
+// other a guard region made with madvise (Linux 6.13 on; its map shows it readable, and the
+// copy finds it cannot read it). The reading goes around them: it finds the registry's path
+// as ever, counts what it skipped, and says so in a note.
+func TestCopySkipsUnreadableStacks(t *testing.T) {
+	bin := filepath.Join(t.TempDir(), "holders-target")
+	if out, err := exec.Command("go", "build", "-o", bin, "../../cmd/memdoctor/testdata/holders-target").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	cmd := exec.Command(bin, "-objects", "20000", "-rate", "4096", "-guard")
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil || !strings.Contains(line, "ready") {
+		t.Fatalf("holders-target: %q, %v", line, err)
+	}
+	guarded := 0
+	for _, f := range strings.Fields(line)[2:] {
+		how, at, _ := strings.Cut(f, "=")
+		switch {
+		case strings.HasPrefix(at, "0x"):
+			guarded++
+		case how == "mprotect":
+			t.Fatalf("holders-target could not make a page of its stack inaccessible: %s", line)
+		default:
+			t.Logf("no guard region: %s (this kernel makes none)", f)
+		}
+	}
+	tg, err := process.Attach(cmd.Process.Pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tg.Close()
+	res, err := walk.Read(context.Background(), tg, walk.Options{Sites: []string{"main.build"}, TempDir: t.TempDir(), MaxStop: -1})
+	if err != nil {
+		t.Fatalf("reading around the unreadable stacks (%s): %v", strings.TrimSpace(line), err)
+	}
+	page := uint64(os.Getpagesize())
+	if res.SkippedRanges != guarded || res.SkippedBytes != uint64(guarded)*page {
+		t.Errorf("skipped %d ranges, %d bytes; want the %d guarded pages (%s)", res.SkippedRanges, res.SkippedBytes, guarded, strings.TrimSpace(line))
+	}
+	what := "stack ranges"
+	if guarded == 1 {
+		what = "stack range"
+	}
+	want := fmt.Sprintf("%d %s (%d.0 KiB) could not be read while the process was stopped: paths through them are missing", guarded, what, guarded*int(page)>>10)
+	if !slices.Contains(res.Notes, want) {
+		t.Errorf("notes %q\nwant %q", res.Notes, want)
+	}
+	if len(res.Culprits) == 0 || len(res.Culprits[0].Paths) == 0 || res.Culprits[0].Paths[0].Expr != "main.registry[value].payload" {
+		t.Errorf("want main.registry[value].payload: %+v", res.Culprits)
+	}
 }

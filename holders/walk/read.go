@@ -30,7 +30,12 @@ type Options struct {
 	MaxPaths int
 	// MaxCuts bounds what to cut per culprit (holders.Cut). Default 3.
 	MaxCuts int
-	// MaxNamed bounds the objects named while the most readable paths are sought. Default
+	// CutsBytes bounds the memory the cuts take (the dominator tree of the objects that lead
+	// to the sampled ones, about 96 bytes an object): past it no cut is worked out, with a
+	// note. Default a fifth of the heap read, at least 64 MiB.
+	CutsBytes int
+	// MaxNamed bounds the objects named while the most readable paths are sought (about a
+	// KiB each). Default what an eighth of the heap read holds (at least 64 MiB), at most
 	// DefaultMaxNamed.
 	MaxNamed int
 	// CacheBytes is the memory kept of the target's heap while it is walked. Default 16 MiB
@@ -70,9 +75,6 @@ func (o *Options) defaults() {
 	}
 	if o.MaxCuts <= 0 {
 		o.MaxCuts = 3
-	}
-	if o.MaxNamed <= 0 {
-		o.MaxNamed = DefaultMaxNamed
 	}
 	if o.MaxFrames <= 0 {
 		o.MaxFrames = 4096
@@ -139,18 +141,27 @@ func Read(ctx context.Context, t *process.Target, opts Options) (res *holders.Re
 	res.Timing.Prepare += ms(snap.Prepare)
 	res.Timing.Stop, res.Timing.Copy, res.Copied = ms(snap.Stop), ms(snap.Copy), uint64(snap.Bytes)
 	res.EstimatedStop = ms(snap.Estimate.Stop)
-	w := &reading{t: t, r: r, ix: ix, tab: tab, md: md, opts: opts, ctx: ctx, res: res}
+	for _, s := range snap.Skipped {
+		res.SkippedRanges++
+		res.SkippedBytes += s.Hi - s.Lo
+	}
+	if n := res.SkippedSaid(); n != "" {
+		res.Notes = append(res.Notes, n)
+	}
+	w := &reading{t: t, r: r, ix: ix, tab: tab, md: md, opts: opts, ctx: ctx, res: res, missing: snap.Missing}
 	a, err := w.read()
 	if err != nil {
 		return nil, err
 	}
 	// What to cut is worked out on the graph, with the process running again.
 	lap := time.Now()
+	notes := len(a.notes)
 	err = a.cuts(res.Culprits)
 	a.g.free()
 	if err != nil {
 		return nil, err
 	}
+	res.Notes = append(res.Notes, a.notes[notes:]...)
 	res.Timing.Cuts = ms(time.Since(lap))
 	return res, nil
 }
@@ -165,6 +176,8 @@ type reading struct {
 	opts Options
 	ctx  context.Context
 	res  *holders.Result
+	// missing returns what the snapshot could not copy of a range.
+	missing func(lo, hi uint64) []process.Region
 }
 
 func (w *reading) cancelled() bool { return w.ctx.Err() != nil }
@@ -190,7 +203,7 @@ func (w *reading) read() (a *aggregator, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("the goroutines: %w", err)
 	}
-	st := &stackRoots{rs: rs, t: w.t, tab: w.tab, gs: gs, maxFrames: w.opts.MaxFrames, rodata: w.md.Word("rodata", 0)}
+	st := &stackRoots{rs: rs, t: w.t, tab: w.tab, gs: gs, maxFrames: w.opts.MaxFrames, rodata: w.md.Word("rodata", 0), missing: w.missing}
 	if err := st.scan(); err != nil {
 		return nil, fmt.Errorf("the goroutines' stacks: %w", err)
 	}

@@ -41,6 +41,8 @@ type stackRoots struct {
 	rodata    uint64 // moduledata.rodata: stack objects' pointer masks are offsets from it
 	dgs       map[int64]*proc.G
 	objects   map[int][]stackObject // per frame, its live stack objects
+	// missing returns what of a range the snapshot could not copy (nil: all was).
+	missing func(lo, hi uint64) []process.Region
 }
 
 // maxGoroutines bounds the goroutines a reading lists (their g pointers fill one read).
@@ -199,7 +201,10 @@ func (s *stackRoots) goroutine(gi int, dg *proc.G) error {
 		fi := len(s.frames)
 		s.frames = append(s.frames, frame{g: gi, depth: depth, fn: funcName(fr, f), pc: pc, sp: sp, cfa: cfa})
 		innermost := allInlined(frames[:depth])
-		if !ok || conservative || (innermost && running) || f.FuncID == funcIDAsyncPreempt {
+		// A frame part of which could not be copied (see missing) is scanned word by word
+		// around what is missing.
+		holed := s.missing != nil && len(s.missing(sp, cfa)) > 0
+		if !ok || conservative || holed || (innermost && running) || f.FuncID == funcIDAsyncPreempt {
 			s.frames[fi].conservative = true
 			if err := s.conservativeRange(gi, fi, sp, cfa); err != nil {
 				return err
@@ -243,11 +248,22 @@ func funcName(fr proc.Stackframe, f *process.Func) string {
 	return "?"
 }
 
+// conservativeRange scans [lo, hi) of a goroutine's stack word by word, but for what the
+// snapshot could not copy of it (missing: none was read; the reading's note counts it).
 func (s *stackRoots) conservativeRange(gi, fi int, lo, hi uint64) error {
-	if hi <= lo {
-		return nil
+	var holes []process.Region
+	if s.missing != nil {
+		holes = s.missing(lo, hi)
 	}
-	return s.rs.scanConservative(rootStack, lo, hi-lo, int32(fi))
+	for _, h := range append(holes, process.Region{Lo: hi, Hi: hi}) {
+		if h.Lo > lo {
+			if err := s.rs.scanConservative(rootStack, lo, h.Lo-lo, int32(fi)); err != nil {
+				return err
+			}
+		}
+		lo = max(lo, h.Hi)
+	}
+	return nil
 }
 
 // precise adds the live pointer slots of one frame by its stack maps, and records its stack

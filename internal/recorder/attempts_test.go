@@ -134,6 +134,9 @@ func checkDiagnosisSays(t *testing.T, s *session.Session) {
 // TestAttemptsWrittenWhileRunning reads the manifest while a recording runs, as a killed
 // collector leaves it: the counts are there, not only at the end.
 func TestAttemptsWrittenWhileRunning(t *testing.T) {
+	if testing.Short() {
+		t.Skip("records for more than five seconds")
+	}
 	srv := loginWall(t)
 	cfg := runConfig(t, helperCommand(t, "gc")...)
 	cfg.PprofURL = srv.URL

@@ -65,6 +65,9 @@ func costOf(s *session.Session, data, source string) (session.Cost, bool) {
 // the stops, its CPU and its runtime's pauses for what its pprof served. Without ReadMemory,
 // everything comes from pprof as before.
 func TestWatchReadsMemoryBesidePprof(t *testing.T) {
+	if testing.Short() {
+		t.Skip("records for more than five seconds")
+	}
 	needProc(t)
 	pid, url := startWithPprof(t)
 	watch := func(readMemory bool, maxStop time.Duration) *session.Session {

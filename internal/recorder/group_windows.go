@@ -3,6 +3,7 @@ package recorder
 import (
 	"errors"
 	"os"
+	"os/exec"
 	"syscall"
 )
 
@@ -21,3 +22,6 @@ func signalGroup(pgid int, sig syscall.Signal) error {
 	}
 	return p.Kill()
 }
+
+// startCmd starts cmd: no parent-death signal ties it to a thread here.
+func startCmd(cmd *exec.Cmd) error { return cmd.Start() }

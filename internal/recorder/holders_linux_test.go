@@ -18,6 +18,9 @@ import (
 // said so (running false). What the call returns is counted in the manifest's attempts, and
 // ErrNoHolders is not.
 func TestRunReadsHoldersWhileRunning(t *testing.T) {
+	if testing.Short() {
+		t.Skip("records for more than five seconds")
+	}
 	var lastOut string
 	type call struct {
 		pid           int

@@ -27,7 +27,7 @@ func (r *recorder) loadLoop(ctx context.Context) {
 	cmd.Stdout, cmd.Stderr = r.cfg.Stderr, r.cfg.Stderr
 	cmd.SysProcAttr = groupAttr()
 	started := time.Now()
-	if err := cmd.Start(); err != nil {
+	if err := startCmd(cmd); err != nil {
 		r.addNote("the load generator (--load) could not start: %v", err)
 		return
 	}

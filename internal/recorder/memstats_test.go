@@ -16,6 +16,9 @@ import (
 // every sample when it is cheap, and the reads back off with their cost (memStatsDuty),
 // never past the snapshot interval.
 func TestMemStatsPacedByCost(t *testing.T) {
+	if testing.Short() {
+		t.Skip("records for more than five seconds")
+	}
 	for _, tc := range []struct {
 		name          string
 		delay         time.Duration

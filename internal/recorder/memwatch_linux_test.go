@@ -109,6 +109,9 @@ func TestWatchPIDMemoryRefused(t *testing.T) {
 // as its parent, for its goroutine profiles, and the recording still ends when it should (a
 // stop is not taken for the program's end) with the program running until then.
 func TestRunReadsMemory(t *testing.T) {
+	if testing.Short() {
+		t.Skip("records for more than five seconds")
+	}
 	needProc(t)
 	bin := filepath.Join(t.TempDir(), "labrun")
 	if out, err := exec.Command("go", "build", "-tags", "nopprof", "-o", bin, "../labrun").CombinedOutput(); err != nil {

@@ -163,7 +163,7 @@ func startProgram(cfg Config, r *recorder) (*program, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := cmd.Start(); err != nil {
+	if err := startCmd(cmd); err != nil {
 		return nil, fmt.Errorf("start %s: %w", cfg.Command[0], unwrapExec(err))
 	}
 	r.start, r.root = time.Now(), cmd.Process.Pid

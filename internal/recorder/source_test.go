@@ -35,6 +35,9 @@ func counting(n *atomic.Int64, h http.Handler) http.Handler {
 // TestWatchSource records one service that serves both an agent and pprof from each vantage
 // point: pprof never touches the agent, agent never touches pprof, auto uses both.
 func TestWatchSource(t *testing.T) {
+	if testing.Short() {
+		t.Skip("records for more than five seconds")
+	}
 	for _, tc := range []struct {
 		source           string
 		url              string // appended to the service's URL

@@ -19,6 +19,9 @@ import (
 // MEMDOCTOR_SIM_N, default 2 (about 10 s).
 func simN(t *testing.T) int {
 	v := os.Getenv("MEMDOCTOR_SIM_N")
+	if v == "" && testing.Short() {
+		return 1 // the inner loop: every cell once
+	}
 	if v == "" {
 		return 2
 	}

@@ -3,7 +3,8 @@
 // payload of bytes), the newest also in a goroutine's local slice; with -pointers, records
 // whose payload is a slice of pointers (links, built by buildLinks), a heap the walk reads
 // whole. It prints its pid when the heap is built, then writes a counter to the heartbeat
-// file every 20 ms, so a test can tell that it runs.
+// file every 20 ms, so a test can tell that it runs. With -guard, a page of two goroutines'
+// stacks cannot be read (guard_linux.go).
 package main
 
 import (
@@ -36,6 +37,7 @@ func main() {
 	rate := flag.Int("rate", 0, "runtime.MemProfileRate (0: the default)")
 	heartbeat := flag.String("heartbeat", "", "a `FILE` to write a counter to every 20 ms")
 	pointers := flag.Bool("pointers", false, "payloads of pointers (into links) rather than bytes")
+	guard := flag.Bool("guard", false, "make a page of two goroutines' stacks unreadable (say which on the ready line), the GC off")
 	flag.Parse()
 	if *rate > 0 {
 		runtime.MemProfileRate = *rate
@@ -48,7 +50,11 @@ func main() {
 	recent := make(chan []*record)
 	go keepRecent(recent)
 	recent <- []*record{registry[0], registry[1]} // nil with -pointers
-	fmt.Println(os.Getpid(), "ready")
+	if *guard {
+		fmt.Println(os.Getpid(), "ready", guardStacks())
+	} else {
+		fmt.Println(os.Getpid(), "ready")
+	}
 	for n := 0; ; n++ {
 		if *heartbeat != "" {
 			os.WriteFile(*heartbeat, []byte(strconv.Itoa(n)), 0o600)
