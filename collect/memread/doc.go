@@ -17,7 +17,10 @@
 // The heap profile, the figures and the pauses are read while the process runs: nothing stops it. A
 // read that races the runtime (a GC publishing a cycle while the buckets are read, counts
 // being updated) is detected and read again, or the bucket is left out with a note: never a
-// crash, never a profile that mixes two cycles.
+// crash, never a profile that mixes two cycles or counts a cycle's counts half moved (see
+// readBuckets). What runtime.MemProfile would publish for good when nothing is published yet,
+// a Reader counts as published until the runtime has published as much: its readings are
+// those /debug/pprof/heap would have served, fetched at each.
 //
 // Addresses come from the executable's symbol table, layouts from its DWARF types (package
 // process): never from offsets assumed per release. A program that links no profiling has

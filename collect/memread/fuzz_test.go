@@ -130,6 +130,7 @@ func FuzzBucketList(f *testing.F) {
 		if err != nil {
 			return
 		}
+		r.pub.publish(w)
 		if len(w.records) > MaxBuckets {
 			t.Fatalf("%d records", len(w.records))
 		}

@@ -28,6 +28,7 @@ func (r *Reader) HeapProfile() (*profile.Profile, *HeapReading, error) {
 	if err != nil {
 		return nil, nil, err
 	}
+	r.pub.publish(w)
 	hr := &HeapReading{Records: len(w.records), Skipped: w.skipped, Rate: rate, Retries: retries, Notes: w.notes}
 	p := r.buildHeap(w.records, rate, start)
 	hr.Took, hr.Bytes = time.Since(start), r.mem.BytesRead()-read0

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/go-delve/delve/pkg/proc"
+
 	"github.com/memdoctor/memdoctor/process"
 )
 
@@ -25,6 +27,7 @@ const (
 	symGomaxprocs  = "runtime.gomaxprocs"
 	symDisableProf = "runtime.disableMemoryProfiling"
 	symAllgs       = "runtime.allgs"
+	symProfLock    = "runtime.profMemActiveLock"
 )
 
 var required = []string{symBuckets, symRate, symCycle, symModuledata, symMemstats, symController, symWork, symSched, symAllp, symAllglen, symGomaxprocs}
@@ -54,6 +57,11 @@ type Reader struct {
 	// net/http/pprof.
 	linksProfiling bool
 	enabledAt      time.Time // when EnableHeapProfiling turned sampling on; zero if it did not
+	// profLock is the address of runtime.profMemActiveLock's word, which every flush of the
+	// heap profile holds (see readBuckets); 0 when the runtime's lock is not one memdoctor
+	// knows.
+	profLock uint64
+	pub      publisher // what the heap profile's readings have published
 }
 
 // Open attaches to a live process (see process.Attach: nothing is stopped) and prepares to
@@ -78,7 +86,7 @@ func New(t *process.Target) (*Reader, error) {
 	r := &Reader{t: t, mem: t.Memory()}
 	bi := t.Delve.BinInfo()
 	var err error
-	if r.sym, err = t.Symbols(append(required, symDisableProf, symAllgs)...); err != nil {
+	if r.sym, err = t.Symbols(append(required, symDisableProf, symAllgs, symProfLock)...); err != nil {
 		return nil, err
 	}
 	var missing []string
@@ -122,8 +130,27 @@ func New(t *process.Target) (*Reader, error) {
 			r.linksProfiling = false
 		}
 	}
+	r.profLock = profLockWord(bi, r.sym)
 	r.exe = exeMappingOf(t)
 	return r, nil
+}
+
+// profLockWord finds the word of runtime.profMemActiveLock (runtime.mutex's key, a uintptr
+// that is 0 only when the lock is free and none waits for it); 0 if it cannot.
+func profLockWord(bi *proc.BinaryInfo, sym map[string]process.Symbol) uint64 {
+	s, ok := sym[symProfLock]
+	if !ok {
+		return 0
+	}
+	mu, err := process.StructOf(bi, "runtime.mutex")
+	if err != nil {
+		return 0
+	}
+	key, err := mu.Field("key")
+	if err != nil || key.Size != 8 || key.Off < 0 || key.Off+8 > mu.Size {
+		return 0
+	}
+	return s.Addr + uint64(key.Off)
 }
 
 // ErrNoSymbols: the executable lacks the symbols a reading needs (linked with -s).

@@ -242,7 +242,7 @@ func (r *recorder) closeMemory(final bool) {
 		}
 	}
 	if ms.heapReads > 0 {
-		r.addNote("read %d heap profile(s) from the process's memory without stopping it (%s each on average, %s at most, in memdoctor; %d bucket(s) left out as unreadable or torn, %d reading(s) made again after a GC published a cycle meanwhile)",
+		r.addNote("read %d heap profile(s) from the process's memory without stopping it (%s each on average, %s at most, in memdoctor; %d bucket(s) left out as unreadable or torn, %d reading(s) made again or waited for while a GC published a cycle)",
 			ms.heapReads, briefly(ms.heapTook/time.Duration(ms.heapReads)), briefly(ms.heapTookMax), ms.heapSkipped, ms.retries)
 	}
 	if ms.goroutineProfiles+ms.goroutineFails > 0 {
