@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/memdoctor/memdoctor/internal/culprit"
+	"github.com/memdoctor/memdoctor/culprit"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")

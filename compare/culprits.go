@@ -6,8 +6,8 @@ import (
 	"path/filepath"
 	"slices"
 
+	"github.com/memdoctor/memdoctor/culprit"
 	"github.com/memdoctor/memdoctor/evidence"
-	"github.com/memdoctor/memdoctor/internal/culprit"
 )
 
 // Culprits is the difference between the heap in use at the end of each session, by function

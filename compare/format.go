@@ -3,7 +3,7 @@ package compare
 import (
 	"fmt"
 
-	"github.com/memdoctor/memdoctor/internal/units"
+	"github.com/memdoctor/memdoctor/units"
 )
 
 // FormatValue writes a value in a metric's unit as the tables show it.

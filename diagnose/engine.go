@@ -8,8 +8,8 @@ import (
 	"github.com/memdoctor/memdoctor/diagnose/words"
 	"github.com/memdoctor/memdoctor/evidence"
 	"github.com/memdoctor/memdoctor/facts"
-	"github.com/memdoctor/memdoctor/internal/units"
 	"github.com/memdoctor/memdoctor/session"
+	"github.com/memdoctor/memdoctor/units"
 )
 
 // Options tune a diagnosis.

@@ -36,8 +36,8 @@ func TestReadProfileInfo(t *testing.T) {
 		{"goroutine_small_req2.pb", session.KindGoroutine, "goroutine profile", 10},
 		{"goroutine_unnamed_sampletype.pb.gz", session.KindGoroutine, "goroutine profile (its sample type unnamed)", 53},
 		{"node_exporter_cpu_10s.pb.gz", "", "CPU profile", 0},
-		{"../../internal/culprit/testdata/goroutines.debug1.txt", session.KindGoroutine, "goroutine profile (debug=1 text)", -1},
-		{"../../internal/culprit/testdata/goroutines.debug2.txt", session.KindGoroutine, "goroutine dump (debug=2 text)", -1},
+		{"../../culprit/testdata/goroutines.debug1.txt", session.KindGoroutine, "goroutine profile (debug=1 text)", -1},
+		{"../../culprit/testdata/goroutines.debug2.txt", session.KindGoroutine, "goroutine dump (debug=2 text)", -1},
 	} {
 		ev := New("profiles", Target{}, Options{})
 		in, err := ev.ReadProfileInfo(filepath.Join(realProfiles, c.file))

@@ -8,7 +8,7 @@ import (
 
 	"github.com/google/pprof/profile"
 
-	"github.com/memdoctor/memdoctor/internal/culprit"
+	"github.com/memdoctor/memdoctor/culprit"
 	"github.com/memdoctor/memdoctor/internal/pprofio"
 	"github.com/memdoctor/memdoctor/session"
 )

@@ -1,7 +1,7 @@
 package evidence
 
 import (
-	"github.com/memdoctor/memdoctor/internal/culprit"
+	"github.com/memdoctor/memdoctor/culprit"
 )
 
 // What profiles say, by site: the program's own code that allocates, retains or blocks. The

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/memdoctor/memdoctor/internal/units"
+	"github.com/memdoctor/memdoctor/units"
 )
 
 // Schema names the JSON form of a Result.

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/memdoctor/memdoctor/internal/units"
+	"github.com/memdoctor/memdoctor/units"
 )
 
 // The forms of a result shown inside a heap-leak finding (the text report, the HTML finding,

@@ -7,7 +7,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/memdoctor/memdoctor/internal/infile"
+	"github.com/memdoctor/memdoctor/infile"
 )
 
 // Files a result is kept under in a session directory: the JSON result, and the profile

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/memdoctor/memdoctor/internal/sanitize"
-	"github.com/memdoctor/memdoctor/internal/units"
+	"github.com/memdoctor/memdoctor/sanitize"
+	"github.com/memdoctor/memdoctor/units"
 )
 
 // WriteText writes the result for a terminal: what was read and for how long it was stopped,

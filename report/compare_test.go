@@ -11,9 +11,9 @@ import (
 	"time"
 
 	"github.com/memdoctor/memdoctor/compare"
+	"github.com/memdoctor/memdoctor/culprit"
 	"github.com/memdoctor/memdoctor/diagnose"
 	"github.com/memdoctor/memdoctor/evidence"
-	"github.com/memdoctor/memdoctor/internal/culprit"
 	"github.com/memdoctor/memdoctor/tune"
 )
 

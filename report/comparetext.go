@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/memdoctor/memdoctor/compare"
-	"github.com/memdoctor/memdoctor/internal/culprit"
-	"github.com/memdoctor/memdoctor/internal/sanitize"
+	"github.com/memdoctor/memdoctor/culprit"
+	"github.com/memdoctor/memdoctor/sanitize"
 )
 
 // CompareText writes a comparison of two sessions: who they are, a benchstat-style table of

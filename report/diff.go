@@ -5,8 +5,8 @@ import (
 	"io"
 	"strings"
 
-	"github.com/memdoctor/memdoctor/internal/culprit"
-	"github.com/memdoctor/memdoctor/internal/sanitize"
+	"github.com/memdoctor/memdoctor/culprit"
+	"github.com/memdoctor/memdoctor/sanitize"
 )
 
 // Diff writes a profile diff: totals, then the top growth by function and by line, each in

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/memdoctor/memdoctor/internal/units"
+	"github.com/memdoctor/memdoctor/units"
 )
 
 // Bytes formats a byte count in IEC units with one decimal: "412.3 MiB".

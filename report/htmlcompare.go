@@ -10,10 +10,10 @@ import (
 	"time"
 
 	"github.com/memdoctor/memdoctor/compare"
+	"github.com/memdoctor/memdoctor/culprit"
 	"github.com/memdoctor/memdoctor/diagnose"
 	"github.com/memdoctor/memdoctor/evidence"
-	"github.com/memdoctor/memdoctor/internal/culprit"
-	"github.com/memdoctor/memdoctor/internal/sanitize"
+	"github.com/memdoctor/memdoctor/sanitize"
 )
 
 // CompareInput is what the comparison page shows: the comparison, and each session's evidence

@@ -8,9 +8,9 @@ import (
 
 	"github.com/google/pprof/profile"
 
+	"github.com/memdoctor/memdoctor/culprit"
 	"github.com/memdoctor/memdoctor/diagnose"
 	"github.com/memdoctor/memdoctor/evidence"
-	"github.com/memdoctor/memdoctor/internal/culprit"
 	"github.com/memdoctor/memdoctor/internal/pprofio"
 	"github.com/memdoctor/memdoctor/session"
 )

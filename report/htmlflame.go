@@ -9,8 +9,8 @@ import (
 
 	"github.com/google/pprof/profile"
 
+	"github.com/memdoctor/memdoctor/culprit"
 	"github.com/memdoctor/memdoctor/diagnose"
-	"github.com/memdoctor/memdoctor/internal/culprit"
 )
 
 // Flame tree limits: a node narrower than minFlameShare of the whole is dropped (it would be

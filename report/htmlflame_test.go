@@ -3,8 +3,8 @@ package report
 import (
 	"testing"
 
+	"github.com/memdoctor/memdoctor/culprit"
 	"github.com/memdoctor/memdoctor/diagnose"
-	"github.com/memdoctor/memdoctor/internal/culprit"
 )
 
 func TestFlameDiff(t *testing.T) {

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/memdoctor/memdoctor/internal/units"
+	"github.com/memdoctor/memdoctor/units"
 )
 
 // Seconds formats a number of seconds: "0.35 s", "12.5 s", "95 s", "7200 s (2h0m0s)".

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/memdoctor/memdoctor/diagnose"
-	"github.com/memdoctor/memdoctor/internal/sanitize"
+	"github.com/memdoctor/memdoctor/sanitize"
 )
 
 // TextOptions tune the terminal report.

@@ -9,7 +9,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/memdoctor/memdoctor/internal/infile"
+	"github.com/memdoctor/memdoctor/infile"
 )
 
 // TraceFiles returns the paths of the trace files stored in a session directory, sorted by
@@ -35,7 +35,7 @@ func TraceFiles(dir string) ([]string, error) {
 }
 
 // OpenTrace opens a stored trace for reading: a regular file of at most MaxTraceBytes
-// (internal/infile), read no further than its size when opened.
+// (infile), read no further than its size when opened.
 func OpenTrace(path string) (io.ReadCloser, error) {
 	return infile.Open(path, MaxTraceBytes)
 }

@@ -8,8 +8,8 @@ import (
 	"sort"
 	"time"
 
-	"github.com/memdoctor/memdoctor/internal/units"
 	"github.com/memdoctor/memdoctor/process"
+	"github.com/memdoctor/memdoctor/units"
 )
 
 // DefaultMaxStop is how long a snapshot stops a process at most unless told otherwise. A

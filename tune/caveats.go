@@ -3,7 +3,7 @@ package tune
 import (
 	"fmt"
 
-	"github.com/memdoctor/memdoctor/internal/units"
+	"github.com/memdoctor/memdoctor/units"
 )
 
 // caveats say what an experiment on this machine cannot promise about production.

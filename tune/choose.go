@@ -6,7 +6,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/memdoctor/memdoctor/internal/units"
+	"github.com/memdoctor/memdoctor/units"
 )
 
 // tieShare and tieCPU: GC work within this share of the least (or, for GC CPU, within this

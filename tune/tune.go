@@ -9,7 +9,7 @@ import (
 
 	"github.com/memdoctor/memdoctor/diagnose"
 	"github.com/memdoctor/memdoctor/evidence"
-	"github.com/memdoctor/memdoctor/internal/units"
+	"github.com/memdoctor/memdoctor/units"
 )
 
 // Schema identifies the tune JSON format.

@@ -9,7 +9,7 @@ import (
 	"github.com/go-delve/delve/pkg/proc"
 	"github.com/google/pprof/profile"
 
-	"github.com/memdoctor/memdoctor/internal/culprit"
+	"github.com/memdoctor/memdoctor/culprit"
 	"github.com/memdoctor/memdoctor/process"
 )
 

@@ -6,7 +6,7 @@ import (
 
 	"github.com/memdoctor/memdoctor/diagnose/rule"
 	"github.com/memdoctor/memdoctor/facts"
-	"github.com/memdoctor/memdoctor/internal/units"
+	"github.com/memdoctor/memdoctor/units"
 )
 
 // leakSites says who keeps a heap leak's growing objects alive, when its sites were named:

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/memdoctor/memdoctor/internal/units"
+	"github.com/memdoctor/memdoctor/units"
 )
 
 // bytesStr formats a byte count in IEC units with one decimal.

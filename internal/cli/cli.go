@@ -13,7 +13,7 @@ import (
 	"runtime/debug"
 	"strings"
 
-	"github.com/memdoctor/memdoctor/internal/sanitize"
+	"github.com/memdoctor/memdoctor/sanitize"
 )
 
 // command is one subcommand.

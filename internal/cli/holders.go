@@ -15,11 +15,11 @@ import (
 
 	"github.com/memdoctor/memdoctor/holders"
 	"github.com/memdoctor/memdoctor/holders/walk"
-	"github.com/memdoctor/memdoctor/internal/infile"
-	"github.com/memdoctor/memdoctor/internal/units"
+	"github.com/memdoctor/memdoctor/infile"
 	"github.com/memdoctor/memdoctor/process"
 	"github.com/memdoctor/memdoctor/session"
 	"github.com/memdoctor/memdoctor/snapshot"
+	"github.com/memdoctor/memdoctor/units"
 )
 
 var holdersCmd = &command{

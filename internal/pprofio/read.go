@@ -12,7 +12,7 @@ import (
 
 	"github.com/google/pprof/profile"
 
-	"github.com/memdoctor/memdoctor/internal/infile"
+	"github.com/memdoctor/memdoctor/infile"
 )
 
 // Limits bound what reading one profile may cost.
@@ -54,7 +54,7 @@ func (l Limits) ReadFile(path string) (*profile.Profile, error) {
 }
 
 // ReadFileAs is ReadFile with errors naming the profile name. path must be a regular file
-// (internal/infile): a named pipe or a device, such as a link to /dev/zero planted in a
+// (infile): a named pipe or a device, such as a link to /dev/zero planted in a
 // session, is refused before anything is read.
 func (l Limits) ReadFileAs(name, path string) (*profile.Profile, error) {
 	data, err := l.readFileData(name, path, false)

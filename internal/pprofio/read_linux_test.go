@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/memdoctor/memdoctor/internal/infile"
+	"github.com/memdoctor/memdoctor/infile"
 )
 
 // noHang runs fn and fails the test if it has not returned within a minute: a hang is the

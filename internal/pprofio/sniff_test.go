@@ -20,8 +20,8 @@ func TestSniffRealFiles(t *testing.T) {
 		{"../../testdata/profiles/goroutine_small_req2.pb", FormatGzip, FormatProto}, // named .pb, gzipped
 		{"../../testdata/profiles/gobench_legacy_text.heap", FormatLegacy, FormatLegacy},
 		{"../../testdata/profiles/node_exporter_cpu_10s.pb.gz", FormatGzip, FormatProto},
-		{"../culprit/testdata/goroutines.debug1.txt", FormatGoroutineText, FormatGoroutineText},
-		{"../culprit/testdata/goroutines.debug2.txt", FormatGoroutineText, FormatGoroutineText},
+		{"../../culprit/testdata/goroutines.debug1.txt", FormatGoroutineText, FormatGoroutineText},
+		{"../../culprit/testdata/goroutines.debug2.txt", FormatGoroutineText, FormatGoroutineText},
 		{"../../source/pprofdir/testdata/goroutine-debug2.txt.gz", FormatGzip, FormatGoroutineText},
 		{"../../source/pprofdir/testdata/slow90s/app.log", FormatText, FormatText},
 		{"../../README.md", FormatText, FormatText},

@@ -9,7 +9,7 @@ import (
 
 	"github.com/google/pprof/profile"
 
-	"github.com/memdoctor/memdoctor/internal/culprit"
+	"github.com/memdoctor/memdoctor/culprit"
 )
 
 // Heap is a heap profile taken at at with the given alloc_space and inuse_space per stack

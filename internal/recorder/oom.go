@@ -8,8 +8,8 @@ import (
 	"github.com/memdoctor/memdoctor/agent/procfs"
 	"github.com/memdoctor/memdoctor/agent/sample"
 	"github.com/memdoctor/memdoctor/collect/scrape"
-	"github.com/memdoctor/memdoctor/internal/units"
 	"github.com/memdoctor/memdoctor/session"
+	"github.com/memdoctor/memdoctor/units"
 )
 
 // When memory comes close to its limit and rises, the next periodic snapshot may come after

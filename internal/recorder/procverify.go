@@ -4,8 +4,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/memdoctor/memdoctor/internal/units"
 	"github.com/memdoctor/memdoctor/session"
+	"github.com/memdoctor/memdoctor/units"
 )
 
 // The process watch finds listening on a service's port may not be the service: behind a

@@ -9,7 +9,7 @@ import (
 
 	"github.com/google/pprof/profile"
 
-	"github.com/memdoctor/memdoctor/internal/culprit"
+	"github.com/memdoctor/memdoctor/culprit"
 )
 
 // protoBuilder builds one pprof profile, interning functions and locations.

@@ -7,9 +7,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/memdoctor/memdoctor/culprit"
 	"github.com/memdoctor/memdoctor/evidence"
 	"github.com/memdoctor/memdoctor/gctrace"
-	"github.com/memdoctor/memdoctor/internal/culprit"
 	"github.com/memdoctor/memdoctor/session"
 )
 

@@ -4,7 +4,7 @@ import (
 	"compress/gzip"
 	"io"
 
-	"github.com/memdoctor/memdoctor/internal/infile"
+	"github.com/memdoctor/memdoctor/infile"
 	"github.com/memdoctor/memdoctor/internal/pprofio"
 )
 

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/memdoctor/memdoctor/gctrace"
-	"github.com/memdoctor/memdoctor/internal/infile"
+	"github.com/memdoctor/memdoctor/infile"
 )
 
 // maxLogBytes bounds what is read of one gctrace log (decompressed): at a GC a second, years

@@ -141,7 +141,7 @@ func TestGoldenGoroutines(t *testing.T) {
 			}
 			// The dumps were captured from startLive's goroutines (if this
 			// fails after changing them, recapture with -capture).
-			checkLive(t, groups, name == "goroutines.debug2.txt")
+			checkLive(t, groups, name == "goroutines.debug2.txt", capturedPkg)
 			checkGolden(t, name+".groups", formatGroups(groups))
 		})
 	}
@@ -152,7 +152,7 @@ func TestGoldenGoroutines(t *testing.T) {
 				t.Fatal(err)
 			}
 			if name == "goroutines.pb.gz" {
-				checkLive(t, groups, false)
+				checkLive(t, groups, false, capturedPkg)
 			}
 			checkGolden(t, name+".groups", formatGroups(groups))
 		})

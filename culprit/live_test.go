@@ -19,7 +19,11 @@ import (
 
 const (
 	testModule = "github.com/memdoctor/memdoctor"
-	testPkg    = testModule + "/internal/culprit."
+	testPkg    = testModule + "/culprit."
+	// capturedPkg is the package's path when the goroutine dumps in testdata were captured
+	// (-capture): their frames name its functions by it. It was internal/culprit then; set it
+	// to testPkg after a new capture.
+	capturedPkg = testModule + "/internal/culprit."
 )
 
 // liveCase describes one set of goroutines started by startLive.

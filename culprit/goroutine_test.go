@@ -39,12 +39,13 @@ func totalCount(groups []GoroutineGroup) int {
 }
 
 // checkLive checks the groups of one live capture against liveCases.
-// debug2 says whether wait states and creators are known.
-func checkLive(t *testing.T, groups []GoroutineGroup, debug2 bool) {
+// debug2 says whether wait states and creators are known; pkg is the package's path in the
+// capture's frames (testPkg, or capturedPkg for the dumps in testdata).
+func checkLive(t *testing.T, groups []GoroutineGroup, debug2 bool, pkg string) {
 	t.Helper()
 	by := groupsByCulprit(t, groups)
 	for _, c := range liveCases {
-		gs := by[testPkg+c.fn]
+		gs := by[pkg+c.fn]
 		if len(gs) != 1 {
 			t.Errorf("%s: %d groups, want 1: %+v", c.fn, len(gs), gs)
 			continue
@@ -53,9 +54,9 @@ func checkLive(t *testing.T, groups []GoroutineGroup, debug2 bool) {
 		if g.Count != c.count {
 			t.Errorf("%s: count %d, want %d", c.fn, g.Count, c.count)
 		}
-		wantState, wantCreator := "", testPkg+c.fn
+		wantState, wantCreator := "", pkg+c.fn
 		if debug2 {
-			wantState, wantCreator = c.state, testPkg+c.createdBy
+			wantState, wantCreator = c.state, pkg+c.createdBy
 		}
 		if g.State != wantState {
 			t.Errorf("%s: state %q, want %q", c.fn, g.State, wantState)
@@ -68,19 +69,19 @@ func checkLive(t *testing.T, groups []GoroutineGroup, debug2 bool) {
 		}
 		wantBlocking := c.blocking
 		if wantBlocking == "" {
-			wantBlocking = testPkg + c.fn
+			wantBlocking = pkg + c.fn
 		}
 		if g.Blocking != wantBlocking {
 			t.Errorf("%s: blocking %q, want %q", c.fn, g.Blocking, wantBlocking)
 		}
-		if !slicesContain(g.Stack, testPkg+c.fn) || strings.Contains(g.Key, "0x") {
+		if !slicesContain(g.Stack, pkg+c.fn) || strings.Contains(g.Key, "0x") {
 			t.Errorf("%s: stack %q key %q", c.fn, g.Stack, g.Key)
 		}
 	}
 	// io.Copy is standard library only: in debug=2 its creator is the culprit.
 	var copyGroup *GoroutineGroup
 	for i, g := range groups {
-		if slicesContain(g.Stack, "io.Copy") && !slicesContain(g.Stack, testPkg+"blockIO") {
+		if slicesContain(g.Stack, "io.Copy") && !slicesContain(g.Stack, pkg+"blockIO") {
 			if copyGroup != nil {
 				t.Errorf("two io.Copy groups")
 			}
@@ -93,8 +94,8 @@ func checkLive(t *testing.T, groups []GoroutineGroup, debug2 bool) {
 	case copyGroup.Count != 1:
 		t.Errorf("io.Copy count %d", copyGroup.Count)
 	case debug2:
-		if copyGroup.State != "IO wait" || copyGroup.CreatedBy != testPkg+"startLive" ||
-			copyGroup.Culprit.Function != testPkg+"startLive" || !copyGroup.Culprit.Own {
+		if copyGroup.State != "IO wait" || copyGroup.CreatedBy != pkg+"startLive" ||
+			copyGroup.Culprit.Function != pkg+"startLive" || !copyGroup.Culprit.Own {
 			t.Errorf("io.Copy group: %+v", *copyGroup)
 		}
 	default:
@@ -136,7 +137,7 @@ func TestGoroutineGroupsLive(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		checkLive(t, groups, false)
+		checkLive(t, groups, false, testPkg)
 		m := totalRE.FindSubmatch(d1)
 		if m == nil {
 			t.Fatalf("no total header in:\n%s", d1)
@@ -153,7 +154,7 @@ func TestGoroutineGroupsLive(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		checkLive(t, groups, true)
+		checkLive(t, groups, true, testPkg)
 		if want := bytes.Count(d2, []byte("\ngoroutine ")) + 1; totalCount(groups) != want {
 			t.Errorf("groups count %d goroutines, dump has %d", totalCount(groups), want)
 		}
@@ -170,7 +171,7 @@ func TestGoroutineGroupsLive(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		checkLive(t, groups, false)
+		checkLive(t, groups, false, testPkg)
 		var want int64
 		for _, s := range p.Sample {
 			want += s.Value[0]

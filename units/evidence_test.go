@@ -159,7 +159,7 @@ func TestEvidenceUnknownUnit(t *testing.T) {
 // the evidence map): each must be in evidenceCases, so no figure reaches a report without its
 // unit.
 func TestEvidenceCoversTheRules(t *testing.T) {
-	names := evidenceNamesIn(t, "../../diagnose/words")
+	names := evidenceNamesIn(t, "../diagnose/words")
 	if len(names) < 20 {
 		t.Fatalf("found %d evidence names in diagnose/words: did the words move?", len(names))
 	}

@@ -15,7 +15,7 @@ var (
 )
 
 // sharedDir holds real profiles of other programs (see PROVENANCE.tsv there).
-const sharedDir = "../../testdata/profiles"
+const sharedDir = "../testdata/profiles"
 
 // sharedProfile parses a profile from sharedDir.
 func sharedProfile(t testing.TB, name string) *profile.Profile {
