@@ -8,7 +8,7 @@ import (
 	"sort"
 	"time"
 
-	"github.com/memdoctor/memdoctor/internal/traceassist"
+	"github.com/memdoctor/memdoctor/collect/traceassist"
 	"github.com/memdoctor/memdoctor/session"
 )
 

@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/memdoctor/memdoctor/collect/pprofio"
 	"github.com/memdoctor/memdoctor/gctrace"
-	"github.com/memdoctor/memdoctor/internal/pprofio"
 	"github.com/memdoctor/memdoctor/session"
 )
 

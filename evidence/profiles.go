@@ -8,8 +8,8 @@ import (
 
 	"github.com/google/pprof/profile"
 
+	"github.com/memdoctor/memdoctor/collect/pprofio"
 	"github.com/memdoctor/memdoctor/culprit"
-	"github.com/memdoctor/memdoctor/internal/pprofio"
 	"github.com/memdoctor/memdoctor/session"
 )
 

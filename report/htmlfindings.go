@@ -8,10 +8,10 @@ import (
 
 	"github.com/google/pprof/profile"
 
+	"github.com/memdoctor/memdoctor/collect/pprofio"
 	"github.com/memdoctor/memdoctor/culprit"
 	"github.com/memdoctor/memdoctor/diagnose"
 	"github.com/memdoctor/memdoctor/evidence"
-	"github.com/memdoctor/memdoctor/internal/pprofio"
 	"github.com/memdoctor/memdoctor/session"
 )
 

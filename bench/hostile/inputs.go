@@ -15,7 +15,7 @@ import (
 
 	"github.com/google/pprof/profile"
 
-	"github.com/memdoctor/memdoctor/internal/pprofio"
+	"github.com/memdoctor/memdoctor/collect/pprofio"
 	"github.com/memdoctor/memdoctor/session"
 )
 
@@ -113,7 +113,7 @@ func makeInputs(dir string, validMiB float64) (map[string]input, error) {
 		{"huge-valid.pb.gz", fmt.Sprintf("valid heap profile shaped like a big service's, at the limit: %s raw, %s to parse (estimated)", mib(int64(len(valid))), mib(pprofio.Estimate(valid))), gzipData(valid)},
 		{"over-limit.pb.gz", fmt.Sprintf("the same, a third larger: %s raw, %s to parse (estimated)", mib(int64(len(over))), mib(pprofio.Estimate(over))), gzipData(over)},
 	}
-	real, err := os.ReadFile("internal/pprofio/testdata/real/loki_alloc_objects_merged_big.pb.gz")
+	real, err := os.ReadFile("collect/pprofio/testdata/real/loki_alloc_objects_merged_big.pb.gz")
 	if err != nil {
 		return nil, fmt.Errorf("the largest real profile (run from the repository's root): %w", err)
 	}

@@ -115,7 +115,7 @@ func run(bin string, capBytes int64, only string, validMiB float64, keep string)
 	sess := p("session-real-loki.pb.gz")
 	cases = append(cases, tcase{"serve + 16 pprof requests (8 views twice), session of real-loki.pb.gz", "four heap snapshots: " + ins["real-loki.pb.gz"].what,
 		func() (result, error) { return serve(bin, capBytes, sess, append(eightViews, eightViews...)) }})
-	goroutine, _ := os.ReadFile("internal/pprofio/testdata/real/node_exporter_goroutine.pb.gz")
+	goroutine, _ := os.ReadFile("collect/pprofio/testdata/real/node_exporter_goroutine.pb.gz")
 	for _, w := range []struct{ name, what string }{
 		{"bomb-1g.pb.gz", "pprof heap endpoint serving the 1 GiB bomb"},
 		{"dense-24m.pb.gz", "pprof heap endpoint serving the dense profile"},

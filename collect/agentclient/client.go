@@ -14,7 +14,7 @@ import (
 
 	"github.com/memdoctor/memdoctor/agent/breakdown"
 	"github.com/memdoctor/memdoctor/agent/wire"
-	"github.com/memdoctor/memdoctor/internal/pprofio"
+	"github.com/memdoctor/memdoctor/collect/pprofio"
 	"github.com/memdoctor/memdoctor/session"
 )
 

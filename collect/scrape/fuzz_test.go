@@ -11,7 +11,7 @@ import (
 	"testing"
 	"testing/iotest"
 
-	"github.com/memdoctor/memdoctor/internal/pprofio"
+	"github.com/memdoctor/memdoctor/collect/pprofio"
 )
 
 func FuzzParseMemStats(f *testing.F) {

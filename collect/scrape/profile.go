@@ -12,7 +12,7 @@ import (
 
 	"github.com/google/pprof/profile"
 
-	"github.com/memdoctor/memdoctor/internal/pprofio"
+	"github.com/memdoctor/memdoctor/collect/pprofio"
 )
 
 // cpuProfileDefault is how long /debug/pprof/profile samples without

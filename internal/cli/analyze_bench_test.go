@@ -11,7 +11,7 @@ import (
 
 	"github.com/google/pprof/profile"
 
-	"github.com/memdoctor/memdoctor/internal/pprofio"
+	"github.com/memdoctor/memdoctor/collect/pprofio"
 	"github.com/memdoctor/memdoctor/internal/profgen"
 )
 

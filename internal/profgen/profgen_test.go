@@ -6,7 +6,7 @@ import (
 
 	"github.com/google/pprof/profile"
 
-	"github.com/memdoctor/memdoctor/internal/pprofio"
+	"github.com/memdoctor/memdoctor/collect/pprofio"
 )
 
 // TestHeap: the series is in time order, its leaking site grows by the step's leak, and

@@ -11,7 +11,7 @@ import (
 	"github.com/google/pprof/driver"
 	"github.com/google/pprof/profile"
 
-	"github.com/memdoctor/memdoctor/internal/pprofio"
+	"github.com/memdoctor/memdoctor/collect/pprofio"
 )
 
 // uiLimits bound the profiles pprof's web UI opens. Its views take far more than parsing:

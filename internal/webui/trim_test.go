@@ -8,7 +8,7 @@ import (
 
 	"github.com/google/pprof/profile"
 
-	"github.com/memdoctor/memdoctor/internal/pprofio"
+	"github.com/memdoctor/memdoctor/collect/pprofio"
 )
 
 // manyStacks is a profile of n distinct 10-frame stacks with two sample types; stack i has

@@ -4,8 +4,8 @@ import (
 	"compress/gzip"
 	"io"
 
+	"github.com/memdoctor/memdoctor/collect/pprofio"
 	"github.com/memdoctor/memdoctor/infile"
-	"github.com/memdoctor/memdoctor/internal/pprofio"
 )
 
 // kind of input a file is, from its first bytes.
