@@ -10,7 +10,7 @@ import (
 	"github.com/google/pprof/profile"
 
 	"github.com/memdoctor/memdoctor/collect/pprofio"
-	"github.com/memdoctor/memdoctor/internal/profgen"
+	"github.com/memdoctor/memdoctor/internal/dev/profgen"
 	"github.com/memdoctor/memdoctor/source/pprofdir"
 )
 

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/memdoctor/memdoctor/evidence"
-	"github.com/memdoctor/memdoctor/internal/proftest"
+	"github.com/memdoctor/memdoctor/internal/dev/proftest"
 )
 
 // In memory: evidence with its heap profiles in hand, diagnosed (facts, rules and words).

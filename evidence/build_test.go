@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/memdoctor/memdoctor/internal/proftest"
+	"github.com/memdoctor/memdoctor/internal/dev/proftest"
 )
 
 // TestNewAndFinish: evidence built from outside a session gets its window from its readings

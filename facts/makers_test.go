@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/memdoctor/memdoctor/evidence"
-	"github.com/memdoctor/memdoctor/internal/proftest"
+	"github.com/memdoctor/memdoctor/internal/dev/proftest"
 )
 
 func TestReceiver(t *testing.T) {

@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/memdoctor/memdoctor/gctrace"
-	"github.com/memdoctor/memdoctor/internal/gotool"
+	"github.com/memdoctor/memdoctor/internal/dev/gotool"
 )
 
 // childEnv makes the test binary run as the traced program of

@@ -12,7 +12,7 @@ import (
 // Built with the nopprof tag, a scenario links no profiling at all (neither runtime/pprof nor
 // net/http/pprof, nor memdoctor's agent): the program a production service that serves
 // nothing is, whose heap profiling is off (runtime.MemProfileRate 0). memdoctor reads it by
-// its PID, from its memory (internal/labrun).
+// its PID, from its memory (internal/dev/labrun).
 
 // servingFormat is the scenario's first line.
 const servingFormat = "lab: %s serving on http://%s (no pprof)\n"

@@ -26,7 +26,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/memdoctor/memdoctor/internal/accuracy"
+	"github.com/memdoctor/memdoctor/internal/dev/accuracy"
 	"github.com/memdoctor/memdoctor/lab"
 )
 
@@ -122,7 +122,7 @@ func report(stdout io.Writer, m *accuracy.Matrix) error {
 type binaries struct{ memdoctor, go127, noPprof, noPprofGo127 string }
 
 // build builds memdoctor, memdoctor with Go 1.27 for the scenarios that need it, and the lab
-// without any profiling (internal/labrun, -tags nopprof) with each toolchain for the
+// without any profiling (internal/dev/labrun, -tags nopprof) with each toolchain for the
 // watch-memory vantage point.
 func build(dir string, stderr io.Writer) (binaries, error) {
 	b := binaries{memdoctor: filepath.Join(dir, "memdoctor"), go127: filepath.Join(dir, "memdoctor-go1.27"),
@@ -130,14 +130,14 @@ func build(dir string, stderr io.Writer) (binaries, error) {
 	if out, err := exec.Command("go", "build", "-o", b.memdoctor, "./cmd/memdoctor").CombinedOutput(); err != nil {
 		return b, fmt.Errorf("go build ./cmd/memdoctor: %v\n%s", err, out)
 	}
-	if out, err := exec.Command("go", "build", "-tags", "nopprof", "-o", b.noPprof, "./internal/labrun").CombinedOutput(); err != nil {
-		return b, fmt.Errorf("go build -tags nopprof ./internal/labrun: %v\n%s", err, out)
+	if out, err := exec.Command("go", "build", "-tags", "nopprof", "-o", b.noPprof, "./internal/dev/labrun").CombinedOutput(); err != nil {
+		return b, fmt.Errorf("go build -tags nopprof ./internal/dev/labrun: %v\n%s", err, out)
 	}
 	for _, g := range []struct {
 		bin *string
 		pkg string
 		tag []string
-	}{{&b.go127, "./cmd/memdoctor", nil}, {&b.noPprofGo127, "./internal/labrun", []string{"-tags", "nopprof"}}} {
+	}{{&b.go127, "./cmd/memdoctor", nil}, {&b.noPprofGo127, "./internal/dev/labrun", []string{"-tags", "nopprof"}}} {
 		cmd := exec.Command("go", append(append([]string{"build"}, g.tag...), "-o", *g.bin, g.pkg)...)
 		cmd.Env = append(os.Environ(), "GOTOOLCHAIN=go1.27.0")
 		if out, err := cmd.CombinedOutput(); err != nil {

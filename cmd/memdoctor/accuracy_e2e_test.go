@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/memdoctor/memdoctor/internal/accuracy"
+	"github.com/memdoctor/memdoctor/internal/dev/accuracy"
 	"github.com/memdoctor/memdoctor/lab"
 )
 
@@ -168,13 +168,13 @@ func buildGo127(t *testing.T) string {
 	return bin
 }
 
-// buildNoPprofLab builds the lab without any profiling (internal/labrun -tags nopprof), for
+// buildNoPprofLab builds the lab without any profiling (internal/dev/labrun -tags nopprof), for
 // the watch-memory vantage point.
 func buildNoPprofLab(t *testing.T) string {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "labrun-nopprof")
-	if out, err := exec.Command("go", "build", "-tags", "nopprof", "-o", bin, "../../internal/labrun").CombinedOutput(); err != nil {
-		t.Fatalf("go build -tags nopprof ./internal/labrun: %v\n%s", err, out)
+	if out, err := exec.Command("go", "build", "-tags", "nopprof", "-o", bin, "../../internal/dev/labrun").CombinedOutput(); err != nil {
+		t.Fatalf("go build -tags nopprof ./internal/dev/labrun: %v\n%s", err, out)
 	}
 	return bin
 }

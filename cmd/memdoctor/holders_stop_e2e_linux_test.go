@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/memdoctor/memdoctor/internal/gotool"
+	"github.com/memdoctor/memdoctor/internal/dev/gotool"
 )
 
 // startHoldersTarget starts testdata/holders-target (bin) with a heap of n objects and waits

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/memdoctor/memdoctor/internal/modproxy"
+	"github.com/memdoctor/memdoctor/internal/dev/modproxy"
 )
 
 // TestInstallLatest does what `go install github.com/memdoctor/memdoctor/cmd/memdoctor@latest`
@@ -43,7 +43,7 @@ func TestInstallLatest(t *testing.T) {
 		}
 		files, when, err := modproxy.Commit(repo, hash, m.Dir)
 		if err != nil {
-			t.Fatalf("go.mod requires %s at %s, whose commit is not in this repository's history (%v): run go run ./internal/modproxy/pinagent", m.Path, version, err)
+			t.Fatalf("go.mod requires %s at %s, whose commit is not in this repository's history (%v): run go run ./internal/dev/modproxy/pinagent", m.Path, version, err)
 		}
 		if err := modproxy.Write(proxy, m.Path, version, when, files); err != nil {
 			t.Fatal(err)
@@ -71,7 +71,7 @@ func TestInstallLatest(t *testing.T) {
 	cmd.Dir = tmp
 	cmd.Env = append(env, "GOBIN="+bin)
 	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go install github.com/memdoctor/memdoctor/cmd/memdoctor@latest: %v\n%s\n(the nested modules at %v: if the tool uses what a pinned commit lacks, commit the change and run go run ./internal/modproxy/pinagent)", err, out, versions)
+		t.Fatalf("go install github.com/memdoctor/memdoctor/cmd/memdoctor@latest: %v\n%s\n(the nested modules at %v: if the tool uses what a pinned commit lacks, commit the change and run go run ./internal/dev/modproxy/pinagent)", err, out, versions)
 	}
 	out, err := exec.Command(filepath.Join(bin, "memdoctor"), "version").CombinedOutput()
 	if err != nil || !strings.Contains(string(out), "v0.99.0") {

@@ -16,12 +16,12 @@ import (
 	"github.com/memdoctor/memdoctor/session"
 )
 
-// buildLabNoPprof builds the lab without any profiling (internal/labrun -tags nopprof).
+// buildLabNoPprof builds the lab without any profiling (internal/dev/labrun -tags nopprof).
 func buildLabNoPprof(t *testing.T) string {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "labrun")
-	if out, err := exec.Command("go", "build", "-tags", "nopprof", "-o", bin, "../../internal/labrun").CombinedOutput(); err != nil {
-		t.Fatalf("go build -tags nopprof ./internal/labrun: %v\n%s", err, out)
+	if out, err := exec.Command("go", "build", "-tags", "nopprof", "-o", bin, "../../internal/dev/labrun").CombinedOutput(); err != nil {
+		t.Fatalf("go build -tags nopprof ./internal/dev/labrun: %v\n%s", err, out)
 	}
 	return bin
 }

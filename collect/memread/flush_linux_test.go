@@ -13,7 +13,7 @@ import (
 	"github.com/google/pprof/profile"
 
 	"github.com/memdoctor/memdoctor/collect/memread"
-	"github.com/memdoctor/memdoctor/internal/gotool"
+	"github.com/memdoctor/memdoctor/internal/dev/gotool"
 )
 
 // buildProfcycle builds testdata/profcycle with the toolchain ("" = the installed one).

@@ -20,7 +20,7 @@ import (
 
 	"github.com/memdoctor/memdoctor/collect/memread"
 	"github.com/memdoctor/memdoctor/culprit"
-	"github.com/memdoctor/memdoctor/internal/gotool"
+	"github.com/memdoctor/memdoctor/internal/dev/gotool"
 )
 
 // target is a running testdata/target.

@@ -6,7 +6,7 @@ import (
 
 	"github.com/memdoctor/memdoctor/evidence"
 	"github.com/memdoctor/memdoctor/facts"
-	"github.com/memdoctor/memdoctor/internal/proftest"
+	"github.com/memdoctor/memdoctor/internal/dev/proftest"
 )
 
 // The rule tests that judge profiles build an evidence in memory, its heap profiles in hand

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/memdoctor/memdoctor/evidence"
-	"github.com/memdoctor/memdoctor/internal/proftest"
+	"github.com/memdoctor/memdoctor/internal/dev/proftest"
 )
 
 // allocEvidence is n heap profiles 10 s apart from profiles alone, each holding what rows(i)

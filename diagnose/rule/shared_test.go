@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/memdoctor/memdoctor/evidence"
-	"github.com/memdoctor/memdoctor/internal/proftest"
+	"github.com/memdoctor/memdoctor/internal/dev/proftest"
 )
 
 // A request path that keeps a little at each of many sites, in heap profiles. Stacks are

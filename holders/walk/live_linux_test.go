@@ -29,7 +29,7 @@ func TestCopyWalksAsTheProcess(t *testing.T) {
 	labrun := filepath.Join(dir, "labrun")
 	target := filepath.Join(dir, "holders-target")
 	pie := filepath.Join(dir, "holders-target-pie")
-	for _, b := range [][]string{{labrun, "../../internal/labrun"}, {target, "../../cmd/memdoctor/testdata/holders-target"},
+	for _, b := range [][]string{{labrun, "../../internal/dev/labrun"}, {target, "../../cmd/memdoctor/testdata/holders-target"},
 		{pie, "../../cmd/memdoctor/testdata/holders-target", "-buildmode=pie"}} {
 		if out, err := exec.Command("go", append(append([]string{"build", "-o", b[0]}, b[2:]...), b[1])...).CombinedOutput(); err != nil {
 			t.Fatalf("go build %s: %v\n%s", b[1], err, out)

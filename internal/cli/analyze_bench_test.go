@@ -12,7 +12,7 @@ import (
 	"github.com/google/pprof/profile"
 
 	"github.com/memdoctor/memdoctor/collect/pprofio"
-	"github.com/memdoctor/memdoctor/internal/profgen"
+	"github.com/memdoctor/memdoctor/internal/dev/profgen"
 )
 
 // BenchmarkAnalyzeFolder360 analyzes a folder of 360 heap profiles (one hour at 10 s), each

@@ -12,7 +12,7 @@ import (
 
 	"github.com/google/pprof/profile"
 
-	"github.com/memdoctor/memdoctor/internal/gotool"
+	"github.com/memdoctor/memdoctor/internal/dev/gotool"
 	"github.com/memdoctor/memdoctor/session"
 )
 
@@ -168,7 +168,7 @@ func TestWatchAgentGoroutineLeakGo127(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds a Go 1.27 program")
 	}
-	bin := gotool.Build(t, gotool.Go127, ".", "../agenttest/testdata/leakagent")
+	bin := gotool.Build(t, gotool.Go127, ".", "../dev/agenttest/testdata/leakagent")
 	for _, source := range []string{SourceAuto, SourceAgent} {
 		t.Run(source, func(t *testing.T) {
 			base := startLeakServer(t, bin, "-first", "200")

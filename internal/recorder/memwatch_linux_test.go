@@ -114,7 +114,7 @@ func TestRunReadsMemory(t *testing.T) {
 	}
 	needProc(t)
 	bin := filepath.Join(t.TempDir(), "labrun")
-	if out, err := exec.Command("go", "build", "-tags", "nopprof", "-o", bin, "../labrun").CombinedOutput(); err != nil {
+	if out, err := exec.Command("go", "build", "-tags", "nopprof", "-o", bin, "../dev/labrun").CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
 	cfg := Config{Mode: "run", Out: filepath.Join(t.TempDir(), "s"), Duration: 9 * time.Second, Sample: 200 * time.Millisecond,

@@ -4,9 +4,9 @@
 // from a local proxy built from the commits the versions name: until those commits are
 // pushed, proxy.golang.org cannot serve them.
 //
-//	go run ./internal/modproxy/withagent get github.com/modelcontextprotocol/go-sdk@v1.8.0
-//	go run ./internal/modproxy/withagent mod tidy
-//	(cd agent/prom && go run ../../internal/modproxy/withagent mod tidy)
+//	go run ./internal/dev/modproxy/withagent get github.com/modelcontextprotocol/go-sdk@v1.8.0
+//	go run ./internal/dev/modproxy/withagent mod tidy
+//	(cd agent/prom && go run ../../internal/dev/modproxy/withagent mod tidy)
 //
 // Other modules come from GOPROXY as usual; go.sum verifies the pinned modules' lines.
 package main
@@ -21,7 +21,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/memdoctor/memdoctor/internal/modproxy"
+	"github.com/memdoctor/memdoctor/internal/dev/modproxy"
 )
 
 func main() {
@@ -38,7 +38,7 @@ func main() {
 
 func run(stdout, stderr io.Writer, args []string) error {
 	if len(args) == 0 {
-		return errors.New("usage: go run ./internal/modproxy/withagent GO-COMMAND [ARGS...] (get, mod tidy, ...)")
+		return errors.New("usage: go run ./internal/dev/modproxy/withagent GO-COMMAND [ARGS...] (get, mod tidy, ...)")
 	}
 	out, err := exec.Command("go", "mod", "edit", "-json").Output()
 	if err != nil {

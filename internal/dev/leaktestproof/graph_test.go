@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/memdoctor/memdoctor/internal/modproxy"
+	"github.com/memdoctor/memdoctor/internal/dev/modproxy"
 )
 
 const leaktestModule = "github.com/memdoctor/memdoctor/leaktest"
@@ -24,7 +24,7 @@ func TestLeaktestGraph(t *testing.T) {
 		t.Skip("runs the go command on a new module")
 	}
 	tmp := t.TempDir()
-	files, err := modproxy.Dir("../../leaktest")
+	files, err := modproxy.Dir("../../../leaktest")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,6 @@
 // Command labrun runs one lab scenario as a program of its own: `labrun NAME` serves the
 // scenario and drives its load until SIGINT or SIGTERM, as `memdoctor lab run NAME` does.
-// Built with the nopprof tag (go build -tags nopprof ./internal/labrun) it links no profiling
+// Built with the nopprof tag (go build -tags nopprof ./internal/dev/labrun) it links no profiling
 // at all, neither runtime/pprof nor net/http/pprof nor memdoctor's agent: the production
 // service that serves nothing, whose heap profiling is off, which memdoctor reads by its PID
 // from its memory (the accuracy matrix's watch-memory vantage point). memdoctor itself links

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/memdoctor/memdoctor/internal/gotool"
+	"github.com/memdoctor/memdoctor/internal/dev/gotool"
 )
 
 // TestGoroutineLeakProvedOnGo127: under Go 1.27, whose goroutineleak profile proves a
@@ -18,7 +18,7 @@ func TestGoroutineLeakProvedOnGo127(t *testing.T) {
 		t.Skip("runs a test with the Go 1.27 toolchain")
 	}
 	gotool.Require(t, gotool.Go127)
-	leaktestDir, err := filepath.Abs("../../leaktest")
+	leaktestDir, err := filepath.Abs("../../../leaktest")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -25,7 +25,7 @@ type Config struct {
 	// Lab is the binary whose `lab run NAME` runs a scenario; "" = Memdoctor. LabGo127 runs
 	// the scenarios that need Go 1.27 (the goroutineleak profile); "" = Lab.
 	Lab, LabGo127 string
-	// LabNoPprof is internal/labrun built with the nopprof tag: the scenarios that link no
+	// LabNoPprof is internal/dev/labrun built with the nopprof tag: the scenarios that link no
 	// profiling, watched by PID from their memory (WatchMemory); LabNoPprofGo127 the same
 	// built by Go 1.27, for the scenarios that need it ("" = LabNoPprof). Without it the
 	// WatchMemory vantage point is not recorded (an error says so).

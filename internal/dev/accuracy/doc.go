@@ -5,7 +5,7 @@
 // run` starts it (gctrace, /proc, pprof), `memdoctor watch --source pprof` and `memdoctor
 // watch --source agent` attach to the same process while it runs, and the run's heap and
 // goroutine profiles alone make the fourth vantage point (what someone holding only profiles
-// has). Then a build of the scenario that links no profiling at all (internal/labrun, the
+// has). Then a build of the scenario that links no profiling at all (internal/dev/labrun, the
 // nopprof tag) runs alone and `memdoctor watch --enable-heap-profiling PID` reads it from its
 // memory: the fifth, watch-memory. Each session is then judged at several windows (prefixes
 // of the recording) against the scenario's expected verdict: the expected kinds at warning (confirmed), each with its

@@ -12,7 +12,7 @@ import (
 // TestHeap: the series is in time order, its leaking site grows by the step's leak, and
 // every allocation counter only grows.
 func TestHeap(t *testing.T) {
-	tp, err := pprofio.Default.ReadFile("../../testdata/profiles/node_exporter_heap_4types.pb.gz")
+	tp, err := pprofio.Default.ReadFile("../../../testdata/profiles/node_exporter_heap_4types.pb.gz")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,7 +11,7 @@ import (
 
 	"github.com/memdoctor/memdoctor/diagnose"
 	"github.com/memdoctor/memdoctor/evidence"
-	"github.com/memdoctor/memdoctor/internal/sim"
+	"github.com/memdoctor/memdoctor/internal/dev/sim"
 	"github.com/memdoctor/memdoctor/session"
 )
 
@@ -23,7 +23,7 @@ import (
 // when a steady leak (a library's 30-60 MiB/min, or 15-25 goroutines/s) is not confirmed at
 // some look of the window.
 //
-//	MEMDOCTOR_SIM_N=10 go test ./internal/sim -run TestSimWatch -v
+//	MEMDOCTOR_SIM_N=10 go test ./internal/dev/sim -run TestSimWatch -v
 //	MEMDOCTOR_SIM_SHAPES=healthy,warmup MEMDOCTOR_SIM_WATCH_WINDOW=3m ...
 func TestSimWatch(t *testing.T) {
 	steadyLeak := map[sim.Shape]string{sim.SteadyHeapLeak: sim.KindHeapLeak, sim.SteadyGoroutineLeak: sim.KindGoroutineLeak}

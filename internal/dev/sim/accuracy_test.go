@@ -11,7 +11,7 @@ import (
 
 	"github.com/memdoctor/memdoctor/diagnose"
 	"github.com/memdoctor/memdoctor/evidence"
-	"github.com/memdoctor/memdoctor/internal/sim"
+	"github.com/memdoctor/memdoctor/internal/dev/sim"
 	"github.com/memdoctor/memdoctor/session"
 )
 
@@ -38,9 +38,9 @@ func simN(t *testing.T) int {
 // share of entirely right verdicts per shape and vantage point. It fails only when the
 // generator fails: the thresholds on the rules come with the rules.
 //
-//	MEMDOCTOR_SIM_N=5 go test ./internal/sim -run TestSimAccuracy -v
-//	MEMDOCTOR_SIM_TABLE=/tmp/sim.md go test ./internal/sim -run TestSimAccuracy
-//	MEMDOCTOR_SIM_SHAPES=heap-leak,spikes go test ./internal/sim -run TestSimAccuracy -v  # some shapes only
+//	MEMDOCTOR_SIM_N=5 go test ./internal/dev/sim -run TestSimAccuracy -v
+//	MEMDOCTOR_SIM_TABLE=/tmp/sim.md go test ./internal/dev/sim -run TestSimAccuracy
+//	MEMDOCTOR_SIM_SHAPES=heap-leak,spikes go test ./internal/dev/sim -run TestSimAccuracy -v  # some shapes only
 func TestSimAccuracy(t *testing.T) {
 	n := simN(t)
 	score := sim.NewScore()

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/memdoctor/memdoctor/internal/modproxy"
+	"github.com/memdoctor/memdoctor/internal/dev/modproxy"
 )
 
 const agentModule = "github.com/memdoctor/memdoctor/agent"
@@ -24,7 +24,7 @@ func TestAgentGraph(t *testing.T) {
 		t.Skip("runs the go command on a new module")
 	}
 	tmp := t.TempDir()
-	files, err := modproxy.Dir("../../agent")
+	files, err := modproxy.Dir("../../../agent")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -24,11 +24,11 @@ func TestHoldersInFailure(t *testing.T) {
 	tmp := t.TempDir()
 	bin := filepath.Join(tmp, "bin")
 	build := exec.Command("go", "build", "-o", filepath.Join(bin, "memdoctor"), "./cmd/memdoctor")
-	build.Dir = "../.."
+	build.Dir = "../../.."
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build ./cmd/memdoctor: %v\n%s", err, out)
 	}
-	leaktestDir, err := filepath.Abs("../../leaktest")
+	leaktestDir, err := filepath.Abs("../../../leaktest")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,7 +7,7 @@ import (
 
 	"github.com/memdoctor/memdoctor/diagnose"
 	"github.com/memdoctor/memdoctor/evidence"
-	"github.com/memdoctor/memdoctor/internal/sim"
+	"github.com/memdoctor/memdoctor/internal/dev/sim"
 	"github.com/memdoctor/memdoctor/session"
 )
 

@@ -14,7 +14,7 @@ import (
 // diagnosis (diagnose/rule's Default.Trend), copied into its judge.go as constants since it
 // may import nothing of memdoctor's. A change to one must be made to the other.
 func TestThresholdsAreTheDiagnosis(t *testing.T) {
-	consts := constsOf(t, "../../leaktest/judge.go")
+	consts := constsOf(t, "../../../leaktest/judge.go")
 	tr := rule.Default.Trend
 	for name, want := range map[string]float64{
 		"confirmTau": tr.ConfirmTau, "confirmSNR": tr.ConfirmSNR,

@@ -3,7 +3,7 @@
 // pseudo-version proxy.golang.org serves for it, with the go.sum lines the go command computes
 // for it, and the go.work replacement that keeps the workspace on its directory.
 //
-//	go run ./internal/modproxy/pinagent [COMMIT]
+//	go run ./internal/dev/modproxy/pinagent [COMMIT]
 //
 // Each module is pinned at the last commit that changed it, at or before COMMIT (default
 // HEAD). Run it after committing a change to a nested module that the rest of the repository
@@ -24,7 +24,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/memdoctor/memdoctor/internal/modproxy"
+	"github.com/memdoctor/memdoctor/internal/dev/modproxy"
 )
 
 func main() {
@@ -41,7 +41,7 @@ func run(stdout, stderr io.Writer, args []string) error {
 		return err
 	}
 	if fs.NArg() > 1 {
-		return errors.New("usage: go run ./internal/modproxy/pinagent [COMMIT]")
+		return errors.New("usage: go run ./internal/dev/modproxy/pinagent [COMMIT]")
 	}
 	top, err := exec.Command("git", "rev-parse", "--show-toplevel").Output()
 	if err != nil {

@@ -12,7 +12,7 @@ import (
 	"github.com/google/pprof/profile"
 
 	"github.com/memdoctor/memdoctor/agent"
-	"github.com/memdoctor/memdoctor/internal/gotool"
+	"github.com/memdoctor/memdoctor/internal/dev/gotool"
 	"github.com/memdoctor/memdoctor/session"
 )
 
