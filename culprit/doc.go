@@ -15,4 +15,9 @@
 // line, so the two may come from different processes), and
 // GroupGoroutineProfile and ParseGoroutineText group goroutines by wait state,
 // stack and creator for leak detection.
+//
+// It is the diagnosis's own knowledge of stacks and sites, and a leaf of memdoctor's layers
+// (docs/development.md): it imports nothing of memdoctor's, so that every layer that meets a
+// stack attributes it the same way: the readers (collect/memread, holders/walk), the
+// evidence and source/pprofdir, compare and the report.
 package culprit

@@ -5,7 +5,8 @@
 // writer. A file larger than the caller's bound is refused, and reading stops at the size
 // the file had when it was opened, however it grows. OpenArg, for a path the user names on
 // the command line, also takes a pipe (memdoctor diff <(curl ...) ...), read within the
-// bound. It is a leaf: it imports nothing of memdoctor's.
+// bound. It is a leaf of memdoctor's layers (docs/development.md): it imports nothing of
+// memdoctor's, and the session, the holders and the readers of profiles open through it.
 package infile
 
 import (

@@ -2,7 +2,9 @@
 // function names, file names, labels, error bodies, notes. A profile is the target's to
 // write, and a terminal obeys escape sequences: "\x1b]0;...\x07" retitles the window,
 // "\x1b[2J" clears the screen, and others can rewrite what was printed before. Text shows
-// every control character escaped instead.
+// every control character escaped instead. It is a leaf of memdoctor's layers
+// (docs/development.md): it imports nothing of memdoctor's, so that the holders, the report
+// and the command print through it alike.
 package sanitize
 
 import (

@@ -20,7 +20,7 @@ import (
 // maxLine bounds a metrics.jsonl line; a longer one is skipped as corrupt.
 const maxLine = 256 << 10
 
-// Bounds on the files a session is read from (see infile: each must also be a
+// Bounds on the files a session is read from (see package infile: each must also be a
 // regular file, so that a named pipe or a link to /dev/zero cannot hang the reader).
 const (
 	// MaxManifestBytes bounds manifest.json, which is read whole (a real one is a few KiB).

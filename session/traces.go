@@ -35,7 +35,7 @@ func TraceFiles(dir string) ([]string, error) {
 }
 
 // OpenTrace opens a stored trace for reading: a regular file of at most MaxTraceBytes
-// (infile), read no further than its size when opened.
+// (package infile), read no further than its size when opened.
 func OpenTrace(path string) (io.ReadCloser, error) {
 	return infile.Open(path, MaxTraceBytes)
 }

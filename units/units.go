@@ -1,6 +1,9 @@
 // Package units formats quantities the way people read them: bytes in IEC units (MiB, GiB),
 // durations rounded to what matters, fractions as percentages. The diagnosis (its titles and
-// details) and the reports share it, so a figure reads the same everywhere.
+// details) and the reports share it, so a figure reads the same everywhere. It is a leaf of
+// memdoctor's layers (docs/development.md): it imports nothing of memdoctor's, and the
+// readers (process, snapshot), the holders, the words, the diagnosis and the report print
+// through it.
 package units
 
 import (

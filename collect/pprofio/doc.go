@@ -8,4 +8,9 @@
 // It accepts what profile.ParseData accepts (a gzipped or raw protobuf profile, and the
 // legacy text and binary formats), but decompresses itself through a limited reader and
 // hands ParseData raw bytes, so that ParseData never gunzips without a bound.
+//
+// It stands on the readers' layer (docs/development.md) and imports only infile below it:
+// the collectors (collect/scrape, collect/agentclient) read what a target serves through it,
+// and the evidence, source/pprofdir and the report read profiles on disk through it from
+// above.
 package pprofio

@@ -54,7 +54,7 @@ func (l Limits) ReadFile(path string) (*profile.Profile, error) {
 }
 
 // ReadFileAs is ReadFile with errors naming the profile name. path must be a regular file
-// (infile): a named pipe or a device, such as a link to /dev/zero planted in a
+// (package infile): a named pipe or a device, such as a link to /dev/zero planted in a
 // session, is refused before anything is read.
 func (l Limits) ReadFileAs(name, path string) (*profile.Profile, error) {
 	data, err := l.readFileData(name, path, false)

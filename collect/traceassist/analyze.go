@@ -2,7 +2,9 @@
 // agent kept around a spike) and measures the GC mark assists in it: how long goroutines
 // spent assisting the collector instead of doing their own work, in total and per goroutine,
 // and which goroutines paid it. Mark assists are the latency a GC under pressure puts on
-// allocating requests.
+// allocating requests. It stands on the readers' layer (docs/development.md), beside
+// pprofio, and imports nothing of memdoctor's: the evidence reads a session's traces through
+// it.
 package traceassist
 
 import (
