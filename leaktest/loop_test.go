@@ -26,7 +26,7 @@ func (r *recorder) Logf(format string, args ...any)   { r.Log(fmt.Sprintf(format
 
 func (r *recorder) failure() string { return strings.Join(r.errors, "\n") }
 
-// noHolders keeps memdoctor holders out of leaktest's own tests (internal/leaktestproof runs
+// noHolders keeps memdoctor holders out of leaktest's own tests (internal/dev/leaktestproof runs
 // it for real).
 var noHolders = optionFunc(func(c *config) { c.holders = false })
 
