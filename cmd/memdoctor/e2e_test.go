@@ -279,6 +279,7 @@ func TestRunFollowsGoRun(t *testing.T) {
 }
 
 func TestGODEBUGIsKept(t *testing.T) {
+	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "s")
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -297,6 +298,7 @@ func TestGODEBUGIsKept(t *testing.T) {
 }
 
 func TestWatchEndToEnd(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	target, url := startService(t, ctx, targetBin, "-live-mib", "32")
@@ -343,6 +345,7 @@ func TestWatchEndToEnd(t *testing.T) {
 
 // TestKilledCollector kills memdoctor with SIGKILL mid-run: the session must still analyse.
 func TestKilledCollector(t *testing.T) {
+	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "s")
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -388,6 +391,7 @@ func TestKilledCollector(t *testing.T) {
 }
 
 func TestBadInput(t *testing.T) {
+	t.Parallel()
 	html := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/html")
 		fmt.Fprint(w, "<html><body>Welcome to nginx!</body></html>")
