@@ -2,10 +2,10 @@ package facts
 
 import (
 	"math"
-	"slices"
 	"time"
 
 	"github.com/memdoctor/memdoctor/evidence"
+	"github.com/memdoctor/memdoctor/leaktest/trend"
 )
 
 // startupGrace is how long after its start a process is left to settle: the binary pages in
@@ -140,24 +140,12 @@ func Values(pts []Point) []float64 {
 }
 
 // Median is the 50th percentile of vs (0 for none).
-func Median(vs []float64) float64 { return Percentile(vs, 50) }
+func Median(vs []float64) float64 { return trend.Median(vs) }
 
 // Percentile returns the p-th percentile (0..100) of vs by linear interpolation between
-// closest ranks; 0 for no values.
-func Percentile(vs []float64, p float64) float64 {
-	if len(vs) == 0 {
-		return 0
-	}
-	s := slices.Clone(vs)
-	slices.Sort(s)
-	if len(s) == 1 {
-		return s[0]
-	}
-	r := p / 100 * float64(len(s)-1)
-	lo := int(math.Floor(r))
-	hi := min(lo+1, len(s)-1)
-	return s[lo] + (s[hi]-s[lo])*(r-float64(lo))
-}
+// closest ranks; 0 for no values. The growth statistics' own (leaktest/trend), so that a
+// median is the same number in every layer.
+func Percentile(vs []float64, p float64) float64 { return trend.Percentile(vs, p) }
 
 // MaxPoint returns the point with the largest value.
 func MaxPoint(pts []Point) (Point, bool) {

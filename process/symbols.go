@@ -21,31 +21,14 @@ func (t *Target) Symbols(names ...string) (map[string]Symbol, error) {
 	for _, n := range names {
 		want[n] = true
 	}
-	f, err := os.Open(t.Exe)
-	if err != nil && t.Kind == "process" {
-		f, err = os.Open(fmt.Sprintf("/proc/%d/exe", t.PID))
-	}
+	out := make(map[string]Symbol, len(names))
+	err := t.dataSymbols(func(s Symbol) {
+		if want[s.Name] {
+			out[s.Name] = s
+		}
+	})
 	if err != nil {
 		return nil, err
-	}
-	defer f.Close()
-	ef, err := elf.NewFile(f)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", t.Exe, err)
-	}
-	syms, err := ef.Symbols()
-	if err != nil {
-		return nil, fmt.Errorf("%s: no symbol table (linked with -s?): %w", t.Exe, err)
-	}
-	var base uint64
-	if bi := t.Delve.BinInfo(); len(bi.Images) > 0 {
-		base = bi.Images[0].StaticBase
-	}
-	out := make(map[string]Symbol, len(names))
-	for _, s := range syms {
-		if want[s.Name] && elf.ST_TYPE(s.Info) == elf.STT_OBJECT {
-			out[s.Name] = Symbol{Name: s.Name, Addr: s.Value + base, Size: s.Size}
-		}
 	}
 	return out, nil
 }
@@ -55,32 +38,45 @@ func (t *Target) Symbols(names ...string) (map[string]Symbol, error) {
 // switch's cache...). The compiler's static temporaries for package-level composite literals
 // have no symbol. None for a binary linked with -s.
 func (t *Target) DataSymbols() ([]Symbol, error) {
+	var out []Symbol
+	err := t.dataSymbols(func(s Symbol) {
+		if s.Size > 0 {
+			out = append(out, s)
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Addr < out[j].Addr })
+	return out, nil
+}
+
+// dataSymbols calls fn with each data object of the executable's symbol table, relocated.
+func (t *Target) dataSymbols(fn func(Symbol)) error {
 	f, err := os.Open(t.Exe)
 	if err != nil && t.Kind == "process" {
 		f, err = os.Open(fmt.Sprintf("/proc/%d/exe", t.PID))
 	}
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer f.Close()
 	ef, err := elf.NewFile(f)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", t.Exe, err)
+		return fmt.Errorf("%s: %w", t.Exe, err)
 	}
 	syms, err := ef.Symbols()
 	if err != nil {
-		return nil, fmt.Errorf("%s: no symbol table (linked with -s?): %w", t.Exe, err)
+		return fmt.Errorf("%s: no symbol table (linked with -s?): %w", t.Exe, err)
 	}
 	var base uint64
 	if bi := t.Delve.BinInfo(); len(bi.Images) > 0 {
 		base = bi.Images[0].StaticBase
 	}
-	var out []Symbol
 	for _, s := range syms {
-		if elf.ST_TYPE(s.Info) == elf.STT_OBJECT && s.Size > 0 {
-			out = append(out, Symbol{Name: s.Name, Addr: s.Value + base, Size: s.Size})
+		if elf.ST_TYPE(s.Info) == elf.STT_OBJECT {
+			fn(Symbol{Name: s.Name, Addr: s.Value + base, Size: s.Size})
 		}
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Addr < out[j].Addr })
-	return out, nil
+	return nil
 }
