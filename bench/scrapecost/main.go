@@ -1,3 +1,5 @@
+//go:build linux
+
 // Command scrapecost measures what each of memdoctor's requests costs the target: the CPU
 // time the target spends per request (its threads' run time from /proc, less its idle CPU
 // over the same time), what it allocates per request and the longest stop-the-world pause the requests

@@ -1,3 +1,5 @@
+//go:build linux
+
 // Command target is the service bench/scrapecost measures: it serves net/http/pprof and holds
 // a number of goroutines (blocked on a channel still reachable: not leaked), a number of
 // leaked ones (blocked on a channel nobody can reach) and a live heap of a given size, all

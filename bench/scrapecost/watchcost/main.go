@@ -1,3 +1,5 @@
+//go:build linux
+
 // Command watchcost measures what `memdoctor watch` costs a service, as users run it: two
 // copies of one target (bench/scrapecost/target) run at once, one watched and its twin not,
 // so that the machine's load falls on both alike; what the watched one spends more than its
