@@ -124,7 +124,7 @@ func FuzzBucketList(f *testing.F) {
 		if len(data) < 16 {
 			return
 		}
-		r := &Reader{mem: process.NewMemory(bufMem{fuzzBase, data}), bl: realLayout(t),
+		r := &Reader{mem: process.NewMemory(bufMem{fuzzBase, data}), bl: realLayout(t), static: true,
 			sym: map[string]process.Symbol{symCycle: {Addr: fuzzCycle}, symBuckets: {Addr: fuzzHead}}}
 		w, _, err := r.readBuckets()
 		if err != nil {

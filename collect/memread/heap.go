@@ -106,6 +106,10 @@ type HeapReading struct {
 // cycle's counts half moved.
 func (r *Reader) readBuckets() (*walk, int, error) {
 	cycleAddr, headAddr := r.sym[symCycle].Addr, r.sym[symBuckets].Addr
+	if r.static {
+		w, err := r.walkStill(cycleAddr, headAddr)
+		return w, 0, err
+	}
 	moved, busy := 0, 0
 	for retry := 0; ; retry++ {
 		if busy > 0 {
@@ -157,6 +161,29 @@ func (r *Reader) walkOnce(cycleAddr, headAddr uint64) (w *walk, changed bool, er
 		return nil, false, err
 	}
 	return w, false, nil
+}
+
+// walkStill walks memory that does not change (a core): a flush it shows halfway (the lock
+// held) is said in a note, the one bucket the flusher was at being possibly counted twice or
+// in part; a flush not begun or done reads right.
+func (r *Reader) walkStill(cycleAddr, headAddr uint64) (*walk, error) {
+	c, err := r.mem.Uint32(cycleAddr)
+	if err != nil {
+		return nil, fmt.Errorf("runtime.mProfCycle: %w", err)
+	}
+	held, err := r.profLockHeld()
+	if err != nil {
+		return nil, err
+	}
+	head, err := r.mem.Uint64(headAddr)
+	if err != nil {
+		return nil, fmt.Errorf("runtime.mbuckets: %w", err)
+	}
+	w := r.walkFrom(process.NewCache(r.mem, cacheBytes), head, c)
+	if held {
+		w.notes = append(w.notes, "the memory was taken while the runtime held its heap profile's lock (publishing a cycle, or reading its profile): a bucket may be counted in part or twice")
+	}
+	return w, nil
 }
 
 // profLockHeld reads whether runtime.profMemActiveLock is held: any word but 0 (the lock's

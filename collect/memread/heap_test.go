@@ -293,4 +293,12 @@ func TestWalkWaitsForAFlush(t *testing.T) {
 			}
 		})
 	}
+	// A core taken halfway through the flush: memory that will not change is read at once, and
+	// the reading says what it cannot tell.
+	r := &Reader{mem: process.NewMemory(bufMem{fuzzBase, image(half, true)}), bl: bl, profLock: flushLock, static: true,
+		sym: map[string]process.Symbol{symCycle: {Addr: flushCycle}, symBuckets: {Addr: flushHead}}}
+	w, retries, err := r.readBuckets()
+	if err != nil || retries != 0 || len(w.records) != 3 || len(w.notes) != 1 || !strings.Contains(w.notes[0], "counted in part or twice") {
+		t.Errorf("a core taken halfway through a flush: %v, %d retries, %+v", err, retries, w)
+	}
 }

@@ -62,6 +62,9 @@ type Reader struct {
 	// knows.
 	profLock uint64
 	pub      publisher // what the heap profile's readings have published
+	// static: the memory read never changes (a core): a walk is not made again, nor waited
+	// for, and one the runtime was publishing a cycle during says so.
+	static bool
 }
 
 // Open attaches to a live process (see process.Attach: nothing is stopped) and prepares to
@@ -83,7 +86,7 @@ func Open(pid int) (*Reader, error) {
 // New prepares to read an attached process or an opened core. The Reader owns t: Close
 // closes it.
 func New(t *process.Target) (*Reader, error) {
-	r := &Reader{t: t, mem: t.Memory()}
+	r := &Reader{t: t, mem: t.Memory(), static: t.Kind == "core"}
 	bi := t.Delve.BinInfo()
 	var err error
 	if r.sym, err = t.Symbols(append(required, symDisableProf, symAllgs, symProfLock)...); err != nil {
