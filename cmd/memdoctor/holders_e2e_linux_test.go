@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/memdoctor/memdoctor/holders"
+	"github.com/memdoctor/memdoctor/internal/dev/advice"
 	"github.com/memdoctor/memdoctor/lab"
 )
 
@@ -316,7 +317,7 @@ func TestWatchHolders(t *testing.T) {
 	}
 	d := loadDiagnosis(t, js)
 	heapLeakOf(t, d, "")
-	for _, a := range deadAdvice(d, true) {
+	for _, a := range advice.Dead(d, true) {
 		t.Errorf("report of the watch once the service is gone: %s", a)
 	}
 }

@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,6 +12,7 @@ import (
 	"time"
 
 	"github.com/memdoctor/memdoctor/diagnose"
+	"github.com/memdoctor/memdoctor/internal/dev/advice"
 )
 
 // reassemblyHolder is the path that keeps the tcp-reassembly and traffic-agent scenarios'
@@ -95,7 +95,7 @@ func TestRunExitedOnItsOwn(t *testing.T) {
 	if !strings.Contains(all, "exited on its own") || !strings.Contains(all, "memdoctor run and demo read it") {
 		t.Errorf("the finding does not say the program exited before its heap was read:\n%s", all)
 	}
-	for _, a := range deadAdvice(d, true) {
+	for _, a := range advice.Dead(d, true) {
 		t.Error(a)
 	}
 }
@@ -117,7 +117,7 @@ func checkHeldInFinding(t *testing.T, what, text, log string, d *diagnose.Diagno
 	if !regexp.MustCompile(`\n        held by \S+` + regexp.QuoteMeta(reassemblyHolder) + `, \d+\.\d%, `).MatchString(section) {
 		t.Errorf("%s: the heap-leak finding's text shows no holder under its culprit:\n%s", what, section)
 	}
-	for _, a := range deadAdvice(d, gone) {
+	for _, a := range advice.Dead(d, gone) {
 		t.Errorf("%s: %s", what, a)
 	}
 }
@@ -147,31 +147,4 @@ func findingText(text, kind string) string {
 		return rest
 	}
 	return rest[:end[0]+1]
-}
-
-// deadAdvice lists the advice of d that names a command for a process that has exited (gone:
-// the holders command, or a command naming the target's PID), or reads again what was read
-// already (the holders command in a finding whose culprits carry who holds them). The same
-// check runs over the recorded sessions (diagnose TestNoAdviceForAnExitedProcess).
-func deadAdvice(d *diagnose.Diagnosis, gone bool) []string {
-	pid := regexp.MustCompile(fmt.Sprintf(`\b(memdoctor|gcore|kill|dlv|curl)\b[^;()]*[^0-9]%d([^0-9]|$)`, d.Target.PID))
-	var dead []string
-	for _, f := range d.Findings {
-		read := false
-		for _, c := range f.Culprits {
-			read = read || c.HeldBy != nil
-		}
-		for _, a := range f.Advice {
-			holdersCmd := strings.Contains(a, "memdoctor holders")
-			switch {
-			case read && holdersCmd:
-				dead = append(dead, fmt.Sprintf("%s: reads again what was read: %s", f.Kind, a))
-			case gone && holdersCmd:
-				dead = append(dead, fmt.Sprintf("%s: a holders command for a process that has exited: %s", f.Kind, a))
-			case gone && d.Target.PID > 0 && pid.MatchString(a):
-				dead = append(dead, fmt.Sprintf("%s: names the PID of a process that has exited: %s", f.Kind, a))
-			}
-		}
-	}
-	return dead
 }
