@@ -36,32 +36,8 @@ const gorillaRequests = 2000
 // are frames of the allocation stacks in Go 1.26 and 1.27 alike: 1.27's net/http parses a
 // request in readRequestLimit, 1.26's in readRequest, both called by (*conn).readRequest.)
 func TestHoldersGorillaSessions(t *testing.T) {
-	bin := filepath.Join(t.TempDir(), "gorilla-sessions")
-	build := exec.Command("go", "build", "-o", bin, ".")
-	build.Dir = filepath.Join("testdata", "gorilla-sessions")
-	build.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS=-mod=readonly -buildvcs=false")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("build testdata/gorilla-sessions (github.com/gorilla/sessions v1.1.3 through the module proxy): %v\n%s", err, out)
-	}
-	srv := exec.Command(bin)
-	stdout, err := srv.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var logs bytes.Buffer
-	srv.Stderr = &logs
-	if err := srv.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		srv.Process.Kill()
-		srv.Wait()
-	}()
-	line, err := bufio.NewReader(stdout).ReadString('\n')
-	if err != nil {
-		t.Fatalf("the server printed no address: %v\n%s", err, logs.String())
-	}
-	url := "http://" + strings.TrimSpace(line) + "/"
+	srv, addr, logs := startTestdataServer(t, "gorilla-sessions", "github.com/gorilla/sessions v1.1.3")
+	url := "http://" + addr + "/"
 	client := &http.Client{Timeout: 10 * time.Second}
 	get := func() error {
 		resp, err := client.Get(url)
@@ -135,4 +111,37 @@ func TestHoldersGorillaSessions(t *testing.T) {
 	if err := get(); err != nil {
 		t.Errorf("after memdoctor holders: %v", err)
 	}
+}
+
+// startTestdataServer builds the program of testdata/DIR, a module of its own built through the
+// module proxy (what names the library it is built on), starts it and returns it with the
+// address it prints first; its stderr goes to logs. The test's end kills it.
+func startTestdataServer(t *testing.T, dir, what string) (srv *exec.Cmd, addr string, logs *bytes.Buffer) {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), dir)
+	build := exec.Command("go", "build", "-o", bin, ".")
+	build.Dir = filepath.Join("testdata", dir)
+	build.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS=-mod=readonly -buildvcs=false")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("build testdata/%s (%s through the module proxy): %v\n%s", dir, what, err, out)
+	}
+	srv = exec.Command(bin)
+	stdout, err := srv.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	logs = &bytes.Buffer{}
+	srv.Stderr = logs
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		srv.Process.Kill()
+		srv.Wait()
+	})
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	if err != nil {
+		t.Fatalf("testdata/%s printed no address: %v\n%s", dir, err, logs.String())
+	}
+	return srv, strings.TrimSpace(line), logs
 }

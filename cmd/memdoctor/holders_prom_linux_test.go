@@ -3,15 +3,11 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -36,30 +32,8 @@ func TestHoldersPrometheusLabels(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds a program on client_golang")
 	}
-	bin := filepath.Join(t.TempDir(), "prom-labels")
-	build := exec.Command("go", "build", "-o", bin, ".")
-	build.Dir = filepath.Join("testdata", "prom-labels")
-	build.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS=-mod=readonly -buildvcs=false")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("build testdata/prom-labels (github.com/prometheus/client_golang v1.24.1 through the module proxy): %v\n%s", err, out)
-	}
-	srv := exec.Command(bin)
-	stdout, err := srv.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := srv.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		srv.Process.Kill()
-		srv.Wait()
-	}()
-	line, err := bufio.NewReader(stdout).ReadString('\n')
-	if err != nil {
-		t.Fatalf("the server printed no address: %v", err)
-	}
-	base := "http://" + strings.TrimSpace(line)
+	srv, addr, _ := startTestdataServer(t, "prom-labels", "github.com/prometheus/client_golang v1.24.1")
+	base := "http://" + addr
 	client := &http.Client{Timeout: 10 * time.Second}
 	for i := range 3000 {
 		resp, err := client.Get(fmt.Sprintf("%s/users/%d/orders", base, i))
