@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/memdoctor/memdoctor/internal/dev/gotool"
+	"github.com/memdoctor/memdoctor/internal/dev/modproxy/modtest"
 )
 
 // TestGoroutineLeakProvedOnGo127: under Go 1.27, whose goroutineleak profile proves a
@@ -23,8 +24,8 @@ func TestGoroutineLeakProvedOnGo127(t *testing.T) {
 		t.Fatal(err)
 	}
 	mod := filepath.Join(t.TempDir(), "orphans")
-	write(t, filepath.Join(mod, "go.mod"), "module example.com/orphans\n\ngo 1.25.0\n\nrequire "+leaktestModule+" v0.0.0\n\nreplace "+leaktestModule+" => "+leaktestDir+"\n")
-	write(t, filepath.Join(mod, "orphans_test.go"), `package orphans
+	modtest.Write(t, filepath.Join(mod, "go.mod"), "module example.com/orphans\n\ngo 1.25.0\n\nrequire "+leaktestModule+" v0.0.0\n\nreplace "+leaktestModule+" => "+leaktestDir+"\n")
+	modtest.Write(t, filepath.Join(mod, "orphans_test.go"), `package orphans
 
 import (
 	"testing"

@@ -7,6 +7,8 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/memdoctor/memdoctor/internal/dev/modproxy/modtest"
 )
 
 // TestHoldersInFailure runs a heap leak's test the way that shows who holds the memory: the
@@ -33,8 +35,8 @@ func TestHoldersInFailure(t *testing.T) {
 		t.Fatal(err)
 	}
 	mod := filepath.Join(tmp, "leaky")
-	write(t, filepath.Join(mod, "go.mod"), "module example.com/leaky\n\ngo 1.25.0\n\nrequire "+leaktestModule+" v0.0.0\n\nreplace "+leaktestModule+" => "+leaktestDir+"\n")
-	write(t, filepath.Join(mod, "sessions.go"), `package leaky
+	modtest.Write(t, filepath.Join(mod, "go.mod"), "module example.com/leaky\n\ngo 1.25.0\n\nrequire "+leaktestModule+" v0.0.0\n\nreplace "+leaktestModule+" => "+leaktestDir+"\n")
+	modtest.Write(t, filepath.Join(mod, "sessions.go"), `package leaky
 
 type session struct {
 	user  string
@@ -50,7 +52,7 @@ func open(id int, user string) *session {
 	return s
 }
 `)
-	write(t, filepath.Join(mod, "sessions_test.go"), `package leaky
+	modtest.Write(t, filepath.Join(mod, "sessions_test.go"), `package leaky
 
 import (
 	"testing"
