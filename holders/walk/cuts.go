@@ -242,11 +242,12 @@ func (a *aggregator) cuts(culprits []holders.Culprit) error {
 	if budget == 0 {
 		budget = cutsBudget(a.g.bytes)
 	}
-	if need, ok := cutsFit(a.lead.count(), budget); !ok {
+	lead := a.lead.count()
+	if need, ok := cutsFit(lead, budget); !ok {
 		// A heap whose every object leads to the samples (a long linked structure of
 		// pointers) would make the dominator tree as large as the heap's graph.
 		a.notes = append(a.notes, fmt.Sprintf("what to cut was not worked out: %d objects lead to the sampled objects, and their dominator tree would take about %d MiB, more than the %d MiB allowed (a fifth of the heap read): the paths still say who holds them",
-			a.lead.count(), need>>20, budget>>20))
+			lead, need>>20, budget>>20))
 		return nil
 	}
 	s, err := a.buildSubgraph()
