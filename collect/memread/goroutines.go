@@ -9,7 +9,6 @@ import (
 	"github.com/go-delve/delve/pkg/proc"
 	"github.com/google/pprof/profile"
 
-	"github.com/memdoctor/memdoctor/culprit"
 	"github.com/memdoctor/memdoctor/process"
 )
 
@@ -120,35 +119,7 @@ func (r *Reader) GoroutineProfile() (*profile.Profile, *GoroutineReading, error)
 		return nil, gr, err
 	}
 	gr.Skipped = skipped
-	p := &profile.Profile{
-		SampleType: []*profile.ValueType{{Type: "goroutine", Unit: "count"}},
-		PeriodType: &profile.ValueType{Type: "goroutine", Unit: "count"},
-		Period:     1,
-		TimeNanos:  start.UnixNano(),
-	}
-	m := r.exe.mapping()
-	if m != nil {
-		p.Mapping = []*profile.Mapping{m}
-	}
-	locs := newLocations(r.syms, p, m)
-	counts := map[string]*profile.Sample{}
-	for _, st := range stacks {
-		kb := make([]byte, 0, 8*len(st.pcs)+8)
-		for _, pc := range st.pcs {
-			kb = binary.LittleEndian.AppendUint64(kb, pc)
-		}
-		kb = binary.LittleEndian.AppendUint64(kb, st.gopc)
-		if s := counts[string(kb)]; s != nil {
-			s.Value[0]++
-			continue
-		}
-		s := &profile.Sample{Location: locs.stack(st.pcs), Value: []int64{1}}
-		if c := r.creator(st.gopc); c != "" {
-			s.Label = map[string][]string{culprit.CreatedByLabel: {c}}
-		}
-		counts[string(kb)] = s
-		p.Sample = append(p.Sample, s)
-	}
+	p := r.stackProfile(stacks, 1, start)
 	gr.Goroutines = len(stacks)
 	return p, gr, nil
 }

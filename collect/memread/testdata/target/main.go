@@ -1,6 +1,6 @@
 // Command target is the live program collect/memread's tests read: it retains objects from a
 // known site (one with a call inlined into it), churns garbage from another, parks goroutines
-// on a channel (three of them started with an argument), runs two GCs so that its heap profile is published, prints "ready PID
+// on a channel (three of them started with an argument), spins in others (-spin), runs two GCs so that its heap profile is published, prints "ready PID
 // GOROUTINES [PPROF-ADDR]", and then allocates nothing until told to on stdin ("alloc N":
 // retain N more objects from main.later, then two GCs, then "done"). It exits 0 at the end
 // of stdin. Built with -tags withpprof it serves net/http/pprof on a loopback port; without,
@@ -58,10 +58,24 @@ func parked() { <-park }
 //go:noinline
 func parkedOn(c chan struct{}) { <-c }
 
+// spin never blocks: a goroutine that is running or runnable whenever it is looked at.
+//
+//go:noinline
+func spin() {
+	for {
+		select {
+		case <-park:
+			return
+		default:
+		}
+	}
+}
+
 func main() {
 	nRetain := flag.Int("retain", 2000, "objects of 4 KiB to retain")
 	nChurn := flag.Int("churn", 2000, "objects of 32 KiB to allocate and drop")
 	nParked := flag.Int("parked", 10, "goroutines to park")
+	nSpin := flag.Int("spin", 0, "goroutines that spin")
 	flag.Parse()
 	addr := servePprof()
 	for range *nParked {
@@ -74,6 +88,9 @@ func main() {
 	churn(*nChurn)
 	runtime.GC()
 	runtime.GC()
+	for range *nSpin {
+		go spin()
+	}
 	fmt.Println("ready", os.Getpid(), runtime.NumGoroutine(), addr)
 	sc := bufio.NewScanner(os.Stdin)
 	for sc.Scan() {
