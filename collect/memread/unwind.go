@@ -118,8 +118,11 @@ func (r *Reader) unwind(m process.Reader, g parkedG) ([]uint64, bool) {
 		if !ok {
 			return out, false
 		}
-		ret := pc // tracebackPCs: the call's pc (pc-1) plus one, or the pc of a trapped frame plus one
-		if trap {
+		// tracebackPCs: the call's pc (pc-1) plus one, or the pc of a trapped frame plus one, or
+		// of a frame at its function's entry (a goroutine that never ran yet: its saved pc is
+		// its start function's entry, under goexit's return address).
+		ret := pc
+		if trap || pc == f.Entry {
 			ret = pc + 1
 		}
 		out = r.syms.shownPCs(out, ret, &callee)

@@ -102,3 +102,55 @@ func TestUnwinderIsDelves(t *testing.T) {
 		})
 	}
 }
+
+// fakeStack is a goroutine's stack of a few words, for the unwinder.
+type fakeStack struct {
+	sp    uint64
+	words []uint64
+}
+
+func (f fakeStack) Read(buf []byte, addr uint64) error {
+	for i := range buf {
+		a := addr + uint64(i)
+		if a < f.sp || a >= f.sp+8*uint64(len(f.words)) {
+			return io.ErrUnexpectedEOF
+		}
+		buf[i] = byte(f.words[(a-f.sp)/8] >> (8 * ((a - f.sp) % 8)))
+	}
+	return nil
+}
+
+// TestUnwindAGoroutineThatNeverRan: a goroutine made and not yet run has its start
+// function's entry as its saved pc, under goexit's return address (gostartcall). Its stack is
+// its start function, as the runtime's traceback gives it, not the function before that entry.
+func TestUnwindAGoroutineThatNeverRan(t *testing.T) {
+	r := openCore(t, "amd64")
+	c := process.NewCache(r.mem, goroutineCacheBytes)
+	parked, _, err := r.listGoroutines(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, g := range parked {
+		if r.systemStart(g.startpc) {
+			continue
+		}
+		start, ok := r.tab.FuncForPC(g.startpc)
+		pcs, done := r.unwind(c, g)
+		if !ok || !done || len(pcs) < 2 {
+			continue
+		}
+		goexit := pcs[len(pcs)-1] // the return PC into runtime.goexit, the bottom frame
+		if name := r.syms.frameOf(goexit).name; name != "runtime.goexit" {
+			t.Fatalf("the bottom frame is %s, want runtime.goexit", name)
+		}
+		const sp = 0x10000
+		fresh := parkedG{pc: start.Entry, sp: sp, hi: sp + 8, startpc: g.startpc}
+		got, done := r.unwind(fakeStack{sp, []uint64{goexit}}, fresh)
+		names := r.names([]gstack{{got, 0}})
+		if want := start.Name + " <- runtime.goexit (created by )"; !done || len(names) != 1 || names[0] != want {
+			t.Errorf("a goroutine that never ran, started at %s: %v (done %v), want %s", start.Name, names, done, want)
+		}
+		return
+	}
+	t.Fatal("no goroutine of the core to start from")
+}
