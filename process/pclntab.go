@@ -1,6 +1,7 @@
 package process
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -183,6 +184,16 @@ func (p *Pclntab) name(off int32) string {
 		}
 	}
 	return string(b)
+}
+
+// HasFunc reports whether the executable has a function called name (linked in: the
+// function name table lists every function of the binary, inlined ones included).
+func (p *Pclntab) HasFunc(name string) bool {
+	if name == "" {
+		return false
+	}
+	t := p.funcnametab
+	return bytes.HasPrefix(t, append([]byte(name), 0)) || bytes.Contains(t, append(append([]byte{0}, name...), 0))
 }
 
 // PCData returns the value of a pcdata table at pc, or -1.

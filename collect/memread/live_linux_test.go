@@ -139,6 +139,9 @@ func TestHeapProfileIsPprofs(t *testing.T) {
 			if !r.LinksProfiling() {
 				t.Error("a program serving net/http/pprof reads as linking no profiling")
 			}
+			if !r.HasFunc("net/http/pprof.Index") {
+				t.Error("a program serving net/http/pprof has no net/http/pprof.Index")
+			}
 			p, hr, err := r.HeapProfile()
 			if err != nil {
 				t.Fatal(err)

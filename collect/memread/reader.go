@@ -169,6 +169,10 @@ func (r *Reader) Close() error {
 	return r.t.Close()
 }
 
+// HasFunc reports whether the program links a function called name (as pprof names it:
+// "net/http/pprof.Index").
+func (r *Reader) HasFunc(name string) bool { return r.tab.HasFunc(name) }
+
 // Target is the process or core read; nil once detached (Detach).
 func (r *Reader) Target() *process.Target { return r.t }
 

@@ -35,6 +35,11 @@ func TestGoroutineSampleIsTheStoppedProfile(t *testing.T) {
 	if err := r.Detach(); err != nil {
 		t.Fatal(err)
 	}
+	for fn, want := range map[string]bool{"main.parked": true, "main.park": false, "net/http/pprof.Index": false, "runtime.gopark": true} {
+		if got := r.HasFunc(fn); got != want {
+			t.Errorf("HasFunc(%q) = %v, want %v", fn, got, want)
+		}
+	}
 	p, sr, err := r.GoroutineSample(1 << 20)
 	if err != nil {
 		t.Fatal(err)
