@@ -52,11 +52,15 @@ func GroupBySite(groups []GoroutineGroup) []SiteGroup {
 }
 
 // siteKey identifies a site: the wait state and the culprit frame (the program's own, else
-// the innermost non-runtime frame), by function and line.
+// the innermost non-runtime frame), by function and line. Goroutines that run (Running) are
+// caught at whatever line they were running: their site is the function alone.
 func siteKey(g GoroutineGroup) string {
 	fn, line := g.Culprit.Function, g.Culprit.Line
 	if fn == "" || fn == unknownFunction {
 		fn, line = g.Blocking, 0
+	}
+	if g.State == "running" || g.State == "runnable" || g.State == "" && Running(g.Stack) {
+		return "|" + fn + ":running"
 	}
 	return g.State + "|" + fn + ":" + strconv.FormatInt(line, 10)
 }

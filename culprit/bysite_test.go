@@ -44,3 +44,58 @@ func TestGroupBySiteRecursion(t *testing.T) {
 		t.Errorf("second site = %+v", sites[1])
 	}
 }
+
+// TestGroupBySiteRunning: goroutines that spin in one function (never parked) are caught at
+// whatever line they were running, preempted or not: one site of the function, whatever the
+// lines and runtime frames, with the largest member's line; goroutines blocked at two lines
+// of one function stay two sites.
+func TestGroupBySiteRunning(t *testing.T) {
+	g := newGrouper(Options{MainModule: "example.com/svc"})
+	spin := func(line int64) frame {
+		return frame{fn: "example.com/svc.(*poller).follow", file: "/src/poll.go", line: line}
+	}
+	start := frame{fn: "example.com/svc.start", file: "/src/main.go", line: 10}
+	preempt := frame{fn: "runtime.asyncPreempt", file: "/go/src/runtime/preempt_amd64.s", line: 46}
+	nbrecv := frame{fn: "runtime.selectnbrecv", file: "/go/src/runtime/chan.go", line: 700}
+	sleep := frame{fn: "time.Sleep", file: "/go/src/runtime/time.go", line: 300}
+	g.add("", []frame{preempt, spin(109)}, start, false, 85, 0, 0)
+	g.add("", []frame{nbrecv, spin(104)}, start, false, 39, 0, 0)
+	g.add("", []frame{sleep, spin(109)}, start, false, 10, 0, 0)
+	gopark := frame{fn: "runtime.gopark", file: "/go/src/runtime/proc.go", line: 460}
+	chanrecv := frame{fn: "runtime.chanrecv1", file: "/go/src/runtime/chan.go", line: 506}
+	g.add("", []frame{gopark, chanrecv, spin(120)}, start, false, 7, 0, 0)
+	g.add("", []frame{gopark, chanrecv, spin(130)}, start, false, 5, 0, 0)
+	sites := GroupBySite(g.result())
+	if len(sites) != 3 {
+		t.Fatalf("sites = %d, want 3 (one running, two blocked): %+v", len(sites), sites)
+	}
+	if top := sites[0]; top.Count != 134 || top.Members != 3 || top.Culprit.Line != 109 || !Running(top.Stack) {
+		t.Errorf("the running site = count %d, members %d, line %d; want 134, 3, 109", top.Count, top.Members, top.Culprit.Line)
+	}
+	if sites[1].Count != 7 || sites[2].Count != 5 || Running(sites[1].Stack) {
+		t.Errorf("the blocked sites = %d and %d, want 7 and 5 apart", sites[1].Count, sites[2].Count)
+	}
+}
+
+// TestRunning: which stacks show a goroutine running rather than blocked.
+func TestRunning(t *testing.T) {
+	for _, tc := range []struct {
+		stack []string
+		want  bool
+	}{
+		{[]string{"runtime.asyncPreempt2", "runtime.asyncPreempt", "main.spin"}, true},
+		{[]string{"runtime.chanrecv", "runtime.selectnbrecv", "main.spin"}, true},
+		{[]string{"time.Sleep", "main.poll"}, true},
+		{[]string{"runtime/pprof.writeGoroutineStacks", "net/http/pprof.handler.ServeHTTP"}, true},
+		{[]string{"runtime.gopark", "runtime.chanrecv", "runtime.chanrecv1", "main.wait"}, false},
+		{[]string{"runtime.gopark", "time.Sleep", "main.poll"}, false},
+		{[]string{"syscall.Syscall", "os.(*File).Read", "main.main"}, false},
+		{[]string{"internal/runtime/syscall/linux.Syscall6", "syscall.RawSyscall6", "main.main"}, false},
+		{[]string{"runtime.cgocall", "main._Cfunc_sleep"}, false},
+		{nil, false},
+	} {
+		if got := Running(tc.stack); got != tc.want {
+			t.Errorf("Running(%v) = %v, want %v", tc.stack, got, tc.want)
+		}
+	}
+}

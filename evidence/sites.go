@@ -177,3 +177,7 @@ func IsStdlib(function string) bool { return culprit.IsStdlib(function) }
 
 // IsRuntime reports whether function is the Go runtime's.
 func IsRuntime(function string) bool { return culprit.IsRuntime(function) }
+
+// Running reports whether a goroutine's stack shows it running or runnable, never parked
+// (culprit.Running).
+func Running(stack []string) bool { return culprit.Running(stack) }

@@ -158,3 +158,7 @@ func growingGroups(ev *evidence.Evidence, old, new Snapshot) ([]GroupDelta, erro
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Delta > out[j].Delta })
 	return out, nil
 }
+
+// Running reports whether a goroutine's stack shows it running or runnable, never parked: a
+// goroutine that spins (evidence.Running).
+func Running(stack []string) bool { return evidence.Running(stack) }

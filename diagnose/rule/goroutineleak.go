@@ -208,10 +208,14 @@ func blameGoroutines(fs *facts.Facts, v *Verdict, unproved bool, th *Culprits, o
 	return b
 }
 
-// WaitState names what a group waits on, from its state or its runtime frames.
+// WaitState names what a group waits on, from its state or its runtime frames: "running"
+// for goroutines that were not parked (they spin).
 func WaitState(g facts.StackGroup) string {
 	if g.State != "" {
 		return g.State
+	}
+	if facts.Running(g.Stack) {
+		return "running"
 	}
 	for _, fr := range g.Stack {
 		switch {

@@ -21,8 +21,8 @@ func burst(f *Finding, c *rule.BurstCase, mode string) {
 	} else {
 		f.Title = fmt.Sprintf("goroutines piling up in %s: %+.0f across %d goroutine profiles %s apart at most", c.Top.Function, c.Grew, c.N, span)
 		f.Detail = fmt.Sprintf("%d goroutine counts over %s are too close together for a trend (one needs %s or more). From the first goroutine "+
-			"profile to the last, the goroutines went %s -> %s, and %s more wait in %s in %s.", c.N, span, humanDuration(c.Need.Seconds()),
-			n(c.From), n(c.To), n(c.Grew), c.State, c.Top.Function)
+			"profile to the last, the goroutines went %s -> %s, and %s more are %s in %s.", c.N, span, humanDuration(c.Need.Seconds()),
+			n(c.From), n(c.To), n(c.Grew), waiting(c.State), c.Top.Function)
 		f.Evidence["goroutines_start_count"] = c.From
 		f.Evidence["goroutines_end_count"] = c.To
 		f.Evidence["top_site_goroutines_count"] = c.Grew

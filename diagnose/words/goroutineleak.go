@@ -49,10 +49,13 @@ func goroutineLeak(f *Finding, c *rule.GoroutineLeakCase) {
 	if b := c.Blame; b != nil {
 		if g := b.Top; g != nil {
 			if b.Titled {
-				f.Title = fmt.Sprintf("goroutines pile up (%+.0f/min): %d more blocked in %s in %s", c.Rise.PerMinute, b.Delta, rule.WaitState(g.GoroutineGroup), g.Blocking)
+				f.Title = fmt.Sprintf("goroutines pile up (%+.0f/min): %d more %s in %s", c.Rise.PerMinute, b.Delta, waiting(rule.WaitState(g.GoroutineGroup)), g.Blocking)
 			}
-			f.Detail += fmt.Sprintf(" The largest growing site: %d more goroutines blocked in %s at %s, started by %s.",
-				b.Delta, rule.WaitState(g.GoroutineGroup), g.Blocking, g.CreatedBy)
+			f.Detail += fmt.Sprintf(" The largest growing site: %d more goroutines %s at %s, started by %s.",
+				b.Delta, waiting(rule.WaitState(g.GoroutineGroup)), g.Blocking, g.CreatedBy)
+			if rule.WaitState(g.GoroutineGroup) == "running" {
+				f.Detail += " They were never parked: goroutines that grow are a leak whatever their state, and these spin on the CPU besides, which starves the rest of the service (its pprof included) as they pile up."
+			}
 		}
 		f.Advice = append(f.Advice, fmt.Sprintf("Compare the goroutine snapshots: go tool pprof -diff_base %s %s", b.Old, b.New))
 		if b.Top != nil {
@@ -108,10 +111,21 @@ func goroutineAdvice(g facts.StackGroup) []string {
 		return []string{"The senders block because nobody receives any more (the receiver returned on a timeout or error): make the channel buffered with room for every sender, or select on ctx.Done() when sending."}
 	case state == "chan receive":
 		return []string{"The receivers wait for a value or a close that never comes: close the channel when the producer is done, or select on ctx.Done()."}
+	case state == "running":
+		return []string{"These goroutines never block: a loop that polls without waiting (a zero or missing period, a time.Sleep(0), a select with a default case) spins on the CPU. Give it a real period (a time.Ticker) and a way out on every path: close its stop channel, or cancel its context, when what it follows ends, cancellations and errors included."}
 	case state == "IO wait":
 		return []string{"The goroutines wait on network reads that never end: set deadlines (SetReadDeadline, http.Client.Timeout, server ReadTimeout/IdleTimeout)."}
 	}
 	return nil
+}
+
+// waiting says where goroutines are: blocked in a wait state, or running (not parked: they
+// spin).
+func waiting(state string) string {
+	if state == "running" || state == "runnable" {
+		return "running (never blocked)"
+	}
+	return "blocked in " + state
 }
 
 // madeBy says which of the program's functions made goroutines that run a library's code,
