@@ -2,6 +2,7 @@ package recorder
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"runtime/debug"
 	"slices"
@@ -43,10 +44,25 @@ const (
 	stopPerGoroutine = 10 * time.Microsecond
 )
 
+// Past manyStacks goroutines a goroutine profile costs the service much whichever way it is
+// taken: over pprof about 75 ms of its CPU and 16 MiB of allocation each (1.5 us and 330 bytes
+// a goroutine, bench/scrapecost: 14 ms and 3.2 MiB at 10,000), which a GC must collect, and
+// requests that time out as the count climbs (480,000 goroutines: 3 in 4 did), stopped for it
+// half a second or more. So past it the stacks are read from its memory without stopping it
+// (memread.GoroutineSample): stackSample goroutines at most, spread over all of them, each
+// counting for its share. A process read from its memory alone is stopped for its stacks only
+// while that stop is predicted within maxUnaskedStop; past it, the same sample.
+const (
+	manyStacks     = 50000
+	stackSample    = 5000
+	maxUnaskedStop = 100 * time.Millisecond
+)
+
 // readMemoryToo opens the memory of the watched local service (pid) beside its pprof, when
-// the configuration allows and the process is surely the service (its command line is the one
-// its pprof serves: confirmed). It notes what is read from where, or why memory is not read.
-func (r *recorder) readMemoryToo(pid int, confirmed bool) {
+// the configuration allows and the process is the service: its command line is the one its
+// pprof serves, or, when its pprof did not answer for it, it holds the service's socket (m)
+// and links net/http/pprof. It notes what is read from where, or why memory is not read.
+func (r *recorder) readMemoryToo(pid int, m match) {
 	switch {
 	case !r.cfg.ReadMemory || pid == 0 || r.agent != nil:
 		return
@@ -54,7 +70,7 @@ func (r *recorder) readMemoryToo(pid int, confirmed bool) {
 		return
 	case pid == os.Getpid():
 		return // memdoctor's own process (a test serving pprof itself): it cannot stop itself
-	case !confirmed:
+	case !m.byCmdline && m.bySocket == "":
 		r.addNote("the service's memory is not read (its pprof serves no command line to prove that process %d is the service): its profiles and figures are asked of its pprof", pid)
 		return
 	}
@@ -62,6 +78,15 @@ func (r *recorder) readMemoryToo(pid int, confirmed bool) {
 	if err != nil {
 		r.addNote("the service's memory could not be read, so its heap profile and runtime figures are asked of its pprof, at a cost to it (--read-memory=false does not try): %v", err)
 		return
+	}
+	if !m.byCmdline {
+		if !rd.HasFunc(pprofIndex) {
+			rd.Close()
+			r.addNote("the service's pprof did not answer for its command line, and the process found (%s) links no net/http/pprof: it is not the service (a proxy or a port-forward?), so its memory is not read", m.bySocket)
+			return
+		}
+		r.addNote("the service's pprof did not answer for its command line within %s (starved or stuck), so its process was matched by its socket: %s, and it is a Go program that links net/http/pprof as the service does",
+			cmdlineWait, m.bySocket)
 	}
 	stacks := "from its memory while a stop of the process to read them is predicted to last at most " + r.cfg.StacksStop.String() +
 		" (else, and after any stop that lasted longer, from net/http/pprof)"
@@ -76,6 +101,7 @@ func (r *recorder) readMemoryToo(pid int, confirmed bool) {
 		debug.FreeOSMemory()
 		stacks = "from net/http/pprof (the process is never stopped: --stacks-stop 0)"
 	}
+	stacks += fmt.Sprintf("; past %d goroutines, or once its pprof leaves a goroutine profile unanswered, from its memory without stopping it (a sample of %d at most, each counting for its share)", manyStacks, stackSample)
 	ms := &memSource{rd: rd, pid: pid, besidePprof: true}
 	r.addNote("the service (pid %d) is also read from its memory (/proc/%d/mem), which costs it no CPU and never stops it: its runtime figures and goroutine count every sample, its heap profile every interval; "+
 		"its goroutine stacks %s; goroutine dumps, goroutineleak profiles and the pprof index page (at the start and after each leak check) from net/http/pprof", pid, pid, stacks)
@@ -83,6 +109,9 @@ func (r *recorder) readMemoryToo(pid int, confirmed bool) {
 	r.mem = ms
 	r.mu.Unlock()
 }
+
+// pprofIndex is the function every service that serves net/http/pprof's index links.
+const pprofIndex = "net/http/pprof.Index"
 
 // stacksFromMemory reports whether the next goroutine stacks are read from memory: the
 // service is read from its memory, no stop has yet lasted longer than the bound, and the
@@ -93,6 +122,14 @@ func (r *recorder) stacksFromMemory(ms *memSource, goroutines int) bool {
 		return false
 	}
 	return ms.predictStop(goroutines) <= r.cfg.StacksStop
+}
+
+// sampleStacks reports whether the next goroutine stacks of a service watched over pprof are
+// read from its memory without stopping it: past manyStacks goroutines, or once its pprof left
+// a goroutine profile unanswered (a service starved of CPU, by its own spinning goroutines say,
+// answers none in time, and its stacks are what tells why).
+func (r *recorder) sampleStacks(ms *memSource, goroutines int) bool {
+	return ms != nil && ms.besidePprof && (goroutines >= manyStacks || ms.pprofStarved)
 }
 
 // predictStop is how long reading n goroutines' stacks is predicted to stop the process.
@@ -107,13 +144,18 @@ func (ms *memSource) predictStop(n int) time.Duration {
 // stopped takes in a stop of the process that read n goroutines: the share per goroutine it
 // shows, and the bound. A stop over the bound hands the stacks to pprof for good.
 func (r *recorder) stopped(ms *memSource, n int, d time.Duration) {
-	if n > 0 && d > stopBase {
-		ms.perGoroutine = max(ms.perGoroutine, (d-stopBase)/time.Duration(n))
-	}
+	ms.learn(n, d)
 	if d > r.cfg.StacksStop && !ms.stopsOff {
 		ms.stopsOff = true
 		r.addNote("reading the goroutines' stacks from memory stopped the service for %s (%d goroutines), more than --stacks-stop %s: its stacks are asked of net/http/pprof from then on",
 			d.Round(10*time.Microsecond), n, r.cfg.StacksStop)
+	}
+}
+
+// learn takes in the share per goroutine a stop of the process that read n goroutines shows.
+func (ms *memSource) learn(n int, d time.Duration) {
+	if n > 0 && d > stopBase {
+		ms.perGoroutine = max(ms.perGoroutine, (d-stopBase)/time.Duration(n))
 	}
 }
 
@@ -132,5 +174,5 @@ func (r *recorder) readMemoryAgain(ctx context.Context, tg *watchTarget, pid int
 	args, err := tg.pprof.Cmdline(cctx)
 	cancel()
 	proc, perr := r.cfg.FS.Cmdline(pid)
-	r.readMemoryToo(pid, err == nil && perr == nil && len(args) > 0 && slices.Equal(args, proc))
+	r.readMemoryToo(pid, match{byCmdline: err == nil && perr == nil && len(args) > 0 && slices.Equal(args, proc)})
 }

@@ -22,14 +22,15 @@ import (
 
 // startWithPprof starts collect/memread's test program built with net/http/pprof (a small
 // Go service: 7 parked goroutines) and returns its pid and pprof URL; it ends with the test.
-func startWithPprof(t *testing.T) (int, string) {
+// args are more of its flags.
+func startWithPprof(t *testing.T, args ...string) (int, string) {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "target")
 	build := exec.Command("go", "build", "-tags", "withpprof", "-o", bin, "../../collect/memread/testdata/target")
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
-	cmd := exec.Command(bin, "-parked", "7")
+	cmd := exec.Command(bin, append([]string{"-parked", "7"}, args...)...)
 	stdin, _ := cmd.StdinPipe()
 	out, _ := cmd.StdoutPipe()
 	if err := cmd.Start(); err != nil {
@@ -182,6 +183,72 @@ func TestWatchReadsMemoryBesidePprof(t *testing.T) {
 			t.Error("a note says the memory was read")
 		}
 	})
+}
+
+// TestWatchAStarvedService watches a local service whose pprof answers the probe and then
+// nothing (starved of CPU by its own spinning goroutines, or stuck): its process is matched by
+// its socket (it links net/http/pprof), its memory read, and once a goroutine profile is left
+// unanswered its stacks are read from its memory without stopping it; the watch goes on to its
+// end (a pprof that answers nothing is not a service gone while its process runs).
+func TestWatchAStarvedService(t *testing.T) {
+	if testing.Short() {
+		t.Skip("waits for requests to time out: 20 s")
+	}
+	needProc(t)
+	pid, url := startWithPprof(t, "-stall-after", "1", "-spin", "3")
+	cfg := watchConfig(t)
+	cfg.Duration, cfg.ReadMemory = 14*time.Second, true
+	res, err := Watch(context.Background(), cfg, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Status != session.StatusComplete {
+		t.Fatalf("status %s: %s", res.Status, res.Detail)
+	}
+	s, err := session.Open(cfg.Out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Manifest.Target.PID != pid {
+		t.Fatalf("watched pid %d, want %d", s.Manifest.Target.PID, pid)
+	}
+	if !noted(s, "matched by its socket: process ") || !noted(s, "links net/http/pprof") {
+		t.Errorf("no note says how the process was matched: %q", s.Manifest.Notes)
+	}
+	if heap, ok := costOf(s, session.AttemptHeap, session.SourceMemory); !ok || heap.Reads < 2 {
+		t.Errorf("heap profiles from memory: %+v (found %v)", heap, ok)
+	}
+	g, ok := costOf(s, session.AttemptGoroutine, session.SourceMemory)
+	if !ok || g.Reads < 1 || g.Stops != 0 {
+		t.Errorf("goroutine profiles from memory: %+v (found %v): want some, the process never stopped", g, ok)
+	}
+	if !noted(s, "left a goroutine profile unanswered") {
+		t.Errorf("no note says why the stacks come from memory: %q", s.Manifest.Notes)
+	}
+	gs := s.ProfilesOf(session.KindGoroutine, false)
+	if len(gs) == 0 {
+		t.Fatal("no goroutine profile")
+	}
+	f, err := os.Open(gs[len(gs)-1].Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	p, err := profile.Parse(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	parked := int64(0)
+	for _, smp := range p.Sample {
+		for _, l := range smp.Location {
+			if len(l.Line) > 0 && l.Line[len(l.Line)-1].Function.Name == "main.parked" {
+				parked += smp.Value[0]
+			}
+		}
+	}
+	if parked != 7 {
+		t.Errorf("the last goroutine profile holds %d goroutines parked in main.parked, want 7", parked)
+	}
 }
 
 // TestStopBound: the stacks are read from memory while the stop is predicted within the bound
@@ -362,5 +429,52 @@ func TestLastRoundKeepsOldStacks(t *testing.T) {
 		if got := attempts[session.AttemptGoroutine].Tries; got != tc.want {
 			t.Errorf("final %v: %d goroutine profile(s) fetched, want %d", tc.final, got, tc.want)
 		}
+	}
+}
+
+// TestStarvedIsNotGone: rounds in which the service's pprof answered nothing make it gone,
+// unless its memory is read (its process is there: a pprof that answers nothing is starved).
+func TestStarvedIsNotGone(t *testing.T) {
+	for _, mem := range []bool{false, true} {
+		r := &recorder{unreachable: make(chan struct{})}
+		if mem {
+			r.mem = &memSource{besidePprof: true}
+		}
+		for range unreachableRounds {
+			r.roundDone(false)
+		}
+		select {
+		case <-r.unreachable:
+			if mem {
+				t.Error("a service read from its memory counts as gone when its pprof answers nothing")
+			}
+		default:
+			if !mem {
+				t.Error("a service that answers nothing does not count as gone")
+			}
+		}
+	}
+}
+
+// TestStacksSampled: a service's stacks are read from its memory without stopping it past
+// manyStacks goroutines or once its pprof left one unanswered; a process read from its memory
+// alone is stopped for them only while the stop is predicted within maxUnaskedStop.
+func TestStacksSampled(t *testing.T) {
+	r := &recorder{}
+	beside := &memSource{besidePprof: true}
+	if r.sampleStacks(beside, manyStacks-1) || !r.sampleStacks(beside, manyStacks) {
+		t.Errorf("beside pprof: sampled at %d goroutines %v, at %d %v; want from %d on", manyStacks-1, r.sampleStacks(beside, manyStacks-1),
+			manyStacks, r.sampleStacks(beside, manyStacks), manyStacks)
+	}
+	if r.sampleStacks(nil, manyStacks) || r.sampleStacks(&memSource{}, manyStacks) {
+		t.Error("sampled without a reader beside pprof")
+	}
+	beside.pprofStarved = true
+	if !r.sampleStacks(beside, 10) {
+		t.Error("not sampled once pprof left a goroutine profile unanswered")
+	}
+	alone := &memSource{}
+	if n := int((maxUnaskedStop - stopBase) / stopPerGoroutine); alone.predictStop(n) > maxUnaskedStop || alone.predictStop(n+1000) <= maxUnaskedStop {
+		t.Errorf("predicted stops %s for %d goroutines, %s for %d: the bound %s falls between", alone.predictStop(n), n, alone.predictStop(n+1000), n+1000, maxUnaskedStop)
 	}
 }

@@ -43,6 +43,13 @@ type memSource struct {
 	stopsOff bool
 	// perGoroutine is the largest share of a stop per goroutine measured (predictStop).
 	perGoroutine time.Duration
+	// pprofStarved: the service's pprof left a goroutine profile unanswered, so its stacks
+	// are read from its memory without stopping it from then on (sampleStacks).
+	pprofStarved bool
+	// The goroutine profiles read without stopping the process (memSampleGoroutines).
+	sampled, sampleFails        int
+	sampledRead, sampledOf      int
+	sampledTook, sampledTookMax time.Duration
 }
 
 // maxWalkNotes bounds the notes the bucket walks add to a session (a list cut short, buckets
@@ -136,7 +143,7 @@ func (r *recorder) memLoop(ctx context.Context) {
 			}
 			if reason := policy.Due(ms.leak, now, goroutines); reason != leakcheck.NotDue {
 				ms.leak = leakcheck.State{Last: now, LastGoroutines: goroutines}
-				r.memGoroutines(ms, now, string(reason))
+				r.memStacks(ms, now, goroutines, string(reason))
 			}
 		}
 		select {
@@ -201,6 +208,42 @@ func (r *recorder) memGoroutines(ms *memSource, now time.Time, reason string) (*
 	return p, stopped
 }
 
+// memStacks reads the goroutines' stacks of a process read from its memory alone: with the
+// process stopped while that stop is predicted within maxUnaskedStop, else without stopping
+// it (a sample past stackSample goroutines).
+func (r *recorder) memStacks(ms *memSource, now time.Time, goroutines int, reason string) {
+	if goroutines > 0 && ms.predictStop(goroutines) > maxUnaskedStop {
+		r.memSampleGoroutines(ms, now, reason)
+		return
+	}
+	if p, stopped := r.memGoroutines(ms, now, reason); p != nil {
+		ms.learn(goroutines, stopped)
+	}
+}
+
+// memSampleGoroutines stores one goroutine profile read from the process's memory without
+// stopping it (memread.GoroutineSample) and returns it (nil on failure).
+func (r *recorder) memSampleGoroutines(ms *memSource, now time.Time, reason string) *profile.Profile {
+	ms.mu.Lock()
+	p, sr, err := ms.rd.GoroutineSample(stackSample)
+	ms.mu.Unlock()
+	r.tries.add(session.AttemptGoroutine, err)
+	r.memoryCost(session.AttemptGoroutine, 0)
+	if err != nil {
+		ms.sampleFails++
+		r.log.Warn("reading the goroutines' stacks without stopping the process failed", "err", err)
+		return nil
+	}
+	ms.sampled++
+	ms.sampledRead += sr.Read
+	ms.sampledOf = max(ms.sampledOf, sr.Of)
+	ms.sampledTook += sr.Took
+	ms.sampledTookMax = max(ms.sampledTookMax, sr.Took)
+	r.log.Info("goroutine profile read from memory without stopping the process", "reason", reason, "reading", sr.String())
+	r.storeProfile(session.KindGoroutine, now, p)
+	return p
+}
+
 // storeProfile writes a profile memdoctor built.
 func (r *recorder) storeProfile(kind string, t time.Time, p *profile.Profile) {
 	pf, err := r.w.CreateProfile(kind, t, "")
@@ -238,12 +281,19 @@ func (r *recorder) closeMemory(final bool) {
 		now := time.Now()
 		r.memHeap(ms, now)
 		if r.cfg.LeakCheckEvery >= 0 {
-			r.memGoroutines(ms, now, "end")
+			r.mu.Lock()
+			n := r.goroutineCount()
+			r.mu.Unlock()
+			r.memStacks(ms, now, n, "end")
 		}
 	}
 	if ms.heapReads > 0 {
 		r.addNote("read %d heap profile(s) from the process's memory without stopping it (%s each on average, %s at most, in memdoctor; %d bucket(s) left out as unreadable or torn, %d reading(s) made again or waited for while a GC published a cycle)",
 			ms.heapReads, briefly(ms.heapTook/time.Duration(ms.heapReads)), briefly(ms.heapTookMax), ms.heapSkipped, ms.retries)
+	}
+	if ms.sampled+ms.sampleFails > 0 {
+		r.addNote("read %d goroutine profile(s) from the process's memory without stopping it (%d failed; %d goroutines read in all, of up to %d made; past %d, a sample of them spread over all, each counting for its share; running goroutines left out), %s each on average, %s at most, in memdoctor",
+			ms.sampled, ms.sampleFails, ms.sampledRead, ms.sampledOf, stackSample, briefly(ms.sampledTook/time.Duration(max(ms.sampled, 1))), briefly(ms.sampledTookMax))
 	}
 	if ms.goroutineProfiles+ms.goroutineFails > 0 {
 		r.addNote("stopped the process %d time(s) to read its goroutines' stacks (%d failed): %s in all, %s at most; it was resumed each time",

@@ -65,6 +65,7 @@ func (r *recorder) snapshot(ctx context.Context, c *scrape.Client, withText, fin
 		ms.mu.Unlock()
 	}
 	fromMemory := !quiet && r.stacksFromMemory(ms, count)
+	sampled := !quiet && !fromMemory && r.sampleStacks(ms, count)
 	switch {
 	case quiet: // an idle target's stacks stay as the last profile saw them
 	case fromMemory:
@@ -73,13 +74,21 @@ func (r *recorder) snapshot(ctx context.Context, c *scrape.Client, withText, fin
 			err = errors.New("no goroutine profile from memory")
 		}
 		r.stopped(ms, count, stop)
+	case sampled:
+		if p = r.memSampleGoroutines(ms, now, "interval"); p == nil {
+			err = errors.New("no goroutine profile from memory")
+		}
 	default:
 		err = r.asked(ctx, session.AttemptGoroutine, func() (err error) {
 			raw, p, err = c.Goroutine(ctx)
 			return err
 		})
 		tried(session.AttemptGoroutine, err)
+		if err != nil && ctx.Err() == nil && unanswered(err) {
+			r.pprofStarved(ms, err)
+		}
 	}
+	fromMemory = fromMemory || sampled
 	switch {
 	case quiet:
 	case err != nil:
@@ -161,6 +170,16 @@ func (r *recorder) snapshot(ctx context.Context, c *scrape.Client, withText, fin
 	}
 }
 
+// pprofStarved hands the stacks of a service read from its memory to its memory once its
+// pprof left a goroutine profile unanswered (err): read without stopping it from then on.
+func (r *recorder) pprofStarved(ms *memSource, err error) {
+	if ms == nil || !ms.besidePprof || ms.pprofStarved || ms.rd == nil {
+		return
+	}
+	ms.pprofStarved = true
+	r.addNote("the service's pprof left a goroutine profile unanswered (%v): its goroutines' stacks are read from its memory without stopping it from then on", err)
+}
+
 // storeGoroutineText streams goroutine?debug=1 into the session as it arrives: a dump of
 // any size (up to the body limit) costs no memory.
 func (r *recorder) storeGoroutineText(ctx context.Context, c *scrape.Client, t time.Time) error {
@@ -220,7 +239,8 @@ func noAnswer(err error) bool {
 }
 
 // roundDone counts snapshot rounds in which the service answered no request. A service that
-// answers with something unusable is not gone: its failures are counted in the attempts.
+// answers with something unusable is not gone: its failures are counted in the attempts; nor
+// is one whose memory is read.
 func (r *recorder) roundDone(anyOK bool) {
 	r.mu.Lock()
 	if anyOK {
@@ -229,8 +249,11 @@ func (r *recorder) roundDone(anyOK bool) {
 		r.failedRounds++
 	}
 	n := r.failedRounds
+	// A service read from its memory is there as long as its process is (its exit ends the
+	// watch through gone): a pprof that answers nothing is starved or stuck, not gone.
+	alive := r.mem != nil
 	r.mu.Unlock()
-	if n >= unreachableRounds {
+	if n >= unreachableRounds && !alive {
 		r.unreachableOnce.Do(func() { close(r.unreachable) })
 	}
 }

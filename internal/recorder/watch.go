@@ -63,9 +63,9 @@ func Watch(ctx context.Context, cfg Config, rawURL string) (Result, error) {
 	if cfg.MemoryBudget > 0 {
 		r.note(func(m *session.Manifest) { m.MemoryBudgetBytes, m.MemoryBudgetSource = cfg.MemoryBudget, "flag" })
 	}
-	if confirmed := r.findLocalProcess(tg); tg.pprof != nil {
+	if m := r.findLocalProcess(tg); tg.pprof != nil {
 		pid, _ := r.target()
-		r.readMemoryToo(pid, confirmed)
+		r.readMemoryToo(pid, m)
 	}
 
 	// The duration counts from the first readings: opening the service's memory (its
@@ -248,9 +248,8 @@ func probeAgent(ctx context.Context, rawURL string, timeout time.Duration, opts 
 
 // findLocalProcess finds the service's process when it runs on this machine, so that its
 // /proc and cgroup are sampled too, and records it in the manifest; it notes why not
-// otherwise. It reports whether the process is proved to be the service: its command line is
-// the one the service's pprof serves.
-func (r *recorder) findLocalProcess(tg *watchTarget) (confirmed bool) {
+// otherwise. It says how the process is told to be the service (see match).
+func (r *recorder) findLocalProcess(tg *watchTarget) (m match) {
 	pid, port, err := r.cfg.PID, "", error(nil)
 	if pid == 0 {
 		pid, port, err = localPID(r.cfg.FS, tg.baseURL())
@@ -266,15 +265,18 @@ func (r *recorder) findLocalProcess(tg *watchTarget) (confirmed bool) {
 		r.checkProcess(r.cfg.PID != 0, port, p.Exe)
 		t := targetInfo(r.cfg.FS, p)
 		if tg.pprof != nil {
-			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-			m := r.markCost()
+			ctx, cancel := context.WithTimeout(context.Background(), cmdlineWait)
+			mk := r.markCost()
 			args, err := tg.pprof.Cmdline(ctx)
-			r.servedCost(session.DataCmdline, m)
+			r.servedCost(session.DataCmdline, mk)
 			cancel()
 			if err == nil && r.identify(args, t.Cmdline) && !slices.Equal(args, t.Cmdline) {
-				return false // not the service: identify noted why
+				return match{} // not the service: identify noted why
 			}
-			confirmed = err == nil && len(args) > 0 && slices.Equal(args, t.Cmdline)
+			m.byCmdline = err == nil && len(args) > 0 && slices.Equal(args, t.Cmdline)
+			if !m.byCmdline && err != nil && unanswered(err) {
+				m.bySocket = bySocket(pid, port, r.cfg.PID != 0)
+			}
 		}
 		tg.describe(&t)
 		var budget uint64
@@ -291,7 +293,35 @@ func (r *recorder) findLocalProcess(tg *watchTarget) (confirmed bool) {
 		})
 		r.log.Info("found the service's process", "pid", pid, "exe", p.Exe, "go", p.GoVersion)
 	}
-	return confirmed
+	return m
+}
+
+// cmdlineWait bounds the wait for the service's command line, which proves its process.
+const cmdlineWait = 5 * time.Second
+
+// match is how the local process found for a watched service is told to be the service. Its
+// command line, when the service's pprof serves it, proves it (byCmdline). When the pprof
+// does not answer at all (a service starved of CPU by its own goroutines, or stuck), the
+// process is matched by its socket alone (bySocket says how): the one that holds the socket
+// listening on the URL's port, or the one --pid names; its memory is read only when it links
+// net/http/pprof as the service does (readMemoryToo).
+type match struct {
+	byCmdline bool
+	bySocket  string
+}
+
+// bySocket says how a process was matched without its command line.
+func bySocket(pid int, port string, given bool) string {
+	if given {
+		return fmt.Sprintf("given by --pid %d", pid)
+	}
+	return fmt.Sprintf("process %d holds the socket listening on :%s (the socket's inode in /proc/net/tcp, found among /proc/%d/fd)", pid, port, pid)
+}
+
+// unanswered reports whether a request got no answer in time: the service did not answer, as
+// opposed to answering something else.
+func unanswered(err error) bool {
+	return noAnswer(err) || errors.Is(err, context.DeadlineExceeded)
 }
 
 // watchUntilGone runs the collection loops until the user, the deadline, or the service
