@@ -138,6 +138,7 @@ var scenarios = []func() Scenario{
 	sessionSprawl,
 	exportOverLeak,
 	patternCacheLeak,
+	spinLeak,
 }
 
 // All returns every scenario, sorted by name.
