@@ -144,6 +144,8 @@ var culprits = map[string]any{
 	"rpc-dial-leak":         (*checkout).reserve,
 	// A steady leak a watch must confirm within seconds, kept by a library (package regexp).
 	"pattern-cache-leak": (*patternCache).compile,
+	// Issue 30's shapes.
+	"spin-leak": (*rollouts).follow,
 }
 
 // expectedLines maps each scenario with Expect.Line to the call its line holds, so that an
