@@ -16,7 +16,7 @@ func spinLeak() Scenario {
 			"progress every PollEvery until the rollout's done channel is closed. PollEvery comes " +
 			"from a configuration whose zero value was meant as \"the default\", but time.Sleep(0) " +
 			"returns at once, and a rollout that is cancelled never closes done. So each cancelled " +
-			"rollout leaks a goroutine per replica (eight) that never blocks: it spins on the CPU, " +
+			"rollout leaks a goroutine per replica (sixteen) that never blocks: it spins on the CPU, " +
 			"running or runnable, never waiting. A few dozen of them starve the service's own " +
 			"handlers, its pprof included: each request waits its turn behind every spinner for " +
 			"seconds, until scrapes time out. The fix is a real default period (and a ticker), " +
@@ -25,6 +25,9 @@ func spinLeak() Scenario {
 			Kinds:    []string{kindGoroutineLeak},
 			Culprit:  "github.com/memdoctor/memdoctor/lab.(*rollouts).follow",
 			Absent:   []string{kindNonGoMemory, kindTransientSpike},
+			// One P, as a container of one CPU gives it: the spinners take that CPU, not the
+			// machine's (scenarios are recorded side by side).
+			Env:      []string{"GOMAXPROCS=1"},
 			Watch:    30 * time.Second,
 			Interval: 2 * time.Second,
 		},
@@ -34,9 +37,9 @@ func spinLeak() Scenario {
 
 const (
 	rolloutsPerSecond = 20
-	rolloutReplicas   = 8   // a follower per replica
-	cancelEvery       = 4   // one rollout in cancelEvery is cancelled: up to 40 spinners a second
-	spinLabCap        = 400 // lab safety valve: past it (3,200 spinners) cancelled rollouts close done
+	rolloutReplicas   = 16  // a follower per replica
+	cancelEvery       = 4   // one rollout in cancelEvery is cancelled: up to 80 spinners a second
+	spinLabCap        = 400 // lab safety valve: past it (6,400 spinners) cancelled rollouts close done
 )
 
 func runSpinLeak(ctx context.Context, env Env) error {

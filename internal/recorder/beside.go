@@ -110,6 +110,37 @@ func (r *recorder) readMemoryToo(pid int, m match) {
 	r.mu.Unlock()
 }
 
+// readStarved opens the memory of the program memdoctor runs beside its pprof, once that pprof
+// left a request unanswered (err): its goroutine count, runtime figures, heap profiles and
+// stacks are read there from then on, at no cost to it, and the recording goes on whatever its
+// pprof does. Nil when it cannot be read, or the target is not memdoctor's child.
+func (r *recorder) readStarved(err error) *memSource {
+	r.mu.Lock()
+	pid, ours := r.pid, r.root != 0
+	r.mu.Unlock()
+	if !ours || pid == 0 || !procSupported || pid == os.Getpid() {
+		return nil
+	}
+	rd, oerr := memread.Open(pid)
+	if oerr == nil {
+		oerr = rd.Detach() // the stacks are read without stopping it: no need of its DWARF
+		if oerr != nil {
+			rd.Close()
+		}
+	}
+	if oerr != nil {
+		r.addNote("the program's pprof left a request unanswered (%v), and its memory could not be read: %v", err, oerr)
+		return nil
+	}
+	debug.FreeOSMemory()
+	ms := &memSource{rd: rd, pid: pid, besidePprof: true}
+	r.addNote("the program's pprof left a request unanswered (%v): it is read from its memory from then on (/proc/%d/mem), at no cost to it: its runtime figures and goroutine count every sample, its heap profile every interval, its goroutines' stacks without stopping it", err, pid)
+	r.mu.Lock()
+	r.mem = ms
+	r.mu.Unlock()
+	return ms
+}
+
 // pprofIndex is the function every service that serves net/http/pprof's index links.
 const pprofIndex = "net/http/pprof.Index"
 

@@ -222,7 +222,7 @@ func TestWatchAStarvedService(t *testing.T) {
 	if !ok || g.Reads < 1 || g.Stops != 0 {
 		t.Errorf("goroutine profiles from memory: %+v (found %v): want some, the process never stopped", g, ok)
 	}
-	if !noted(s, "left a goroutine profile unanswered") {
+	if !noted(s, "left a request unanswered") {
 		t.Errorf("no note says why the stacks come from memory: %q", s.Manifest.Notes)
 	}
 	gs := s.ProfilesOf(session.KindGoroutine, false)

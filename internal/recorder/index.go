@@ -14,6 +14,8 @@ import (
 type indexState struct {
 	reads, failures int
 	lastErr         error
+	// unanswered counts the reads in a row the service did not answer in time.
+	unanswered int
 	// leak says whether the target serves the goroutineleak profile, as far as known.
 	leak leakServed
 	// leakFetched says that a goroutineleak profile was fetched since the page was last read
@@ -52,10 +54,23 @@ func (r *recorder) readIndex() *session.PprofCounts {
 	if errors.Is(err, errNotAsked) {
 		return nil // a long request was in flight (a goroutineleak fetch): no counts this sample
 	}
+	var starved error
+	defer func() {
+		if starved != nil { // after r.mu is released
+			r.pprofStarved(nil, starved)
+		}
+	}()
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.index.reads++
 	r.index.leakFetched = false
+	if err != nil && unanswered(err) {
+		if r.index.unanswered++; r.index.unanswered == starvedIndexReads {
+			starved = err
+		}
+	} else {
+		r.index.unanswered = 0
+	}
 	if err != nil {
 		r.index.failures++
 		r.index.lastErr = err
@@ -75,6 +90,10 @@ func (r *recorder) readIndex() *session.PprofCounts {
 	}
 	return pc
 }
+
+// starvedIndexReads is how many index reads in a row the service may leave unanswered (each
+// within half a sample) before its pprof counts as starved (pprofStarved).
+const starvedIndexReads = 3
 
 // indexDue reports whether the index page is read at this sample: at every sample, but when
 // the goroutine count is read from the service's memory beside its pprof, which gives it for

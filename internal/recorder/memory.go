@@ -129,7 +129,7 @@ func (r *recorder) memLoop(ctx context.Context) {
 	// --leak-check-every 0 (LeakCheckEvery < 0) means never.
 	policy := r.leakPolicy()
 	for {
-		if ms := r.memory(); ms != nil {
+		if ms := r.memory(); ms != nil && !ms.besidePprof { // beside pprof, the snapshots read it
 			now := time.Now()
 			if now.Sub(lastHeap) >= r.cfg.Interval-r.cfg.Sample/2 { // on the sample ticks nearest the interval
 				lastHeap = now
@@ -277,7 +277,7 @@ func (r *recorder) closeMemory(final bool) {
 	if ms == nil {
 		return
 	}
-	if final {
+	if final && !ms.besidePprof { // beside pprof, the last snapshot took them
 		now := time.Now()
 		r.memHeap(ms, now)
 		if r.cfg.LeakCheckEvery >= 0 {

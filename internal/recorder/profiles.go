@@ -84,7 +84,7 @@ func (r *recorder) snapshot(ctx context.Context, c *scrape.Client, withText, fin
 			return err
 		})
 		tried(session.AttemptGoroutine, err)
-		if err != nil && ctx.Err() == nil && unanswered(err) {
+		if err != nil && !stopping(ctx) && unanswered(err) {
 			r.pprofStarved(ms, err)
 		}
 	}
@@ -124,6 +124,9 @@ func (r *recorder) snapshot(ctx context.Context, c *scrape.Client, withText, fin
 		tried(session.AttemptHeap, err)
 		if err != nil {
 			r.scrapeFailed("heap", err)
+			if !stopping(ctx) && unanswered(err) {
+				r.pprofStarved(ms, err)
+			}
 		} else {
 			r.store(session.KindHeap, now, raw)
 		}
@@ -171,13 +174,26 @@ func (r *recorder) snapshot(ctx context.Context, c *scrape.Client, withText, fin
 }
 
 // pprofStarved hands the stacks of a service read from its memory to its memory once its
-// pprof left a goroutine profile unanswered (err): read without stopping it from then on.
+// pprof left a goroutine profile unanswered (err): read without stopping it from then on. A
+// program memdoctor runs is read from its memory from then on (it is surely the service: its
+// own child), for its figures and heap profiles too.
 func (r *recorder) pprofStarved(ms *memSource, err error) {
-	if ms == nil || !ms.besidePprof || ms.pprofStarved || ms.rd == nil {
+	if errors.Is(err, errNotAsked) {
+		return // memdoctor's own request waited for another: the one in flight says
+	}
+	r.starving.Lock() // the sample and profile loops both call it
+	defer r.starving.Unlock()
+	if ms == nil {
+		ms = r.memory() // opened since the round began
+	}
+	if ms == nil {
+		ms = r.readStarved(err)
+	}
+	if ms == nil || !ms.besidePprof || ms.pprofStarved {
 		return
 	}
 	ms.pprofStarved = true
-	r.addNote("the service's pprof left a goroutine profile unanswered (%v): its goroutines' stacks are read from its memory without stopping it from then on", err)
+	r.addNote("the service's pprof left a request unanswered (%v): its goroutines' stacks are read from its memory without stopping it from then on", err)
 }
 
 // storeGoroutineText streams goroutine?debug=1 into the session as it arrives: a dump of

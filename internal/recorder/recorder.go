@@ -57,6 +57,8 @@ type recorder struct {
 	costs costTally
 	// asking is held while a request to the target's pprof is in flight (asked): one at a time.
 	asking chan struct{}
+	// starving serializes pprofStarved.
+	starving sync.Mutex
 
 	// oom decides when memory near its limit calls for profiles at once; urgent asks the
 	// profile loop for them. lastCgroup is the target's latest cgroup reading, read again
