@@ -139,6 +139,7 @@ var scenarios = []func() Scenario{
 	exportOverLeak,
 	patternCacheLeak,
 	spinLeak,
+	subscriberFlood,
 }
 
 // All returns every scenario, sorted by name.

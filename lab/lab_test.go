@@ -145,7 +145,8 @@ var culprits = map[string]any{
 	// A steady leak a watch must confirm within seconds, kept by a library (package regexp).
 	"pattern-cache-leak": (*patternCache).compile,
 	// Issue 30's shapes.
-	"spin-leak": (*rollouts).follow,
+	"spin-leak":        (*rollouts).follow,
+	"subscriber-flood": (*pushGateway).deliver,
 }
 
 // expectedLines maps each scenario with Expect.Line to the call its line holds, so that an

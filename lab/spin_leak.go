@@ -22,12 +22,16 @@ func spinLeak() Scenario {
 			"seconds, until scrapes time out. The fix is a real default period (and a ticker), " +
 			"and closing done on every path a rollout ends by, cancellation included.",
 		Expect: Expect{
-			Kinds:    []string{kindGoroutineLeak},
-			Culprit:  "github.com/memdoctor/memdoctor/lab.(*rollouts).follow",
-			Absent:   []string{kindNonGoMemory, kindTransientSpike},
+			Kinds:   []string{kindGoroutineLeak},
+			Culprit: "github.com/memdoctor/memdoctor/lab.(*rollouts).follow",
+			Absent:  []string{kindNonGoMemory, kindTransientSpike},
 			// One P, as a container of one CPU gives it: the spinners take that CPU, not the
 			// machine's (scenarios are recorded side by side).
-			Env:      []string{"GOMAXPROCS=1"},
+			Env: []string{"GOMAXPROCS=1"},
+			// A watch that attaches to a starved service waits 10 to 40 s for its first
+			// readings (the probe and the command line time out): a shorter window may not
+			// have a trend yet.
+			Visible:  60 * time.Second,
 			Watch:    30 * time.Second,
 			Interval: 2 * time.Second,
 		},

@@ -251,6 +251,38 @@ func TestWatchAStarvedService(t *testing.T) {
 	}
 }
 
+// TestWatchAServiceThatAnswersNothing: a local service whose pprof answers nothing at all, not
+// even the probe, is read from its memory, its process matched by its socket.
+func TestWatchAServiceThatAnswersNothing(t *testing.T) {
+	if testing.Short() {
+		t.Skip("waits for the probe to time out: 15 s")
+	}
+	needProc(t)
+	pid, url := startWithPprof(t, "-stall-after", "0")
+	cfg := watchConfig(t)
+	cfg.Duration, cfg.ReadMemory = 3*time.Second, true
+	res, err := Watch(context.Background(), cfg, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Status != session.StatusComplete {
+		t.Fatalf("status %s: %s", res.Status, res.Detail)
+	}
+	s, err := session.Open(cfg.Out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Manifest.Target.PID != pid {
+		t.Fatalf("watched pid %d, want %d", s.Manifest.Target.PID, pid)
+	}
+	if !noted(s, "did not answer") || !noted(s, "matched by its socket: process ") || !noted(s, "links net/http/pprof") {
+		t.Errorf("no note says how the process was matched: %q", s.Manifest.Notes)
+	}
+	if len(s.ProfilesOf(session.KindHeap, false)) < 1 {
+		t.Error("no heap profile read from its memory")
+	}
+}
+
 // TestStopBound: the stacks are read from memory while the stop is predicted within the bound
 // (from the goroutine count, and the largest share per goroutine measured); one stop over it
 // hands them to pprof for good, with a note.

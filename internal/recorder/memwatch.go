@@ -3,6 +3,7 @@ package recorder
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -13,9 +14,10 @@ import (
 // watchMemory watches the local Go process pid through its memory (SourceMemory): /proc and
 // cgroup every Sample, the runtime's figures every Sample, the heap profile every Interval, a
 // goroutine profile at the leak check's pace, until ctx is done, cfg.Duration has passed or
-// the process exits. why says why this source was chosen. A process memdoctor cannot read is
-// refused before any session is made.
-func watchMemory(ctx context.Context, cfg Config, pid int, why string) (Result, error) {
+// the process exits. why says why this source was chosen. A process memdoctor cannot read, or
+// that does not link the function links names ("" for none), is refused before any session
+// is made.
+func watchMemory(ctx context.Context, cfg Config, pid int, why string, links string) (Result, error) {
 	p, err := inspect(cfg.FS, pid, 0, 0)
 	if err != nil {
 		return Result{}, fmt.Errorf("process %d: %w", pid, err)
@@ -26,6 +28,13 @@ func watchMemory(ctx context.Context, cfg Config, pid int, why string) (Result, 
 			return Result{}, err
 		}
 		return Result{}, fmt.Errorf("%s, and reading its memory failed: %w", why, err)
+	}
+	if links != "" && !rd.HasFunc(links) {
+		rd.Close()
+		return Result{}, fmt.Errorf("%s, but that process links no %s: it is not the service (a proxy or a port-forward?); pass --pid with the service's own PID", why, links)
+	}
+	if links != "" {
+		why += ", a Go program that links " + links[:strings.LastIndexByte(links, '.')] + " as the service does"
 	}
 	start := time.Now()
 	m := session.Manifest{MemdoctorVersion: cfg.Version, Mode: cfg.Mode, Start: start.UTC(), Flags: cfg.Flags, Target: targetInfo(cfg.FS, p)}

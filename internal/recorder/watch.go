@@ -41,6 +41,9 @@ func Watch(ctx context.Context, cfg Config, rawURL string) (Result, error) {
 	}
 	tg, err := probeTarget(ctx, cfg, rawURL)
 	if err != nil {
+		if pid, why, ok := starvedLocal(cfg, rawURL, err); ok {
+			return watchMemory(ctx, cfg, pid, why, pprofIndex)
+		}
 		return Result{}, err
 	}
 	start := time.Now()
@@ -294,6 +297,24 @@ func (r *recorder) findLocalProcess(tg *watchTarget) (m match) {
 		r.log.Info("found the service's process", "pid", pid, "exe", p.Exe, "go", p.GoVersion)
 	}
 	return m
+}
+
+// starvedLocal finds, for a URL whose pprof did not answer at all (err), the local process
+// that holds its socket, to be read from its memory instead: a service starved of CPU by its
+// own goroutines, or stuck, answers nothing, and its memory says why. Only with --source auto
+// (or memory), and where memory can be read.
+func starvedLocal(cfg Config, rawURL string, err error) (pid int, why string, ok bool) {
+	if !unanswered(err) || !cfg.ReadMemory || !procSupported || cfg.Source != SourceAuto && cfg.Source != SourceMemory {
+		return 0, "", false
+	}
+	pid, port := cfg.PID, ""
+	if pid == 0 {
+		var lerr error
+		if pid, port, lerr = localPID(cfg.FS, agentclient.PprofURL(rawURL)); lerr != nil {
+			return 0, "", false
+		}
+	}
+	return pid, fmt.Sprintf("its pprof at %s did not answer (%v), so its process was matched by its socket: %s", rawURL, err, bySocket(pid, port, cfg.PID != 0)), true
 }
 
 // cmdlineWait bounds the wait for the service's command line, which proves its process.

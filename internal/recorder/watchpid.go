@@ -22,7 +22,7 @@ func WatchPID(ctx context.Context, cfg Config, pid int) (Result, error) {
 		return Result{}, fmt.Errorf("process %d: %w", pid, err)
 	}
 	if cfg.Source == SourceMemory {
-		return watchMemory(ctx, cfg, pid, "--source memory")
+		return watchMemory(ctx, cfg, pid, "--source memory", "")
 	}
 	url, tried := findService(ctx, cfg, pid)
 	if url == "" {
@@ -32,7 +32,7 @@ func WatchPID(ctx context.Context, cfg Config, pid int) (Result, error) {
 		}
 		if cfg.Source == SourceAuto {
 			cfg.Logger.Info(why + ": reading it from its memory")
-			return watchMemory(ctx, cfg, pid, why)
+			return watchMemory(ctx, cfg, pid, why, "")
 		}
 		return Result{}, fmt.Errorf("%s: import _ \"net/http/pprof\" and serve it, or give the service's URL", why)
 	}
