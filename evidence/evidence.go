@@ -30,6 +30,8 @@ type Evidence struct {
 	// Holders is who keeps the heap's objects alive, when memdoctor read it from the target,
 	// or why it did not (sessions only).
 	Holders Holders
+	// Source: CallReaching reads the program's source where it is on disk (Options.Source).
+	Source bool
 
 	// Memory as the kernel counts it.
 	RSS, HWM, RSSAnon, RSSFile, LazyFree Series

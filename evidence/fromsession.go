@@ -26,6 +26,10 @@ type Options struct {
 	// and start time): advice may then name a command for it. False: it is taken to have
 	// exited, and no advice names it.
 	TargetRuns bool
+	// Source lets the diagnosis read the program's source where its files are on disk
+	// (Evidence.CallReaching): memdoctor's commands set it; tests leave it off, so that what
+	// they judge does not depend on the machine's files.
+	Source bool
 }
 
 // defaultMaxSkew: see Options.MaxSkew.
@@ -45,6 +49,7 @@ func FromSession(s *session.Session, opts Options) (*Evidence, error) {
 		Command:  m.Command,
 		Target:   m.Target,
 		profiles: newStore(opts.MaxProfileBytes, m.Target.MainModule),
+		Source:   opts.Source,
 	}
 	if ev.Target.Started.IsZero() {
 		ev.Target.Started = m.GCTraceBase // the runtime's start, as gctrace counts it

@@ -115,14 +115,17 @@ func leakSitesOf(ev *evidence.Evidence) LeakSites {
 	return ls
 }
 
-// topGrowing is the n sites whose value grew most.
+// topGrowing is the n sites whose value grew most, the observer's left out (Observer: what
+// memdoctor's own reads make the program allocate is never a leak of the program's).
 func topGrowing(diff *SiteDiff, n int) []SiteDelta {
 	var cands []SiteDelta
 	for _, d := range diff.ByFunction {
 		if d.Delta <= 0 || len(cands) == n {
 			break
 		}
-		cands = append(cands, d)
+		if !observerSite(d) {
+			cands = append(cands, d)
+		}
 	}
 	return cands
 }

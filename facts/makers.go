@@ -61,6 +61,57 @@ type Maker struct {
 	// them since the program started, as the last of them counts it (cumulative: more
 	// samples than the window's share, and the same calls).
 	Held, Allocated int64
+	// LineBy says how Site's line was told: from the program's source, the call that reaches
+	// the go statement starting the goroutines (Via: the calls from it down to that
+	// statement's function); or the call of the kind Made.By says through which most was
+	// retained, else allocated.
+	LineBy MadeLine
+	Via    []string
+}
+
+// MadeLine is how a maker's line was told.
+type MadeLine string
+
+const (
+	// LineBySource: the program's source was at hand (the files its binary names exist), and
+	// the line's call reaches, through static calls, the go statement that starts the
+	// goroutines (collect/reach).
+	LineBySource MadeLine = "source"
+	// LineByAllocation: the line of the function's calls into the library through which most
+	// was retained, else allocated: the profiles do not record which call started the
+	// goroutines, and the source was not at hand or no static call reaches their go statement.
+	LineByAllocation MadeLine = "allocation"
+)
+
+// maxSourceMakers bounds the makers whose line is looked for in the program's source.
+const maxSourceMakers = 3
+
+// linesFromSource tells the makers' lines from the program's source where it is at hand: the
+// call of each that reaches the go statement starting the groups' goroutines (or one of their
+// creators). A maker whose source says nothing keeps its line, told by allocation.
+func linesFromSource(ev *evidence.Evidence, m *Made, groups []leakGroup, sites []GoroutineGroup) {
+	q := evidence.ReachQuery{Creators: m.Creators, Weight: map[string]int{}}
+	for i, lg := range groups {
+		if lg.start != "" {
+			q.Starts = appendNew(q.Starts, lg.start)
+			if i < len(sites) {
+				q.Weight[lg.start] += sites[i].Count
+			}
+		}
+	}
+	for i := range m.Makers {
+		mk := &m.Makers[i]
+		mk.LineBy = LineByAllocation
+		if i >= maxSourceMakers || mk.Site.File == "" {
+			continue
+		}
+		q.Function, q.File, q.Lines = mk.Site.Function, mk.Site.File, []int64{mk.Site.Line}
+		a, ok, err := ev.CallReaching(q)
+		if err != nil || !ok {
+			continue
+		}
+		mk.Site.Line, mk.Call, mk.LineBy, mk.Via = a.Line, a.Callee, LineBySource, a.Via
+	}
 }
 
 // libraryGroups is how many of the sites that grew most (and of those proved leaked) are
@@ -90,13 +141,22 @@ func madeOf(ev *evidence.Evidence, sites, known []GoroutineGroup, running func(s
 		return nil
 	}
 	var groups []leakGroup
+	var libSites []GoroutineGroup // the sites of groups, one for one
 	for _, g := range sites {
 		if !ev.Program(g.Culprit.Function) {
 			groups = append(groups, leakGroupOf(ev, g, known))
+			libSites = append(libSites, g)
 		}
 	}
-	if kept := slices.DeleteFunc(slices.Clone(groups), func(lg leakGroup) bool { return lg.creator != "" && running(lg.creator) }); len(kept) > 0 {
-		groups = kept
+	var keptSites []GoroutineGroup
+	var kept []leakGroup
+	for i, lg := range groups {
+		if lg.creator == "" || !running(lg.creator) {
+			kept, keptSites = append(kept, lg), append(keptSites, libSites[i])
+		}
+	}
+	if len(kept) > 0 {
+		groups, libSites = kept, keptSites
 	}
 	var libs, types, creators []string
 	for _, lg := range groups {
@@ -119,6 +179,7 @@ func madeOf(ev *evidence.Evidence, sites, known []GoroutineGroup, running func(s
 	for _, w := range waysOf(groups, creators, libs, apiOf(ev, old, new, types)) {
 		if mk := makersBy(ev, old, new, w.match); len(mk) > 0 {
 			m.By, m.Makers = w.by, mk
+			linesFromSource(ev, m, groups, libSites)
 			return m
 		}
 	}

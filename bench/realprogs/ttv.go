@@ -35,7 +35,7 @@ func judgePrefixes(dir string, v version, step, until time.Duration) ([]prefixVe
 	}
 	var out []prefixVerdict
 	for w := step; w <= until; w += step {
-		d, ev, err := diagnose.DiagnoseSession(s, evidence.Options{Until: s.Manifest.Start.Add(w)}, diagnose.Options{})
+		d, ev, err := diagnose.DiagnoseSession(s, evidence.Options{Until: s.Manifest.Start.Add(w), Source: true}, diagnose.Options{})
 		if err != nil {
 			return out, fmt.Errorf("diagnose the first %s of %s: %w", w, dir, err)
 		}

@@ -119,6 +119,15 @@ func goroutineAdvice(g facts.StackGroup) []string {
 	return nil
 }
 
+// shortFuncs shortens each of fns (shortFunc).
+func shortFuncs(fns []string) []string {
+	out := make([]string, len(fns))
+	for i, f := range fns {
+		out[i] = shortFunc(f)
+	}
+	return out
+}
+
 // waiting says where goroutines are: blocked in a wait state, or running (not parked: they
 // spin).
 func waiting(state string) string {
@@ -138,11 +147,16 @@ func madeBy(m *facts.Made) string {
 		s += ", " + at
 	}
 	switch {
+	case top.LineBy == facts.LineBySource:
+		s += fmt.Sprintf(", which reaches the go statement that starts them (%s, read in the program's source)", strings.Join(shortFuncs(top.Via), " -> "))
 	case m.By == facts.MadeByCreator:
 		s += fmt.Sprintf(", whose calls reached %s, the function whose go statement started them (the goroutine profiles' \"created by\")",
 			strings.Join(m.Creators, " and "))
 	case m.By == facts.MadeByConstructor && top.Call != "":
 		s += fmt.Sprintf(" (%s makes the value they serve: the program calls that value's methods afterwards, and its goroutines come with it)", shortFunc(top.Call))
+	}
+	if top.LineBy == facts.LineByAllocation && m.By != facts.MadeByCreator {
+		s += "; that line is the function's call into the library through which most was allocated: the runtime's profiles do not record which call started them, and the program's source, where it is at hand, reaches their go statement through no static call of the function"
 	}
 	if top.Held > 0 {
 		s += fmt.Sprintf(". What was allocated through those calls into %s and is still in use grew %s from the first heap profile to the last: what the leaked goroutines hold (the requests a leaked connection carries, a library's buffers).",

@@ -18,7 +18,7 @@ var fmtBytes = report.Bytes
 // diagnoseSession builds the evidence of a session and diagnoses it; whether its target still
 // runs here decides whether advice may name a command for it.
 func diagnoseSession(s *session.Session, budget uint64) (*diagnose.Diagnosis, *evidence.Evidence, error) {
-	opts := evidence.Options{MemoryBudgetBytes: budget, TargetRuns: targetRuns(s.Manifest.Target)}
+	opts := evidence.Options{MemoryBudgetBytes: budget, TargetRuns: targetRuns(s.Manifest.Target), Source: true}
 	return diagnose.DiagnoseSession(s, opts, diagnose.Options{})
 }
 
@@ -29,7 +29,7 @@ func diagnoseDir(e *env, dir string, budget uint64, out outputFlags) (*diagnose.
 	if err != nil {
 		return nil, err
 	}
-	opts := evidence.Options{MemoryBudgetBytes: budget}
+	opts := evidence.Options{MemoryBudgetBytes: budget, Source: true}
 	if out.until != nil {
 		opts.Until = out.until()
 	}

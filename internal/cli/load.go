@@ -25,7 +25,7 @@ func loadEvidence(e *env, paths []string, opts loadOptions) (*evidence.Evidence,
 		if err != nil {
 			return nil, nil, err
 		}
-		ev, err := evidence.FromSession(s, evidence.Options{MemoryBudgetBytes: opts.budget, TargetRuns: targetRuns(s.Manifest.Target)})
+		ev, err := evidence.FromSession(s, evidence.Options{MemoryBudgetBytes: opts.budget, TargetRuns: targetRuns(s.Manifest.Target), Source: true})
 		if err != nil {
 			return nil, nil, err
 		}

@@ -68,7 +68,7 @@ func diagnoseWindow(dir string, window time.Duration) (*diagnose.Diagnosis, erro
 	if window > 0 {
 		until = s.Manifest.Start.Add(window)
 	}
-	d, _, err := diagnose.DiagnoseSession(s, evidence.Options{Until: until}, diagnose.Options{})
+	d, _, err := diagnose.DiagnoseSession(s, evidence.Options{Until: until, Source: true}, diagnose.Options{})
 	return d, err
 }
 

@@ -49,7 +49,7 @@ func Watch(dir string, sc lab.Scenario, step, until, verdictMax time.Duration) (
 		return l, fmt.Errorf("%s: the session has no end time", dir)
 	}
 	for w := step; w <= until && w <= length+step/2; w += step {
-		d, ev, err := diagnose.DiagnoseSession(s, evidence.Options{Until: s.Manifest.Start.Add(w)}, diagnose.Options{})
+		d, ev, err := diagnose.DiagnoseSession(s, evidence.Options{Until: s.Manifest.Start.Add(w), Source: true}, diagnose.Options{})
 		if err != nil {
 			return l, fmt.Errorf("diagnose the first %s of %s: %w", w, dir, err)
 		}
