@@ -212,6 +212,7 @@ var libraryMade = map[string]string{
 	"http-body-leak": "net/http.",
 	"sql-open-leak":  "database/sql.",
 	"rpc-dial-leak":  "net/rpc.",
+	"db-open-leak":   "database/sql.",
 }
 
 // checkMadeBy checks that the culprit allocated through its calls into lib in the meantime:

@@ -140,6 +140,7 @@ var scenarios = []func() Scenario{
 	patternCacheLeak,
 	spinLeak,
 	subscriberFlood,
+	dbOpenLeak,
 }
 
 // All returns every scenario, sorted by name.

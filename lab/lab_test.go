@@ -147,6 +147,7 @@ var culprits = map[string]any{
 	// Issue 30's shapes.
 	"spin-leak":        (*rollouts).follow,
 	"subscriber-flood": (*pushGateway).deliver,
+	"db-open-leak":     (*stockDB).stock,
 }
 
 // expectedLines maps each scenario with Expect.Line to the call its line holds, so that an
@@ -155,6 +156,7 @@ var expectedLines = map[string]string{
 	"sql-open-leak":  "sql.Open(",
 	"rpc-dial-leak":  "rpc.DialHTTP(",
 	"http-body-leak": "hc.Get(",
+	"db-open-leak":   "sql.Open(",
 }
 
 // TestExpectedLines: a scenario's Expect.Line is the line of its culprit's source that holds

@@ -199,6 +199,9 @@ func TestScenariosStartServeStop(t *testing.T) {
 			if s.Name == "non-go-mmap" && runtime.GOOS != "linux" {
 				t.Skip("the off-heap cache maps memory on Linux only")
 			}
+			if s.Name == "subscriber-flood" && testing.Short() {
+				t.Skip("starts 100,000 goroutines (10 s on two cores): the full run checks it")
+			}
 			http.DefaultClient.CloseIdleConnections()
 			r := startScenario(t, s.Name)
 			httpGet(t, r.url)

@@ -32,8 +32,8 @@ func spinLeak() Scenario {
 			// readings (the probe and the command line time out): a shorter window may not
 			// have a trend yet.
 			Visible:  60 * time.Second,
-			Watch:    30 * time.Second,
-			Interval: 2 * time.Second,
+			Watch:    8 * time.Second,
+			Interval: time.Second,
 		},
 		Run: runSpinLeak,
 	}
