@@ -50,22 +50,9 @@ func ownFirst(cs []Culprit, site Culprit) []Culprit {
 	return append([]Culprit{c}, slices.Delete(slices.Clone(cs), i, i+1)...)
 }
 
-// profilerCost reports a stack of the observer itself: the pprof handlers build and
-// compress profiles when memdoctor asks for them, and memdoctor's embedded agent keeps its
-// buffers and readers (bounded, and measured by its own tests); that is the observer's cost,
+// profilerCost reports a stack of the observer itself (facts.Observer): the observer's cost,
 // never the program's culprit.
-func profilerCost(stack []string) bool {
-	for _, fr := range stack {
-		if strings.HasPrefix(fr, "runtime/pprof.") || strings.HasPrefix(fr, "net/http/pprof.") ||
-			strings.HasPrefix(fr, agentPkg) && len(fr) > len(agentPkg) && (fr[len(agentPkg)] == '.' || fr[len(agentPkg)] == '/') {
-			return true
-		}
-	}
-	return false
-}
-
-// agentPkg is memdoctor's embeddable agent, the observer inside the program.
-const agentPkg = "github.com/memdoctor/memdoctor/agent"
+func profilerCost(stack []string) bool { return facts.Observer(stack) }
 
 // goName reports a Go function's name (a package path, a dot, a name), as a profile names
 // the runtime's and the standard library's functions, or no name at all (a sample without a
