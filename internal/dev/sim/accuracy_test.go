@@ -103,7 +103,7 @@ func limits(d *diagnose.Diagnosis) map[string]float64 {
 func findings(d *diagnose.Diagnosis) []sim.Finding {
 	var out []sim.Finding
 	for _, f := range d.Findings {
-		sf := sim.Finding{Kind: string(f.Kind), Warning: f.Severity.Rank() >= diagnose.Warning.Rank(), Suspected: f.Confidence == diagnose.Suspected}
+		sf := sim.Finding{Kind: string(f.Kind), Warning: f.Severity.Rank() >= diagnose.Warning.Rank(), Suspected: f.Confidence == diagnose.Suspected, Title: f.Title}
 		for _, c := range f.Culprits {
 			sf.Culprits = append(sf.Culprits, c.Function)
 			sf.Lines = append(sf.Lines, c.Line)

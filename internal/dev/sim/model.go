@@ -96,6 +96,9 @@ func (m *model) partsAt(t float64) parts {
 		case since < p.SpikeRise+p.SpikeHold:
 			q.spike = p.SpikeHeight
 		}
+		if p.Observer { // a goroutine profile's records: as many as there are goroutines
+			q.spike *= (float64(p.Goroutines) + p.GoroutineLeakRate*t) / float64(p.Goroutines)
+		}
 	}
 	if p.WarmSize > 0 {
 		x := math.Min(1, t/p.WarmTime)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"hash/fnv"
 	"math"
+	"strconv"
 	"strings"
 	"time"
 
@@ -151,6 +152,10 @@ var waitFrames = map[string][]string{
 	"select":   {"runtime.gopark", "runtime.selectgo"},
 }
 
+// spinFrames are what a profile finds above a goroutine that never blocks: preempted, in a
+// non-blocking channel operation, or running its own code.
+var spinFrames = [][]string{{"runtime.asyncPreempt2", "runtime.asyncPreempt"}, {"runtime.selectnbrecv"}, {}}
+
 // goroutineProfile is the goroutine profile at the current instant of m.
 func (s *siteSet) goroutineProfile(m *model, t time.Time) ([]byte, int, error) {
 	b := newProtoBuilder("goroutine", "count", 1, t, "goroutine/count")
@@ -179,6 +184,18 @@ func (s *siteSet) goroutineProfile(m *model, t time.Time) ([]byte, int, error) {
 			}{st, leaked / len(s.lib.stacks)})
 		}
 		libGroups = len(s.lib.stacks)
+	} else if leaked > 0 && m.p.Spin {
+		// Caught running or preempted, at whatever line of their loop.
+		for i, top := range spinFrames {
+			n := leaked / len(spinFrames)
+			if i == 0 {
+				n += leaked % len(spinFrames)
+			}
+			groups = append(groups, struct {
+				stack []string
+				n     int
+			}{append(append([]string{}, top...), s.leakFn+":"+strconv.Itoa(40+3*i)), n})
+		}
 	} else if leaked > 0 {
 		groups = append(groups, struct {
 			stack []string

@@ -80,6 +80,11 @@ var (
 		handler("bytes.growSlice", "bytes.(*Buffer).Write", "example.com/svc/export.(*Catalog).render", "example.com/svc/export.(*Catalog).handleCSV"),
 		{"encoding/csv.(*Writer).Write", "example.com/svc/reports.(*Nightly).writeRows", "example.com/svc/reports.(*Nightly).Run", "example.com/svc/jobs.(*Runner).run"},
 	}
+	// observerStack is memdoctor's own goroutine profile, served by net/http/pprof: the
+	// records of every goroutine's stack.
+	observerStack = []string{"runtime/pprof.writeRuntimeProfile", "runtime/pprof.writeGoroutine", "runtime/pprof.(*Profile).WriteTo",
+		"net/http/pprof.handler.ServeHTTP", "net/http/pprof.Index", "net/http.HandlerFunc.ServeHTTP",
+		"net/http.(*ServeMux).ServeHTTP", "net/http.serverHandler.ServeHTTP", "net/http.(*conn).serve"}
 	cachePool = [][]string{
 		handler("example.com/svc/cache.(*LRU).Put", "example.com/svc/cache.(*LRU).GetOrLoad", "example.com/svc/api.(*Server).handleProduct"),
 		handler("example.com/svc/render.(*PageCache).store", "example.com/svc/render.(*PageCache).Get", "example.com/svc/api.(*Server).handlePage"),
@@ -320,6 +325,9 @@ func newSiteSet(r *rand.Rand, p Params) *siteSet {
 			pool = exportPool
 		}
 		s.spike = newSite(roleSpike, pool[r.IntN(len(pool))], 8*mib)
+		if p.Observer {
+			s.spike = newSite(roleSpike, observerStack, 1<<20)
+		}
 		s.all = append(s.all, s.spike)
 	}
 	if p.WarmSize > 0 {

@@ -55,11 +55,22 @@ const (
 	// program's calls pile up, every one parked at the same library function, with no frame
 	// of the program in their stacks.
 	SteadyGoroutineLeak Shape = "steady-goroutine-leak"
+	// SpinGoroutineLeak: 1 to 20 goroutines a second pile up that never block (a poll loop
+	// with a zero period): each goroutine profile catches them running or preempted at
+	// whatever line of their loop, never parked.
+	SpinGoroutineLeak Shape = "spin-goroutine-leak"
+	// GoroutineFlood: a service of 100,000 to 500,000 goroutines that leaks 100 to 1,000 more
+	// a second, each holding little heap; every goroutine profile memdoctor asks for makes it
+	// record every stack (about 100 bytes a goroutine, in use while the request is served,
+	// and growing with the goroutines), which a GC running meanwhile finds live: the
+	// observer's own reads, never a culprit.
+	GoroutineFlood Shape = "goroutine-flood"
 )
 
 // Shapes lists every shape.
 var Shapes = []Shape{Healthy, HeapLeak, Spikes, LeakUnderSpikes, Warmup, GoroutineLeak, GCPressure, Retention, NonGo,
-	LibraryGoroutineLeak, BusyLeak, RareGCLeak, CostClimb, SpreadLeak, LeakUnderExports, SteadyHeapLeak, SteadyGoroutineLeak}
+	LibraryGoroutineLeak, BusyLeak, RareGCLeak, CostClimb, SpreadLeak, LeakUnderExports, SteadyHeapLeak, SteadyGoroutineLeak,
+	SpinGoroutineLeak, GoroutineFlood}
 
 // Vantage is where a session was recorded from.
 type Vantage string
@@ -209,6 +220,12 @@ type Params struct {
 	// record none): half the library-goroutine services.
 	Creators bool
 
+	// Spin: the leaked goroutines never block (SpinGoroutineLeak).
+	Spin bool
+	// Observer: the spikes are memdoctor's own goroutine profiles served by the program, each
+	// as tall as SpikeHeight times the goroutines over Goroutines (GoroutineFlood).
+	Observer bool
+
 	// RetentionMode is "batches" (periodic) or "once": a batch job's working set freed with
 	// debug.FreeOSMemory under GODEBUG=madvdontneed=0; "" for the other shapes.
 	RetentionMode string
@@ -344,6 +361,25 @@ func draw(seed uint64, spec Spec) (Params, error) {
 	case BusyLeak:
 		p.LeakRate = logUniform(r, 1, 20) * (1 << 20) / 60
 		p.LeakBusy = uniform(r, 0.3, 0.8)
+	case SpinGoroutineLeak:
+		p.GoroutineLeakRate = logUniform(r, 1, 20)
+		p.PerGoroutineHeap = logUniform(r, 512, 8<<10)
+		p.Spin = true
+	case GoroutineFlood:
+		p.Goroutines = int(logUniform(r, 100000, 500000))
+		p.GoroutineLeakRate = logUniform(r, 100, 1000)
+		p.PerGoroutineHeap = uniform(r, 48, 160)
+		p.StackBytes = 2 << 10 // parked at their first frames
+		// The goroutine profiles memdoctor asks for (run, watch over pprof, the profiles
+		// alone): the profile's records, about 100 bytes a goroutine, live for the request.
+		if spec.Vantage != WatchAgent {
+			p.Observer = true
+			p.SpikePeriod = p.ProfileInterval
+			p.SpikeHeight = uniform(r, 80, 130) * float64(p.Goroutines)
+			p.SpikeRise = uniform(r, 0.05, 0.3)
+			p.SpikeHold = uniform(r, 0.3, 3)
+			p.SpikePhase = uniform(r, 0, p.SpikePeriod)
+		}
 	case GoroutineLeak, LibraryGoroutineLeak, SteadyGoroutineLeak:
 		p.GoroutineLeakRate = logUniform(r, 1, 100)
 		if spec.Shape == SteadyGoroutineLeak {
