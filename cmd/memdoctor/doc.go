@@ -159,7 +159,14 @@
 // world for; its goroutine stacks from pprof, or from its memory with --stacks-stop when the stop
 // of every thread that takes is predicted to last no longer; goroutine dumps, goroutineleak
 // profiles and the index page's other counts always from pprof. The stacks are read again only
-// when the goroutine count moved (1%, or 5) or --leak-check-every passed. --read-memory=false asks pprof for
+// when the goroutine count moved (1%, or 5) or --leak-check-every passed. Past 50,000 goroutines,
+// or once the service's pprof leaves a request unanswered (a service starved of CPU by its own
+// spinning goroutines answers nothing in time), its stacks are read from its memory without
+// stopping it: each goroutine that is not running read alone and checked unchanged, a sample
+// of 5,000 spread over all of them past that many. When its pprof does not answer for its
+// command line, or at all, the process is matched by its socket (the one holding the socket
+// that listens on the URL's port) and read when it links net/http/pprof, and the session says
+// so; a pprof that answers nothing is then not taken for a service gone. --read-memory=false asks pprof for
 // everything. The session says, per kind of data, where it came from and what that cost the
 // service (its CPU, its stops; memdoctor report shows it).
 // Behind a proxy or a port-forward (kubectl port-forward, ssh -L) that process is the
@@ -172,7 +179,9 @@
 // symbolized from the binary), its memory statistics, GC figures and goroutine count, every
 // --sample and --interval as above; goroutine profiles stop the process for the time it takes
 // to list its goroutines' stacks, at the start, when the goroutine count climbs and every
-// --leak-check-every (0: never stop it), and the session says how long each stop lasted. A
+// --leak-check-every (0: never stop it), and the session says how long each stop lasted;
+// when that stop is predicted longer than 100ms (about 10,000 goroutines), the stacks are
+// read without stopping it, as above. A
 // program that imports neither runtime/pprof nor net/http/pprof has heap profiling off
 // (runtime.MemProfileRate 0): --enable-heap-profiling turns it on by writing the default rate
 // (512 KiB) into the process, the only write memdoctor ever makes to one, and the profiles then
