@@ -5,11 +5,14 @@ import "strings"
 // Running reports whether a goroutine's stack (leaf first) shows it running or runnable
 // rather than blocked: every wait of a goroutine goes through runtime.gopark, and a goroutine
 // in a system call or in C sits in the syscall package's or the runtime's entry to it; a stack
-// with none of those is running on a thread or was preempted while it ran (runtime.asyncPreempt,
-// a non-blocking channel operation, a zero time.Sleep). A goroutine that never blocks spins:
-// when such goroutines pile up they take the CPU as well as their stacks.
+// whose leaf is the runtime's but that holds none of those is running on a thread or was
+// preempted while it ran (runtime.asyncPreempt, a non-blocking channel operation, the
+// runtime's goroutine profile being written). A goroutine that never blocks spins: when such
+// goroutines pile up they take the CPU as well as their stacks. A stack whose leaf is not the
+// runtime's says nothing of it (a debug=1 dump leaves the runtime's frames out, and one of the
+// program's frames may be running or waiting): not running.
 func Running(stack []string) bool {
-	if len(stack) == 0 {
+	if len(stack) == 0 || !strings.HasPrefix(stack[0], "runtime.") {
 		return false
 	}
 	for _, fr := range stack {
@@ -28,5 +31,6 @@ func Blocks(frame string) bool {
 		return true
 	}
 	return strings.HasPrefix(frame, "syscall.") || strings.HasPrefix(frame, "internal/runtime/syscall") ||
-		strings.HasPrefix(frame, "runtime/internal/syscall") || strings.HasPrefix(frame, "golang.org/x/sys/unix.")
+		strings.HasPrefix(frame, "runtime/internal/syscall") || strings.HasPrefix(frame, "golang.org/x/sys/unix.") ||
+		strings.Contains(frame, ".runtime_") // the runtime's waits linked into other packages (poll, sync)
 }
