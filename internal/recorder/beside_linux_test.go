@@ -465,25 +465,27 @@ func TestLastRoundKeepsOldStacks(t *testing.T) {
 }
 
 // TestStarvedIsNotGone: rounds in which the service's pprof answered nothing make it gone,
-// unless its memory is read (its process is there: a pprof that answers nothing is starved).
+// unless its memory is read and its port accepts (its process is there: a pprof that answers
+// nothing in time is starved); a port that refuses makes it gone either way.
 func TestStarvedIsNotGone(t *testing.T) {
-	for _, mem := range []bool{false, true} {
+	for _, tc := range []struct{ mem, refused, gone bool }{
+		{false, false, true}, {true, false, false}, {true, true, true}, {false, true, true},
+	} {
 		r := &recorder{unreachable: make(chan struct{})}
-		if mem {
+		if tc.mem {
 			r.mem = &memSource{besidePprof: true}
 		}
 		for range unreachableRounds {
-			r.roundDone(false)
+			r.roundDone(false, tc.refused)
 		}
+		gone := false
 		select {
 		case <-r.unreachable:
-			if mem {
-				t.Error("a service read from its memory counts as gone when its pprof answers nothing")
-			}
+			gone = true
 		default:
-			if !mem {
-				t.Error("a service that answers nothing does not count as gone")
-			}
+		}
+		if gone != tc.gone {
+			t.Errorf("memory read %v, refused %v: gone %v, want %v", tc.mem, tc.refused, gone, tc.gone)
 		}
 	}
 }

@@ -26,6 +26,7 @@ import (
 func (r *recorder) snapshot(ctx context.Context, c *scrape.Client, withText, final bool) {
 	now := time.Now()
 	asked, answered := false, false // did memdoctor ask the service anything; did it answer any request, even with something unusable?
+	refused := false                // did the service refuse a connection (its port closed)?
 	tried := func(kind string, err error) {
 		if err != nil && ctx.Err() != nil {
 			return // stopped by memdoctor, not failed by the service
@@ -33,10 +34,11 @@ func (r *recorder) snapshot(ctx context.Context, c *scrape.Client, withText, fin
 		r.tries.add(kind, err)
 		asked = true
 		answered = answered || !noAnswer(err)
+		refused = refused || errors.Is(err, scrape.ErrUnreachable)
 	}
 	defer func() {
 		if asked && !stopping(ctx) { // a round cut short by the end of the recording is no failure
-			r.roundDone(answered)
+			r.roundDone(answered, refused)
 		}
 	}()
 	ms := r.memory()
@@ -256,8 +258,8 @@ func noAnswer(err error) bool {
 
 // roundDone counts snapshot rounds in which the service answered no request. A service that
 // answers with something unusable is not gone: its failures are counted in the attempts; nor
-// is one whose memory is read.
-func (r *recorder) roundDone(anyOK bool) {
+// is one whose memory is read and whose port still accepts (refused: it did not).
+func (r *recorder) roundDone(anyOK, refused bool) {
 	r.mu.Lock()
 	if anyOK {
 		r.failedRounds = 0
@@ -269,7 +271,7 @@ func (r *recorder) roundDone(anyOK bool) {
 	// watch through gone): a pprof that answers nothing is starved or stuck, not gone.
 	alive := r.mem != nil
 	r.mu.Unlock()
-	if n >= unreachableRounds && !alive {
+	if n >= unreachableRounds && (!alive || refused) {
 		r.unreachableOnce.Do(func() { close(r.unreachable) })
 	}
 }

@@ -339,10 +339,11 @@ func bySocket(pid int, port string, given bool) string {
 	return fmt.Sprintf("process %d holds the socket listening on :%s (the socket's inode in /proc/net/tcp, found among /proc/%d/fd)", pid, port, pid)
 }
 
-// unanswered reports whether a request got no answer in time: the service did not answer, as
-// opposed to answering something else.
+// unanswered reports whether a request got no answer in time: the service is there (its port
+// accepts) but does not answer, as opposed to refusing the connection (gone) or answering
+// something else.
 func unanswered(err error) bool {
-	return noAnswer(err) || errors.Is(err, context.DeadlineExceeded)
+	return errors.Is(err, scrape.ErrTimeout) || errors.Is(err, context.DeadlineExceeded)
 }
 
 // watchUntilGone runs the collection loops until the user, the deadline, or the service
