@@ -194,27 +194,7 @@ func TestWatchAStarvedService(t *testing.T) {
 	if testing.Short() {
 		t.Skip("waits for requests to time out: 20 s")
 	}
-	needProc(t)
-	pid, url := startWithPprof(t, "-stall-after", "1", "-spin", "3")
-	cfg := watchConfig(t)
-	cfg.Duration, cfg.ReadMemory = 14*time.Second, true
-	res, err := Watch(context.Background(), cfg, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if res.Status != session.StatusComplete {
-		t.Fatalf("status %s: %s", res.Status, res.Detail)
-	}
-	s, err := session.Open(cfg.Out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if s.Manifest.Target.PID != pid {
-		t.Fatalf("watched pid %d, want %d", s.Manifest.Target.PID, pid)
-	}
-	if !noted(s, "matched by its socket: process ") || !noted(s, "links net/http/pprof") {
-		t.Errorf("no note says how the process was matched: %q", s.Manifest.Notes)
-	}
+	s := watchStarved(t, 14*time.Second, "-stall-after", "1", "-spin", "3")
 	if heap, ok := costOf(s, session.AttemptHeap, session.SourceMemory); !ok || heap.Reads < 2 {
 		t.Errorf("heap profiles from memory: %+v (found %v)", heap, ok)
 	}
@@ -251,16 +231,14 @@ func TestWatchAStarvedService(t *testing.T) {
 	}
 }
 
-// TestWatchAServiceThatAnswersNothing: a local service whose pprof answers nothing at all, not
-// even the probe, is read from its memory, its process matched by its socket.
-func TestWatchAServiceThatAnswersNothing(t *testing.T) {
-	if testing.Short() {
-		t.Skip("waits for the probe to time out: 15 s")
-	}
+// watchStarved watches, for d, the test program started with args (a pprof that stalls), and
+// checks that the watch completed on that process, matched by its socket.
+func watchStarved(t *testing.T, d time.Duration, args ...string) *session.Session {
+	t.Helper()
 	needProc(t)
-	pid, url := startWithPprof(t, "-stall-after", "0")
+	pid, url := startWithPprof(t, args...)
 	cfg := watchConfig(t)
-	cfg.Duration, cfg.ReadMemory = 3*time.Second, true
+	cfg.Duration, cfg.ReadMemory = d, true
 	res, err := Watch(context.Background(), cfg, url)
 	if err != nil {
 		t.Fatal(err)
@@ -275,8 +253,21 @@ func TestWatchAServiceThatAnswersNothing(t *testing.T) {
 	if s.Manifest.Target.PID != pid {
 		t.Fatalf("watched pid %d, want %d", s.Manifest.Target.PID, pid)
 	}
-	if !noted(s, "did not answer") || !noted(s, "matched by its socket: process ") || !noted(s, "links net/http/pprof") {
+	if !noted(s, "matched by its socket: process ") || !noted(s, "links net/http/pprof") {
 		t.Errorf("no note says how the process was matched: %q", s.Manifest.Notes)
+	}
+	return s
+}
+
+// TestWatchAServiceThatAnswersNothing: a local service whose pprof answers nothing at all, not
+// even the probe, is read from its memory, its process matched by its socket.
+func TestWatchAServiceThatAnswersNothing(t *testing.T) {
+	if testing.Short() {
+		t.Skip("waits for the probe to time out: 15 s")
+	}
+	s := watchStarved(t, 3*time.Second, "-stall-after", "0")
+	if !noted(s, "did not answer") {
+		t.Errorf("no note says its pprof did not answer: %q", s.Manifest.Notes)
 	}
 	if len(s.ProfilesOf(session.KindHeap, false)) < 1 {
 		t.Error("no heap profile read from its memory")
