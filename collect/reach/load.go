@@ -6,6 +6,7 @@ import (
 	"go/ast"
 	"go/token"
 	"go/types"
+	"os"
 	"strconv"
 	"strings"
 
@@ -62,9 +63,17 @@ type call struct {
 
 const mode = packages.NeedName | packages.NeedFiles | packages.NeedSyntax | packages.NeedTypes | packages.NeedTypesInfo
 
+// config is how the go command is run: on what is on disk only. The paths come from a
+// profile, which the target wrote: `go list` must neither reach the network (GOPROXY=off)
+// nor fetch another toolchain a go.mod asks for (GOTOOLCHAIN=local), whatever the directory.
+func (p *program) config(ctx context.Context) *packages.Config {
+	return &packages.Config{Context: ctx, Dir: p.dir, Mode: mode,
+		Env: append(os.Environ(), "GOPROXY=off", "GOTOOLCHAIN=local", "GONOSUMDB=*", "GOFLAGS=-mod=readonly")}
+}
+
 // loadFile loads the package of file, whose functions' calls are asked for.
 func (p *program) loadFile(ctx context.Context, file string) error {
-	pkgs, err := packages.Load(&packages.Config{Context: ctx, Dir: p.dir, Mode: mode, Tests: false}, "file="+file)
+	pkgs, err := packages.Load(p.config(ctx), "file="+file)
 	if err != nil {
 		return fmt.Errorf("%w: %w", ErrNoSource, err)
 	}
@@ -88,7 +97,7 @@ func (p *program) summary(ctx context.Context, fn, pkg string) *summary {
 		return nil
 	}
 	p.loaded[pkg] = true
-	pkgs, err := packages.Load(&packages.Config{Context: ctx, Dir: p.dir, Mode: mode}, pkg)
+	pkgs, err := packages.Load(p.config(ctx), pkg)
 	if err == nil {
 		for _, lp := range pkgs {
 			p.add(lp)

@@ -246,7 +246,7 @@ func (w *walk) reach(fn, pkg string, depth int) []hit {
 // moduleDir is the directory of the go.mod above file: where `go list` resolves the program's
 // packages at the versions it was built with.
 func moduleDir(file string) (string, error) {
-	if !filepath.IsAbs(file) {
+	if !filepath.IsAbs(file) || filepath.Ext(file) != ".go" {
 		return "", ErrNoSource
 	}
 	if _, err := os.Stat(file); err != nil {
