@@ -91,6 +91,34 @@ func (m multi) best(sources []Source) Series {
 	return most.series()
 }
 
+// bestLed is best, led by the readings of the sources of lead that come before its first
+// when its source is the process's memory (the same figure, read another way before memdoctor
+// read the process's memory): a series of one figure, in time order.
+func (m multi) bestLed(sources, lead []Source) Series {
+	s := m.best(sources)
+	if s.Src != SourceProcessMemory || s.Empty() || len(lead) == 0 {
+		return s
+	}
+	first := s.Points[0].T
+	var before []Point
+	for _, src := range lead {
+		l := m.get(src).series()
+		for _, p := range l.Points {
+			if p.T.Before(first) {
+				before = append(before, p)
+			}
+		}
+		if len(before) > 0 {
+			break // one source leads
+		}
+	}
+	if len(before) == 0 {
+		return s
+	}
+	s.Points = append(before, s.Points...)
+	return s
+}
+
 // minBest is how many readings make a source a series.
 const minBest = 3
 

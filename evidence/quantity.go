@@ -61,7 +61,11 @@ type desc struct {
 	// first. A session's samples, its gctrace cycles, its profiles and the split of memory
 	// give only these.
 	sources []Source
-	series  func(*Evidence) *Series
+	// lead are sources of the very same figure as the first of sources: when that one's
+	// readings start late (a program whose memory memdoctor began to read when its pprof
+	// stopped answering), theirs from before lead its series (see multi.bestLed).
+	lead   []Source
+	series func(*Evidence) *Series
 	// sample reads it from a session's sample (nil: no sample carries it).
 	sample func(r *reading)
 	// gap, when set, says why it is missing, for the rules that need it.
@@ -128,7 +132,10 @@ var quantities = [nQuantities]desc{
 		})},
 	qGoroutines: {name: "Goroutines", unit: unitCount,
 		sources: []Source{SourceRuntimeMetrics, SourceProcessMemory, SourcePprofIndex, SourceGoroutineProfile, SourcePrometheus, SourceUnknown},
-		series:  func(ev *Evidence) *Series { return &ev.Goroutines }, sample: readGoroutines,
+		// runtime.NumGoroutine, whether read from the process's memory, the index page or a
+		// goroutine profile's total.
+		lead:   []Source{SourcePprofIndex, SourceGoroutineProfile},
+		series: func(ev *Evidence) *Series { return &ev.Goroutines }, sample: readGoroutines,
 		gap: &gap{key: GapGoroutines, min: 1, why: goroutinesGap}},
 	qLeaked: {name: "Leaked", unit: unitCount, sources: []Source{SourcePprofIndex, SourceLeakProfile},
 		series: func(ev *Evidence) *Series { return &ev.Leaked }, sample: readLeaked},

@@ -132,3 +132,27 @@ func BenchmarkBuilderDay(b *testing.B) {
 		_ = bl.series()
 	}
 }
+
+// TestGoroutinesLedByTheIndex: a program whose memory memdoctor began to read when its pprof
+// stopped answering has its goroutine count from the index page before, and from its memory
+// after: one series of the one figure, the index's readings leading the memory's.
+func TestGoroutinesLedByTheIndex(t *testing.T) {
+	m := newMulti()
+	t0 := time.Date(2026, 12, 2, 3, 0, 0, 0, time.UTC)
+	d := &quantities[qGoroutines]
+	for i := range 10 {
+		m.put(d, SourcePprofIndex, t0.Add(time.Duration(i)*time.Second), float64(100+i))
+	}
+	for i := 8; i < 20; i++ { // the memory's readings from the 8th second on
+		m.put(d, SourceProcessMemory, t0.Add(time.Duration(i)*time.Second), float64(100+i))
+	}
+	s := m.bestLed(d.sources, d.lead)
+	if s.Src != SourceProcessMemory || len(s.Points) != 20 || s.Points[0].V != 100 || s.Points[0].Src != SourcePprofIndex || s.Points[19].V != 119 {
+		t.Errorf("series of %s, %d points (%v ... %v): want the memory's, led by the index's 8 earlier readings", s.Src, len(s.Points), s.First(), s.Last())
+	}
+	for i := 1; i < len(s.Points); i++ {
+		if !s.Points[i].T.After(s.Points[i-1].T) {
+			t.Fatalf("points out of order at %d: %v then %v", i, s.Points[i-1].T, s.Points[i].T)
+		}
+	}
+}
