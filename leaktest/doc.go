@@ -74,6 +74,10 @@
 // allocations the go statement's function made during the rounds, which the heap profile
 // recorded with their stack (its innermost 32 frames, as runtime.MemProfile keeps them).
 //
+// The verdict, its proof and what the failure names are computed once, when Loop ends, into a
+// Report, from which the failure (or the line a passing Loop logs) is written; its JSON form is
+// what memdoctor's test command reads.
+//
 // Who holds it: on Linux, when the memdoctor command is on PATH, a heap leak's failure runs
 // `memdoctor holders --json FILE --site FUNC PID` on the test's own process (letting its child
 // trace it with prctl(PR_SET_PTRACER)), and shows the reference paths from the GC roots to

@@ -27,6 +27,21 @@ const parallelEnv = "MEMDOCTOR_LEAKTEST"
 // heap and the goroutines it measures are the whole process's.
 func Loop(t testing.TB, fn func(), opts ...Option) {
 	t.Helper()
+	rep := check(t, fn, 2, opts)
+	if rep == nil {
+		return
+	}
+	if rep.Failed() {
+		t.Error(rep.Message)
+		return
+	}
+	t.Log(rep.Message)
+}
+
+// check runs a Loop and returns its report, or nil when it refused to run (and said why with
+// t.Fatal). skip is the number of frames between check and the test's line that called Loop.
+func check(t testing.TB, fn func(), skip int, opts []Option) *Report {
+	t.Helper()
 	cfg := defaults()
 	for _, o := range opts {
 		if o != nil {
@@ -35,19 +50,19 @@ func Loop(t testing.TB, fn func(), opts ...Option) {
 	}
 	if err := cfg.check(); err != nil {
 		t.Fatalf("leaktest: %v", err)
-		return
+		return nil
 	}
 	if fn == nil {
 		t.Fatalf("leaktest: Loop was given a nil function to call")
-		return
+		return nil
 	}
 	if msg := refuseParallel(t); msg != "" {
 		t.Fatal(msg)
-		return
+		return nil
 	}
 	if !running.CompareAndSwap(false, true) {
 		t.Fatalf("leaktest: %s: another Loop is running in this process: the heap is the process's, so Loops run one at a time", t.Name())
-		return
+		return nil
 	}
 	defer running.Store(false)
 	r := newRun(&cfg, fn)
@@ -59,7 +74,7 @@ func Loop(t testing.TB, fn func(), opts ...Option) {
 		runtime.MemProfileRate = 1
 		defer func() { runtime.MemProfileRate = r.profileRate }()
 	}
-	if pc, file, line, ok := runtime.Caller(1); ok { // the test's line that called Loop
+	if pc, file, line, ok := runtime.Caller(skip); ok { // the test's line that called Loop
 		r.attr.loopCall = frame{fn: "(the caller of leaktest.Loop)", file: file, line: line}
 		if f := runtime.FuncForPC(pc); f != nil {
 			r.attr.loopCall.fn = f.Name()
@@ -69,11 +84,7 @@ func Loop(t testing.TB, fn func(), opts ...Option) {
 	if testHookRun != nil {
 		testHookRun(r)
 	}
-	if res.failed() {
-		t.Error(r.message(res))
-		return
-	}
-	t.Log(r.summary(res))
+	return r.report(res)
 }
 
 // testHookRun, when set (by leaktest's benchmarks), is given each finished run.
