@@ -96,6 +96,9 @@ type Snapshot struct {
 	Stop     time.Duration // of which stopping every thread
 	Copy     time.Duration // of which copying
 	Bytes    int64         // copied
+	// NotResident is how much of what was copied was not resident in the process: zeros,
+	// never read, so that the copy did not make it resident (process.Copy.NotResident).
+	NotResident int64
 	// Skipped is what of the stacks could not be read while the process was stopped (sorted,
 	// merged): the copy does not hold it. See Missing.
 	Skipped []process.Region
@@ -372,7 +375,7 @@ func (s *Snapshot) copyStopped(ctx context.Context, l *layout) error {
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
-	s.Copy, s.Bytes = time.Since(lap), c.Bytes()
+	s.Copy, s.Bytes, s.NotResident = time.Since(lap), c.Bytes(), c.NotResident()
 
 	t.ReadCopy(c)
 	return nil
