@@ -43,9 +43,9 @@ func (n *namer) choosePaths(lead bitset, targets []uint32, maxNamed int) (note s
 		lead:    lead,
 		targets: targets,
 		roots: func(fn func(ri, target uint32, conservative bool)) {
-			for ri, r := range g.roots {
-				if p := g.pos[r.target]; p != 0 {
-					fn(uint32(ri), p-1, r.conservative)
+			for _, ri := range n.rootOrder() {
+				if p := g.pos[g.roots[ri].target]; p != 0 {
+					fn(ri, p-1, g.roots[ri].conservative)
 				}
 			}
 		},
@@ -106,7 +106,8 @@ type search struct {
 	objects uint32
 	lead    bitset   // the objects that lead to a target
 	targets []uint32 // positions
-	// roots calls fn with each root's index and the position it points at.
+	// roots calls fn with each root's index and the position it points at, the preferred
+	// root first: among ways of equal cost, the root called first wins.
 	roots func(fn func(ri, target uint32, conservative bool))
 	// out calls fn with each object an object points to, and the offset of the word.
 	out func(p uint32, fn func(child, off uint32))
@@ -145,7 +146,7 @@ func (s *search) run(maxNamed int) (left, named int) {
 		if conservative {
 			c.tier = 2
 		}
-		q = append(q, cand{c: c, tie: ri, child: target, par: rootBit | ri})
+		q = append(q, cand{c: c, tie: uint32(len(q)), child: target, par: rootBit | ri})
 	})
 	pq.Init(&q)
 	maxQueue := max(queuePerNamed*maxNamed, len(q))
@@ -189,7 +190,7 @@ func (s *search) run(maxNamed int) (left, named int) {
 // named, else a lower bound).
 type cand struct {
 	c     cost
-	tie   uint32 // the root's index, or the parent's position: the walk's own order
+	tie   uint32 // the root's rank (the order roots calls it), or the parent's position
 	off   uint32 // the word's offset in the parent
 	child uint32
 	par   uint32 // rootBit|root index, or the parent's position
@@ -219,4 +220,45 @@ func (q *candQueue) Pop() any {
 	it := old[len(old)-1]
 	*q = old[:len(old)-1]
 	return it
+}
+
+// rootOrder lists the roots' indices in the order the search prefers them among ways of equal
+// cost: the walk's order, but the frames of one goroutine outermost first. One object handed
+// down a goroutine's calls (a server's receiver, a request) is held by a variable in each
+// frame that has it live; the outermost frame holds it before, during and after each call,
+// the inner ones only while the goroutine is inside them. Named from the outermost, the path is
+// the same whichever call the goroutine was in when the process was read.
+func (n *namer) rootOrder() []uint32 {
+	g := n.g
+	type key struct{ block, depth, ri int }
+	keys := make([]key, len(g.roots))
+	first := map[int]int{} // goroutine -> the index of its first frame's root
+	for ri, r := range g.roots {
+		keys[ri] = key{ri, 0, ri}
+		if r.kind != rootStack || r.ref < 0 || n.st == nil || int(r.ref) >= len(n.st.frames) {
+			continue
+		}
+		fr := n.st.frames[r.ref]
+		b, ok := first[fr.g]
+		if !ok {
+			b = ri
+			first[fr.g] = ri
+		}
+		keys[ri] = key{b, -fr.depth, ri}
+	}
+	order := make([]uint32, len(g.roots))
+	for i := range order {
+		order[i] = uint32(i)
+	}
+	slices.SortFunc(order, func(a, b uint32) int {
+		ka, kb := keys[a], keys[b]
+		if ka.block != kb.block {
+			return ka.block - kb.block
+		}
+		if ka.depth != kb.depth {
+			return ka.depth - kb.depth
+		}
+		return ka.ri - kb.ri
+	})
+	return order
 }

@@ -229,6 +229,34 @@ func TestCopySkipsUnreadableStacks(t *testing.T) {
 	}
 }
 
+// TestOutermostFrameNamesAHandedDownObject reads testdata/handdown, whose goroutine holds its
+// server in two frames (serve, and handle, which serve called and which waits): the records
+// are named from the outermost, serve's s, the frame that holds the server whichever call the
+// goroutine is in when the process is read; never from the call it happens to be in.
+func TestOutermostFrameNamesAHandedDownObject(t *testing.T) {
+	bin := filepath.Join(t.TempDir(), "handdown")
+	if out, err := exec.Command("go", "build", "-o", bin, "./testdata/handdown").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	cmd := startProgram(t, bin)
+	tg, err := process.Attach(cmd.Process.Pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tg.Close()
+	res, err := walk.Read(context.Background(), tg, walk.Options{Sites: []string{"main.(*server).keep"}, TempDir: t.TempDir(), MaxStop: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const want = "main.(*server).serve.s.recent[i]"
+	if len(res.Culprits) != 1 || len(res.Culprits[0].Paths) == 0 || res.Culprits[0].Paths[0].Expr != want {
+		t.Fatalf("want the records held by %s: %+v", want, res.Culprits)
+	}
+	if p := res.Culprits[0].Paths[0]; p.Root.Kind != "goroutine" || p.Share < 0.9 {
+		t.Errorf("want %s holding all the records from a goroutine's frame: %+v", want, p)
+	}
+}
+
 // TestReadLeavesTheProcessAsItWas reads holders-target whose heap holds memory that is not
 // resident: a buffer of 64 MiB it never touched, and 64 MiB of pointers it used, freed and gave
 // back to the system. The reading (its estimate and rate measured while the process runs, the
