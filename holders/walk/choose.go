@@ -1,6 +1,7 @@
 package walk
 
 import (
+	"cmp"
 	pq "container/heap"
 	"fmt"
 	"slices"
@@ -223,28 +224,38 @@ func (q *candQueue) Pop() any {
 }
 
 // rootOrder lists the roots' indices in the order the search prefers them among ways of equal
-// cost: the walk's order, but the frames of one goroutine outermost first. One object handed
-// down a goroutine's calls (a server's receiver, a request) is held by a variable in each
-// frame that has it live; the outermost frame holds it before, during and after each call,
-// the inner ones only while the goroutine is inside them. Named from the outermost, the path is
-// the same whichever call the goroutine was in when the process was read.
+// cost: the walk's order, but the goroutines' frames oldest goroutine first (the lowest id),
+// each goroutine's outermost first. One object handed down a goroutine's calls (a server's
+// receiver, a request) is held by a variable in each frame that has it live; the outermost
+// frame holds it before, during and after each call, the inner ones only while the goroutine
+// is inside them. One object shared by goroutines (a cache a long-lived loop owns, which each
+// request's handler also holds while it runs) is held for longest by the oldest. Named so, the
+// path is the same whichever call each goroutine was in when the process was read, and
+// whichever transient goroutines were running then.
 func (n *namer) rootOrder() []uint32 {
 	g := n.g
-	type key struct{ block, depth, ri int }
+	type key struct {
+		block int   // the walk's index of the root, or of the first goroutine frame's root
+		gid   int64 // the goroutine's id (0 but for goroutine frames)
+		depth int   // minus the frame's depth: the outermost first
+		ri    int
+	}
 	keys := make([]key, len(g.roots))
-	first := map[int]int{} // goroutine -> the index of its first frame's root
+	stacks := -1 // the index of the first goroutine frame's root
 	for ri, r := range g.roots {
-		keys[ri] = key{ri, 0, ri}
+		keys[ri] = key{block: ri, ri: ri}
 		if r.kind != rootStack || r.ref < 0 || n.st == nil || int(r.ref) >= len(n.st.frames) {
 			continue
 		}
 		fr := n.st.frames[r.ref]
-		b, ok := first[fr.g]
-		if !ok {
-			b = ri
-			first[fr.g] = ri
+		if stacks < 0 {
+			stacks = ri
 		}
-		keys[ri] = key{b, -fr.depth, ri}
+		var id int64
+		if fr.g >= 0 && fr.g < len(n.st.gs) {
+			id = n.st.gs[fr.g].id
+		}
+		keys[ri] = key{block: stacks, gid: id, depth: -fr.depth, ri: ri}
 	}
 	order := make([]uint32, len(g.roots))
 	for i := range order {
@@ -252,13 +263,7 @@ func (n *namer) rootOrder() []uint32 {
 	}
 	slices.SortFunc(order, func(a, b uint32) int {
 		ka, kb := keys[a], keys[b]
-		if ka.block != kb.block {
-			return ka.block - kb.block
-		}
-		if ka.depth != kb.depth {
-			return ka.depth - kb.depth
-		}
-		return ka.ri - kb.ri
+		return cmp.Or(cmp.Compare(ka.block, kb.block), cmp.Compare(ka.gid, kb.gid), cmp.Compare(ka.depth, kb.depth), cmp.Compare(ka.ri, kb.ri))
 	})
 	return order
 }

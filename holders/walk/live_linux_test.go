@@ -232,13 +232,24 @@ func TestCopySkipsUnreadableStacks(t *testing.T) {
 // TestOutermostFrameNamesAHandedDownObject reads testdata/handdown, whose goroutine holds its
 // server in two frames (serve, and handle, which serve called and which waits): the records
 // are named from the outermost, serve's s, the frame that holds the server whichever call the
-// goroutine is in when the process is read; never from the call it happens to be in.
+// goroutine is in when the process is read; never from the call it happens to be in. With
+// -request, a younger goroutine listed first holds the server too (a request's handler): the
+// records are named from the oldest goroutine's frame still.
 func TestOutermostFrameNamesAHandedDownObject(t *testing.T) {
 	bin := filepath.Join(t.TempDir(), "handdown")
 	if out, err := exec.Command("go", "build", "-o", bin, "./testdata/handdown").CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
-	cmd := startProgram(t, bin)
+	for _, args := range [][]string{nil, {"-request"}} {
+		t.Run(strings.Join(append([]string{"handdown"}, args...), " "), func(t *testing.T) {
+			namedFromServe(t, append([]string{bin}, args...))
+		})
+	}
+}
+
+// namedFromServe reads handdown: its records must be named from serve's frame.
+func namedFromServe(t *testing.T, args []string) {
+	cmd := startProgram(t, args...)
 	tg, err := process.Attach(cmd.Process.Pid)
 	if err != nil {
 		t.Fatal(err)
