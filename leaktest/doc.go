@@ -85,6 +85,19 @@
 // test leaves out of the binaries it runs: build the test with go test -c (or -o) to get the
 // paths. Without memdoctor, the failure says how to get them.
 //
+// # Whole tests
+//
+// CheckTest checks a whole test function rather than a function of the program: it runs the
+// test over and over, each run a top-level test of its own as go test runs it (through
+// testing.RunTests: its *testing.T, its subtests, its cleanups, t.Parallel honoured), judges
+// the runs as Loop judges calls, and returns the Report rather than failing the test. A run
+// that fails, skips or panics ends the check with no verdict, which the report says. It is
+// what memdoctor's test command runs for every test of a package, with no change to the
+// package (package leaktest/harness, which memdoctor adds to the package's tests when it
+// builds them):
+//
+//	memdoctor test ./...
+//
 // # Options
 //
 // Pass options after fn: Loop(t, fn, leaktest.TimeLimit(30*time.Second),
@@ -98,6 +111,7 @@
 //	Warmup(n)                n more calls before measuring (default 0)
 //	IgnoreSites(fn...)       leave memory allocated under these functions out of the growth
 //	IgnoreTopFunction(fn...) leave goroutines whose top function is one of these out
+//	Select(run, skip)        CheckTest: go test's -run and -skip for the test's subtests
 //
 // # Limits
 //
