@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"runtime"
 	"runtime/debug"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -103,11 +104,11 @@ func (c *testCheck) call() {
 	case !c.ran:
 		why = fmt.Sprintf("%s did not run: the -run and -skip patterns do not select it", c.name)
 	case c.panicked != "":
-		why = fmt.Sprintf("run %d of %s panicked: %s", c.runs, c.name, c.panicked)
+		why = fmt.Sprintf("%s panicked in its run %d under the check: %s", c.name, c.runs, c.panicked)
 	case !ok:
-		why = fmt.Sprintf("run %d of %s failed", c.runs, c.name)
+		why = fmt.Sprintf("%s failed in its run %d under the check", c.name, c.runs)
 	case c.skipped:
-		why = fmt.Sprintf("run %d of %s skipped", c.runs, c.name)
+		why = fmt.Sprintf("%s skipped in its run %d under the check", c.name, c.runs)
 	default:
 		return
 	}
@@ -129,8 +130,7 @@ func (c *testCheck) run(t *testing.T) {
 	c.ran = true
 	defer func() {
 		if p := recover(); p != nil {
-			stack := debug.Stack()
-			c.panicked = fmt.Sprintf("%v\n%s", p, stack[:min(len(stack), maxPanicStack)])
+			c.panicked = fmt.Sprintf("%v\n%s", p, panicStack(debug.Stack()))
 			t.Fail()
 		}
 		c.skipped = t.Skipped()
@@ -140,6 +140,21 @@ func (c *testCheck) run(t *testing.T) {
 
 // maxPanicStack bounds the stack a panic's report keeps.
 const maxPanicStack = 8 << 10
+
+// panicStack is the part of a stack debug.Stack took in a deferred recover that tells where
+// the panic came from: from the frame that panicked (the runtime's and the recovering
+// function's frames left out), bounded.
+func panicStack(stack []byte) string {
+	s := string(stack)
+	if i := strings.Index(s, "\npanic("); i >= 0 {
+		if j := strings.Index(s[i+1:], "\n\t"); j >= 0 {
+			if k := strings.IndexByte(s[i+1+j+2:], '\n'); k >= 0 {
+				s = s[i+1+j+2+k+1:]
+			}
+		}
+	}
+	return s[:min(len(s), maxPanicStack)]
+}
 
 // testBoundary is the name of the function that runs the test: the boundary of its stacks.
 var testBoundary = runtime.FuncForPC(reflect.ValueOf((*testCheck).run).Pointer()).Name()

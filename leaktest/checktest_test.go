@@ -103,17 +103,17 @@ func TestCheckTestNotJudged(t *testing.T) {
 		name, want string
 		test       func(n *int) func(*testing.T)
 	}{
-		{"TestFailsLater", "run 3 of TestFailsLater failed", func(n *int) func(*testing.T) {
+		{"TestFailsLater", "TestFailsLater failed in its run 3 under the check", func(n *int) func(*testing.T) {
 			return func(t *testing.T) {
 				if *n++; *n == 3 {
 					t.Fatal("port already in use")
 				}
 			}
 		}},
-		{"TestSkips", "run 1 of TestSkips skipped", func(n *int) func(*testing.T) {
+		{"TestSkips", "TestSkips skipped in its run 1 under the check", func(n *int) func(*testing.T) {
 			return func(t *testing.T) { t.Skip("needs a database") }
 		}},
-		{"TestPanics", "run 2 of TestPanics panicked: duplicate registration", func(n *int) func(*testing.T) {
+		{"TestPanics", "TestPanics panicked in its run 2 under the check: duplicate registration\ngithub.com/memdoctor/memdoctor/leaktest.TestCheckTestNotJudged", func(n *int) func(*testing.T) {
 			return func(t *testing.T) {
 				if *n++; *n == 2 {
 					panic("duplicate registration")

@@ -14,7 +14,9 @@ import (
 	"fmt"
 	"os"
 	"regexp"
+	"runtime/debug"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -36,10 +38,15 @@ type Config struct {
 	// Only, when set, are the tests to check (those not checked yet, after a process that
 	// ended); by default every test Run is given.
 	Only []string `json:"only,omitempty"`
+	// FreshAfterLeak makes Run stop after a test that leaks (a "restart" event says so), so
+	// that memdoctor checks the tests left in a new process: what a leak leaves behind
+	// (goroutines that spin, a heap that grew) would weigh on the next tests' checks.
+	FreshAfterLeak bool `json:"fresh_after_leak,omitempty"`
 }
 
 // Event is one line of the results file: a test about to run ("start"), its plain run passed
-// and its check begins ("check"), or what it found ("result").
+// and its check begins ("check"), the check still going ("alive", every half second), what it
+// found ("result"), or Run stopping so that the tests left run in a new process ("restart").
 type Event struct {
 	Event string `json:"event"`
 	Test  string `json:"test"`
@@ -49,6 +56,8 @@ type Event struct {
 	Report *leaktest.Report `json:"report,omitempty"`
 	// Output is what the check's runs printed, its end when it was longer than MaxOutput.
 	Output string `json:"output,omitempty"`
+	// InRun says, in an "alive" event, whether a run of the test was under way.
+	InRun bool `json:"in_run,omitempty"`
 }
 
 // Plain is a test's first run, as go test -v runs it.
@@ -95,6 +104,12 @@ func Run(t *testing.T, tests []testing.InternalTest) {
 		if err := write(out, ev); err != nil {
 			t.Fatalf("memdoctor test's harness: %v", err)
 		}
+		if cfg.FreshAfterLeak && ev.Report != nil && ev.Report.Failed() {
+			if err := write(out, Event{Event: "restart"}); err != nil {
+				t.Fatalf("memdoctor test's harness: %v", err)
+			}
+			return
+		}
 	}
 }
 
@@ -109,10 +124,40 @@ func check(t *testing.T, cfg *Config, test testing.InternalTest, out *os.File) E
 	if err := write(out, Event{Event: "check", Test: test.Name}); err != nil {
 		t.Fatalf("memdoctor test's harness: %v", err)
 	}
+	var inRun atomic.Bool
+	f := func(t *testing.T) {
+		inRun.Store(true)
+		defer inRun.Store(false)
+		test.F(t)
+	}
+	stop := heartbeat(out, test.Name, &inRun)
 	capture := captureStdout()
-	ev.Report = leaktest.CheckTest(t, test.Name, test.F, leaktest.TimeLimit(cfg.TimeLimit), leaktest.Select(cfg.Run, cfg.Skip))
+	ev.Report = leaktest.CheckTest(t, test.Name, f, leaktest.TimeLimit(cfg.TimeLimit), leaktest.Select(cfg.Run, cfg.Skip))
 	ev.Output = capture.stop()
+	stop()
 	return ev
+}
+
+// heartbeat writes an "alive" event every half second until stopped, saying whether a run of
+// the test is under way: memdoctor tells a test stuck in a run (never returning) from a check
+// writing its report.
+func heartbeat(out *os.File, test string, inRun *atomic.Bool) (stop func()) {
+	done := make(chan struct{})
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		tick := time.NewTicker(500 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-tick.C:
+				write(out, Event{Event: "alive", Test: test, InRun: inRun.Load()})
+			}
+		}
+	}()
+	return func() { close(done); <-finished }
 }
 
 // plainRun runs the test once, as go test -v runs it (-run and -skip applied to its subtests),
@@ -124,7 +169,7 @@ func plainRun(cfg *Config, test testing.InternalTest) *Plain {
 		ran = true
 		defer func() {
 			if v := recover(); v != nil {
-				p.Panic = fmt.Sprintf("%v", v)
+				p.Panic = fmt.Sprintf("%v\n%s", v, panicked(debug.Stack()))
 				t.Fail()
 			}
 			skipped = t.Skipped()
@@ -157,6 +202,20 @@ func plainRun(cfg *Config, test testing.InternalTest) *Plain {
 		p.Verdict = "pass"
 	}
 	return p
+}
+
+// panicked is the frames of a stack taken in a deferred recover from the one that panicked
+// on, bounded.
+func panicked(stack []byte) string {
+	s := string(stack)
+	if _, after, ok := strings.Cut(s, "\npanic("); ok {
+		if _, after, ok = strings.Cut(after, "\n\t"); ok {
+			if _, after, ok = strings.Cut(after, "\n"); ok {
+				s = after
+			}
+		}
+	}
+	return s[:min(len(s), 8<<10)]
 }
 
 // write appends an event to the results file in one write.
