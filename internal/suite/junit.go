@@ -63,7 +63,7 @@ func WriteJUnit(w io.Writer, r *Result, base string) error {
 			what := map[string]string{StatusBuildFailed: "build failed", StatusError: "could not check", StatusInterrupted: "interrupted"}[p.Status]
 			s.Errors++
 			s.Cases = append(s.Cases, junitCase{Name: "[" + what + "]", Classname: p.Package, Time: secs(p.Elapsed.Seconds()),
-				Error: &junitMessage{Message: what + ": " + firstLine(p.Error), Type: p.Status, Text: p.Error}})
+				Error: &junitMessage{Message: what + ": " + firstErrorLine(p.Error), Type: p.Status, Text: p.Error}})
 		}
 		for _, t := range p.Tests {
 			c := junitCase{Name: t.Name, Classname: p.Package, Time: secs(t.Elapsed.Seconds()), File: relPath(base, t.File), Line: t.Line}
@@ -97,6 +97,16 @@ func WriteJUnit(w io.Writer, r *Result, base string) error {
 	}
 	_, err := io.WriteString(w, "\n")
 	return err
+}
+
+// firstErrorLine is the first line of go's message that is not a "# package" heading.
+func firstErrorLine(msg string) string {
+	for _, l := range strings.Split(msg, "\n") {
+		if l = strings.TrimSpace(l); l != "" && !strings.HasPrefix(l, "#") {
+			return l
+		}
+	}
+	return firstLine(msg)
 }
 
 func secs(s float64) string { return strings.TrimSuffix(fmt.Sprintf("%.3f", s), "0") }

@@ -79,10 +79,11 @@ func (pr *procRun) run(ctx context.Context, attempt int, only []string) (progres
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
 	ev := &eventReader{f: f}
-	var current string    // the test under way
-	var checkAt time.Time // when its check began
-	var aliveAt time.Time // when the harness last said the check goes on
-	inRun := false        // and whether a run of the test was under way then
+	var current string         // the test under way
+	var checkAt time.Time      // when its check began
+	var aliveAt time.Time      // when the harness last said the check goes on
+	inRun := false             // and whether a run of the test was under way then
+	var firstRun time.Duration // how long its first run took
 	runBudget, budget := 3*pr.s.o.TimeLimit+runBudgetSlack, 3*pr.s.o.TimeLimit+checkBudgetSlack
 	killed, interrupted := "", false
 	var waitErr error
@@ -95,7 +96,10 @@ func (pr *procRun) run(ctx context.Context, attempt int, only []string) (progres
 				current, checkAt = e.Test, time.Time{}
 				pr.s.progress(Progress{Package: pr.p.ImportPath, Test: e.Test, Checked: pr.done, Total: pr.total, Leaks: pr.leaks()})
 			case "check":
-				checkAt, aliveAt, inRun = time.Now(), time.Now(), false
+				checkAt, aliveAt, inRun, firstRun = time.Now(), time.Now(), false, 0
+				if e.Plain != nil {
+					firstRun = e.Plain.Elapsed
+				}
 			case "alive":
 				aliveAt, inRun = time.Now(), e.InRun
 			case "result":
@@ -131,7 +135,8 @@ loop:
 			// (or the process no longer answers); past its whole budget, stuck in its report.
 			switch took := time.Since(checkAt); {
 			case took > runBudget && (inRun || time.Since(aliveAt) > 5*time.Second):
-				killed = fmt.Sprintf("a run of it did not return: its check ran past %s (three times --time-limit, and %s)", runBudget.Round(time.Second), runBudgetSlack)
+				killed = fmt.Sprintf("a run of it was still under way when its check passed %s (three times --time-limit, and %s); its first run took %s, and a run under the check samples every allocation, which slows a test that allocates much",
+					runBudget.Round(time.Second), runBudgetSlack, firstRun.Round(time.Millisecond))
 			case took > budget:
 				killed = fmt.Sprintf("its check ran past its budget (%s: three times --time-limit, and time for its report)", budget.Round(time.Second))
 			default:
@@ -311,7 +316,7 @@ func (r *eventReader) read() []harnessEvent {
 				}
 				break
 			}
-			if !r.skip {
+			if !r.skip && len(r.pending)+i <= maxEventLine {
 				line := append(r.pending, data[:i]...)
 				var e harnessEvent
 				if json.Unmarshal(line, &e) == nil {

@@ -37,8 +37,11 @@ func WritePackage(w io.Writer, p *PackageResult, verbose bool) {
 		head = "LEAK"
 	}
 	fmt.Fprintf(w, "%s\t%s\t%s\t%s", head, p.Package, seconds(p.Elapsed), countText(c))
-	if p.Restarts > 0 {
-		fmt.Fprintf(w, " (its test process started %d more times after tests that ended it)", p.Restarts)
+	switch {
+	case p.Restarts == 1:
+		fmt.Fprintf(w, " (its test process started once more, after a test that ended it)")
+	case p.Restarts > 1:
+		fmt.Fprintf(w, " (its test process started %d more times, after tests that ended it)", p.Restarts)
 	}
 	fmt.Fprintln(w)
 }

@@ -121,7 +121,7 @@ func check(t *testing.T, cfg *Config, test testing.InternalTest, out *os.File) E
 	if ev.Plain.Verdict != "pass" {
 		return ev
 	}
-	if err := write(out, Event{Event: "check", Test: test.Name}); err != nil {
+	if err := write(out, Event{Event: "check", Test: test.Name, Plain: &Plain{Verdict: ev.Plain.Verdict, Elapsed: ev.Plain.Elapsed}}); err != nil {
 		t.Fatalf("memdoctor test's harness: %v", err)
 	}
 	var inRun atomic.Bool

@@ -97,4 +97,3 @@ func init() { sql.Register("nop", nopDriver{}) }
 type nopDriver struct{}
 
 func (nopDriver) Open(string) (driver.Conn, error) { return nil, errors.New("no database") }
-
