@@ -231,6 +231,10 @@ func (pr *procRun) record(tr *TestResult, e harnessEvent) {
 		tr.Verdict, tr.Reason = VerdictNotJudged, "it fails on its first run (go test: FAIL)"
 		return
 	}
+	if e.NotChecked != "" {
+		tr.Verdict, tr.Reason = VerdictNotJudged, "too slow for --time-limit "+pr.s.o.TimeLimit.String()+": "+e.NotChecked+"; raise --time-limit to check it"
+		return
+	}
 	var rep reportFields
 	if len(e.Report) == 0 || json.Unmarshal(e.Report, &rep) != nil {
 		tr.Verdict, tr.Reason = VerdictNotJudged, "its check wrote no report"

@@ -124,9 +124,10 @@ type harnessEvent struct {
 		Elapsed  time.Duration `json:"elapsed_ns"`
 		Output   string        `json:"output"`
 	} `json:"plain"`
-	Report json.RawMessage `json:"report"`
-	Output string          `json:"output"`
-	InRun  bool            `json:"in_run"`
+	Report     json.RawMessage `json:"report"`
+	Output     string          `json:"output"`
+	InRun      bool            `json:"in_run"`
+	NotChecked string          `json:"not_checked"`
 }
 
 // reportFields are the fields of leaktest's report memdoctor shows.

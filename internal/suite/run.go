@@ -257,7 +257,7 @@ func (s *session) runTests(ctx context.Context, p *Package, bin, dir string, res
 	for _, t := range res.Tests {
 		switch {
 		case t.Verdict == "" && ctx.Err() != nil:
-			t.Verdict, t.Reason = VerdictNotJudged, "interrupted"
+			t.Verdict, t.Reason = VerdictNotJudged, reasonInterrupted
 			res.Status = StatusInterrupted
 		case t.Verdict == "":
 			continue
@@ -271,6 +271,9 @@ func (s *session) runTests(ctx context.Context, p *Package, bin, dir string, res
 		res.Status = StatusLeak
 	}
 }
+
+// reasonInterrupted is the reason of a test the run was interrupted before it checked.
+const reasonInterrupted = "interrupted before it was checked"
 
 func firstLine(s string) string {
 	line, _, _ := strings.Cut(strings.TrimSpace(s), "\n")

@@ -20,7 +20,12 @@ func WritePackage(w io.Writer, p *PackageResult, verbose bool) {
 		fmt.Fprintf(w, "FAIL\t%s [build failed]\n", p.Package)
 		return
 	}
+	interrupted := 0
 	for _, t := range p.Tests {
+		if t.Verdict == VerdictNotJudged && t.Reason == reasonInterrupted {
+			interrupted++ // said once, on the package's line
+			continue
+		}
 		writeTest(w, t, verbose)
 	}
 	c := (&Result{Packages: []*PackageResult{p}}).Count()
@@ -29,7 +34,11 @@ func WritePackage(w io.Writer, p *PackageResult, verbose bool) {
 		fmt.Fprintf(w, "FAIL\t%s\t%s\t[could not check: %s]\n", p.Package, seconds(p.Elapsed), firstLine(p.Error))
 		return
 	case StatusInterrupted:
-		fmt.Fprintf(w, "FAIL\t%s\t%s\t[interrupted: %s]\n", p.Package, seconds(p.Elapsed), countText(c))
+		if len(p.Tests) == 0 {
+			fmt.Fprintf(w, "FAIL\t%s\t%s\t[interrupted before its tests ran]\n", p.Package, seconds(p.Elapsed))
+			return
+		}
+		fmt.Fprintf(w, "FAIL\t%s\t%s\t[interrupted: %d of %d tests checked]\n", p.Package, seconds(p.Elapsed), len(p.Tests)-interrupted, len(p.Tests))
 		return
 	}
 	head := "ok  "

@@ -58,7 +58,14 @@ type Event struct {
 	Output string `json:"output,omitempty"`
 	// InRun says, in an "alive" event, whether a run of the test was under way.
 	InRun bool `json:"in_run,omitempty"`
+	// NotChecked, in a "result" event, says why a test whose first run passed was not
+	// checked (its runs too slow for the time limit).
+	NotChecked string `json:"not_checked,omitempty"`
 }
+
+// minRuns is the fewest runs a check makes: leaktest's warm-up (the first run and a round)
+// and its eight readings.
+const minRuns = 10
 
 // Plain is a test's first run, as go test -v runs it.
 type Plain struct {
@@ -119,6 +126,14 @@ func check(t *testing.T, cfg *Config, test testing.InternalTest, out *os.File) E
 	ev := Event{Event: "result", Test: test.Name}
 	ev.Plain = plainRun(cfg, test)
 	if ev.Plain.Verdict != "pass" {
+		return ev
+	}
+	// A check needs at least minRuns runs within three times its time limit (two for its
+	// warm-up, eight readings), and its runs are slower than the first: every allocation is
+	// sampled. A test whose first run takes longer than that allows is not checked.
+	if most := 3 * cfg.TimeLimit / minRuns; ev.Plain.Elapsed > most {
+		ev.NotChecked = fmt.Sprintf("its first run took %s: a check runs a test at least %d times within three times the time limit (%s), so at most %s a run",
+			ev.Plain.Elapsed.Round(time.Millisecond), minRuns, 3*cfg.TimeLimit, most.Round(time.Millisecond))
 		return ev
 	}
 	if err := write(out, Event{Event: "check", Test: test.Name, Plain: &Plain{Verdict: ev.Plain.Verdict, Elapsed: ev.Plain.Elapsed}}); err != nil {
