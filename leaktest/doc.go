@@ -20,7 +20,8 @@
 // Loop first sizes a round as testing.B sizes its loops: it calls fn once, then more times by
 // how long the last batch took, until a batch takes 20 ms. Those calls and one more round are
 // the warm-up (Warmup adds calls for caches larger than that). Then it runs rounds of that
-// many calls, and after each one collects the garbage (runtime.GC) and reads the live heap
+// many calls, and after each one collects the garbage (runtime.GC, twice: what a sync.Pool
+// holds survives one collection) and reads the live heap
 // (runtime/metrics' /gc/heap/live:bytes, what the collection found live) and the number of
 // goroutines. It samples every allocation in the heap profile while it runs
 // (runtime.MemProfileRate = 1), and puts the rate back after.

@@ -41,8 +41,12 @@ func newProbe(cfg *config) *probe {
 	return p
 }
 
-// read collects the garbage and reads the live heap and the goroutines.
+// read collects the garbage and reads the live heap and the goroutines. It collects twice:
+// what a sync.Pool holds survives one collection (its victim cache) and is dropped by the
+// next; a pool filled during the round (net/http's buffers, a server's, a request's) would
+// read as a growth as noisy as the round's concurrency, and as lasting as the rounds.
 func (p *probe) read(calls int64) reading {
+	runtime.GC()
 	runtime.GC()
 	metrics.Read(p.samples)
 	r := reading{calls: calls}
