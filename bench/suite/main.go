@@ -41,6 +41,8 @@ type suiteCase struct {
 	leaks map[string][]string
 	// repeat runs it -runs times (the healthy suites).
 	repeat bool
+	// others allows more tests than leaks to be flagged, when each says what leaks say.
+	others bool
 	// timed also times plain go test on the same packages.
 	timed bool
 	note  string
@@ -62,7 +64,16 @@ var cases = []suiteCase{
 		note: "a check that times out leaves its goroutine blocked for ever on an unbuffered channel (hellofresh/health-go#225, fixed in v5.5.5)",
 	},
 	{name: "health-go", module: "github.com/hellofresh/health-go/v5", version: "v5.5.5", args: []string{"--time-limit", "20s", "."}, leaks: map[string][]string{}},
-	{name: "golang-lru", module: "github.com/hashicorp/golang-lru/v2", version: "v2.0.7", args: []string{"./..."}, leaks: map[string][]string{}, repeat: true, note: "a widely used cache"},
+	{name: "golang-lru", module: "github.com/hashicorp/golang-lru/v2", version: "v2.0.7", args: []string{".", "./simplelru"}, leaks: map[string][]string{}, repeat: true, note: "a widely used cache"},
+	{
+		name: "golang-lru-expirable", module: "github.com/hashicorp/golang-lru/v2", version: "v2.0.7", args: []string{"./expirable"},
+		// Its NewLRU starts a goroutine that never ends, by design, as its source says ("done
+		// channel is never closed, so deleteExpired() goroutine will never exit"): each test that
+		// makes one with a TTL leaks it. The one flagged every time; a test whose expiry
+		// timing fails under load, or that allocates less, may be not judged instead.
+		leaks:  map[string][]string{"TestLRUWithPurgeEnforcedBySize": {"more goroutines [select]", "started by the go statement at expirable/expirable_lru.go:82"}},
+		others: true, note: "expirable.NewLRU's cleanup goroutine, which never ends (documented in its source)",
+	},
 	{name: "x-sync", module: "golang.org/x/sync", version: "v0.16.0", args: []string{"./..."}, leaks: map[string][]string{}, repeat: true, note: "errgroup, semaphore, singleflight, syncmap"},
 	{name: "gorilla-mux", module: "github.com/gorilla/mux", version: "v1.8.1", args: []string{"./..."}, leaks: map[string][]string{}, repeat: true, note: "an HTTP router"},
 	{
@@ -190,7 +201,11 @@ func check(c suiteCase, memdoctor, tmp string, runIndex int) (string, error) {
 			}
 			flagged = append(flagged, t.Name)
 			says, want := c.leaks[t.Name]
-			if !want {
+			if !want && c.others {
+				for _, s := range c.leaks {
+					says = s
+				}
+			} else if !want {
 				problems = append(problems, t.Name+" flagged:\n"+t.Message)
 			}
 			for _, s := range says {

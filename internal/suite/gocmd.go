@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 	"os/exec"
 	"strings"
 
@@ -112,6 +111,3 @@ func goEnvJSON(ctx context.Context, dir string, env []string, names ...string) (
 	}
 	return m, nil
 }
-
-// environ is the process's environment without the variables memdoctor sets.
-func environ() []string { return os.Environ() }
