@@ -381,11 +381,18 @@ func (r *run) inFlightShare() float64 {
 // records and what IgnoreSites names.
 func (r *run) leftOut(fr []frame) bool {
 	for _, f := range fr {
-		if rest, ok := strings.CutPrefix(f.file, ownDir); ok && !strings.Contains(rest, "/") && !strings.HasSuffix(f.file, "_test.go") {
+		if isOwnFile(f.file) {
 			return true
 		}
 	}
 	return ignoredStack(fr, r.cfg.ignoreSites) || ignoredStack(fr, runtimeKept)
+}
+
+// isOwnFile reports whether a frame's file is one of this package's (its tests' aside; its
+// subpackages' are not: leaktest/harness's wrapper of a test runs the test).
+func isOwnFile(file string) bool {
+	rest, ok := strings.CutPrefix(file, ownDir)
+	return ok && !strings.Contains(rest, "/") && !strings.HasSuffix(file, "_test.go")
 }
 
 // ownDir is this package's source directory, as its frames name their files.

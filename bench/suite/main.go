@@ -92,12 +92,16 @@ func main() {
 	memdoctor := flag.String("memdoctor", "", "the memdoctor binary (default: built from this repository)")
 	runs := flag.Int("runs", 3, "runs of each healthy suite")
 	only := flag.String("cases", "", "run only the cases whose name matches this `regexp`")
+	flag.StringVar(&logs, "logs", "", "also keep what memdoctor test printed for each run in `DIR`")
 	flag.Parse()
 	if err := run(*memdoctor, *runs, *only); err != nil {
 		fmt.Fprintln(os.Stderr, "suite:", err)
 		os.Exit(1)
 	}
 }
+
+// logs is the directory -logs names, or "".
+var logs string
 
 func run(memdoctor string, runs int, only string) error {
 	tmp, err := os.MkdirTemp("", "memdoctor-suite-")
@@ -179,6 +183,10 @@ func check(c suiteCase, memdoctor, tmp string, runIndex int) (string, error) {
 	cmd.Stdout, cmd.Stderr = &stdout, &stdout
 	err := cmd.Run()
 	took := time.Since(start)
+	if logs != "" {
+		os.MkdirAll(logs, 0o755)
+		os.WriteFile(filepath.Join(logs, fmt.Sprintf("%s-%s-%d.txt", c.name, c.version, runIndex)), stdout.Bytes(), 0o644)
+	}
 	if ee, ok := err.(*exec.ExitError); err != nil && (!ok || ee.ExitCode() != 3 && ee.ExitCode() != 0) {
 		return row, fmt.Errorf("memdoctor test: %v\n%s", err, stdout.String())
 	}
