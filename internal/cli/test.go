@@ -78,7 +78,7 @@ func runTest(ctx context.Context, e *env, args []string) error {
 	fs.DurationVar(&o.Timeout, "timeout", 10*time.Minute, "bound each package's test process (its first runs and its checks), as go test -timeout; 0 for none")
 	fs.DurationVar(&o.TimeLimit, "time-limit", 10*time.Second, "the longest each test's check runs it (leaktest's TimeLimit): a growth not confirmed by then is suspected, not failed")
 	fs.IntVar(&o.Parallel, "p", runtime.GOMAXPROCS(0), "check this many packages at once")
-	verbose := fs.Bool("v", false, "also show each test's first run (as go test -v) and its verdict")
+	fs.BoolVar(&o.Verbose, "v", false, "also show each test's first run (as go test -v) and its verdict")
 	junit := fs.String("junit", "", "also write the result as JUnit XML to `FILE`")
 	jsonOut := fs.String("json", "", "also write the result as JSON to `FILE` (docs/formats.md)")
 	pos, err := parse(testCmd, e, fs, args, true)
@@ -110,7 +110,7 @@ func runTest(ctx context.Context, e *env, args []string) error {
 	}
 	ctx, stop := signal.NotifyContext(ctx, stopSignals...)
 	defer stop()
-	pw := &packageWriter{w: e.stdout, verbose: *verbose}
+	pw := &packageWriter{w: e.stdout, verbose: o.Verbose}
 	if e.term != nil && e.stdoutTerm {
 		pw.w = e.term.through(e.stdout) // above the live line, never after it
 	}

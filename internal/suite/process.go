@@ -216,6 +216,11 @@ func (pr *procRun) record(tr *TestResult, e harnessEvent) {
 		return
 	}
 	tr.GoVerdict, tr.Parallel, tr.Elapsed, tr.Output = e.Plain.Verdict, e.Plain.Parallel, e.Plain.Elapsed, e.Plain.Output
+	defer func() {
+		if tr.Verdict != VerdictNotJudged && !pr.s.o.Verbose {
+			tr.Output = ""
+		}
+	}()
 	switch e.Plain.Verdict {
 	case "pass":
 	case "not-run":

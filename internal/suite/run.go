@@ -27,6 +27,9 @@ type Options struct {
 	TimeLimit time.Duration
 	// Parallel is how many packages are checked at once.
 	Parallel int
+	// Verbose keeps every test's first-run output (go test -v's); without it, only a test not
+	// judged keeps its output, so that a large suite's result stays small.
+	Verbose bool
 	// Env is the environment of the go commands and test processes (os.Environ()).
 	Env []string
 	// MemdoctorDir, when set, is put first in the test processes' PATH, so that leaktest
