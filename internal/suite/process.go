@@ -249,8 +249,14 @@ func (pr *procRun) record(tr *TestResult, e harnessEvent) {
 	switch rep.Verdict {
 	case VerdictLeak, VerdictNoLeak, VerdictSuspected:
 		tr.Verdict, tr.Reason = rep.Verdict, rep.Reason
+		if strings.Contains(rep.Reason, "TimeLimit") {
+			tr.Reason += " (memdoctor test's --time-limit)"
+		}
 	default:
 		tr.Verdict, tr.Reason = VerdictNotJudged, "it passed its first run (go test: PASS), then: "+rep.Reason
+		if strings.Contains(rep.Reason, "TimeLimit") {
+			tr.Reason += " (memdoctor test's --time-limit)"
+		}
 		if rep.Reason == "" {
 			tr.Reason = "leaktest gave no verdict (" + rep.Verdict + ")"
 		}
