@@ -15,9 +15,9 @@ func (rep *Report) summary() string {
 	if rep.TooFew {
 		verdict = "not judged"
 	}
-	fmt.Fprintf(&b, "leaktest: %s in %d rounds of %d calls (%s)", verdict, rep.Rounds, rep.CallsPerRound, rep.Elapsed.Round(time.Millisecond))
+	fmt.Fprintf(&b, "leaktest: %s in %d rounds of %d %ss (%s)", verdict, rep.Rounds, rep.CallsPerRound, rep.Unit, rep.Elapsed.Round(time.Millisecond))
 	if h := rep.Heap; h != nil {
-		fmt.Fprintf(&b, "; live heap %s -> %s (%s per call)", bytesText(h.Start), bytesText(h.End), signedBytes(h.PerCall))
+		fmt.Fprintf(&b, "; live heap %s -> %s (%s per %s)", bytesText(h.Start), bytesText(h.End), signedBytes(h.PerCall), rep.Unit)
 	}
 	if g := rep.Goroutines; g != nil {
 		fmt.Fprintf(&b, "; goroutines %.0f -> %.0f", g.Start, g.End)
@@ -86,16 +86,17 @@ func (rep *Report) message() string {
 	if what[0] == "goroutines" {
 		verb = "keep"
 	}
-	fmt.Fprintf(&b, "%s %s growing with the calls of fn: a leak\n", strings.Join(what, " and "), verb)
-	fmt.Fprintf(&b, "  measured over %d rounds of %d calls after %d warm-up calls (%s)\n", rep.Rounds, rep.CallsPerRound, rep.WarmupCalls, rep.Elapsed.Round(time.Millisecond))
+	u := rep.Unit
+	fmt.Fprintf(&b, "%s %s growing with the %ss of %s: a leak\n", strings.Join(what, " and "), verb, u, rep.of)
+	fmt.Fprintf(&b, "  measured over %d rounds of %d %ss after %d warm-up %ss (%s)\n", rep.Rounds, rep.CallsPerRound, u, rep.WarmupCalls, u, rep.Elapsed.Round(time.Millisecond))
 	if gor {
 		g := rep.Goroutines
-		fmt.Fprintf(&b, "\ngoroutines: %.3g per call (%.0f -> %.0f over %d calls); %s\n", g.PerCall, g.First, g.Last, g.Calls, g.Proof)
+		fmt.Fprintf(&b, "\ngoroutines: %.3g per %s (%.0f -> %.0f over %d %ss); %s\n", g.PerCall, u, g.First, g.Last, g.Calls, u, g.Proof)
 		rep.writeGoroutines(&b)
 	}
 	if heap {
 		g := rep.Heap
-		fmt.Fprintf(&b, "\nlive heap: %s per call (%s -> %s over %d calls); %s\n", bytesText(g.PerCall), bytesText(g.First), bytesText(g.Last), g.Calls, g.Proof)
+		fmt.Fprintf(&b, "\nlive heap: %s per %s (%s -> %s over %d %ss); %s\n", bytesText(g.PerCall), u, bytesText(g.First), bytesText(g.Last), g.Calls, u, g.Proof)
 		rep.writeHeapSites(&b)
 		b.WriteString(rep.Holders)
 	}
@@ -122,19 +123,25 @@ func (rep *Report) writeHeapSites(b *strings.Builder) {
 		b.WriteString("  " + rep.HeapNote + "\n")
 		return
 	}
+	u := rep.Unit
 	for _, hs := range rep.HeapSites {
 		prog := hs.Program.frame()
+		amount := fmt.Sprintf("%s per %s (%.0f%% of the growth, %.3g objects per %s)", bytesText(hs.BytesPerCall), u, 100*hs.Share, hs.ObjectsPerCall, u)
 		switch {
 		case hs.Elsewhere != "" && hs.InFn:
-			fmt.Fprintf(b, "  %s per call (%.0f%% of the growth, %.3g objects per call) allocated on %s, under your code at %s\n", bytesText(hs.BytesPerCall), 100*hs.Share, hs.ObjectsPerCall, hs.Elsewhere, prog.where())
+			fmt.Fprintf(b, "  %s allocated on %s, under your code at %s\n", amount, hs.Elsewhere, prog.where())
 			fmt.Fprintf(b, "    %s\n", prog)
 		case hs.Elsewhere != "":
-			fmt.Fprintf(b, "  %s per call (%.0f%% of the growth, %.3g objects per call) allocated by %s\n", bytesText(hs.BytesPerCall), 100*hs.Share, hs.ObjectsPerCall, hs.Elsewhere)
+			fmt.Fprintf(b, "  %s allocated by %s\n", amount, hs.Elsewhere)
 		case hs.InFn:
-			fmt.Fprintf(b, "  %s per call (%.0f%% of the growth, %.3g objects per call) allocated under your code at %s\n", bytesText(hs.BytesPerCall), 100*hs.Share, hs.ObjectsPerCall, prog.where())
+			fmt.Fprintf(b, "  %s allocated under your code at %s\n", amount, prog.where())
 			fmt.Fprintf(b, "    %s\n", prog)
 		default:
-			fmt.Fprintf(b, "  %s per call (%.0f%% of the growth, %.3g objects per call) allocated by fn, which the test at %s passed to Loop\n", bytesText(hs.BytesPerCall), 100*hs.Share, hs.ObjectsPerCall, prog.where())
+			if rep.of == "fn" {
+				fmt.Fprintf(b, "  %s allocated by fn, which the test at %s passed to Loop\n", amount, prog.where())
+			} else {
+				fmt.Fprintf(b, "  %s allocated by %s at %s\n", amount, rep.of, prog.where())
+			}
 		}
 		for _, l := range hs.Libs {
 			if l.At.Function == "" {
@@ -167,7 +174,7 @@ func (rep *Report) writeGoroutines(b *strings.Builder) {
 		return
 	}
 	for _, g := range rep.Groups {
-		fmt.Fprintf(b, "  %d more goroutines [%s] (%.3g per call), waiting at %s\n", g.Added, g.State, g.PerCall, g.Wait.frame().where())
+		fmt.Fprintf(b, "  %d more goroutines [%s] (%.3g per %s), waiting at %s\n", g.Added, g.State, g.PerCall, rep.Unit, g.Wait.frame().where())
 		fmt.Fprintf(b, "    %s\n", g.Wait)
 		if n := g.ProvenLeaked; n > 0 {
 			fmt.Fprintf(b, "    Go's goroutineleak profile proves %d goroutines waiting there leaked (the warm-up's included): blocked on what no running goroutine can reach, they can never run again\n", n)

@@ -16,6 +16,9 @@ type Report struct {
 	Verdict Verdict `json:"verdict"`
 	// Reason says why the run is not judged, or what stayed a suspicion.
 	Reason string `json:"reason,omitempty"`
+	// Unit is what was repeated: "call" (of fn, for Loop) or "run" (of a test, for
+	// CheckTest); every count and rate "per call" below counts these.
+	Unit string `json:"unit"`
 	// Rounds, CallsPerRound and WarmupCalls are how fn was called: Calls measured calls in
 	// Rounds rounds of CallsPerRound, after WarmupCalls.
 	Rounds        int   `json:"rounds"`
@@ -45,6 +48,8 @@ type Report struct {
 	Holders string `json:"holders,omitempty"`
 	// Message is what Loop writes: the failure (t.Error), or the line it logs (t.Log).
 	Message string `json:"message"`
+
+	of string // what was called, in words: "fn", or the test's name
 }
 
 // A Verdict is what the readings say of a series, or of a whole run.
@@ -148,7 +153,7 @@ func (rep *Report) Failed() bool { return rep.Verdict == VerdictLeak }
 // where it comes from and who holds it; then the text Loop writes.
 func (r *run) report(res result) *Report {
 	rep := &Report{
-		Test: r.test, Rounds: len(r.readings) - 1, CallsPerRound: r.perRound, WarmupCalls: r.warmup,
+		Test: r.test, Unit: r.unit, of: r.of, Rounds: len(r.readings) - 1, CallsPerRound: r.perRound, WarmupCalls: r.warmup,
 		Calls: r.calls, Elapsed: r.elapsed, TimeLimit: r.cfg.timeLimit, TimedOut: res.timedOut, TooFew: res.tooFew,
 	}
 	first, last := r.readings[0], r.readings[len(r.readings)-1]
@@ -159,6 +164,15 @@ func (r *run) report(res result) *Report {
 		rep.Goroutines = newSeries(res.goroutines, first.goroutines, last.goroutines)
 	}
 	switch {
+	case res.halted != "":
+		rep.Verdict, rep.Reason = VerdictNotJudged, res.halted
+		for _, s := range []*Series{rep.Heap, rep.Goroutines} {
+			if s != nil {
+				s.Verdict = VerdictNotJudged
+			}
+		}
+		rep.Message = "leaktest: not judged: " + res.halted
+		return rep
 	case res.failed():
 		rep.Verdict = VerdictLeak
 	case res.tooFew:

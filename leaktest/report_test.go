@@ -10,7 +10,7 @@ import (
 func checkReport(t *testing.T, fn func(), opts ...Option) *Report {
 	t.Helper()
 	rec := &recorder{TB: t}
-	rep := check(rec, fn, 1, append([]Option{noHolders, shortRounds}, opts...))
+	rep := checkWith(rec, fn, nil, append([]Option{noHolders, shortRounds}, opts...))
 	if rep == nil {
 		t.Fatalf("Loop refused to run: %s", rec.failure())
 	}
