@@ -474,8 +474,9 @@ func heapInUse() int64 {
 func mib(b int64) float64 { return float64(b) / (1 << 20) }
 
 // TestReadingLeavesTheProcessAsItWas reads an idle program's heap profile, figures, pauses and
-// goroutines from its memory, over and over, attached and detached: none of it makes the
-// program bigger (its anonymous memory within 1 MiB, or 1%, of what it was).
+// goroutines (stopped, and sampled while it runs) from its memory, over and over, attached and
+// detached: none of it makes the program bigger (its anonymous memory within 1 MiB, or 1%, of
+// what it was).
 func TestReadingLeavesTheProcessAsItWas(t *testing.T) {
 	tg := start(t, build(t, "", false))
 	before := rsstest.Settled(t, tg.pid)
@@ -495,6 +496,9 @@ func TestReadingLeavesTheProcessAsItWas(t *testing.T) {
 				if _, _, err := r.GoroutineProfile(); err != nil {
 					t.Fatalf("%s: %v", what, err)
 				}
+			}
+			if _, _, err := r.GoroutineSample(1000); err != nil {
+				t.Fatalf("%s: the stacks read without stopping it: %v", what, err)
 			}
 		}
 		rsstest.Check(t, tg.pid, before, what)
