@@ -73,6 +73,10 @@ type Expect struct {
 	Watch time.Duration
 	// Interval is the profile snapshot interval to use.
 	Interval time.Duration
+	// Unsettled, when set, says which vantage points the scenario is still known to fool and
+	// why (an open defect, not an expectation): TestAccuracyMatrix records it only when it is
+	// named (MEMDOCTOR_ACCURACY_SCENARIOS); go run ./bench/accuracy records it like any other.
+	Unsettled string
 }
 
 // Env is where a scenario runs.
