@@ -76,21 +76,7 @@ func TestWatchReadsMemoryBesidePprof(t *testing.T) {
 		cfg := watchConfig(t)
 		cfg.Duration, cfg.ReadMemory, cfg.StacksStop = 3*time.Second, readMemory, maxStop
 		cfg.GoroutineTextEvery = 1 // a dump with every goroutine profile from pprof
-		res, err := Watch(context.Background(), cfg, url)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if res.Status != session.StatusComplete {
-			t.Fatalf("status %s: %s", res.Status, res.Detail)
-		}
-		s, err := session.Open(cfg.Out)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if s.Manifest.Target.PID != pid {
-			t.Fatalf("watched pid %d, want %d", s.Manifest.Target.PID, pid)
-		}
-		return s
+		return watched(t, cfg, url, pid)
 	}
 	goSources := func(s *session.Session) map[string]int {
 		out := map[string]int{}
@@ -231,14 +217,10 @@ func TestWatchAStarvedService(t *testing.T) {
 	}
 }
 
-// watchStarved watches, for d, the test program started with args (a pprof that stalls), and
-// checks that the watch completed on that process, matched by its socket.
-func watchStarved(t *testing.T, d time.Duration, args ...string) *session.Session {
+// watched watches url with cfg and opens the session it recorded, which must be complete and
+// of process pid.
+func watched(t *testing.T, cfg Config, url string, pid int) *session.Session {
 	t.Helper()
-	needProc(t)
-	pid, url := startWithPprof(t, args...)
-	cfg := watchConfig(t)
-	cfg.Duration, cfg.ReadMemory = d, true
 	res, err := Watch(context.Background(), cfg, url)
 	if err != nil {
 		t.Fatal(err)
@@ -253,6 +235,18 @@ func watchStarved(t *testing.T, d time.Duration, args ...string) *session.Sessio
 	if s.Manifest.Target.PID != pid {
 		t.Fatalf("watched pid %d, want %d", s.Manifest.Target.PID, pid)
 	}
+	return s
+}
+
+// watchStarved watches, for d, the test program started with args (a pprof that stalls), and
+// checks that the watch completed on that process, matched by its socket.
+func watchStarved(t *testing.T, d time.Duration, args ...string) *session.Session {
+	t.Helper()
+	needProc(t)
+	pid, url := startWithPprof(t, args...)
+	cfg := watchConfig(t)
+	cfg.Duration, cfg.ReadMemory = d, true
+	s := watched(t, cfg, url, pid)
 	if !noted(s, "matched by its socket: process ") || !noted(s, "links net/http/pprof") {
 		t.Errorf("no note says how the process was matched: %q", s.Manifest.Notes)
 	}
