@@ -30,6 +30,7 @@ func TestCompareAndTuneOnTheLab(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs five lab programs for about a minute")
 	}
+	defer parallel(t)()
 	dir := t.TempDir()
 	var wg sync.WaitGroup
 	session := func(name, scenario string) string {
