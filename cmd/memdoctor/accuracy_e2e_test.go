@@ -31,9 +31,9 @@ func TestAccuracyMatrix(t *testing.T) {
 	if testing.Short() {
 		t.Skip("records every lab scenario for a minute")
 	}
-	// Parallel: it starts once the tests that run alone are done (the builds that keep both
-	// cores busy among them) and records beside the other end-to-end tests, which mostly wait
-	// on the programs they watch (go test runs two at a time on two cores).
+	// Parallel, and outside e2eSlots: it starts as soon as the tests that run alone are done
+	// and records beside the other end-to-end tests (three at a time: parallel), which mostly
+	// wait on the programs they watch.
 	t.Parallel()
 	scenarios := lab.All()
 	if names := os.Getenv("MEMDOCTOR_ACCURACY_SCENARIOS"); names != "" { // a developer's subset
@@ -50,7 +50,9 @@ func TestAccuracyMatrix(t *testing.T) {
 	}
 	// The watch-memory vantage point records alongside the others: a scenario takes one
 	// recording's time, not two.
-	cfg := accuracy.Config{Memdoctor: memdoctorBin, Duration: 65 * time.Second, Dir: t.TempDir(), MemoryAlongside: true}
+	// Its checks are the windows' verdicts: no looks (the time to verdict, docs/accuracy.md's,
+	// is bench/accuracy's).
+	cfg := accuracy.Config{Memdoctor: memdoctorBin, Duration: 65 * time.Second, Dir: t.TempDir(), MemoryAlongside: true, NoLooks: true}
 	if dir := os.Getenv("MEMDOCTOR_ACCURACY_KEEP"); dir != "" {
 		cfg.Dir = filepath.Join(dir, "sessions") // they stay, for go run ./bench/accuracy -rejudge DIR
 	}

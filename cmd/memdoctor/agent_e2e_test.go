@@ -21,7 +21,7 @@ func TestAgentSpikeEndToEnd(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs a program for half a minute")
 	}
-	t.Parallel()
+	defer parallel(t)()
 	bin := filepath.Join(t.TempDir(), "agent-spike")
 	if out, err := exec.Command("go", "build", "-o", bin, "./testdata/agent-spike").CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)

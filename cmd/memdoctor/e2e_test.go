@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"math"
 	"net/http"
@@ -34,6 +35,8 @@ var (
 )
 
 func TestMain(m *testing.M) {
+	flag.Parse()
+	e2eSlots = make(chan struct{}, e2eParallel())
 	dir, err := os.MkdirTemp("", "memdoctor-e2e")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -53,6 +56,40 @@ func TestMain(m *testing.M) {
 	code := m.Run()
 	os.RemoveAll(dir)
 	os.Exit(code)
+}
+
+// e2eSlots bounds how many of this package's parallel tests run at once (parallel), apart
+// from TestAccuracyMatrix, which bounds its own recordings and starts with the parallel phase,
+// first: it is the longest test, and started last among twenty it made the package 19 minutes
+// long. go test's -parallel cannot say that, so it is raised out of the way here and the
+// slots take its place.
+var e2eSlots chan struct{}
+
+// e2eParallel is how many parallel tests run at once: -parallel when it is given, else
+// three. The end-to-end tests wait on the programs they watch far more than they compute, and
+// two cores hold three of them beside the matrix's four recordings.
+func e2eParallel() int {
+	n, given := 3, false
+	flag.Visit(func(f *flag.Flag) {
+		if f.Name == "test.parallel" {
+			given = true
+			n, _ = strconv.Atoi(f.Value.String())
+		}
+	})
+	if !given {
+		flag.Set("test.parallel", "1000")
+	}
+	return max(n, 1)
+}
+
+// parallel marks t parallel and waits for one of e2eSlots: defer what it returns, which gives
+// the slot back (when t's function returns: a test's own parallel subtests then take slots of
+// their own).
+func parallel(t *testing.T) (release func()) {
+	t.Helper()
+	t.Parallel()
+	e2eSlots <- struct{}{}
+	return func() { <-e2eSlots }
 }
 
 // result is what one memdoctor invocation did.
@@ -280,7 +317,7 @@ func runAndCheck(t *testing.T, command ...string) {
 }
 
 func TestRunEndToEnd(t *testing.T) {
-	t.Parallel()
+	defer parallel(t)()
 	runAndCheck(t, targetBin)
 }
 
@@ -290,12 +327,18 @@ func TestRunFollowsGoRun(t *testing.T) {
 	if testing.Short() {
 		t.Skip("compiles a program")
 	}
-	t.Parallel()
+	defer parallel(t)()
+	// The program is compiled before: the recording's 12 s are the program's, not the
+	// compiler's (on a loaded machine go run's compile took them all, and memdoctor watched
+	// the go command alone).
+	if out, err := exec.Command("go", "build", "-o", os.DevNull, "./testdata/e2e-target").CombinedOutput(); err != nil {
+		t.Fatalf("go build ./testdata/e2e-target: %v\n%s", err, out)
+	}
 	runAndCheck(t, "go", "run", "./testdata/e2e-target")
 }
 
 func TestGODEBUGIsKept(t *testing.T) {
-	t.Parallel()
+	defer parallel(t)()
 	dir := filepath.Join(t.TempDir(), "s")
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -314,7 +357,7 @@ func TestGODEBUGIsKept(t *testing.T) {
 }
 
 func TestWatchEndToEnd(t *testing.T) {
-	t.Parallel()
+	defer parallel(t)()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	target, url := startService(t, ctx, targetBin, "-live-mib", "32")
@@ -361,7 +404,7 @@ func TestWatchEndToEnd(t *testing.T) {
 
 // TestKilledCollector kills memdoctor with SIGKILL mid-run: the session must still analyse.
 func TestKilledCollector(t *testing.T) {
-	t.Parallel()
+	defer parallel(t)()
 	dir := filepath.Join(t.TempDir(), "s")
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -407,7 +450,7 @@ func TestKilledCollector(t *testing.T) {
 }
 
 func TestBadInput(t *testing.T) {
-	t.Parallel()
+	defer parallel(t)()
 	html := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/html")
 		fmt.Fprint(w, "<html><body>Welcome to nginx!</body></html>")

@@ -49,7 +49,7 @@ type fleetDoc struct {
 // verdict of memdoctor fleet: the problems found at warning with the right kind and rate,
 // none on the healthy service, the ranking worst first, and the watch command to run next.
 func TestFleetEndToEnd(t *testing.T) {
-	t.Parallel() // waits more than it computes: it runs beside the other waiting tests
+	defer parallel(t)() // waits more than it computes: it runs beside the other waiting tests
 	promBin := os.Getenv(prometheusEnv)
 	if promBin == "" {
 		t.Skipf("%s is not set: .ci/run builds Prometheus v0.310.0 from its Go module and sets it to the binary", prometheusEnv)

@@ -23,9 +23,10 @@ import (
 // runs, checks the named path, then crashes it with GOTRACEBACK=crash and checks that its core
 // names the same path.
 func TestHolderScenarios(t *testing.T) {
+	defer parallel(t)() // given back when the subtests are registered: they take slots of their own
 	for _, sc := range lab.HolderScenarios() {
 		t.Run(sc.Name, func(t *testing.T) {
-			t.Parallel()
+			defer parallel(t)()
 			dir := t.TempDir()
 			cmd, pid := startHolderScenario(t, dir, sc.Name)
 			time.Sleep(2500 * time.Millisecond) // about 250 records, nearly all sampled
@@ -267,7 +268,7 @@ func TestWatchHolders(t *testing.T) {
 	if testing.Short() {
 		t.Skip("records a leaking lab scenario for 40 s or more")
 	}
-	t.Parallel()
+	defer parallel(t)()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	lab := exec.CommandContext(ctx, memdoctorBin, "lab", "run", "tcp-reassembly")

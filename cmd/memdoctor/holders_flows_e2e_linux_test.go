@@ -27,7 +27,7 @@ func TestRunShowsHolders(t *testing.T) {
 	if testing.Short() {
 		t.Skip("records a leaking lab scenario for 40 s or more")
 	}
-	t.Parallel()
+	defer parallel(t)()
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	dir := filepath.Join(t.TempDir(), "s")
@@ -55,7 +55,7 @@ func TestDemoShowsHolders(t *testing.T) {
 	if testing.Short() {
 		t.Skip("records a leaking lab scenario for 40 s or more")
 	}
-	t.Parallel()
+	defer parallel(t)()
 	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
 	defer cancel()
 	dir := filepath.Join(t.TempDir(), "demo")
@@ -79,7 +79,7 @@ func TestRunExitedOnItsOwn(t *testing.T) {
 	if testing.Short() {
 		t.Skip("records a leaking lab scenario for 40 s or more")
 	}
-	t.Parallel()
+	defer parallel(t)()
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	dir := filepath.Join(t.TempDir(), "s")

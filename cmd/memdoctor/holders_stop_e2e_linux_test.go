@@ -75,6 +75,7 @@ func tracerPid(pid int) int {
 // a file no name ever refers to: the directory it goes to stays empty, and only memdoctor
 // holds it.
 func TestHoldersNeverLeavesTheProcessStopped(t *testing.T) {
+	defer parallel(t)()
 	for _, during := range []string{"copy", "walk"} {
 		for _, sig := range []syscall.Signal{syscall.SIGKILL, syscall.SIGINT} {
 			t.Run(during+"/"+sig.String(), func(t *testing.T) {

@@ -22,6 +22,7 @@ func TestGCAdviceDelivers(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the gateway-gc scenario twice")
 	}
+	defer parallel(t)()
 	sc, ok := lab.Lookup("gateway-gc")
 	if !ok {
 		t.Fatal("no gateway-gc scenario")

@@ -193,7 +193,7 @@ func TestMCPOverStdio(t *testing.T) {
 // TestMCPWatch watches a live service through the MCP server started with --allow-network:
 // the session is recorded under the root, diagnosed, and listed as a resource.
 func TestMCPWatch(t *testing.T) {
-	t.Parallel() // waits more than it computes: it runs beside the other waiting tests
+	defer parallel(t)() // waits more than it computes: it runs beside the other waiting tests
 	if testing.Short() {
 		t.Skip("watches a service for 10 s")
 	}

@@ -92,7 +92,7 @@ func TestWatchPIDWithoutEndpoint(t *testing.T) {
 	if testing.Short() {
 		t.Skip("watches a lab scenario for 40s")
 	}
-	t.Parallel()
+	defer parallel(t)()
 	pid := startNoPprof(t, buildLabNoPprof(t), "tcp-reassembly")
 	dir := filepath.Join(t.TempDir(), "s")
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
@@ -134,6 +134,7 @@ func TestRunWithoutEndpoint(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs a lab scenario for 45s")
 	}
+	defer parallel(t)()
 	dir := filepath.Join(t.TempDir(), "s")
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()

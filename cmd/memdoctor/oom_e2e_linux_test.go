@@ -54,7 +54,7 @@ func memoryCgroup(t *testing.T, limit int64) (procs string) {
 // say the process was OOM-killed (oom-risk, critical) and name main.hoard as what that
 // profile held most.
 func TestOOMKillE2E(t *testing.T) {
-	t.Parallel() // waits more than it computes: it runs beside the other waiting tests
+	defer parallel(t)() // waits more than it computes: it runs beside the other waiting tests
 	if testing.Short() {
 		t.Skip("runs a service until the OOM killer ends it")
 	}

@@ -199,6 +199,12 @@ func culpritProblem(v Verdict) bool {
 // issue's minute).
 func RecordAndJudge(ctx context.Context, cfg Config, sc lab.Scenario, windows []time.Duration) ([]Verdict, map[Vantage]Looks, map[Vantage]error) {
 	rec, err := Record(ctx, cfg, sc)
+	return JudgeRecording(cfg, sc, rec, err, windows)
+}
+
+// JudgeRecording judges what Record returned for sc (rec, err) at every window, with the looks
+// unless cfg.NoLooks.
+func JudgeRecording(cfg Config, sc lab.Scenario, rec *Recording, err error, windows []time.Duration) ([]Verdict, map[Vantage]Looks, map[Vantage]error) {
 	errs := map[Vantage]error{}
 	looks := map[Vantage]Looks{}
 	if err != nil {
@@ -216,6 +222,9 @@ func RecordAndJudge(ctx context.Context, cfg Config, sc lab.Scenario, windows []
 		}
 		for _, w := range windows {
 			out = append(out, Judge(dir, sc, v, w))
+		}
+		if cfg.NoLooks {
+			continue
 		}
 		if l, err := Watch(dir, sc, LookStep, windows[len(windows)-1], ttvLimit(windows)); err == nil {
 			looks[v] = l

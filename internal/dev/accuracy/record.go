@@ -47,6 +47,10 @@ type Config struct {
 	Dir string
 	// Log receives each process's output, prefixed; nil = discard.
 	Log io.Writer
+	// NoLooks leaves out the looks (a diagnosis of each session every LookStep, as a watch
+	// would: the time to verdict and the false alarms on the way), about 60 diagnoses a
+	// scenario: the windows' verdicts only, as a test that checks those needs.
+	NoLooks bool
 }
 
 // Recording is one scenario recorded from every vantage point at once.

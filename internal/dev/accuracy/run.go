@@ -12,7 +12,8 @@ import (
 )
 
 // RunMatrix records the scenarios, parallel at a time, and judges every session at every window.
-// progress receives a line per scenario recorded.
+// A scenario's judging (CPU, not waiting) runs after its recording has made way for the next
+// one. progress receives a line per scenario recorded.
 func RunMatrix(ctx context.Context, cfg Config, scenarios []lab.Scenario, windows []time.Duration, parallel int, progress io.Writer) *Matrix {
 	m := &Matrix{Scenarios: scenarios, Windows: windows,
 		TimeToVerdict: map[string]map[Vantage]time.Duration{}, Errors: map[string]map[Vantage]error{},
@@ -23,9 +24,10 @@ func RunMatrix(ctx context.Context, cfg Config, scenarios []lab.Scenario, window
 	for _, sc := range scenarios {
 		wg.Go(func() {
 			sem <- struct{}{}
-			defer func() { <-sem }()
 			start := time.Now()
-			vs, looks, errs := RecordAndJudge(ctx, cfg, sc, windows)
+			rec, err := Record(ctx, cfg, sc)
+			<-sem
+			vs, looks, errs := JudgeRecording(cfg, sc, rec, err, windows)
 			mu.Lock()
 			defer mu.Unlock()
 			m.Add(vs...)
