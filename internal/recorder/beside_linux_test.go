@@ -195,15 +195,7 @@ func TestWatchAStarvedService(t *testing.T) {
 	if len(gs) == 0 {
 		t.Fatal("no goroutine profile")
 	}
-	f, err := os.Open(gs[len(gs)-1].Path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	p, err := profile.Parse(f)
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := readProfile(t, gs[len(gs)-1].Path)
 	parked := int64(0)
 	for _, smp := range p.Sample {
 		for _, l := range smp.Location {
@@ -397,16 +389,7 @@ func TestAskedOneAtATime(t *testing.T) {
 // its file and line.
 func namesFiles(t *testing.T, path string) bool {
 	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	p, err := profile.Parse(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, l := range p.Location {
+	for _, l := range readProfile(t, path).Location {
 		for _, ln := range l.Line {
 			if strings.HasPrefix(ln.Function.Name, "main.") && strings.HasSuffix(ln.Function.Filename, "main.go") && ln.Line > 0 {
 				return true
@@ -496,4 +479,19 @@ func TestStacksSampled(t *testing.T) {
 	if n := int((maxUnaskedStop - stopBase) / stopPerGoroutine); alone.predictStop(n) > maxUnaskedStop || alone.predictStop(n+1000) <= maxUnaskedStop {
 		t.Errorf("predicted stops %s for %d goroutines, %s for %d: the bound %s falls between", alone.predictStop(n), n, alone.predictStop(n+1000), n+1000, maxUnaskedStop)
 	}
+}
+
+// readProfile reads a stored profile.
+func readProfile(t *testing.T, path string) *profile.Profile {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	p, err := profile.Parse(f)
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	return p
 }
