@@ -138,6 +138,9 @@ var scenarios = []func() Scenario{
 	sessionSprawl,
 	exportOverLeak,
 	patternCacheLeak,
+	firmwareUpload,
+	spanQueueLeak,
+	webhookLeak,
 }
 
 // All returns every scenario, sorted by name.
