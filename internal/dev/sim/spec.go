@@ -55,11 +55,19 @@ const (
 	// program's calls pile up, every one parked at the same library function, with no frame
 	// of the program in their stacks.
 	SteadyGoroutineLeak Shape = "steady-goroutine-leak"
+	// BurstsInGC: no leak, little steady traffic (64 KiB to 1 MiB/s of garbage on a heap of
+	// 1 to 16 MiB) and a body of 100 to 400 MiB read whole every 10 to 20 s, over half a
+	// second to three seconds: the GC runs only inside the bursts (their own allocation reaches
+	// the goal, each cycle finds part of the body still being read), and none runs after a
+	// burst, so every reading of the live heap holds part of one and the readings may rise
+	// from one to the next; whether the heap comes back is seen only when a GC happens to run
+	// early in a burst.
+	BurstsInGC Shape = "bursts-in-gc"
 )
 
 // Shapes lists every shape.
 var Shapes = []Shape{Healthy, HeapLeak, Spikes, LeakUnderSpikes, Warmup, GoroutineLeak, GCPressure, Retention, NonGo,
-	LibraryGoroutineLeak, BusyLeak, RareGCLeak, CostClimb, SpreadLeak, LeakUnderExports, SteadyHeapLeak, SteadyGoroutineLeak}
+	LibraryGoroutineLeak, BusyLeak, RareGCLeak, CostClimb, SpreadLeak, LeakUnderExports, SteadyHeapLeak, SteadyGoroutineLeak, BurstsInGC}
 
 // Vantage is where a session was recorded from.
 type Vantage string
@@ -297,6 +305,20 @@ func draw(seed uint64, spec Spec) (Params, error) {
 		p.SpikeHeight = math.Max(logUniform(r, 100<<20, 400<<20), 4*p.BaseLive)
 		p.SpikeRise = uniform(r, 1.5, 4)
 		p.SpikeHold = uniform(r, 0.2, 1)
+		p.SpikePhase = uniform(r, 0, p.SpikePeriod)
+		p.EndMidSpike = r.IntN(4) == 0
+		if p.EndMidSpike {
+			end := p.Uptime + p.Window
+			into := uniform(r, 0.2, 0.8) * (p.SpikeRise + p.SpikeHold)
+			p.SpikePhase = math.Mod(end-into, p.SpikePeriod)
+		}
+	case BurstsInGC:
+		p.BaseLive = logUniform(r, 1<<20, 16<<20)
+		p.AllocRate = logUniform(r, 64<<10, 1<<20)
+		p.SpikePeriod = uniform(r, 10, 20)
+		p.SpikeHeight = math.Max(logUniform(r, 100<<20, 400<<20), 4*p.BaseLive)
+		p.SpikeRise = uniform(r, 0.5, 3)
+		p.SpikeHold = uniform(r, 0.05, 0.5)
 		p.SpikePhase = uniform(r, 0, p.SpikePeriod)
 		p.EndMidSpike = r.IntN(4) == 0
 		if p.EndMidSpike {
