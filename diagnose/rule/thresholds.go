@@ -104,6 +104,9 @@ type HeapLeak struct {
 	// HeldPerGoroutine: heap growth up to this much per goroutine a leak added is what those
 	// goroutines hold (a request, a connection's buffers, a result they never hand over).
 	HeldPerGoroutine float64
+	// SlowGC: a target whose GC runs this seldom or less makes a verdict on its live heap
+	// wait on its cycles (one reading each): the diagnosis says how often they come.
+	SlowGC time.Duration
 }
 
 // GoroutineLeak: goroutines that pile up.
@@ -265,6 +268,7 @@ var Default = Thresholds{
 		InFlightFadeSpan: 10 * time.Minute, InFlightFadeReadings: 30,
 		CriticalWithin:   time.Hour,
 		HeldPerGoroutine: 64 << 10,
+		SlowGC:           5 * time.Second,
 	},
 	GoroutineLeak: GoroutineLeak{
 		Limits:     Limits{MinAbs: 30, MinRel: 0.3, MinSpan: 10 * time.Second},
