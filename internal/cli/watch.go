@@ -95,6 +95,7 @@ func runWatch(ctx context.Context, e *env, args []string) error {
 	source := fs.String("source", recorder.SourceAuto, "record from `SOURCE`: auto (pprof, the agent, or both; by PID, the process's memory when it serves neither), pprof (never the agent), agent (required; never pprof), memory (a PID's memory only)")
 	enableHeap := fs.Bool("enable-heap-profiling", false, enableHeapHelp)
 	readMemory := fs.Bool("read-memory", true, "read a local service watched over pprof from its memory too (Linux, permission to trace it): its heap profile, runtime figures and goroutine count at no cost to it; false: ask its pprof for everything")
+	requestGC := fs.Duration("request-gc", recorder.DefaultRequestGC, "with --until-confirmed, ask a service that serves pprof for a GC (heap?gc=1, at most one per --interval, none when its own GC just ran) while a verdict waits on a reading of its live heap, on a heap whose GC would cost it up to `D` of CPU (100ms: about a 100 MiB live heap); 0: never")
 	stacksStop := fs.Duration("stacks-stop", 0, "let watch stop a local service read from its memory for up to `D` to read its goroutines' stacks there rather than ask its pprof (predicted from the goroutine count; a longer stop is left to pprof); 0: never stop it for them")
 	pid := fs.Int("pid", 0, "sample the /proc of this local `PID`, not of the process listening on the URL's port (a proxy or port-forward)")
 	fs.BoolVar(&cf.output.holders, "holders", false, "at the end, when a heap leak is confirmed and the process can be read (Linux, ptrace allowed), read who holds it (memdoctor holders): the finding shows the paths, the session keeps them")
@@ -123,6 +124,9 @@ func runWatch(ctx context.Context, e *env, args []string) error {
 	} else if *pid < 0 {
 		return usagef("watch: --pid %d: not a process ID", *pid)
 	}
+	if *requestGC < 0 {
+		return usagef("watch: --request-gc %s: want a duration of 0 or more (0: never ask the service for a GC)", *requestGC)
+	}
 	if *stacksStop < 0 {
 		return usagef("watch: --stacks-stop %s: want a duration of 0 or more (0: never stop the service for its stacks)", *stacksStop)
 	}
@@ -143,6 +147,9 @@ func runWatch(ctx context.Context, e *env, args []string) error {
 	}
 	cfg.ReadMemory = *readMemory
 	cfg.StacksStop = *stacksStop
+	if *untilConfirmed {
+		cfg.RequestGC = *requestGC
+	}
 	if cfg.Token == "" {
 		cfg.Token = e.getenv("MEMDOCTOR_TOKEN")
 	}
@@ -189,15 +196,15 @@ const untilConfirmedMax = 10 * time.Minute
 // (diagnose.Diagnosis.Settled: a growth of memory in a process that may still be warming up
 // waits for CleanWindow too). Done, it sets at to the end of the evidence it judged: the
 // report is of that verdict.
-func settledCheck(dir string, budget uint64, at *time.Time) func() (bool, string) {
-	return func() (bool, string) {
+func settledCheck(dir string, budget uint64, at *time.Time) func() recorder.Look {
+	return func() recorder.Look {
 		s, err := session.Open(dir)
 		if err != nil {
-			return false, ""
+			return recorder.Look{}
 		}
 		d, ev, err := diagnoseSession(s, budget)
 		if err != nil {
-			return false, ""
+			return recorder.Look{}
 		}
 		// The watch has covered the time since it started, though its last reading may be a
 		// sample old: a clean window is reached at the tick, as a look at that time would see.
@@ -208,6 +215,6 @@ func settledCheck(dir string, budget uint64, at *time.Time) func() (bool, string
 		if st.Done {
 			*at = ev.End
 		}
-		return st.Done, st.Why
+		return recorder.Look{Done: st.Done, Why: st.Why, AwaitsGC: d.AwaitsGC()}
 	}
 }
