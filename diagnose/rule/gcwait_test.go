@@ -121,3 +121,13 @@ func TestSpikeStep(t *testing.T) {
 		t.Errorf("a spike at info explains no warning's step")
 	}
 }
+
+// TestSpikeInProgressWaits: the live heap well above its floor when the window ends, no GC
+// since to show whether it comes back: a spike suspected, waiting on a GC after the burst.
+func TestSpikeInProgressWaits(t *testing.T) {
+	ev := gcEvidence([]float64{2, 6, 10, 14, 18, 22, 26, 29}, []float64{20, 21, 20, 21, 20, 21, 20, 160}, 30, nil)
+	sp := judgeKind(ev, KindTransientSpike)
+	if len(sp.verdicts) != 1 || sp.verdicts[0].Confidence != Suspected || sp.verdicts[0].Waits == nil {
+		t.Errorf("spike %+v: want one suspected, waiting on a GC", sp.verdicts)
+	}
+}

@@ -84,8 +84,11 @@ func transientSpike(fs *facts.Facts, th *Thresholds) outcome {
 	}
 	v := Verdict{Kind: KindTransientSpike, Severity: Info, Confidence: Confirmed, Start: peak.Start, End: peak.End, Case: c}
 	if complete == 0 {
+		// Still up when the window ends: whether the heap comes back is what a GC after the
+		// burst tells.
 		v.Confidence = Suspected
 		v.WatchMoreSeconds = math.Max(30, 2*peak.To.Sub(peak.From).Seconds())
+		v.Waits = &GCWait{}
 	}
 	if warns(peak, sp) {
 		v.Severity = Warning
