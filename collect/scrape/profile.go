@@ -71,12 +71,17 @@ func (c *Client) consumeProfile(raw *[]byte, p **profile.Profile) consumeFunc {
 // sparingly. It makes one attempt, never retried. A target that does not serve it answers
 // 404: the error wraps ErrNotFound.
 func (c *Client) GoroutineLeak(ctx context.Context) (raw []byte, p *profile.Profile, err error) {
-	const name = "goroutineleak"
-	u := c.endpoint(name, nil)
+	return c.once(ctx, "goroutineleak", nil, goroutineLeakSampleTypes)
+}
+
+// once fetches a profile that costs the target a GC (GoroutineLeak, HeapAfterGC): one
+// attempt, never retried, and its sample types checked.
+func (c *Client) once(ctx context.Context, name string, query url.Values, want []sampleType) (raw []byte, p *profile.Profile, err error) {
+	u := c.endpoint(name, query)
 	if _, _, err := c.try(ctx, u, name, 0, c.consumeProfile(&raw, &p)); err != nil {
 		return nil, nil, err
 	}
-	if err := checkSampleTypes(p, name, goroutineLeakSampleTypes); err != nil {
+	if err := checkSampleTypes(p, name, want); err != nil {
 		return nil, nil, fmt.Errorf("GET %s: %w", u.Redacted(), err)
 	}
 	return raw, p, nil
@@ -90,15 +95,7 @@ func (c *Client) GoroutineLeak(ctx context.Context) (raw []byte, p *profile.Prof
 // heap larger than the cost allows. It makes one attempt, never retried, and checks the four
 // sample types Heap checks.
 func (c *Client) HeapAfterGC(ctx context.Context) (raw []byte, p *profile.Profile, err error) {
-	const name = "heap"
-	u := c.endpoint(name, url.Values{"gc": {"1"}})
-	if _, _, err := c.try(ctx, u, name, 0, c.consumeProfile(&raw, &p)); err != nil {
-		return nil, nil, err
-	}
-	if err := checkSampleTypes(p, name, heapSampleTypes); err != nil {
-		return nil, nil, fmt.Errorf("GET %s: %w", u.Redacted(), err)
-	}
-	return raw, p, nil
+	return c.once(ctx, "heap", url.Values{"gc": {"1"}}, heapSampleTypes)
 }
 
 // checkProfileQuery refuses parameters that change what Profile returns
