@@ -2,7 +2,6 @@ package facts
 
 import (
 	"math"
-	"sort"
 	"time"
 
 	"github.com/memdoctor/memdoctor/evidence"
@@ -38,12 +37,12 @@ func liveOf(ev *evidence.Evidence, spikes []Spike) LiveReadings {
 	}
 	between := l.Observed
 	if !l.InUse && l.Series.Src != evidence.SourceHeapProfile {
-		between, l.InBurst = inBursts(l.Observed, &ev.GCCycles)
+		between, l.InBurst = inBursts(l.Observed)
 	}
 	l.Floor = Floor(offBursts(between, spikes))
 	if gobs, ok := goalLive(ev); ok {
 		l.GoalObserved = Observed(settled(ev, gobs))
-		gbetween, _ := inBursts(l.GoalObserved, &ev.GCCycles) // each goal is set by a GC: one inside a burst sets it high
+		gbetween, _ := inBursts(l.GoalObserved) // each goal is set by a GC: one inside a burst sets it high
 		l.GoalFloor = Floor(offBursts(gbetween, spikes))
 		l.GoalOK = true
 	}
@@ -112,73 +111,40 @@ func offBursts(pts []Point, spikes []Spike) []Point {
 // and the cycles after it, a fraction of a second apart as the burst goes on, read more of it.
 // When the program does little else, its GC runs only inside the bursts and never after one,
 // and every reading holds part of a burst: taken for lows, they rise from burst to burst as a
-// leak's do. Such cycles come in clusters, far faster than the GC's usual pace, and their
-// readings move by a burst's height within seconds; a server whose GC runs as often all along
-// (requests in flight at every cycle) has no cluster, and a leak moves the heap by that much
-// only over many cycles.
+// leak's do. Inside a burst, readings climb by a burst's height from one cycle to the next
+// within seconds; a leak moves the heap by that much only over many cycles, and requests in
+// flight at each cycle of a busy server swing it up and down without climbing from a reading
+// above its low.
 const (
-	// burstGap is the half-width of the time around a reading in which its cycles are counted
-	// and its neighbours compared.
+	// burstGap: the readings compared are at most this far apart.
 	burstGap = 2 * time.Second
-	// burstCycles and burstPace: a reading is inside a burst when at least burstCycles cycles
-	// ran within burstGap of it, at burstPace times the GC's usual pace or more (the median
-	// count of slices 2 x burstGap wide over the window), and a reading within burstGap of it
-	// differs from it by a spike's height (spikeMinHeight, and spikeMinRatio of the readings'
-	// tenth percentile).
-	burstCycles = 3
-	burstPace   = 2.5
+	// burstLowMargin: a reading within this of the readings' low is a low, even when a burst
+	// follows it (what a heap leak must add to matter: less is the GC's noise).
+	burstLowMargin = 4 << 20
 )
 
 // inBursts returns the readings of the live heap taken between allocation bursts, and how many
-// were left out as taken inside one (see burstGap), by the GC cycles counted around each.
-func inBursts(pts []Point, cycles *evidence.Series) ([]Point, int) {
-	c := cycles.Points
-	if len(pts) < 2 || len(c) < 2 {
+// were left out as taken inside one: a reading a spike's height (spikeMinHeight, and
+// spikeMinRatio of the readings' tenth percentile, their low) above the one before it, within
+// burstGap (the climb's); or one above the low by burstLowMargin that the next reading,
+// within burstGap, is a spike's height above (the burst's allocation started its cycle: the
+// first of the climb). A reading that fell that far below the one before is the GC after a
+// burst, a low; so is one at the low just before a burst.
+func inBursts(pts []Point) ([]Point, int) {
+	n := len(pts)
+	if n < 2 {
 		return pts, 0
 	}
-	usual := usualCycles(c)
-	height := math.Max(spikeMinHeight, spikeMinRatio*Percentile(Values(pts), 10))
-	out := make([]Point, 0, len(pts))
+	low := Percentile(Values(pts), 10)
+	height := math.Max(spikeMinHeight, spikeMinRatio*low)
+	near := func(a, b int) bool { return pts[b].T.Sub(pts[a].T) <= burstGap }
+	out := make([]Point, 0, n)
 	for i, p := range pts {
-		n := countAt(c, p.T.Add(burstGap)) - countAt(c, p.T.Add(-burstGap))
-		if n >= burstCycles && n >= burstPace*usual && movesBy(pts, i, height) {
-			continue
-		}
-		out = append(out, p)
-	}
-	return out, len(pts) - len(out)
-}
-
-// usualCycles is the median count of cycles in the slices 2 x burstGap wide that cut the
-// counter's span.
-func usualCycles(c []Point) float64 {
-	var counts []float64
-	for from := c[0].T; from.Before(c[len(c)-1].T); from = from.Add(2 * burstGap) {
-		counts = append(counts, countAt(c, from.Add(2*burstGap))-countAt(c, from))
-	}
-	return Median(counts)
-}
-
-// movesBy reports whether a reading within burstGap of reading i differs from it by height.
-func movesBy(pts []Point, i int, height float64) bool {
-	for j := i - 1; j >= 0 && pts[i].T.Sub(pts[j].T) <= burstGap; j-- {
-		if math.Abs(pts[i].V-pts[j].V) >= height {
-			return true
+		climbed := i > 0 && near(i-1, i) && p.V-pts[i-1].V >= height
+		starts := i+1 < n && near(i, i+1) && p.V-low >= burstLowMargin && pts[i+1].V-p.V >= height
+		if !climbed && !starts {
+			out = append(out, p)
 		}
 	}
-	for j := i + 1; j < len(pts) && pts[j].T.Sub(pts[i].T) <= burstGap; j++ {
-		if math.Abs(pts[i].V-pts[j].V) >= height {
-			return true
-		}
-	}
-	return false
-}
-
-// countAt is a counter's last reading at or before t (its first when none is).
-func countAt(c []Point, t time.Time) float64 {
-	i := sort.Search(len(c), func(i int) bool { return c[i].T.After(t) })
-	if i == 0 {
-		return c[0].V
-	}
-	return c[i-1].V
+	return out, n - len(out)
 }
