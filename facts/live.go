@@ -42,8 +42,7 @@ func liveOf(ev *evidence.Evidence, spikes []Spike) LiveReadings {
 	l.Floor = Floor(offBursts(between, spikes))
 	if gobs, ok := goalLive(ev); ok {
 		l.GoalObserved = Observed(settled(ev, gobs))
-		gbetween, _ := inBursts(l.GoalObserved) // each goal is set by a GC: one inside a burst sets it high
-		l.GoalFloor = Floor(offBursts(gbetween, spikes))
+		l.GoalFloor = Floor(offBursts(l.GoalObserved, spikes))
 		l.GoalOK = true
 	}
 	return l
