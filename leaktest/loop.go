@@ -27,6 +27,21 @@ const parallelEnv = "MEMDOCTOR_LEAKTEST"
 // heap and the goroutines it measures are the whole process's.
 func Loop(t testing.TB, fn func(), opts ...Option) {
 	t.Helper()
+	rep := checkWith(t, fn, nil, opts)
+	if rep == nil {
+		return
+	}
+	if rep.Failed() {
+		t.Error(rep.Message)
+		return
+	}
+	t.Log(rep.Message)
+}
+
+// checkWith runs a Loop and returns its report, or nil when it refused to run (and said why
+// with t.Fatal). pre, when set, changes the run before it starts (CheckTest's).
+func checkWith(t testing.TB, fn func(), pre func(*run), opts []Option) *Report {
+	t.Helper()
 	cfg := defaults()
 	for _, o := range opts {
 		if o != nil {
@@ -35,19 +50,19 @@ func Loop(t testing.TB, fn func(), opts ...Option) {
 	}
 	if err := cfg.check(); err != nil {
 		t.Fatalf("leaktest: %v", err)
-		return
+		return nil
 	}
 	if fn == nil {
 		t.Fatalf("leaktest: Loop was given a nil function to call")
-		return
+		return nil
 	}
 	if msg := refuseParallel(t); msg != "" {
 		t.Fatal(msg)
-		return
+		return nil
 	}
 	if !running.CompareAndSwap(false, true) {
 		t.Fatalf("leaktest: %s: another Loop is running in this process: the heap is the process's, so Loops run one at a time", t.Name())
-		return
+		return nil
 	}
 	defer running.Store(false)
 	r := newRun(&cfg, fn)
@@ -59,21 +74,20 @@ func Loop(t testing.TB, fn func(), opts ...Option) {
 		runtime.MemProfileRate = 1
 		defer func() { runtime.MemProfileRate = r.profileRate }()
 	}
-	if pc, file, line, ok := runtime.Caller(1); ok { // the test's line that called Loop
+	if pc, file, line, ok := runtime.Caller(2); ok { // the test's line that called Loop
 		r.attr.loopCall = frame{fn: "(the caller of leaktest.Loop)", file: file, line: line}
 		if f := runtime.FuncForPC(pc); f != nil {
 			r.attr.loopCall.fn = f.Name()
 		}
 	}
+	if pre != nil {
+		pre(r)
+	}
 	res := r.do()
 	if testHookRun != nil {
 		testHookRun(r)
 	}
-	if res.failed() {
-		t.Error(r.message(res))
-		return
-	}
-	t.Log(r.summary(res))
+	return r.report(res)
 }
 
 // testHookRun, when set (by leaktest's benchmarks), is given each finished run.
@@ -114,6 +128,11 @@ type run struct {
 	baseHeap    map[[32]uintptr]heapRecord
 	baseGroups  map[groupKey]*goroutineGroup
 	profileRate int
+	// halt, when set, says why fn's calls cannot go on ("" while they can): CheckTest's run
+	// of a test that failed. The rounds stop, with no verdict.
+	halt func() string
+	// unit and of name what Loop calls in its words: "call" of "fn", or "run" of a test.
+	unit, of string
 }
 
 // maxReadings bounds the readings a run keeps (and so the rounds it runs).
@@ -125,10 +144,18 @@ const maxReadings = 1000
 const minReadings, minConfirmReadings = 10, 8
 
 func newRun(cfg *config, fn func()) *run {
-	r := &run{cfg: cfg, fn: fn, probe: newProbe(cfg), readings: make([]reading, 0, maxReadings)}
+	r := &run{cfg: cfg, fn: fn, probe: newProbe(cfg), readings: make([]reading, 0, maxReadings), unit: "call", of: "fn"}
 	r.attr.mods = readModules()
 	r.attr.boundary = callsFunc
 	return r
+}
+
+// haltReason is why fn's calls cannot go on, or "" while they can.
+func (r *run) haltReason() string {
+	if r.halt == nil {
+		return ""
+	}
+	return r.halt()
 }
 
 // callsFunc is the name of the function that calls fn: the boundary of fn's stacks.
@@ -157,7 +184,8 @@ type result struct {
 	heap, goroutines growth
 	heapOn, gorOn    bool
 	timedOut         bool
-	tooFew           bool // stopped before the readings a verdict needs
+	tooFew           bool   // stopped before the readings a verdict needs
+	halted           string // why the run stopped before a verdict (CheckTest: a run failed)
 }
 
 func (res result) failed() bool {
@@ -185,6 +213,9 @@ func (r *run) do() result {
 	r.readings = append(r.readings, r.probe.read(0))
 	res := result{heapOn: r.cfg.heap, gorOn: r.cfg.goroutines}
 	for {
+		if res.halted = r.haltReason(); res.halted != "" {
+			break
+		}
 		r.callFn(r.perRound)
 		r.calls += r.perRound
 		r.readings = append(r.readings, r.probe.read(r.calls))
@@ -260,7 +291,7 @@ func (r *run) size() int64 {
 		if cpu < 0 { // no CPU time here: the clock's alone
 			cpu = wall
 		}
-		if cpu >= target || wall >= wallRounds*target || n >= 1e9 || time.Since(r.start) >= r.cfg.timeLimit/4 {
+		if cpu >= target || wall >= wallRounds*target || n >= 1e9 || time.Since(r.start) >= r.cfg.timeLimit/4 || r.haltReason() != "" {
 			return n
 		}
 		prev := n
@@ -345,15 +376,23 @@ func (r *run) inFlightShare() float64 {
 }
 
 // leftOut reports a stack the heap's growth leaves out: Loop's own (its baseline's profile
-// and goroutines, read between the readings), the goroutines' records and what IgnoreSites
-// names.
+// and goroutines, read between the readings: this package's files, not its subpackages',
+// whose code may be the test's, as leaktest/harness's wrapper of a test is), the goroutines'
+// records and what IgnoreSites names.
 func (r *run) leftOut(fr []frame) bool {
 	for _, f := range fr {
-		if strings.HasPrefix(f.file, ownDir) && !strings.HasSuffix(f.file, "_test.go") {
+		if isOwnFile(f.file) {
 			return true
 		}
 	}
 	return ignoredStack(fr, r.cfg.ignoreSites) || ignoredStack(fr, runtimeKept)
+}
+
+// isOwnFile reports whether a frame's file is one of this package's (its tests' aside; its
+// subpackages' are not: leaktest/harness's wrapper of a test runs the test).
+func isOwnFile(file string) bool {
+	rest, ok := strings.CutPrefix(file, ownDir)
+	return ok && !strings.Contains(rest, "/") && !strings.HasSuffix(file, "_test.go")
 }
 
 // ownDir is this package's source directory, as its frames name their files.
