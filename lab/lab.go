@@ -145,8 +145,8 @@ var scenarios = []func() Scenario{
 // matrix does not judge right yet: they run (memdoctor lab run, go run ./bench/accuracy
 // -scenarios NAME) but stay out of All, and so out of the matrix CI runs, until they are.
 //   - firmware-upload (issue 28, item 3): from the profiles alone the burst is a suspected
-//     spike and a suspected heap leak at info, not a spike at warning; from run the spike loses
-//     its culprit in windows ending 51.6-58.8 s.
+//     spike and a suspected heap leak at info (in one recording of two a heap leak at warning),
+//     not a spike at warning; from run the spike loses its culprit in windows ending 51.6-58.8 s.
 //   - webhook-leak (issue 30, family 5): from the profiles alone (a goroutine profile every
 //     20 s) the slow leak is still suspected at a minute; read from memory it has no culprit.
 var pendingScenarios = []func() Scenario{
