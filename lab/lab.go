@@ -138,21 +138,46 @@ var scenarios = []func() Scenario{
 	sessionSprawl,
 	exportOverLeak,
 	patternCacheLeak,
+	spanQueueLeak,
+}
+
+// pendingScenarios reproduce a production problem that some vantage point of the accuracy
+// matrix does not judge right yet: they run (memdoctor lab run, go run ./bench/accuracy
+// -scenarios NAME) but stay out of All, and so out of the matrix CI runs, until they are.
+//   - firmware-upload (issue 28, item 3): from the profiles alone the burst is a suspected
+//     spike and a suspected heap leak at info (in one recording of two a heap leak at warning),
+//     not a spike at warning; from run the spike loses its culprit in windows ending 51.6-58.8 s.
+//   - webhook-leak (issue 30, family 5): from the profiles alone (a goroutine profile every
+//     20 s) the slow leak is still suspected at a minute; read from memory it has no culprit.
+var pendingScenarios = []func() Scenario{
+	firmwareUpload,
+	webhookLeak,
 }
 
 // All returns every scenario, sorted by name.
 func All() []Scenario {
-	all := make([]Scenario, 0, len(scenarios))
-	for _, newScenario := range scenarios {
+	return made(scenarios)
+}
+
+// Pending returns the scenarios not yet in the accuracy matrix (pendingScenarios), sorted by
+// name.
+func Pending() []Scenario {
+	return made(pendingScenarios)
+}
+
+// made makes a scenario of each constructor, sorted by name.
+func made(ctors []func() Scenario) []Scenario {
+	all := make([]Scenario, 0, len(ctors))
+	for _, newScenario := range ctors {
 		all = append(all, newScenario())
 	}
 	slices.SortFunc(all, func(a, b Scenario) int { return strings.Compare(a.Name, b.Name) })
 	return all
 }
 
-// Lookup returns the scenario called name, a holder scenario too.
+// Lookup returns the scenario called name, a holder or pending scenario too.
 func Lookup(name string) (Scenario, bool) {
-	for _, s := range append(All(), HolderScenarios()...) {
+	for _, s := range slices.Concat(All(), HolderScenarios(), Pending()) {
 		if s.Name == name {
 			return s, true
 		}

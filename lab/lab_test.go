@@ -110,12 +110,14 @@ func TestExpectConsistent(t *testing.T) {
 		}
 		total += e.Watch
 	}
-	// The whole set, with a re-run of gateway-gc, must fit in about 13 minutes.
+	// The whole set, with a re-run of gateway-gc, must fit in about 14 minutes (13 until
+	// issues 28 and 30 added a burst the GC sees half-way, a leak whose GCs come 12 s apart
+	// and a slow goroutine leak).
 	if g, ok := Lookup("gateway-gc"); ok {
 		total += g.Expect.Watch
 	}
-	if total > 13*time.Minute+30*time.Second {
-		t.Errorf("watching every scenario takes %v; keep it under 13m30s", total)
+	if total > 14*time.Minute+30*time.Second {
+		t.Errorf("watching every scenario takes %v; keep it under 14m30s", total)
 	}
 }
 
@@ -144,6 +146,11 @@ var culprits = map[string]any{
 	"rpc-dial-leak":         (*checkout).reserve,
 	// A steady leak a watch must confirm within seconds, kept by a library (package regexp).
 	"pattern-cache-leak": (*patternCache).compile,
+	// Bursts the GC sees half-way: a spike, never a leak.
+	"firmware-upload": (*firmwareStore).handleUpload,
+	// A steady leak whose GCs come 12 s apart, and a slow goroutine leak: a watch must confirm each within a minute.
+	"span-queue-leak": (*spanExporter).record,
+	"webhook-leak":    (*notifier).deliver,
 }
 
 // expectedLines maps each scenario with Expect.Line to the call its line holds, so that an
