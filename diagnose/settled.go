@@ -125,3 +125,22 @@ func blamesCode(k Kind) bool {
 	}
 	return false
 }
+
+// AwaitsGC says which verdict more readings of the live heap would settle, "" when none: a
+// finding suspected, or a kind not judged, whose readings only the target's GC makes (a heap
+// leak with too few readings while the heap climbs, a heap leak suspected, a burst no GC was
+// seen after). A GC asked of the target now gives one at once (watch --until-confirmed asks
+// its pprof for one, within a cost it bounds).
+func (d *Diagnosis) AwaitsGC() string {
+	for _, f := range d.Findings {
+		if f.AwaitsGC {
+			return fmt.Sprintf("%s suspected", f.Kind)
+		}
+	}
+	for _, n := range d.NotJudged {
+		if n.AwaitsGC {
+			return fmt.Sprintf("%s not judged yet", n.Kind)
+		}
+	}
+	return ""
+}

@@ -74,6 +74,8 @@ func costData(data string) string {
 		return "pprof index pages"
 	case session.DataGoroutineLeak:
 		return "goroutineleak profiles"
+	case session.DataHeapAfterGC:
+		return "GCs asked for a reading of the live heap (heap profiles with gc=1)"
 	case session.DataCmdline:
 		return "its command line"
 	}

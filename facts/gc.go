@@ -2,6 +2,7 @@ package facts
 
 import (
 	"math"
+	"time"
 
 	"github.com/memdoctor/memdoctor/evidence"
 )
@@ -21,11 +22,17 @@ type GC struct {
 	AllocRate float64
 	// Rates is the GC's cycles per second over about ten slices of the window.
 	Rates []Point
+	// Every is how long the target's own GC took per cycle over the window (forced cycles
+	// left out): the cycles counted over the span they were counted in; with none counted,
+	// that span (no cycle ran in it: the next one is at least that far). Each cycle is a
+	// reading of the live heap: a verdict on the live heap waits on them. 0 when the cycles
+	// were not counted.
+	Every time.Duration
 }
 
 // Cadence reads the GC's cadence from the evidence and its summary.
 func Cadence(ev *evidence.Evidence, sum Summary) GC {
-	g := GC{CPUKnown: gcCPUKnown(ev), Cores: gcCores(ev), AllocRate: sum.AllocBytesPerSecond, Rates: Rates(ev.GCCycles.Points)}
+	g := GC{CPUKnown: gcCPUKnown(ev), Cores: gcCores(ev), AllocRate: sum.AllocBytesPerSecond, Rates: Rates(ev.GCCycles.Points), Every: gcEvery(ev)}
 	s := &ev.Live
 	if s.Empty() {
 		s = &ev.HeapInUse
@@ -38,6 +45,19 @@ func Cadence(ev *evidence.Evidence, sum Summary) GC {
 		g.AllocRate = gctraceAllocRate(ev)
 	}
 	return g
+}
+
+// gcEvery is how long the target's own GC took per cycle over the window (GC.Every).
+func gcEvery(ev *evidence.Evidence) time.Duration {
+	span := ev.GCCycles.Span()
+	if ev.GCCycles.Len() < 2 || span <= 0 {
+		return 0
+	}
+	own := ev.GCCycles.Increase() - ev.GCForced.Increase()
+	if own < 1 {
+		return span
+	}
+	return time.Duration(float64(span) / own)
 }
 
 // gctraceAllocRate estimates the allocation rate from gctrace: what the heap grew by between

@@ -36,8 +36,8 @@ const inFlightCands = 3
 
 // inFlightOf follows, across at most siteLeakSnaps of the settled periodic heap profiles,
 // the sites of the program's own code holding a spike's height of memory at the median
-// reading that did not hold more than at the reading before at most readings (a growth is
-// no burst; nil when none, or when fewer than three readings differ).
+// reading whose memory did not grow as kept memory does (Growing: a growth is no burst; nil
+// when none, or when fewer than three readings differ).
 func inFlightOf(ev *evidence.Evidence, refs []Snapshot) []InFlight {
 	var tabs []*SiteTable
 	var at []Snapshot
@@ -77,8 +77,8 @@ func inFlightOf(ev *evidence.Evidence, refs []Snapshot) []InFlight {
 			rest = append(rest, float64(tab.Total)-h[i])
 		}
 		med, floor := Median(h), Median(rest)
-		if med < spikeMinHeight || med < spikeMinRatio*floor || 2*rises(h) > n-1 {
-			continue // too small, or growing: held more than at the reading before at most readings
+		if med < spikeMinHeight || med < spikeMinRatio*floor || Growing(h) {
+			continue // too small, or growing
 		}
 		f := InFlight{Site: sites[fn].Site, Stack: sites[fn].Stack, Rest: floor, Since: make([]float64, n), At: at}
 		for i, ref := range at {
@@ -125,6 +125,25 @@ func inFlightOf(ev *evidence.Evidence, refs []Snapshot) []InFlight {
 	}
 	return out
 }
+
+// Growing reports whether what a site held at successive GCs grows as kept memory does: it
+// held more than at the reading before at most readings, and never let go of much (a fifth of
+// what it held, and 4 MiB at least): what a leak holds stays, while a burst caught at one GC
+// half-way and at the next near its end rises and falls.
+func Growing(h []float64) bool {
+	if 2*rises(h) <= len(h)-1 {
+		return false
+	}
+	for k := 1; k < len(h); k++ {
+		if fell := h[k-1] - h[k]; fell >= 0.2*h[k-1] && fell >= letGoMin {
+			return false
+		}
+	}
+	return true
+}
+
+// letGoMin is the least a site must let go of between two GCs for its memory not to be kept.
+const letGoMin = 4 << 20
 
 // rises counts the readings higher than the one before.
 func rises(vs []float64) int {

@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"runtime"
-	"slices"
-	"strings"
 	"sync"
 	"time"
 )
@@ -44,12 +42,7 @@ var holderScenarios = []func() Scenario{
 
 // HolderScenarios returns the holder scenarios, sorted by name.
 func HolderScenarios() []Scenario {
-	all := make([]Scenario, 0, len(holderScenarios))
-	for _, newScenario := range holderScenarios {
-		all = append(all, newScenario())
-	}
-	slices.SortFunc(all, func(a, b Scenario) int { return strings.Compare(a.Name, b.Name) })
-	return all
+	return made(holderScenarios)
 }
 
 // leakEvery runs step every interval until ctx is done or step has run holderCap times.

@@ -73,10 +73,6 @@ type Expect struct {
 	Watch time.Duration
 	// Interval is the profile snapshot interval to use.
 	Interval time.Duration
-	// Unsettled, when set, says which vantage points the scenario is still known to fool and
-	// why (an open defect, not an expectation): TestAccuracyMatrix records it only when it is
-	// named (MEMDOCTOR_ACCURACY_SCENARIOS); go run ./bench/accuracy records it like any other.
-	Unsettled string
 }
 
 // Env is where a scenario runs.
@@ -142,24 +138,60 @@ var scenarios = []func() Scenario{
 	sessionSprawl,
 	exportOverLeak,
 	patternCacheLeak,
+	spanQueueLeak,
+	dbOpenLeak,
+}
+
+// pendingScenarios reproduce a production problem that some vantage point of the accuracy
+// matrix does not judge right yet: they run (memdoctor lab run, go run ./bench/accuracy
+// -scenarios NAME) but stay out of All, and so out of the matrix CI runs, until they are.
+//   - firmware-upload (issue 28, item 3): from the profiles alone the burst is a suspected
+//     spike and a suspected heap leak at info (in one recording of two a heap leak at warning),
+//     not a spike at warning; from run the spike loses its culprit in windows ending 51.6-58.8 s.
+//   - webhook-leak (issue 30, family 5): from the profiles alone (a goroutine profile every
+//     20 s) the slow leak is still suspected at a minute; read from memory it has no culprit.
+//   - spin-leak (issue 30, family 1): through the agent (--source agent) the agent in the
+//     starved process answers late and in part (its samples cover 18 to 44 s of the minute,
+//     only 20 s of them past the start-up grace, and noisy), and the diagnosis at 60 s neither
+//     finds the leak nor says it could not judge it; from profiles scraped with curl, a
+//     starved pprof gives about five goroutine counts a minute: suspected at 60 s. Right
+//     from run and watch-pprof (40-60 s).
+//   - subscriber-flood (issue 30, family 6): recorded alone on a machine at load 12-18, run
+//     and watch-pprof stay suspected at 60 s (a goroutine profile of 100,000 goroutines takes
+//     seconds, and the leak's rate falls with the load) and the profiles have two goroutine
+//     counts; right from run, watch-pprof and the agent at 20-35 s when recorded beside two
+//     others at a lighter load.
+var pendingScenarios = []func() Scenario{
+	firmwareUpload,
+	webhookLeak,
 	spinLeak,
 	subscriberFlood,
-	dbOpenLeak,
 }
 
 // All returns every scenario, sorted by name.
 func All() []Scenario {
-	all := make([]Scenario, 0, len(scenarios))
-	for _, newScenario := range scenarios {
+	return made(scenarios)
+}
+
+// Pending returns the scenarios not yet in the accuracy matrix (pendingScenarios), sorted by
+// name.
+func Pending() []Scenario {
+	return made(pendingScenarios)
+}
+
+// made makes a scenario of each constructor, sorted by name.
+func made(ctors []func() Scenario) []Scenario {
+	all := make([]Scenario, 0, len(ctors))
+	for _, newScenario := range ctors {
 		all = append(all, newScenario())
 	}
 	slices.SortFunc(all, func(a, b Scenario) int { return strings.Compare(a.Name, b.Name) })
 	return all
 }
 
-// Lookup returns the scenario called name, a holder scenario too.
+// Lookup returns the scenario called name, a holder or pending scenario too.
 func Lookup(name string) (Scenario, bool) {
-	for _, s := range append(All(), HolderScenarios()...) {
+	for _, s := range slices.Concat(All(), HolderScenarios(), Pending()) {
 		if s.Name == name {
 			return s, true
 		}

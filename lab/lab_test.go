@@ -43,7 +43,7 @@ func TestAllSortedUniqueKebab(t *testing.T) {
 }
 
 func TestLookup(t *testing.T) {
-	for _, s := range All() {
+	for _, s := range checked() {
 		got, ok := Lookup(s.Name)
 		if !ok || got.Name != s.Name {
 			t.Errorf("Lookup(%q) = %q, %v", s.Name, got.Name, ok)
@@ -67,7 +67,7 @@ var budgetRE = regexp.MustCompile(`^[1-9][0-9]*(B|KiB|MiB|GiB)$`)
 
 func TestExpectConsistent(t *testing.T) {
 	var total time.Duration
-	for _, s := range All() {
+	for _, s := range checked() {
 		e := s.Expect
 		for _, k := range slices.Concat(e.Kinds, e.Absent) {
 			if !slices.Contains(knownKinds, k) {
@@ -108,14 +108,18 @@ func TestExpectConsistent(t *testing.T) {
 		if e.Interval <= 0 || e.Watch/e.Interval < 8 {
 			t.Errorf("%s: Interval %v gives fewer than 8 snapshots in %v", s.Name, e.Interval, e.Watch)
 		}
-		total += e.Watch
+		if !slices.ContainsFunc(Pending(), func(p Scenario) bool { return p.Name == s.Name }) {
+			total += e.Watch // the pending ones are not watched in CI
+		}
 	}
-	// The whole set, with a re-run of gateway-gc, must fit in about 13 minutes.
+	// The whole set, with a re-run of gateway-gc, must fit in about 14 minutes (13 until
+	// issues 28 and 30 added a burst the GC sees half-way, a leak whose GCs come 12 s apart
+	// and a slow goroutine leak).
 	if g, ok := Lookup("gateway-gc"); ok {
 		total += g.Expect.Watch
 	}
-	if total > 13*time.Minute+30*time.Second {
-		t.Errorf("watching every scenario takes %v; keep it under 13m30s", total)
+	if total > 14*time.Minute+30*time.Second {
+		t.Errorf("watching every scenario takes %v; keep it under 14m30s", total)
 	}
 }
 
@@ -144,6 +148,11 @@ var culprits = map[string]any{
 	"rpc-dial-leak":         (*checkout).reserve,
 	// A steady leak a watch must confirm within seconds, kept by a library (package regexp).
 	"pattern-cache-leak": (*patternCache).compile,
+	// Bursts the GC sees half-way: a spike, never a leak.
+	"firmware-upload": (*firmwareStore).handleUpload,
+	// A steady leak whose GCs come 12 s apart, and a slow goroutine leak: a watch must confirm each within a minute.
+	"span-queue-leak": (*spanExporter).record,
+	"webhook-leak":    (*notifier).deliver,
 	// Issue 30's shapes.
 	"spin-leak":        (*rollouts).follow,
 	"subscriber-flood": (*pushGateway).deliver,
@@ -162,7 +171,7 @@ var expectedLines = map[string]string{
 // TestExpectedLines: a scenario's Expect.Line is the line of its culprit's source that holds
 // the expected call.
 func TestExpectedLines(t *testing.T) {
-	for _, s := range All() {
+	for _, s := range checked() {
 		call, ok := expectedLines[s.Name]
 		switch {
 		case s.Expect.Line == 0 && ok:
@@ -210,7 +219,7 @@ func funcName(f any) string {
 
 func TestCulpritsAreLabFunctions(t *testing.T) {
 	const prefix = "github.com/memdoctor/memdoctor/lab."
-	for _, s := range All() {
+	for _, s := range checked() {
 		f, ok := culprits[s.Name]
 		switch {
 		case s.Expect.Culprit == "" && ok:
@@ -257,3 +266,7 @@ func TestRunRefusesNonLoopback(t *testing.T) {
 		}
 	}
 }
+
+// checked are the scenarios the lab's tests check: the matrix's and the pending ones, which
+// must start, serve, stop and show their culprit as well.
+func checked() []Scenario { return slices.Concat(All(), Pending()) }

@@ -195,7 +195,7 @@ func TestScenariosStartServeStop(t *testing.T) {
 	if testing.Short() {
 		run = time.Second
 	}
-	for _, s := range All() {
+	for _, s := range checked() {
 		t.Run(s.Name, func(t *testing.T) {
 			if s.Name == "non-go-mmap" && runtime.GOOS != "linux" {
 				t.Skip("the off-heap cache maps memory on Linux only")

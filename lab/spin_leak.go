@@ -34,10 +34,6 @@ func spinLeak() Scenario {
 			Visible:  60 * time.Second,
 			Watch:    8 * time.Second,
 			Interval: time.Second,
-			Unsettled: "through the agent (--source agent), the agent in the starved process answers " +
-				"late and in part (its samples cover 18 to 44 s of the minute), and the diagnosis at 60 s " +
-				"neither finds the leak nor says it could not judge it; from profiles scraped with curl, a starved pprof " +
-				"gives about five goroutine counts a minute: suspected at 60 s (issue 30, family 1)",
 		},
 		Run: runSpinLeak,
 	}

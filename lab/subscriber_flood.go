@@ -29,10 +29,6 @@ func subscriberFlood() Scenario {
 			Absent:   []string{kindNonGoMemory, kindTransientSpike},
 			Watch:    8 * time.Second,
 			Interval: time.Second,
-			Unsettled: "on a machine at load 18, recorded alone, run and watch-pprof stay suspected at " +
-				"60 s (each goroutine profile of 100,000 goroutines takes seconds, and the leak's " +
-				"rate falls with the load), and profiles have two goroutine counts; right at " +
-				"30-35 s in a recording at a lighter load (issue 30, family 6)",
 		},
 		Run: runSubscriberFlood,
 	}

@@ -51,6 +51,7 @@ const (
 	DataFigures       = record.DataFigures
 	DataIndex         = record.DataIndex
 	DataGoroutineLeak = record.DataGoroutineLeak
+	DataHeapAfterGC   = record.DataHeapAfterGC
 	DataCmdline       = record.DataCmdline
 	SourcePprof       = record.SourcePprof
 	SourceMemory      = record.SourceMemory

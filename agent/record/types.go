@@ -68,7 +68,7 @@ type Cost struct {
 	// Data is the kind of data: "heap", "goroutine" or "goroutine-text" (as in Attempts),
 	// DataFigures (the runtime's memory statistics and GC figures: the MemStats block of
 	// heap?debug=1, or read from memory), DataIndex (the pprof index page's counts),
-	// DataGoroutineLeak or DataCmdline.
+	// DataGoroutineLeak, DataHeapAfterGC or DataCmdline.
 	Data string `json:"data"`
 	// Source is where it was read: SourcePprof (the target's net/http/pprof, which serves each
 	// request with its own CPU) or SourceMemory (its memory, through /proc/PID/mem: the kernel
@@ -103,6 +103,7 @@ const (
 	DataFigures       = "figures"       // the runtime's memory statistics and GC figures
 	DataIndex         = "index"         // the pprof index page: the goroutine count, the goroutineleak count
 	DataGoroutineLeak = "goroutineleak" // goroutineleak profiles: each a GC cycle with leak detection in the target
+	DataHeapAfterGC   = "heap-gc"       // heap profiles asked with gc=1: each a GC cycle in the target, for a reading of its live heap now
 	DataCmdline       = "cmdline"       // the command line pprof serves: who the service is
 	SourcePprof       = "pprof"         // the target's net/http/pprof
 	SourceMemory      = "process-memory"

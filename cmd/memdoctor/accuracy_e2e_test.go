@@ -40,13 +40,6 @@ func TestAccuracyMatrix(t *testing.T) {
 		scenarios = slices.DeleteFunc(scenarios, func(sc lab.Scenario) bool {
 			return !slices.Contains(strings.Split(names, ","), sc.Name)
 		})
-	} else {
-		scenarios = slices.DeleteFunc(scenarios, func(sc lab.Scenario) bool {
-			if sc.Expect.Unsettled != "" {
-				t.Logf("%s left out (name it in MEMDOCTOR_ACCURACY_SCENARIOS to record it): %s", sc.Name, sc.Expect.Unsettled)
-			}
-			return sc.Expect.Unsettled != ""
-		})
 	}
 	// The watch-memory vantage point records alongside the others: a scenario takes one
 	// recording's time, not two.

@@ -146,8 +146,8 @@
 // memory gives the count). When the service serves the goroutineleak profile (Go 1.27, or Go 1.26
 // built with GOEXPERIMENT=goroutineleakprofile), watch fetches it at the start, when the
 // goroutine count climbs, and otherwise every --leak-check-every; each fetch runs one GC cycle
-// with leak detection in the service, the only GC memdoctor ever causes (with an agent, the
-// agent takes these profiles and watch copies them). When the local service's memory comes
+// with leak detection in the service (with an agent, the agent takes these profiles and watch
+// copies them). The only other GC memdoctor causes is --until-confirmed's (below). When the local service's memory comes
 // within 10% of its cgroup limit or --memory-budget and rises, watch takes heap and goroutine
 // profiles at once, outside the interval (labelled before-oom; at most one a second, one per
 // 1% of the limit climbed); when the service then vanishes, the cgroup's OOM-kill count, or
@@ -197,7 +197,14 @@
 // soon as a problem is confirmed with nothing else suspected (each confirmation holds its
 // stated false-alarm rate however often it is looked at: see docs/verdicts.md), or, finding no
 // problem, once nothing is left that watching longer would let it judge (after 30s at least);
-// at most --duration, 10m by default.
+// at most --duration, 10m by default. The live heap is read only when the service's GC runs,
+// seconds or minutes apart on a heap that grows slowly: while a verdict waits on a reading of it
+// (a heap leak suspected, or not judged yet while the heap climbs; a spike still up), such a
+// watch asks the service's pprof for one GC (heap?gc=1), at most one per --interval, none when
+// the service's own GC just ran, none on a live heap whose GC would cost it more than
+// --request-gc of CPU (100ms: about a 100 MiB heap; 0: never); the session's costs count them.
+// A service read from its memory alone cannot be asked: the diagnosis says how often its GC
+// runs, which is what the verdict waits on.
 //
 // Flags:
 //
@@ -227,6 +234,8 @@
 //	  	sample the /proc of this local PID, not of the process listening on the URL's port (a proxy or port-forward)
 //	-read-memory
 //	  	read a local service watched over pprof from its memory too (Linux, permission to trace it): its heap profile, runtime figures and goroutine count at no cost to it; false: ask its pprof for everything (default true)
+//	-request-gc D
+//	  	with --until-confirmed, ask a service that serves pprof for a GC (heap?gc=1, at most one per --interval, none when its own GC just ran) while a verdict waits on a reading of its live heap, on a heap whose GC would cost it up to D of CPU (100ms: about a 100 MiB live heap); 0: never (default 100ms)
 //	-sample duration
 //	  	time between metric samples (default 1s)
 //	-source SOURCE
@@ -246,6 +255,7 @@
 //	memdoctor watch --interval 30s --memory-budget 4GiB --json - http://10.0.0.7:6060/debug/pprof/
 //	MEMDOCTOR_TOKEN=... memdoctor watch --duration 5m http://10.0.0.7:6061/debug/memdoctor/
 //	memdoctor watch --until-confirmed --duration 15m http://127.0.0.1:6060
+//	memdoctor watch --until-confirmed --interval 5s --request-gc 250ms http://127.0.0.1:6060   # a heap up to ~250 MiB
 //	memdoctor watch --source pprof --leak-check-every 0 http://127.0.0.1:6060
 //	memdoctor watch 4242
 //	memdoctor watch --enable-heap-profiling --duration 10m 4242   # serves no pprof, links no profiling

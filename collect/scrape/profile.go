@@ -71,15 +71,31 @@ func (c *Client) consumeProfile(raw *[]byte, p **profile.Profile) consumeFunc {
 // sparingly. It makes one attempt, never retried. A target that does not serve it answers
 // 404: the error wraps ErrNotFound.
 func (c *Client) GoroutineLeak(ctx context.Context) (raw []byte, p *profile.Profile, err error) {
-	const name = "goroutineleak"
-	u := c.endpoint(name, nil)
+	return c.once(ctx, "goroutineleak", nil, goroutineLeakSampleTypes)
+}
+
+// once fetches a profile that costs the target a GC (GoroutineLeak, HeapAfterGC): one
+// attempt, never retried, and its sample types checked.
+func (c *Client) once(ctx context.Context, name string, query url.Values, want []sampleType) (raw []byte, p *profile.Profile, err error) {
+	u := c.endpoint(name, query)
 	if _, _, err := c.try(ctx, u, name, 0, c.consumeProfile(&raw, &p)); err != nil {
 		return nil, nil, err
 	}
-	if err := checkSampleTypes(p, name, goroutineLeakSampleTypes); err != nil {
+	if err := checkSampleTypes(p, name, want); err != nil {
 		return nil, nil, fmt.Errorf("GET %s: %w", u.Redacted(), err)
 	}
 	return raw, p, nil
+}
+
+// HeapAfterGC fetches the heap profile with gc=1 (/heap?gc=1, proto): the runtime runs a full
+// GC before it writes the profile, so the profile shows the heap reachable now and the
+// runtime's figures read the live heap as of that cycle (it counts in /gc/cycles/forced).
+// Like GoroutineLeak it costs the target a garbage collection, whose work grows with its live
+// heap: fetch it only when a reading of the live heap now decides something, and never on a
+// heap larger than the cost allows. It makes one attempt, never retried, and checks the four
+// sample types Heap checks.
+func (c *Client) HeapAfterGC(ctx context.Context) (raw []byte, p *profile.Profile, err error) {
+	return c.once(ctx, "heap", url.Values{"gc": {"1"}}, heapSampleTypes)
 }
 
 // checkProfileQuery refuses parameters that change what Profile returns
@@ -89,7 +105,7 @@ func checkProfileQuery(name string, query url.Values) (time.Duration, error) {
 		return 0, err
 	}
 	if query.Has("gc") {
-		return 0, fmt.Errorf("the gc parameter is refused: it forces a garbage collection in the target")
+		return 0, fmt.Errorf("the gc parameter is refused: it forces a garbage collection in the target (HeapAfterGC asks for one on purpose)")
 	}
 	if d := query.Get("debug"); d != "" && d != "0" {
 		return 0, fmt.Errorf("debug=%s asks for text, not a proto profile (use GoroutineText or MemStats)", d)

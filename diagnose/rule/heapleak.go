@@ -112,7 +112,12 @@ func heapLeak(fs *facts.Facts, th *Thresholds) outcome {
 			return outcome{verdicts: []Verdict{v}}
 		}
 		// Count what the trend could use: readings that repeat one GC cycle's figure are one.
-		return outcome{unjudged: &Unjudged{Kind: KindHeapLeak, Why: WhyTooFew, WatchMoreSeconds: g.watchMore.Seconds(), N: g.n, Span: g.span, Need: lim.MinSpan, Value: float64(s.Len())}}
+		u := &Unjudged{Kind: KindHeapLeak, Why: WhyTooFew, WatchMoreSeconds: g.watchMore.Seconds(), N: g.n, Span: g.span, Need: lim.MinSpan, Value: float64(s.Len())}
+		if lr.InBurst > 0 {
+			u.Why, u.N, u.Value = WhyInBursts, lr.InBurst, float64(len(obs))
+		}
+		u.Waits = tooFewWait(fs, th, lr, g, u)
+		return outcome{unjudged: u}
 	}
 	var o outcome
 	if g.conf == "" && back != nil {
@@ -139,8 +144,50 @@ func heapLeak(fs *facts.Facts, th *Thresholds) outcome {
 	c.Budget = timeToBudget(fs, th, &v, perMin/60, g.last)
 	c.Sites = leakCulprits(fs, th, &v, &o)
 	heldBy(fs, &v)
+	v.Waits = suspicionWait(fs, th, v.Confidence)
 	o.verdicts = append(o.verdicts, v)
 	return o
+}
+
+// suspicionWait is the wait of a suspected heap leak: each reading of the live heap that
+// settles it is a GC cycle of the target's (nil for a confirmed one).
+func suspicionWait(fs *facts.Facts, th *Thresholds, conf Confidence) *GCWait {
+	if conf != Suspected {
+		return nil
+	}
+	w := &GCWait{}
+	if fs.GC.Every >= th.HeapLeak.SlowGC {
+		w.Every = fs.GC.Every
+	}
+	return w
+}
+
+// tooFewWait is the wait of a live heap with too few readings to judge (u): the target's GC
+// makes them, so when it runs seldom (HeapLeak.SlowGC) the wait is its cycles', and u's
+// WatchMoreSeconds counts them. It waits (non-nil) when readings taken inside allocation
+// bursts left too few between them (a GC between bursts settles whether the heap comes back),
+// or when the heap in use climbed past the last reading by the growth that matters: whether
+// that climb is garbage or kept memory is what the next reading tells. A heap that did not
+// climb waits on nothing: a reading now would say what the last one said.
+func tooFewWait(fs *facts.Facts, th *Thresholds, lr *facts.LiveReadings, g growth, u *Unjudged) *GCWait {
+	lim := th.HeapLeak.Limits
+	w := &GCWait{}
+	if every := fs.GC.Every; every >= th.HeapLeak.SlowGC {
+		w.Every = every
+		need := 3 - len(lr.Floor)
+		u.WatchMoreSeconds = max(lim.MinSpan-g.span, time.Duration(max(need, 1))*every).Seconds()
+	}
+	if lr.InBurst > 0 {
+		return w
+	}
+	if lr.InUse || len(lr.Observed) == 0 || fs.HeapInUse.Empty() {
+		return nil
+	}
+	last, inUse := lr.Observed[len(lr.Observed)-1], fs.HeapInUse.Last()
+	if !inUse.T.After(last.T) || inUse.V-last.V < math.Max(lim.MinAbs, lim.MinRel*last.V) {
+		return nil
+	}
+	return w
 }
 
 // fromGoal judges the live heap as the GC's goal follows it, read with every sample, for
@@ -343,6 +390,7 @@ func siteLeakVerdict(fs *facts.Facts, th *Thresholds, site Culprit, g growth, pt
 	}
 	c.Budget = timeToBudget(fs, th, &v, g.perMinute()/60, 0)
 	c.Sites = leakCulprits(fs, th, &v, &o)
+	v.Waits = suspicionWait(fs, th, v.Confidence)
 	switch {
 	case site.Sites > 0:
 		v.Culprits = sharedFirst(v.Culprits, site, &th.Culprits)

@@ -13,25 +13,22 @@ import (
 
 // inFlightBursts are the sites (facts.InFlight) whose memory at the GCs was bursts in
 // flight: at most of the readings after the first (a majority, two at least) the site held
-// no more than it had allocated since the reading before, and it did not hold more than at
-// the reading before at most of them. A leak's site that also makes garbage may allocate
+// no more than it had allocated since the reading before, and what it held did not grow as
+// kept memory does (facts.Growing). A leak's site that also makes garbage may allocate
 // more between two readings than it holds (a handler keeping a little of each request), but
-// what it holds rises at every reading; a burst's held memory is whatever burst the GC ran
-// inside, the same size again and again, or smaller, or larger.
+// what it holds rises at every reading and never falls (facts.Growing); a burst's held memory
+// is whatever burst the GC ran inside, the same size again and again, or smaller, or larger.
 func inFlightBursts(fs *facts.Facts) []*facts.InFlight {
 	var out []*facts.InFlight
 	for i := range fs.InFlight {
 		f := &fs.InFlight[i]
-		replaced, rose := 0, 0
+		replaced := 0
 		for k := 1; k < len(f.Held); k++ {
 			if f.Held[k].V <= f.Since[k] {
 				replaced++
 			}
-			if f.Held[k].V > f.Held[k-1].V {
-				rose++
-			}
 		}
-		if n := len(f.Held) - 1; replaced >= 2 && 2*replaced > n && 2*rose <= n {
+		if n := len(f.Held) - 1; replaced >= 2 && 2*replaced > n && !facts.Growing(facts.Values(f.Held)) {
 			out = append(out, f)
 		}
 	}
@@ -98,4 +95,16 @@ func floorSeen(spikes []facts.Spike, f *facts.InFlight) bool {
 		}
 	}
 	return top != nil && top.Baseline < f.Rest+facts.Median(facts.Values(f.Held))/2
+}
+
+// inFlightPair is the pair of heap profiles around the reading at which a burst's site held
+// most: what was allocated between them is the burst.
+func inFlightPair(f *facts.InFlight) []facts.Snapshot {
+	top := 1
+	for k := 2; k < len(f.Held); k++ {
+		if f.Held[k].V > f.Held[top].V {
+			top = k
+		}
+	}
+	return []facts.Snapshot{f.At[top-1], f.At[top]}
 }

@@ -99,3 +99,27 @@ func TestNotInFlight(t *testing.T) {
 		}
 	}
 }
+
+// Bursts the GC catches at two phases (the lab's firmware-upload from run: a 180 MB body read
+// whole every 12 s, profiles every 10 s): the site holds 140 MiB at one profile, 180 at the
+// next, then 141, 180, each allocated anew in between. Held more than at the reading before at
+// half the readings, it let go of a fifth between them: bursts, not a growth.
+func TestBurstsCaughtAtTwoPhases(t *testing.T) {
+	held := []int64{140, 180, 141, 180, 140, 181}
+	ev := allocEvidence(len(held), func(i int) map[string][2]int64 {
+		return map[string][2]int64{
+			exportSite: {36*mib + int64(i)*400*mib, held[i] * mib},
+			baseSite:   {2 * mib, 2 * mib},
+		}
+	})
+	sp := judgeKind(ev, KindTransientSpike)
+	if len(sp.verdicts) != 1 || sp.verdicts[0].Severity.Rank() < Warning.Rank() || len(sp.verdicts[0].Culprits) == 0 ||
+		sp.verdicts[0].Culprits[0].Function != "example.com/svc/export.(*Catalog).render" {
+		t.Fatalf("spike %+v: want a warning naming the bursts' site", sp.verdicts)
+	}
+	for _, v := range judgeKind(ev, KindHeapLeak).verdicts {
+		if v.Severity.Rank() >= Warning.Rank() {
+			t.Errorf("a heap leak at %s: %+v", v.Severity, v)
+		}
+	}
+}

@@ -103,9 +103,14 @@ func judgeGrowth(pts []facts.Point, lim Limits, quantum float64, tr *Trend) grow
 			g.watchMore = max(g.watchMore, time.Duration((tr.ConfirmSNR*noise-g.grew())/g.slope*float64(time.Second)))
 		}
 	case !material && rising && consistent && g.grew() >= tr.ProjectMinShare*g.threshold:
-		// Consistent, but still small: suspected if it would matter soon.
+		// Consistent, but still small: confirmed when it is steady, past the effect's share
+		// of the start and would reach its size soon (Trend.ProjectConfirm); else suspected
+		// if it would matter soon.
 		left := time.Duration((g.threshold - g.grew()) / g.slope * float64(time.Second))
-		if left <= max(tr.ProjectHorizon, g.span) {
+		switch {
+		case strong && g.grew() >= lim.MinRel*math.Max(g.first, 0) && left.Seconds() <= tr.ProjectConfirm*g.span.Seconds():
+			g.conf = Confirmed
+		case left <= max(tr.ProjectHorizon, g.span):
 			g.conf = Suspected
 			g.watchMore = left
 		}

@@ -90,3 +90,33 @@ func TestFloorIgnoresBursts(t *testing.T) {
 		t.Logf("note: the raw readings alone would read as %s", g.conf)
 	}
 }
+
+// TestSteadySmallGrowth: a slow goroutine leak (the lab's webhook-leak: about one goroutine
+// every two seconds), its count read every second. At 50 s the medians of its first and last
+// readings are 23 apart, short of the 30 goroutines that matter, rising at every reading: at
+// its rate it reaches them in 13 s, within a third of the 49 s it was seen over, and is
+// confirmed; at 30 s (11 apart, 36 s to go) it is suspected. A count that wanders up as much
+// is not confirmed.
+func TestSteadySmallGrowth(t *testing.T) {
+	lim := Default.GoroutineLeak.Limits
+	steady := func(secs int) []facts.Point {
+		var pts []facts.Point
+		for s := range secs {
+			pts = append(pts, facts.Point{T: t0.Add(time.Duration(s) * time.Second), V: 31 + math.Floor(0.52*float64(s))})
+		}
+		return pts
+	}
+	if g := judgeGrowth(steady(50), lim, 1, &Default.Trend); g.conf != Confirmed {
+		t.Errorf("50 s of a steady leak, %v -> %v: %q, want confirmed", g.first, g.last, g.conf)
+	}
+	if g := judgeGrowth(steady(30), lim, 1, &Default.Trend); g.conf != Suspected || g.watchMore <= 0 {
+		t.Errorf("30 s of it, %v -> %v: %q (watch %v), want suspected", g.first, g.last, g.conf, g.watchMore)
+	}
+	var wander []facts.Point
+	for s := range 45 {
+		wander = append(wander, facts.Point{T: t0.Add(time.Duration(s) * time.Second), V: 31 + 0.5*float64(s) + []float64{0, 9, -7, 4, -9, 6}[s%6]})
+	}
+	if g := judgeGrowth(wander, lim, 1, &Default.Trend); g.conf == Confirmed {
+		t.Errorf("a count that wanders up by as much: confirmed (tau %.2f, snr %.1f)", g.tau, g.snr)
+	}
+}

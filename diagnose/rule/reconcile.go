@@ -24,7 +24,7 @@ func reconcile(vs []Verdict, th *Thresholds) []Verdict {
 	leak := Of(vs, KindHeapLeak)
 	var keep []Verdict
 	for _, v := range vs {
-		if c, ok := v.Case.(*MemoryCase); ok && explained(c.Part, has) {
+		if c, ok := v.Case.(*MemoryCase); ok && (explained(c.Part, has) || v.Severity.Rank() >= Warning.Rank() && spikeStep(c, vs)) {
 			continue
 		}
 		// A rise that has not come back when the window ends is a suspected spike "or the
@@ -64,6 +64,34 @@ func b2i(b bool) int {
 	}
 	return 0
 }
+
+// spikeStep reports whether resident memory that rose (a warning's: a suspicion still says
+// what more time would tell) is what a transient spike at warning reached: a step (MemoryCase.Step), or a growth of the memory bursts leave behind (their
+// garbage before the next cycle, the free heap the runtime keeps after it), no larger than
+// what the bursts make the process hold: a GC that reads a burst of L sets its next goal at 2L
+// (GOGC=100), the heap grows to it before the next cycle, and the runtime's spans and the free
+// heap it keeps around that add more; three times the bursts' peak. The spike says to size
+// memory from that peak, which is what the rise says: said once.
+func spikeStep(c *MemoryCase, vs []Verdict) bool {
+	var rose float64
+	switch {
+	case c.Step != nil:
+		rose = c.Step.Low - c.Step.First
+	case c.Part == facts.PartGarbage || c.Part == facts.PartRetained:
+		rose = c.Rise.Grew
+	default:
+		return false
+	}
+	for _, v := range vs {
+		if sc, ok := v.Case.(*SpikeCase); ok && v.Severity.Rank() >= Warning.Rank() && spikeReach*sc.PeakHeap >= rose {
+			return true
+		}
+	}
+	return false
+}
+
+// spikeReach is how many times their peak bursts make resident memory rise (spikeStep).
+const spikeReach = 3
 
 // explained reports whether another verdict already explains growth of part.
 func explained(part string, has func(Kind) bool) bool {

@@ -115,6 +115,10 @@ const (
 	WhyNoBudget
 	// WhyProfileError: the profiles could not be compared (Err).
 	WhyProfileError
+	// WhyInBursts: N of the Value readings of the live heap were taken inside allocation
+	// bursts (the GC ran during them), which left too few between bursts to judge a trend;
+	// whether the heap comes back after a burst is not known until a GC runs between them.
+	WhyInBursts
 )
 
 // NoteWhat says which note a rule states.

@@ -84,8 +84,11 @@ func transientSpike(fs *facts.Facts, th *Thresholds) outcome {
 	}
 	v := Verdict{Kind: KindTransientSpike, Severity: Info, Confidence: Confirmed, Start: peak.Start, End: peak.End, Case: c}
 	if complete == 0 {
+		// Still up when the window ends: whether the heap comes back is what a GC after the
+		// burst tells.
 		v.Confidence = Suspected
 		v.WatchMoreSeconds = math.Max(30, 2*peak.To.Sub(peak.From).Seconds())
+		v.Waits = &GCWait{}
 	}
 	if warns(peak, sp) {
 		v.Severity = Warning
@@ -110,6 +113,16 @@ func transientSpike(fs *facts.Facts, th *Thresholds) outcome {
 	var culprits []Culprit
 	culprits, c.Pair, c.Explained, c.Shown = spikeCulprits(fs, &th.Culprits, &o)
 	v.Culprits = culprits
+	if b := inFlightBursts(fs); c.Pair == nil && len(b) > 0 {
+		// No profiles around the spikes the live heap showed (the first came before any), but
+		// the later bursts were caught in flight at the GCs the profiles saw: their site is
+		// the spikes' culprit.
+		v.Culprits = []Culprit{inFlightCulprit(b[0])}
+		c.Pair, c.Explained, c.Shown = inFlightPair(b[0]), 1, true
+		v.Profiles = []string{c.Pair[0].Path, c.Pair[1].Path}
+		o.verdicts = append(o.verdicts, v)
+		return o
+	}
 	if c.Pair != nil {
 		c.Unexplained = c.Explained < sp.MinExplained
 		if c.Unexplained && c.Shown {

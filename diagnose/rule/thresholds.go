@@ -78,6 +78,15 @@ type Trend struct {
 	// come at least ProjectMinShare of the way.
 	ProjectHorizon  time.Duration
 	ProjectMinShare float64
+	// ProjectConfirm: a growth below the effect size in bytes or goroutines, but past its
+	// share of the starting level (Limits.MinRel), consistent by the boundary as a confirmed
+	// growth is, that only ever rose or stands clear of its scatter, and still rising, is
+	// confirmed when at its rate it would reach the effect size within this share of the
+	// span it was seen over: a steady rise watched for a minute is no less sure for being a
+	// few goroutines short of the line, and its rate, not its size so far, is the finding (a
+	// slow goroutine leak, 10 -> 36 in 45 s, stayed "suspected, watch 5 s more" look after
+	// look).
+	ProjectConfirm float64
 }
 
 // HeapLeak: the live heap's floor that grows for good.
@@ -104,6 +113,9 @@ type HeapLeak struct {
 	// HeldPerGoroutine: heap growth up to this much per goroutine a leak added is what those
 	// goroutines hold (a request, a connection's buffers, a result they never hand over).
 	HeldPerGoroutine float64
+	// SlowGC: a target whose GC runs this seldom or less makes a verdict on its live heap
+	// wait on its cycles (one reading each): the diagnosis says how often they come.
+	SlowGC time.Duration
 }
 
 // GoroutineLeak: goroutines that pile up.
@@ -257,7 +269,7 @@ var Default = Thresholds{
 		ConfirmSNR: 4,
 		SuspectP:   0.2, SuspectTau: 0.3,
 		LateRising: 0.5, LateSlowing: 0.15, MinLateShare: 0.25, LateSlowingShare: 0.05,
-		ProjectHorizon: 5 * time.Minute, ProjectMinShare: 0.2,
+		ProjectHorizon: 5 * time.Minute, ProjectMinShare: 0.2, ProjectConfirm: 1.0 / 3,
 	},
 	HeapLeak: HeapLeak{
 		Limits:           Limits{MinAbs: 4 << 20, MinRel: 0.10, MinSpan: 15 * time.Second},
@@ -265,6 +277,7 @@ var Default = Thresholds{
 		InFlightFadeSpan: 10 * time.Minute, InFlightFadeReadings: 30,
 		CriticalWithin:   time.Hour,
 		HeldPerGoroutine: 64 << 10,
+		SlowGC:           5 * time.Second,
 	},
 	GoroutineLeak: GoroutineLeak{
 		Limits:     Limits{MinAbs: 30, MinRel: 0.3, MinSpan: 10 * time.Second},

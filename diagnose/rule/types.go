@@ -124,7 +124,18 @@ type Verdict struct {
 	Profiles []string
 	// Snapshot is true when it rests on a single profile.
 	Snapshot bool
-	Case     any
+	// Waits is set when more readings of the live heap would settle the verdict (a heap leak
+	// suspected, a burst no GC was seen after): only the target's GC makes them.
+	Waits *GCWait
+	Case  any
+}
+
+// GCWait says that a verdict waits on readings of the live heap, which only the target's GC
+// makes: a GC asked of it now (watch --until-confirmed, through its pprof) gives one at once.
+type GCWait struct {
+	// Every is how often the target's own GC ran over the window, when that is what sets the
+	// wait (HeapLeak.SlowGC or more); 0 otherwise.
+	Every time.Duration
 }
 
 // settle keeps a verdict's severity and confidence in step: a suspected verdict is never
@@ -155,6 +166,9 @@ type Unjudged struct {
 	Value            float64       // a rate, a share, seconds
 	Site             string        // a function
 	Err              error
+	// Waits is set when readings of the live heap, which only the target's GC makes, would
+	// let it be judged (see Verdict.Waits).
+	Waits *GCWait
 }
 
 // Note is a fact about the data a rule states beside its verdict: What says which, with its

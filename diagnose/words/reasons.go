@@ -24,6 +24,10 @@ func reason(u rule.Unjudged, fs *facts.Facts) string {
 				"not whether it grows; give two or more heap profiles taken minutes apart"
 		case rule.WhyTooFew:
 			return fmt.Sprintf("%d distinct reading(s) of the live heap over %s (of %d taken): a trend needs 3 over %s or more", u.N, span, int(u.Value), need)
+		case rule.WhyInBursts:
+			return fmt.Sprintf("%d of the %d distinct readings of the live heap were taken inside allocation bursts (the GC ran during them, "+
+				"starting as they allocated), which leaves too few between bursts for a trend: whether the heap comes back after a burst is not known "+
+				"until a GC runs between them", u.N, int(u.Value))
 		}
 	case rule.KindGoroutineLeak:
 		switch u.Why {

@@ -36,6 +36,10 @@ type Finding struct {
 	// instant, not a trend. Such a finding is always suspected; a second profile taken
 	// minutes later confirms or dismisses it.
 	Snapshot bool `json:"snapshot,omitempty"`
+	// AwaitsGC is true when more readings of the live heap would settle the finding (a heap
+	// leak suspected, a burst no GC was seen after): only the target's GC makes them, and a GC
+	// asked of it makes one at once (watch --until-confirmed asks its pprof for one).
+	AwaitsGC bool `json:"awaits_gc,omitempty"`
 }
 
 // NotJudged is a kind of problem that could not be judged, and why.
@@ -45,6 +49,9 @@ type NotJudged struct {
 	// WatchMoreSeconds is how much longer a session would need to judge it (0 = longer would
 	// not help: a source is missing).
 	WatchMoreSeconds float64 `json:"watch_more_seconds,omitempty"`
+	// AwaitsGC is true when readings of the live heap, which only the target's GC makes, would
+	// let it be judged (Finding.AwaitsGC).
+	AwaitsGC bool `json:"awaits_gc,omitempty"`
 }
 
 // Said is a judgment in words.
@@ -64,7 +71,7 @@ func Say(j rule.Judgment, fs *facts.Facts) Said {
 		s.Findings = append(s.Findings, finding(v, fs))
 	}
 	for _, u := range j.Unjudged {
-		s.NotJudged = append(s.NotJudged, NotJudged{Kind: u.Kind, Reason: reason(u, fs), WatchMoreSeconds: u.WatchMoreSeconds})
+		s.NotJudged = append(s.NotJudged, NotJudged{Kind: u.Kind, Reason: reason(u, fs) + gcWaitWords(u.Waits, ""), WatchMoreSeconds: u.WatchMoreSeconds, AwaitsGC: u.Waits != nil})
 	}
 	for _, n := range j.Notes {
 		s.Notes = append(s.Notes, note(n, fs))
@@ -118,7 +125,23 @@ func finding(v rule.Verdict, fs *facts.Facts) Finding {
 	default:
 		panic(fmt.Sprintf("words: no words for a %T verdict", v.Case))
 	}
+	if v.Waits != nil {
+		f.AwaitsGC = true
+		f.Detail += gcWaitWords(v.Waits, " ")
+	}
 	return f
+}
+
+// gcWaitWords says, after sep, that a verdict waits on the target's GC, when its GC runs
+// seldom enough for that to set the wait ("" otherwise).
+func gcWaitWords(w *rule.GCWait, sep string) string {
+	if w == nil || w.Every <= 0 {
+		return ""
+	}
+	if sep == "" {
+		return fmt.Sprintf("; the live heap is read only when the GC runs, about every %s here: the verdict waits on its cycles", humanDuration(w.Every.Seconds()))
+	}
+	return fmt.Sprintf("%sThe live heap is read only when the GC runs, about every %s here: the verdict waits on its cycles.", sep, humanDuration(w.Every.Seconds()))
 }
 
 // risingWord says whether a growth is still rising at the end.

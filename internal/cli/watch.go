@@ -29,8 +29,8 @@ stopping the world; only at the start and after each goroutineleak fetch when th
 memory gives the count). When the service serves the goroutineleak profile (Go 1.27, or Go 1.26
 built with GOEXPERIMENT=goroutineleakprofile), watch fetches it at the start, when the
 goroutine count climbs, and otherwise every --leak-check-every; each fetch runs one GC cycle
-with leak detection in the service, the only GC memdoctor ever causes (with an agent, the
-agent takes these profiles and watch copies them). When the local service's memory comes
+with leak detection in the service (with an agent, the agent takes these profiles and watch
+copies them). The only other GC memdoctor causes is --until-confirmed's (below). When the local service's memory comes
 within 10% of its cgroup limit or --memory-budget and rises, watch takes heap and goroutine
 profiles at once, outside the interval (labelled before-oom; at most one a second, one per
 1% of the limit climbed); when the service then vanishes, the cgroup's OOM-kill count, or
@@ -80,12 +80,20 @@ service stays away, and prints the diagnosis. With --until-confirmed it diagnose
 soon as a problem is confirmed with nothing else suspected (each confirmation holds its
 stated false-alarm rate however often it is looked at: see docs/verdicts.md), or, finding no
 problem, once nothing is left that watching longer would let it judge (after 30s at least);
-at most --duration, 10m by default.`,
+at most --duration, 10m by default. The live heap is read only when the service's GC runs,
+seconds or minutes apart on a heap that grows slowly: while a verdict waits on a reading of it
+(a heap leak suspected, or not judged yet while the heap climbs; a spike still up), such a
+watch asks the service's pprof for one GC (heap?gc=1), at most one per --interval, none when
+the service's own GC just ran, none on a live heap whose GC would cost it more than
+--request-gc of CPU (100ms: about a 100 MiB heap; 0: never); the session's costs count them.
+A service read from its memory alone cannot be asked: the diagnosis says how often its GC
+runs, which is what the verdict waits on.`,
 	examples: []string{
 		"memdoctor watch --duration 10m http://127.0.0.1:6060",
 		"memdoctor watch --interval 30s --memory-budget 4GiB --json - http://10.0.0.7:6060/debug/pprof/",
 		"MEMDOCTOR_TOKEN=... memdoctor watch --duration 5m http://10.0.0.7:6061/debug/memdoctor/",
 		"memdoctor watch --until-confirmed --duration 15m http://127.0.0.1:6060",
+		"memdoctor watch --until-confirmed --interval 5s --request-gc 250ms http://127.0.0.1:6060   # a heap up to ~250 MiB",
 		"memdoctor watch --source pprof --leak-check-every 0 http://127.0.0.1:6060",
 		"memdoctor watch 4242",
 		"memdoctor watch --enable-heap-profiling --duration 10m 4242   # serves no pprof, links no profiling",
@@ -104,6 +112,7 @@ func runWatch(ctx context.Context, e *env, args []string) error {
 	source := fs.String("source", recorder.SourceAuto, "record from `SOURCE`: auto (pprof, the agent, or both; by PID, the process's memory when it serves neither), pprof (never the agent), agent (required; never pprof), memory (a PID's memory only)")
 	enableHeap := fs.Bool("enable-heap-profiling", false, enableHeapHelp)
 	readMemory := fs.Bool("read-memory", true, "read a local service watched over pprof from its memory too (Linux, permission to trace it): its heap profile, runtime figures and goroutine count at no cost to it; false: ask its pprof for everything")
+	requestGC := fs.Duration("request-gc", recorder.DefaultRequestGC, "with --until-confirmed, ask a service that serves pprof for a GC (heap?gc=1, at most one per --interval, none when its own GC just ran) while a verdict waits on a reading of its live heap, on a heap whose GC would cost it up to `D` of CPU (100ms: about a 100 MiB live heap); 0: never")
 	stacksStop := fs.Duration("stacks-stop", 0, "let watch stop a local service read from its memory for up to `D` to read its goroutines' stacks there rather than ask its pprof (predicted from the goroutine count; a longer stop is left to pprof); 0: never stop it for them")
 	pid := fs.Int("pid", 0, "sample the /proc of this local `PID`, not of the process listening on the URL's port (a proxy or port-forward)")
 	fs.BoolVar(&cf.output.holders, "holders", false, "at the end, when a heap leak is confirmed and the process can be read (Linux, ptrace allowed), read who holds it (memdoctor holders): the finding shows the paths, the session keeps them")
@@ -132,6 +141,9 @@ func runWatch(ctx context.Context, e *env, args []string) error {
 	} else if *pid < 0 {
 		return usagef("watch: --pid %d: not a process ID", *pid)
 	}
+	if *requestGC < 0 {
+		return usagef("watch: --request-gc %s: want a duration of 0 or more (0: never ask the service for a GC)", *requestGC)
+	}
 	if *stacksStop < 0 {
 		return usagef("watch: --stacks-stop %s: want a duration of 0 or more (0: never stop the service for its stacks)", *stacksStop)
 	}
@@ -152,6 +164,9 @@ func runWatch(ctx context.Context, e *env, args []string) error {
 	}
 	cfg.ReadMemory = *readMemory
 	cfg.StacksStop = *stacksStop
+	if *untilConfirmed {
+		cfg.RequestGC = *requestGC
+	}
 	if cfg.Token == "" {
 		cfg.Token = e.getenv("MEMDOCTOR_TOKEN")
 	}
@@ -198,15 +213,15 @@ const untilConfirmedMax = 10 * time.Minute
 // (diagnose.Diagnosis.Settled: a growth of memory in a process that may still be warming up
 // waits for CleanWindow too). Done, it sets at to the end of the evidence it judged: the
 // report is of that verdict.
-func settledCheck(dir string, budget uint64, at *time.Time) func() (bool, string) {
-	return func() (bool, string) {
+func settledCheck(dir string, budget uint64, at *time.Time) func() recorder.Look {
+	return func() recorder.Look {
 		s, err := session.Open(dir)
 		if err != nil {
-			return false, ""
+			return recorder.Look{}
 		}
 		d, ev, err := diagnoseSession(s, budget)
 		if err != nil {
-			return false, ""
+			return recorder.Look{}
 		}
 		// The watch has covered the time since it started, though its last reading may be a
 		// sample old: a clean window is reached at the tick, as a look at that time would see.
@@ -217,6 +232,6 @@ func settledCheck(dir string, budget uint64, at *time.Time) func() (bool, string
 		if st.Done {
 			*at = ev.End
 		}
-		return st.Done, st.Why
+		return recorder.Look{Done: st.Done, Why: st.Why, AwaitsGC: d.AwaitsGC()}
 	}
 }

@@ -12,9 +12,9 @@ import (
 // while it could still show a slow problem, and settled past it.
 func TestSettledCheck(t *testing.T) {
 	var at time.Time
-	done, why := settledCheck("../../diagnose/testdata/sessions/goroutine-leak", 0, &at)()
-	if !done || why == "" || at.IsZero() {
-		t.Fatalf("goroutine-leak: done %v (%q), settled at %v", done, why, at)
+	look := settledCheck("../../diagnose/testdata/sessions/goroutine-leak", 0, &at)()
+	if !look.Done || look.Why == "" || at.IsZero() {
+		t.Fatalf("goroutine-leak: done %v (%q), settled at %v", look.Done, look.Why, at)
 	}
 	s, err := session.Open("../../diagnose/testdata/sessions/goroutine-leak")
 	if err != nil {
@@ -24,7 +24,7 @@ func TestSettledCheck(t *testing.T) {
 		t.Errorf("settled at %v, outside the session %v to %v", at, s.Manifest.Start, s.Manifest.End)
 	}
 	var healthyAt time.Time
-	if done, _ := settledCheck("../../diagnose/testdata/sessions/healthy", 0, &healthyAt)(); !done || healthyAt.IsZero() {
-		t.Errorf("healthy session recorded long ago: done %v at %v; want settled (nothing found, the clean window long past)", done, healthyAt)
+	if look := settledCheck("../../diagnose/testdata/sessions/healthy", 0, &healthyAt)(); !look.Done || healthyAt.IsZero() || look.AwaitsGC != "" {
+		t.Errorf("healthy session recorded long ago: %+v at %v; want settled (nothing found, the clean window long past), waiting on no GC", look, healthyAt)
 	}
 }

@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -292,11 +291,6 @@ func TestStopBound(t *testing.T) {
 	if r.stacksFromMemory(&memSource{besidePprof: true}, 1) {
 		t.Error("stacks from memory with --stacks-stop 0")
 	}
-}
-
-// noted reports whether a note of the session says part.
-func noted(s *session.Session, part string) bool {
-	return slices.ContainsFunc(s.Manifest.Notes, func(n string) bool { return strings.Contains(n, part) })
 }
 
 // TestIndexDue: the index page is read every sample, but beside a process read from its

@@ -54,10 +54,15 @@ type Config struct {
 	RestartGrace time.Duration
 	// Token is the bearer token for a memdoctor agent's endpoints (watch); "" = none.
 	Token string
-	// Settled, when set, is asked every Interval whether a watch may end: it returns true, and
-	// why, once the session so far settles what it was recorded for (watch --until-confirmed:
-	// nothing left to confirm).
-	Settled func() (done bool, why string)
+	// Settled, when set, looks at the session so far, a few samples after the start and then
+	// every Interval (watch --until-confirmed): the watch ends once the look is Done (nothing
+	// left to confirm), and asks the service for a GC when the look finds a verdict that a
+	// reading of the live heap now would settle (Look.AwaitsGC, within RequestGC).
+	Settled func() Look
+	// RequestGC is the most CPU one GC that a look asks of the service may cost it, estimated
+	// from its live heap (at gcMarkRate: 100ms is about a 100 MiB heap); a heap whose GC would
+	// cost more is left to its own GC. 0 never asks (DefaultRequestGC is the flag's default).
+	RequestGC time.Duration
 	// Holders, when set, is called once the recording is over, before the session is closed
 	// and (run, demo) before the program is stopped: with the target's PID (0 when it is not
 	// a local process) and whether it still runs (false when it exited on its own). It reads

@@ -111,7 +111,7 @@ func (r *recorder) sampleMemory(now time.Time) {
 	r.mu.Lock()
 	r.goroutines, r.countedAt = g.Goroutines, time.Now()
 	r.status.HeapBytes = g.HeapObjectsBytes
-	r.lastGCCycles = g.GCCycles
+	r.gcCountRead(g.GCCycles, g.HeapLiveBytes, now)
 	r.mu.Unlock()
 	r.setGoHeap(g.HeapObjectsBytes + g.HeapUnusedBytes)
 	if err := r.w.AppendSample(session.Sample{Time: now.UTC(), Go: g}); err != nil {

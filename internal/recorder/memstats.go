@@ -127,7 +127,7 @@ func (r *recorder) sampleMemStats(now time.Time) {
 	r.mu.Lock()
 	r.memStats.every = min(max(memStatsDuty*took, r.cfg.Sample), r.cfg.Interval)
 	if err == nil {
-		r.lastGCCycles = uint64(ms.NumGC)
+		r.gcCountRead(uint64(ms.NumGC), ms.HeapAlloc, now)
 		r.status.HeapBytes = ms.HeapAlloc
 	}
 	r.mu.Unlock()

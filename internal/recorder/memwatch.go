@@ -69,6 +69,7 @@ func watchMemory(ctx context.Context, cfg Config, pid int, why string, links str
 	running := res.Status == session.StatusComplete || res.Status == session.StatusInterrupted
 	r.closeMemory(running)
 	r.readHolders(res, running)
+	r.noteGCAsks()
 	r.noteAttempts()
 	r.flushManifest()
 	if err := w.Close(res.Status, res.Detail); err != nil {

@@ -166,7 +166,7 @@ func (r *recorder) snapshot(ctx context.Context, c *scrape.Client, withText, fin
 		r.mu.Lock()
 		g := goMemFromMemStats(mst, goroutines)
 		r.status.HeapBytes = mst.HeapAlloc
-		r.lastGCCycles = uint64(mst.NumGC)
+		r.gcCountRead(uint64(mst.NumGC), mst.HeapAlloc, time.Now())
 		r.mu.Unlock()
 		r.setGoHeap(mst.HeapInuse)
 		if err := r.w.AppendSample(session.Sample{Time: time.Now().UTC(), Go: g}); err != nil {

@@ -45,8 +45,14 @@ type recorder struct {
 	firstWriteErr   error
 	// gcBase is the target's gctrace time base as the manifest last got it.
 	gcBase time.Time
-	// lastGCCycles is the target's GC count at the last MemStats reading (a drop: a restart).
+	// lastGCCycles is the target's GC count at the last MemStats reading (a drop: a restart);
+	// gcMovedAt when a reading last found it changed, and liveHeap the live heap then (the
+	// heap in use when only MemStats give it: an upper bound).
 	lastGCCycles uint64
+	gcMovedAt    time.Time
+	liveHeap     uint64
+	// asks is what the GCs asked of the target went through (requestGC).
+	asks gcAsks
 	// memStats paces the MemStats reads between snapshots; stacks, the goroutine profiles.
 	memStats memStatsState
 	stacks   stacksState

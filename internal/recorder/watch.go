@@ -104,6 +104,7 @@ func Watch(ctx context.Context, cfg Config, rawURL string) (Result, error) {
 		r.agentSummary()
 	}
 	r.noteIndex()
+	r.noteGCAsks()
 	r.noteAttempts()
 	r.flushManifest() // the last counts
 	if err := w.Close(res.Status, res.Detail); err != nil {
@@ -375,12 +376,22 @@ func (r *recorder) awaitWatchEnd(ctx context.Context, base string, deadline time
 		defer timer.Stop()
 		timeout = timer.C
 	}
-	var settle <-chan time.Time
+	var settle, first <-chan time.Time
 	if r.cfg.Settled != nil {
 		t := time.NewTicker(r.cfg.Interval)
 		defer t.Stop()
 		settle = t.C
+		// A first look once a couple of samples are in: a verdict that waits on a reading of
+		// the live heap gets one at the start, not an interval later.
+		f := time.NewTimer(2*r.cfg.Sample + r.cfg.Sample/2)
+		defer f.Stop()
+		first = f.C
 	}
+	// After a GC asked of the service, a look once its reading is in (two samples on): the
+	// verdict it was asked for need not wait for the next interval.
+	reLook := time.NewTimer(time.Hour)
+	reLook.Stop()
+	defer reLook.Stop()
 	res := Result{Dir: r.cfg.Out, TargetExit: -1}
 	for {
 		select {
@@ -394,15 +405,36 @@ func (r *recorder) awaitWatchEnd(ctx context.Context, base string, deadline time
 			res.Status, res.Detail = session.StatusTargetExited, "the service's process exited"
 		case <-r.unreachable:
 			res.Status, res.Detail = session.StatusTargetExited, fmt.Sprintf("the service stopped answering at %s", base)
-		case <-settle:
-			done, why := r.cfg.Settled()
-			if !done {
+		case <-first:
+			if !r.look(ctx, &res, reLook) {
 				continue
 			}
-			res.Status, res.Detail = session.StatusComplete, why
+		case <-settle:
+			if !r.look(ctx, &res, reLook) {
+				continue
+			}
+		case <-reLook.C:
+			if !r.look(ctx, &res, nil) {
+				continue
+			}
 		}
 		return res
 	}
+}
+
+// look looks at the session so far (Config.Settled): done, it sets res and reports true; else
+// it asks the service for a GC when a verdict waits on a reading of the live heap, and, when
+// it got one and reLook is not nil, sets reLook to look again once its reading is in.
+func (r *recorder) look(ctx context.Context, res *Result, reLook *time.Timer) bool {
+	l := r.cfg.Settled()
+	if l.Done {
+		res.Status, res.Detail = session.StatusComplete, l.Why
+		return true
+	}
+	if r.askGC(ctx, l.AwaitsGC, time.Now()) && reLook != nil {
+		reLook.Reset(2 * r.cfg.Sample)
+	}
+	return false
 }
 
 // localPID finds the process on this machine that listens on the URL's port, and the port.

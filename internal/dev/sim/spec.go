@@ -65,12 +65,20 @@ const (
 	// and growing with the goroutines), which a GC running meanwhile finds live: the
 	// observer's own reads, never a culprit.
 	GoroutineFlood Shape = "goroutine-flood"
+	// BurstsInGC: no leak, little steady traffic (64 KiB to 1 MiB/s of garbage on a heap of
+	// 1 to 16 MiB) and a body of 100 to 400 MiB read whole every 10 to 20 s, over half a
+	// second to three seconds: the GC runs only inside the bursts (their own allocation reaches
+	// the goal, each cycle finds part of the body still being read), and none runs after a
+	// burst, so every reading of the live heap holds part of one and the readings may rise
+	// from one to the next; whether the heap comes back is seen only when a GC happens to run
+	// early in a burst.
+	BurstsInGC Shape = "bursts-in-gc"
 )
 
 // Shapes lists every shape.
 var Shapes = []Shape{Healthy, HeapLeak, Spikes, LeakUnderSpikes, Warmup, GoroutineLeak, GCPressure, Retention, NonGo,
 	LibraryGoroutineLeak, BusyLeak, RareGCLeak, CostClimb, SpreadLeak, LeakUnderExports, SteadyHeapLeak, SteadyGoroutineLeak,
-	SpinGoroutineLeak, GoroutineFlood}
+	SpinGoroutineLeak, GoroutineFlood, BurstsInGC}
 
 // Vantage is where a session was recorded from.
 type Vantage string
@@ -310,17 +318,11 @@ func draw(seed uint64, spec Spec) (Params, error) {
 		p.BaseLive = logUniform(r, 8<<20, 32<<20)
 		p.AllocRate = logUniform(r, 256<<10, 2<<20) // little else: the GC runs inside the exports
 		p.LeakRate = logUniform(r, 10, 100) * (1 << 20) / 60
-		p.SpikePeriod = uniform(r, 10, 20)
-		p.SpikeHeight = math.Max(logUniform(r, 100<<20, 400<<20), 4*p.BaseLive)
-		p.SpikeRise = uniform(r, 1.5, 4)
-		p.SpikeHold = uniform(r, 0.2, 1)
-		p.SpikePhase = uniform(r, 0, p.SpikePeriod)
-		p.EndMidSpike = r.IntN(4) == 0
-		if p.EndMidSpike {
-			end := p.Uptime + p.Window
-			into := uniform(r, 0.2, 0.8) * (p.SpikeRise + p.SpikeHold)
-			p.SpikePhase = math.Mod(end-into, p.SpikePeriod)
-		}
+		bigBursts(r, &p, 1.5, 4, 0.2, 1)
+	case BurstsInGC:
+		p.BaseLive = logUniform(r, 1<<20, 16<<20)
+		p.AllocRate = logUniform(r, 64<<10, 1<<20)
+		bigBursts(r, &p, 0.5, 3, 0.05, 0.5)
 	case SteadyHeapLeak:
 		p.LeakRate = uniform(r, 30, 60) * (1 << 20) / 60
 		p.LeakLibrary = true
@@ -440,6 +442,22 @@ func hashSpec(spec Spec) uint64 {
 		h *= 1099511628211
 	}
 	return h
+}
+
+// bigBursts draws bursts of 100-400 MiB (at least four times the base) every 10-20 s, rising
+// over riseLo-riseHi s and held holdLo-holdHi s, a quarter of the windows ending inside one.
+func bigBursts(r *rand.Rand, p *Params, riseLo, riseHi, holdLo, holdHi float64) {
+	p.SpikePeriod = uniform(r, 10, 20)
+	p.SpikeHeight = math.Max(logUniform(r, 100<<20, 400<<20), 4*p.BaseLive)
+	p.SpikeRise = uniform(r, riseLo, riseHi)
+	p.SpikeHold = uniform(r, holdLo, holdHi)
+	p.SpikePhase = uniform(r, 0, p.SpikePeriod)
+	p.EndMidSpike = r.IntN(4) == 0
+	if p.EndMidSpike {
+		end := p.Uptime + p.Window
+		into := uniform(r, 0.2, 0.8) * (p.SpikeRise + p.SpikeHold)
+		p.SpikePhase = math.Mod(end-into, p.SpikePeriod)
+	}
 }
 
 func uniform(r *rand.Rand, lo, hi float64) float64 { return lo + (hi-lo)*r.Float64() }

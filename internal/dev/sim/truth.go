@@ -113,7 +113,7 @@ func (g *generator) truth() Truth {
 		// No site keeps a majority of it: the function they share is the culprit.
 		required[KindHeapLeak] = spreadShared
 		band = rateBand(p.LeakRate*60/mib, 10, 30)
-	case Spikes, LeakUnderSpikes, LeakUnderExports:
+	case Spikes, LeakUnderSpikes, LeakUnderExports, BurstsInGC:
 		if o.SpikeTop >= 0.5*p.SpikeHeight {
 			required[KindTransientSpike] = culpritOf(s.spike.stack)
 		} else {
