@@ -23,11 +23,24 @@ func (r *run) summary(res result) string {
 	if res.gorOn {
 		fmt.Fprintf(&b, "; goroutines %.0f -> %.0f", first.goroutines, last.goroutines)
 	}
-	if res.tooFew {
-		fmt.Fprintf(&b, "\n  only %d readings in three times the time limit (%s), %d needed for a verdict: the machine is too slow for this function at this limit; raise TimeLimit", len(r.readings), 3*r.cfg.timeLimit, minConfirmReadings)
-	}
 	if res.timedOut {
 		fmt.Fprintf(&b, "; stopped at the time limit (%s)", r.cfg.timeLimit)
+	}
+	switch {
+	case r.readLate:
+		fmt.Fprintf(&b, "\n  not judged: a reading (its garbage collection) had not ended %s after the time limit: goroutines that never block, which each collection waits behind, may have taken the CPU", readGrace)
+	case res.tooFew && (res.hung || res.slow):
+		fmt.Fprintf(&b, "\n  not judged: only %d readings before a call of fn stopped returning, %d needed for a verdict", len(r.readings), minConfirmReadings)
+	case res.tooFew:
+		fmt.Fprintf(&b, "\n  not judged: only %d readings within the time limit (%s), %d needed for a verdict: the machine is too slow for this function at this limit; raise TimeLimit", len(r.readings), r.cfg.timeLimit, minConfirmReadings)
+	}
+	if res.slow {
+		fmt.Fprintf(&b, "\n  %s", strings.ReplaceAll(r.slowText(), "\n", "\n  "))
+	}
+	if r.spun > 0 && r.cfg.heap {
+		fmt.Fprintf(&b, "\n  %s", r.spunText())
+	}
+	if res.timedOut {
 		for _, s := range []struct {
 			on   bool
 			what string
@@ -200,13 +213,14 @@ func ignoredStack(fr []frame, ignore []string) bool {
 	return false
 }
 
-// writeGoroutines names the groups of goroutines that grew: what they wait for and where, the
-// go statement that started them and the line of the program that made them.
+// writeGoroutines names the groups of goroutines that grew: what they wait for and where (or
+// that they never wait), their own function and where it is defined, the go statement that
+// started them and the line of the program that made them.
 func (r *run) writeGoroutines(b *strings.Builder, deltas []heapDelta) {
 	if r.baseGroups == nil {
 		return
 	}
-	grown := grownGroups(r.baseGroups, groupGoroutines(dumpGoroutines(), r.cfg.ignoreTop))
+	grown := grownGroups(r.baseGroups, groupGoroutines(r.others(), r.cfg.ignoreTop))
 	if len(grown) == 0 {
 		b.WriteString("  (no group of goroutines has more than at the start of the rounds)\n")
 		return
@@ -215,19 +229,36 @@ func (r *run) writeGoroutines(b *strings.Builder, deltas []heapDelta) {
 	for _, g := range grown {
 		total += g.added
 	}
-	proven := provenLeaked()
+	defineFuncs(grown, funcStarts())
+	// Go 1.27's goroutineleak profile collects the garbage: not behind goroutines that never
+	// block, and not for long.
+	var proven map[frame]int
+	if r.spun == 0 {
+		proven, _ = within(time.Now().Add(leakProfileWait), provenLeaked)
+	}
 	calls := float64(max(r.calls, 1))
 	for i, g := range grown {
 		if i == 3 || float64(g.added) < 0.1*float64(total) && i > 0 {
 			break
 		}
-		fmt.Fprintf(b, "  %d more goroutines [%s] (%.3g per call), waiting at %s\n", g.added, g.state, float64(g.added)/calls, g.wait.where())
+		if g.state == "running" {
+			fmt.Fprintf(b, "  %d more goroutines [running] (%.3g per call), never blocked: running or ready to run, they take the CPU; one of them was at %s\n", g.added, float64(g.added)/calls, g.wait.where())
+		} else {
+			fmt.Fprintf(b, "  %d more goroutines [%s] (%.3g per call), waiting at %s\n", g.added, g.state, float64(g.added)/calls, g.wait.where())
+		}
 		fmt.Fprintf(b, "    %s\n", g.wait)
 		if n := proven[g.wait]; n > 0 {
 			fmt.Fprintf(b, "    Go's goroutineleak profile proves %d goroutines waiting there leaked (the warm-up's included): blocked on what no running goroutine can reach, they can never run again\n", n)
 		}
-		if w, ok := r.firstNotStd(g.sample.stack); ok && w != g.wait {
+		if w, ok := r.firstNotStd(g.sample.stack); ok && w != g.wait && g.state != "running" && w.fn != g.fn.fn {
 			fmt.Fprintf(b, "    under %s\n", w)
+		}
+		switch {
+		case g.fn.line > 0:
+			fmt.Fprintf(b, "    their function, defined at %s\n", g.fn.where())
+			fmt.Fprintf(b, "      %s\n", g.fn)
+		case g.fn.fn != "":
+			fmt.Fprintf(b, "    their function: %s\n", g.fn.fn)
 		}
 		if g.createdBy.fn != "" {
 			fmt.Fprintf(b, "    started by the go statement at %s\n", g.createdBy.where())
@@ -241,6 +272,17 @@ func (r *run) writeGoroutines(b *strings.Builder, deltas []heapDelta) {
 			fmt.Fprintf(b, "      %s\n", m)
 		}
 	}
+	if r.spun > 0 && r.cfg.heap {
+		fmt.Fprintf(b, "  (%s)\n", r.spunText())
+	}
+}
+
+// leakProfileWait is the longest a failure waits for the goroutineleak profile.
+const leakProfileWait = 2 * time.Second
+
+// spunText says why the heap was not judged: the calls left goroutines that never block.
+func (r *run) spunText() string {
+	return fmt.Sprintf("the live heap was not judged: the calls left %d goroutines that never block, behind which every garbage collection waits its turn", r.spun)
 }
 
 // firstNotStd is the innermost frame of a stack outside the standard library.
