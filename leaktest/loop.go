@@ -130,10 +130,11 @@ type run struct {
 	// hung, or fn panicked (last is the batch that did).
 	ended ended
 	last  batch
-	// spun is how many goroutines that never block the warm-up left (0: none), which turned
-	// the heap's judgement off; spinBase how many there were before the first call, and
-	// busyStart the runtime's count of busy goroutines then.
-	spun, spinBase, busyStart int
+	// spun is how many goroutines that never block the calls left (0: none), which turned the
+	// heap's judgement off; spinBase how many there were before the first call, and burnBase
+	// the cores the process spent then while Loop waited (-1: not known).
+	spun, spinBase int
+	burnBase       float64
 	// before is the reading before the first call; readLate says a reading had not ended a
 	// grace after the deadline.
 	before   reading
@@ -224,8 +225,8 @@ func (r *run) warm(res *result) bool {
 	if !ok {
 		return false
 	}
-	r.busyStart, _ = r.probe.gauge.busyNow()
-	r.spinBase = r.spinners()
+	r.spinBase, _ = r.spinners()
+	r.burnBase = r.burn()
 	n, more := r.size()
 	if more {
 		var done int64
@@ -235,15 +236,20 @@ func (r *run) warm(res *result) bool {
 	if !more {
 		return false
 	}
-	spun := max(r.spinners()-r.spinBase, 0)
+	spun, _ := r.spinners()
+	spun = max(spun-r.spinBase, 0)
 	r.spinOff(spun, res) // before the next reading's garbage collection
 	after, ok := r.read(0)
 	if !ok {
 		return false
 	}
+	burned := -1.0
+	if r.burnBase >= 0 {
+		burned = r.burn() - r.burnBase
+	}
 	// Bound the rounds by every goroutine, those IgnoreTopFunction leaves out included.
 	before.goroutines, after.goroutines = float64(gBefore), float64(runtime.NumGoroutine())
-	r.perRound = r.bound(n, before, after, spun)
+	r.perRound = r.bound(n, before, after, spun, burned)
 	return true
 }
 
@@ -264,7 +270,8 @@ func (r *run) rounds(res *result) {
 		}
 		r.readings = append(r.readings, rd)
 		if r.probe.collect && time.Since(t0) >= slowReading {
-			r.spinOff(max(r.spinners()-r.spinBase, 0), res)
+			spun, _ := r.spinners()
+			r.spinOff(max(spun-r.spinBase, 0), res)
 		}
 		res.heap, res.goroutines = r.judge(res.heapOn, res.gorOn)
 		if res.heap.conf == confirmed && len(r.readings) >= minConfirmReadings && len(r.readings) < inFlightFadeReadings {

@@ -171,15 +171,16 @@ func (g *gauge) busyNow() (int, bool) {
 // spinners counts the goroutines that never block: running or ready to run in two dumps
 // between which the process ran (spent spinCPU of CPU at least, waiting up to spinWait for it):
 // a goroutine just started is ready to run for a moment, and one that a machine starved of CPU
-// did not run stays so. Loop's own are left out. It looks only when the runtime counts more
-// busy goroutines than at the start (busyStart), or cannot count them.
-func (r *run) spinners() int {
-	if n, ok := r.probe.gauge.busyNow(); ok && n <= r.busyStart {
-		return 0
+// did not run stays so. Loop's own are left out. It looks only when the runtime counts a busy
+// goroutine beside Loop's own, or cannot count them. It returns false when it cannot tell: the
+// machine did not run the process for spinWait.
+func (r *run) spinners() (int, bool) {
+	if n, ok := r.probe.gauge.busyNow(); ok && n <= 1 {
+		return 0, true
 	}
 	first := r.runningIDs()
 	if len(first) == 0 {
-		return 0
+		return 0, true
 	}
 	t0, c0 := time.Now(), cpuNow()
 	for {
@@ -189,7 +190,7 @@ func (r *run) spinners() int {
 			break
 		}
 		if time.Since(t0) >= spinWait {
-			return 0 // the machine did not run the process: they could not have blocked
+			return 0, false
 		}
 	}
 	n := 0
@@ -198,7 +199,20 @@ func (r *run) spinners() int {
 			n++
 		}
 	}
-	return n
+	return n, true
+}
+
+// burn is the CPU the process spends, in cores, over a round's time on the clock while Loop
+// waits: what the goroutines left take (goroutines that never block, or wake often: a ticker
+// each), or -1 where the process's CPU time cannot be read.
+func (r *run) burn() float64 {
+	t0, c0 := time.Now(), cpuNow()
+	time.Sleep(r.cfg.roundTime)
+	c1 := cpuNow()
+	if c0 < 0 || c1 < 0 {
+		return -1
+	}
+	return float64(c1-c0) / float64(time.Since(t0))
 }
 
 // The CPU the process spends between spinners' dumps, and the longest it waits for it.

@@ -16,7 +16,9 @@ import (
 // batch waits for one would make rounds too short (a cache that a round of 20 ms of work fills
 // would take many). A batch that takes five rounds' time on the clock ends the sizing too: a
 // function that waits (for the network, a timer) uses little CPU, and its rounds must not last
-// seconds. So does a batch that left as many goroutines as a round may add (bound). It
+// seconds. So does a batch that left as many goroutines as a round may add (bound), or that
+// left goroutines that never block, or that take the CPU (burn); a batch that left goroutines
+// is at most ten times the last, so that the sizing finds out before they are many. It
 // returns false when the calls must stop (r.ended says why).
 func (r *run) size() (int64, bool) {
 	// The first call is often the slowest (lazy initialisation): it times nothing.
@@ -39,15 +41,25 @@ func (r *run) size() (int64, bool) {
 		}
 		left := runtime.NumGoroutine() - g0
 		if cpu >= target || wall >= wallRounds*target || n >= 1e9 || time.Since(r.start) >= r.cfg.timeLimit/4 ||
-			left >= maxRoundGoroutines || r.spinners() > r.spinBase {
+			left >= maxRoundGoroutines || left > 0 && r.leftBusy() {
 			return n, more
 		}
 		prev := n
 		n = grow(n, cpu, target)
 		n = min(n, grow(prev, wall, wallRounds*target))
 		n = max(min(n, 100*prev), prev+1)
+		if left > 0 {
+			n = min(n, 10*prev)
+		}
 	}
 	return n, false
+}
+
+// leftBusy reports goroutines left by the calls that never block or take the CPU (or a
+// machine too starved to tell: the sizing stops there too).
+func (r *run) leftBusy() bool {
+	s, sure := r.spinners()
+	return !sure || s > r.spinBase || r.burnBase >= 0 && r.burn()-r.burnBase >= minBurn
 }
 
 // wallRounds is how many rounds' time a batch may take on the clock while it is sized.
@@ -66,17 +78,21 @@ func grow(n int64, d, target time.Duration) int64 {
 // before it is judged (a goroutine costs 2 KiB or more of stack), and goroutines that never
 // block take the CPU from everything else, Loop's readings included (each garbage collection
 // waits behind them: about 50 ms more per goroutine on two cores). One per round is enough
-// for a verdict: every state counts.
+// for a verdict: every state counts. Goroutines that wake often (a ticker each) take a share
+// of a core each: a round adds maxRoundBurn cores at most, once the warm-up's left minBurn.
 const (
 	maxRoundGoroutines = 2000
 	maxRoundHeap       = 64 << 20
 	maxRoundSpinning   = 1
+	maxRoundBurn       = 0.05
+	minBurn            = 0.1
 )
 
 // bound lowers the calls per round so that what the warm-up leaked, per call, adds no more
 // than the bounds per round; spinning is how many more goroutines run (or are ready to)
-// after the warm-up than before.
-func (r *run) bound(n int64, before, after reading, spinning int) int64 {
+// after the warm-up than before, burned how many more cores the process spends while Loop
+// waits.
+func (r *run) bound(n int64, before, after reading, spinning int, burned float64) int64 {
 	calls := float64(r.warmup)
 	if g := (after.goroutines - before.goroutines) / calls; g > 0 && float64(n)*g > maxRoundGoroutines {
 		n = int64(maxRoundGoroutines / g)
@@ -86,6 +102,9 @@ func (r *run) bound(n int64, before, after reading, spinning int) int64 {
 	}
 	if s := float64(spinning) / calls; s > 0 && float64(n)*s > maxRoundSpinning {
 		n = int64(maxRoundSpinning / s)
+	}
+	if b := burned / calls; burned >= minBurn && float64(n)*b > maxRoundBurn {
+		n = int64(maxRoundBurn / b)
 	}
 	return max(n, 1)
 }
