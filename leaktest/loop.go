@@ -23,6 +23,11 @@ const parallelEnv = "MEMDOCTOR_LEAKTEST"
 // with the calls: a leak. See the package documentation for how it judges and what the
 // failure says; the options and their defaults are in Option's list.
 //
+// It calls fn on a goroutine of its own and returns within a few seconds of TimeLimit
+// whatever fn does: a call that never returns fails t, saying where it waits; a panic in fn
+// is raised again on the calling goroutine, and runtime.Goexit in fn (t.FailNow, t.SkipNow)
+// ends it.
+//
 // It refuses a parallel test (t.Parallel) and a second Loop running at the same time: the
 // heap and the goroutines it measures are the whole process's.
 func Loop(t testing.TB, fn func(), opts ...Option) {

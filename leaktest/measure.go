@@ -171,11 +171,12 @@ func (g *gauge) busyNow() (int, bool) {
 // spinners counts the goroutines that never block: running or ready to run in two dumps
 // between which the process ran (spent spinCPU of CPU at least, waiting up to spinWait for it):
 // a goroutine just started is ready to run for a moment, and one that a machine starved of CPU
-// did not run stays so. Loop's own are left out. It looks only when the runtime counts a busy
-// goroutine beside Loop's own, or cannot count them. It returns false when it cannot tell: the
-// machine did not run the process for spinWait.
+// did not run stays so. Loop's own are left out. It looks only when the runtime counts more
+// busy goroutines than Loop's own and busyNoise (its own, which come and go), or cannot count
+// them: a dump of tens of thousands of goroutines blocked for good costs a tenth of a second.
+// It returns false when it cannot tell: the machine did not run the process for spinWait.
 func (r *run) spinners() (int, bool) {
-	if n, ok := r.probe.gauge.busyNow(); ok && n <= 1 {
+	if n, ok := r.probe.gauge.busyNow(); ok && n <= 1+busyNoise {
 		return 0, true
 	}
 	first := r.runningIDs()

@@ -17,9 +17,10 @@ import (
 // would take many). A batch that takes five rounds' time on the clock ends the sizing too: a
 // function that waits (for the network, a timer) uses little CPU, and its rounds must not last
 // seconds. So does a batch that left as many goroutines as a round may add (bound), or that
-// left goroutines that never block, or that take the CPU (burn); a batch that left goroutines
-// is at most ten times the last, so that the sizing finds out before they are many. It
-// returns false when the calls must stop (r.ended says why).
+// left goroutines that never block, or that take the CPU (burn), with fewer calls for the
+// warm-up then; a batch that left goroutines is at most ten times the last, and leaves
+// maxRoundGoroutines at most by the last's count, so that the sizing finds out before they are
+// many. It returns false when the calls must stop (r.ended says why).
 func (r *run) size() (int64, bool) {
 	// The first call is often the slowest (lazy initialisation): it times nothing.
 	done, more := r.callSettled(1)
@@ -40,8 +41,12 @@ func (r *run) size() (int64, bool) {
 			cpu = wall
 		}
 		left := runtime.NumGoroutine() - g0
-		if cpu >= target || wall >= wallRounds*target || n >= 1e9 || time.Since(r.start) >= r.cfg.timeLimit/4 ||
-			left >= maxRoundGoroutines || left > 0 && r.leftBusy() {
+		switch {
+		case left >= maxRoundGoroutines:
+			return max(1, n*maxRoundGoroutines/int64(left)), more // as bound will
+		case left > 0 && r.leftBusy():
+			return max(1, n/int64(left)), more // a goroutine that takes the CPU per warm-up call at most
+		case cpu >= target || wall >= wallRounds*target || n >= 1e9 || time.Since(r.start) >= r.cfg.timeLimit/4:
 			return n, more
 		}
 		prev := n
@@ -49,7 +54,7 @@ func (r *run) size() (int64, bool) {
 		n = min(n, grow(prev, wall, wallRounds*target))
 		n = max(min(n, 100*prev), prev+1)
 		if left > 0 {
-			n = min(n, 10*prev)
+			n = min(n, 10*prev, max(prev+1, prev*maxRoundGoroutines/int64(left)))
 		}
 	}
 	return n, false
