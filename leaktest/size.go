@@ -61,10 +61,19 @@ func (r *run) size() (int64, bool) {
 }
 
 // leftBusy reports goroutines left by the calls that never block or take the CPU (or a
-// machine too starved to tell: the sizing stops there too).
+// machine too starved to tell: the sizing stops there too). What they take is measured after
+// a garbage collection, as the base was: the collector's own work would count.
 func (r *run) leftBusy() bool {
-	s, sure := r.spinners()
-	return !sure || s > r.spinBase || r.burnBase >= 0 && r.burn()-r.burnBase >= minBurn
+	if s, sure := r.spinners(); !sure || s > r.spinBase {
+		return true
+	}
+	if r.burnBase < 0 {
+		return false
+	}
+	if _, ok := within(r.deadline, func() bool { runtime.GC(); return true }); !ok {
+		return true
+	}
+	return r.burn()-r.burnBase >= minBurn
 }
 
 // wallRounds is how many rounds' time a batch may take on the clock while it is sized.
