@@ -60,11 +60,13 @@ func (r *run) size() (int64, bool) {
 	return n, false
 }
 
-// leftBusy reports goroutines left by the calls that never block or take the CPU (or a
-// machine too starved to tell: the sizing stops there too). What they take is measured after
-// a garbage collection, as the base was: the collector's own work would count.
+// leftBusy reports goroutines left by the calls that never block or take the CPU. What they
+// take is measured after a garbage collection, as the base was: the collector's own work would
+// count. On a machine too starved to tell, the sizing goes on (a batch ten times the last at
+// most): stopping it there made rounds of one call, in which a worker pool started lazily, a
+// worker per call for its first eight, looked like a leak.
 func (r *run) leftBusy() bool {
-	if s, sure := r.spinners(); !sure || s > r.spinBase {
+	if s, sure := r.spinners(); sure && s > r.spinBase {
 		return true
 	}
 	if r.burnBase < 0 {
