@@ -27,6 +27,10 @@ type Result struct {
 	// Copied is how much of a live process's memory was copied while it was stopped (its
 	// heap was then walked on the copy, the process running again).
 	Copied uint64 `json:"copied_bytes,omitempty"`
+	// NotResident is how much of what was copied was not resident in the process (pages it
+	// never touched, or gave back to the system): zeros in the copy, never read, so that the
+	// reading did not make them resident in it.
+	NotResident uint64 `json:"not_resident_bytes,omitempty"`
 	// SkippedRanges and SkippedBytes are what of the stacks could not be read while the
 	// process was stopped (memory its map said was readable, and was not): the paths through
 	// them are missing (a note says so).

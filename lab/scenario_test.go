@@ -185,7 +185,8 @@ func httpGet(t *testing.T, url string) {
 	}
 }
 
-// TestScenariosStartServeStop runs every scenario for about two seconds: it must serve pprof,
+// TestScenariosStartServeStop runs every scenario for about two seconds (longer where its
+// culprit's allocations are not sampled enough by then: awaitSamples): it must serve pprof,
 // make requests, show its culprit in the profile, stop cleanly and leave nothing running.
 // With -short, a second each and no culprit (a slow leak may not be sampled in a second):
 // the full run checks them.

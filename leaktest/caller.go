@@ -189,13 +189,13 @@ func (r *run) hungMessage() string {
 	var b strings.Builder
 	c := r.caller
 	if c.calls == 0 {
-		fmt.Fprintf(&b, "leaktest: the first call of fn has not returned within the time limit (%s): nothing judged\n", r.cfg.timeLimit)
+		fmt.Fprintf(&b, "leaktest: the first %s of %s has not returned within the time limit (%s): nothing judged\n", r.unit, r.of, r.cfg.timeLimit)
 	} else {
-		fmt.Fprintf(&b, "leaktest: a call of fn has not returned %s after the time limit (%s), where the %d calls before it took %s on average: it hangs; the readings before it are judged below\n",
-			c.grace().Round(time.Millisecond), r.cfg.timeLimit, c.calls, roundDuration(c.meanCall()))
+		fmt.Fprintf(&b, "leaktest: a %s of %s has not returned %s after the time limit (%s), where the %d %ss before it took %s on average: it hangs; the readings before it are judged below\n",
+			r.unit, r.of, c.grace().Round(time.Millisecond), r.cfg.timeLimit, c.calls, r.unit, roundDuration(c.meanCall()))
 	}
 	r.writeCallerStack(&b)
-	b.WriteString("  a call that never returns is a deadlock, or a leak of its own (it keeps what it holds); if fn is this slow, raise TimeLimit")
+	fmt.Fprintf(&b, "  a %s that never returns is a deadlock, or a leak of its own (it keeps what it holds); if %s is this slow, raise TimeLimit", r.unit, r.of)
 	return b.String()
 }
 
@@ -204,8 +204,8 @@ func (r *run) hungMessage() string {
 func (r *run) slowText() string {
 	var b strings.Builder
 	c := r.caller
-	fmt.Fprintf(&b, "a call of fn was still running %s after the time limit (the %d calls before it took %s on average): Loop stopped waiting for it, and it still runs\n",
-		c.grace().Round(time.Millisecond), c.calls, roundDuration(c.meanCall()))
+	fmt.Fprintf(&b, "a %s of %s was still running %s after the time limit (the %d %ss before it took %s on average): Loop stopped waiting for it, and it still runs\n",
+		r.unit, r.of, c.grace().Round(time.Millisecond), c.calls, r.unit, roundDuration(c.meanCall()))
 	r.writeCallerStack(&b)
 	return strings.TrimRight(b.String(), "\n")
 }

@@ -33,11 +33,11 @@
 // returns at once but leaves hundreds of goroutines of work behind is sized by all it costs,
 // and the goroutines are counted once those still running have ended. Those calls and one
 // more round are the warm-up (Warmup adds calls for caches larger than that). Then it runs
-// rounds of that many calls, and after each one collects the garbage (runtime.GC) and reads
-// the live heap (runtime/metrics' /gc/heap/live:bytes, what the collection found live) and the
-// number of goroutines, whatever their state (running, runnable or blocked). It samples every
-// allocation in the heap profile while it runs (runtime.MemProfileRate = 1), and puts the rate
-// back after.
+// rounds of that many calls, and after each one collects the garbage (runtime.GC, twice: what
+// a sync.Pool holds survives one collection) and reads the live heap (runtime/metrics'
+// /gc/heap/live:bytes, what the collection found live) and the number of goroutines, whatever
+// their state (running, runnable or blocked). It samples every allocation in the heap profile
+// while it runs (runtime.MemProfileRate = 1), and puts the rate back after.
 //
 // Goroutines that never block (a loop with a zero period on a stop channel never closed) take
 // the CPU from everything else, and each garbage collection waits its turn behind them: when
@@ -107,12 +107,29 @@
 //	    started by the go statement at kv/dist_sender.go:212
 //	      example.com/kv.(*DistSender).sendWithLimit (/src/kv/dist_sender.go:212)
 //
+// The verdict, its proof and what the failure names are computed once, when Loop ends, into a
+// Report, from which the failure (or the line a passing Loop logs) is written; its JSON form is
+// what memdoctor's test command reads.
+//
 // Who holds it: on Linux, when the memdoctor command is on PATH, a heap leak's failure runs
 // `memdoctor holders --json FILE --site FUNC PID` on the test's own process (letting its child
 // trace it with prctl(PR_SET_PTRACER)), and shows the reference paths from the GC roots to
 // the growth's objects, which the profile sampled all. memdoctor reads DWARF, which plain go
 // test leaves out of the binaries it runs: build the test with go test -c (or -o) to get the
 // paths. Without memdoctor, the failure says how to get them.
+//
+// # Whole tests
+//
+// CheckTest checks a whole test function rather than a function of the program: it runs the
+// test over and over, each run a top-level test of its own as go test runs it (through
+// testing.RunTests: its *testing.T, its subtests, its cleanups, t.Parallel honoured), judges
+// the runs as Loop judges calls, and returns the Report rather than failing the test. A run
+// that fails, skips or panics ends the check with no verdict, which the report says. It is
+// what memdoctor's test command runs for every test of a package, with no change to the
+// package (package leaktest/harness, which memdoctor adds to the package's tests when it
+// builds them):
+//
+//	memdoctor test ./...
 //
 // # Options
 //
@@ -127,6 +144,7 @@
 //	Warmup(n)                n more calls before measuring (default 0)
 //	IgnoreSites(fn...)       leave memory allocated under these functions out of the growth
 //	IgnoreTopFunction(fn...) leave goroutines whose top function is one of these out
+//	Select(run, skip)        CheckTest: go test's -run and -skip for the test's subtests
 //
 // # Limits
 //

@@ -32,6 +32,24 @@ const parallelEnv = "MEMDOCTOR_LEAKTEST"
 // heap and the goroutines it measures are the whole process's.
 func Loop(t testing.TB, fn func(), opts ...Option) {
 	t.Helper()
+	rep := checkWith(t, fn, nil, opts)
+	if rep == nil {
+		return
+	}
+	if rep.Hung != "" {
+		t.Error(rep.Hung)
+	}
+	if rep.Verdict == VerdictLeak {
+		t.Error(rep.Message)
+		return
+	}
+	t.Log(rep.Message)
+}
+
+// checkWith runs a Loop and returns its report, or nil when it refused to run (and said why
+// with t.Fatal). pre, when set, changes the run before it starts (CheckTest's).
+func checkWith(t testing.TB, fn func(), pre func(*run), opts []Option) *Report {
+	t.Helper()
 	cfg := defaults()
 	for _, o := range opts {
 		if o != nil {
@@ -40,19 +58,19 @@ func Loop(t testing.TB, fn func(), opts ...Option) {
 	}
 	if err := cfg.check(); err != nil {
 		t.Fatalf("leaktest: %v", err)
-		return
+		return nil
 	}
 	if fn == nil {
 		t.Fatalf("leaktest: Loop was given a nil function to call")
-		return
+		return nil
 	}
 	if msg := refuseParallel(t); msg != "" {
 		t.Fatal(msg)
-		return
+		return nil
 	}
 	if !running.CompareAndSwap(false, true) {
 		t.Fatalf("leaktest: %s: another Loop is running in this process: the heap is the process's, so Loops run one at a time", t.Name())
-		return
+		return nil
 	}
 	defer running.Store(false)
 	r := newRun(&cfg, fn)
@@ -64,11 +82,14 @@ func Loop(t testing.TB, fn func(), opts ...Option) {
 		runtime.MemProfileRate = 1
 		defer func() { runtime.MemProfileRate = r.profileRate }()
 	}
-	if pc, file, line, ok := runtime.Caller(1); ok { // the test's line that called Loop
+	if pc, file, line, ok := runtime.Caller(2); ok { // the test's line that called Loop
 		r.attr.loopCall = frame{fn: "(the caller of leaktest.Loop)", file: file, line: line}
 		if f := runtime.FuncForPC(pc); f != nil {
 			r.attr.loopCall.fn = f.Name()
 		}
+	}
+	if pre != nil {
+		pre(r)
 	}
 	res := r.do()
 	if testHookRun != nil {
@@ -84,14 +105,7 @@ func Loop(t testing.TB, fn func(), opts ...Option) {
 		// fn called t.FailNow, t.SkipNow or runtime.Goexit: end the test's goroutine too.
 		runtime.Goexit()
 	}
-	if res.hung {
-		t.Error(r.hungMessage())
-	}
-	if res.leak() {
-		t.Error(r.message(res))
-		return
-	}
-	t.Log(r.summary(res))
+	return r.report(res)
 }
 
 // testHookRun, when set (by leaktest's benchmarks), is given each finished run.
@@ -152,6 +166,11 @@ type run struct {
 	baseHeap    map[[32]uintptr]heapRecord
 	baseGroups  map[groupKey]*goroutineGroup
 	profileRate int
+	// halt, when set, says why fn's calls cannot go on ("" while they can): CheckTest's run
+	// of a test that failed. The rounds stop, with no verdict.
+	halt func() string
+	// unit and of name what Loop calls in its words: "call" of "fn", or "run" of a test.
+	unit, of string
 }
 
 // maxReadings bounds the readings a run keeps (and so the rounds it runs).
@@ -163,10 +182,18 @@ const maxReadings = 1000
 const minReadings, minConfirmReadings = 10, 8
 
 func newRun(cfg *config, fn func()) *run {
-	r := &run{cfg: cfg, fn: fn, probe: newProbe(cfg), readings: make([]reading, 0, maxReadings)}
+	r := &run{cfg: cfg, fn: fn, probe: newProbe(cfg), readings: make([]reading, 0, maxReadings), unit: "call", of: "fn"}
 	r.attr.mods = readModules()
 	r.attr.boundary = callsFunc
 	return r
+}
+
+// haltReason is why fn's calls cannot go on, or "" while they can.
+func (r *run) haltReason() string {
+	if r.halt == nil {
+		return ""
+	}
+	return r.halt()
 }
 
 // callsFunc is the name of the function that calls fn: the boundary of fn's stacks.
@@ -184,14 +211,15 @@ type result struct {
 	heap, goroutines growth
 	heapOn, gorOn    bool
 	timedOut         bool
-	tooFew           bool // stopped before the readings a verdict needs
+	tooFew           bool   // stopped before the readings a verdict needs
+	halted           string // why the run stopped before a verdict (CheckTest: a run failed)
 	// A call of fn that had not returned a grace after the time limit: hung for sure (far
 	// slower than the others, or the first: Loop fails), or slow.
 	hung, slow bool
 }
 
-// leak reports whether a leak was confirmed.
-func (res result) leak() bool {
+// failed reports whether a leak was confirmed.
+func (res result) failed() bool {
 	return res.heapOn && res.heap.conf == confirmed || res.gorOn && res.goroutines.conf == confirmed
 }
 
@@ -233,12 +261,12 @@ func (r *run) warm(res *result) bool {
 	r.spinBase, _ = r.spinners()
 	r.burnBase = r.burn()
 	n, more := r.size()
-	if more {
+	if more && r.haltReason() == "" {
 		var done int64
 		done, more = r.callSettled(int64(r.cfg.warmup) + n)
 		r.warmup += done
 	}
-	if !more {
+	if res.halted = r.haltReason(); !more || res.halted != "" {
 		return false
 	}
 	spun, _ := r.spinners()
@@ -262,6 +290,9 @@ func (r *run) warm(res *result) bool {
 // absence, or the time limit.
 func (r *run) rounds(res *result) {
 	for more := true; more; {
+		if res.halted = r.haltReason(); res.halted != "" {
+			return
+		}
 		var done int64
 		done, more = r.callSettled(r.perRound)
 		if done == 0 && !more {
@@ -285,7 +316,7 @@ func (r *run) rounds(res *result) {
 			}
 		}
 		switch {
-		case res.leak() && len(r.readings) >= minConfirmReadings,
+		case res.failed() && len(r.readings) >= minConfirmReadings,
 			len(r.readings) >= minReadings && (!res.heapOn || res.heap.conf == clear) && (!res.gorOn || res.goroutines.conf == clear),
 			len(r.readings) == maxReadings:
 			return
@@ -400,15 +431,23 @@ func (r *run) inFlightShare() float64 {
 }
 
 // leftOut reports a stack the heap's growth leaves out: Loop's own (its baseline's profile
-// and goroutines, read between the readings), the goroutines' records and what IgnoreSites
-// names.
+// and goroutines, read between the readings: this package's files, not its subpackages',
+// whose code may be the test's, as leaktest/harness's wrapper of a test is), the goroutines'
+// records and what IgnoreSites names.
 func (r *run) leftOut(fr []frame) bool {
 	for _, f := range fr {
-		if strings.HasPrefix(f.file, ownDir) && !strings.HasSuffix(f.file, "_test.go") {
+		if isOwnFile(f.file) {
 			return true
 		}
 	}
 	return ignoredStack(fr, r.cfg.ignoreSites) || ignoredStack(fr, runtimeKept)
+}
+
+// isOwnFile reports whether a frame's file is one of this package's (its tests' aside; its
+// subpackages' are not: leaktest/harness's wrapper of a test runs the test).
+func isOwnFile(file string) bool {
+	rest, ok := strings.CutPrefix(file, ownDir)
+	return ok && !strings.Contains(rest, "/") && !strings.HasSuffix(file, "_test.go")
 }
 
 // ownDir is this package's source directory, as its frames name their files.

@@ -46,9 +46,13 @@ func newProbe(cfg *config) *probe {
 	return p
 }
 
-// read collects the garbage and reads the live heap and the goroutines.
+// read collects the garbage and reads the live heap and the goroutines. It collects twice:
+// what a sync.Pool holds survives one collection (its victim cache) and is dropped by the
+// next; a pool filled during the round (net/http's buffers, a server's, a request's) would
+// read as a growth as noisy as the round's concurrency, and as lasting as the rounds.
 func (p *probe) read(calls int64) reading {
 	if p.collect {
+		runtime.GC()
 		runtime.GC()
 	}
 	metrics.Read(p.samples)
@@ -85,7 +89,7 @@ func (p *probe) ignoredBytes() float64 {
 	for _, r := range p.recs[:n] {
 		ign, seen := p.ignored[r.Stack0]
 		if !seen {
-			ign = stackHolds(r.Stack(), p.cfg.ignoreSites) || stackHolds(r.Stack(), runtimeKept)
+			ign = stackHolds(r.Stack(), p.cfg.ignoreSites) || stackHolds(r.Stack(), runtimeKept) || ownAllocation(r.Stack())
 			p.ignored[r.Stack0] = ign
 		}
 		if ign {
@@ -93,6 +97,26 @@ func (p *probe) ignoredBytes() float64 {
 		}
 	}
 	return sum
+}
+
+// ownAllocation reports whether Loop itself made an allocation: its stack reaches a frame of
+// this package's own files before the function that calls fn (or runs a test). Loop's
+// buffers grow now and then (the records of the heap profile it reads each round, as new
+// stacks appear), a step that must not read as fn's growth.
+func ownAllocation(stk []uintptr) bool {
+	frames := runtime.CallersFrames(stk)
+	for {
+		f, more := frames.Next()
+		switch {
+		case f.Function == callsFunc || f.Function == testBoundary:
+			return false // fn's, or the test's
+		case isOwnFile(f.File):
+			return true
+		}
+		if !more {
+			return false
+		}
+	}
 }
 
 // runtimeKept are the runtime's functions that allocate what it keeps at the most it ever

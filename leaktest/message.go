@@ -9,87 +9,115 @@ import (
 )
 
 // summary is the line a passing Loop logs (go test -v shows it).
-func (r *run) summary(res result) string {
+func (rep *Report) summary() string {
 	var b strings.Builder
 	verdict := "no leak"
-	if res.tooFew {
+	if rep.TooFew {
 		verdict = "not judged"
 	}
-	fmt.Fprintf(&b, "leaktest: %s in %d rounds of %d calls (%s)", verdict, len(r.readings)-1, r.perRound, r.elapsed.Round(time.Millisecond))
-	first, last := r.readings[0], r.readings[len(r.readings)-1]
-	if res.heapOn {
-		fmt.Fprintf(&b, "; live heap %s -> %s (%s per call)", bytesText(first.heap), bytesText(last.heap), signedBytes(res.heap.perCall))
+	fmt.Fprintf(&b, "leaktest: %s in %d rounds of %d %ss (%s)", verdict, rep.Rounds, rep.CallsPerRound, rep.Unit, rep.Elapsed.Round(time.Millisecond))
+	if h := rep.Heap; h != nil {
+		fmt.Fprintf(&b, "; live heap %s -> %s (%s per %s)", bytesText(h.Start), bytesText(h.End), signedBytes(h.PerCall), rep.Unit)
 	}
-	if res.gorOn {
-		fmt.Fprintf(&b, "; goroutines %.0f -> %.0f", first.goroutines, last.goroutines)
+	if g := rep.Goroutines; g != nil {
+		fmt.Fprintf(&b, "; goroutines %.0f -> %.0f", g.Start, g.End)
 	}
-	if res.timedOut {
-		fmt.Fprintf(&b, "; stopped at the time limit (%s)", r.cfg.timeLimit)
+	if rep.TimedOut {
+		fmt.Fprintf(&b, "; stopped at the time limit (%s)", rep.TimeLimit)
 	}
-	switch {
-	case r.readLate:
-		fmt.Fprintf(&b, "\n  not judged: a reading (its garbage collection) had not ended %s after the time limit: goroutines that never block, which each collection waits behind, may have taken the CPU", readGrace)
-	case res.tooFew && (res.hung || res.slow):
-		fmt.Fprintf(&b, "\n  not judged: only %d readings before a call of fn stopped returning, %d needed for a verdict", len(r.readings), minConfirmReadings)
-	case res.tooFew:
-		fmt.Fprintf(&b, "\n  not judged: only %d readings within the time limit (%s), %d needed for a verdict: the machine is too slow for this function at this limit; raise TimeLimit", len(r.readings), r.cfg.timeLimit, minConfirmReadings)
+	if rep.TooFew || rep.ReadLate {
+		fmt.Fprintf(&b, "\n  not judged: %s", rep.tooFewText())
 	}
-	if res.slow {
-		fmt.Fprintf(&b, "\n  %s", strings.ReplaceAll(r.slowText(), "\n", "\n  "))
+	if rep.Slow != "" {
+		fmt.Fprintf(&b, "\n  %s", strings.ReplaceAll(rep.Slow, "\n", "\n  "))
 	}
-	if r.spun > 0 && r.cfg.heap {
-		fmt.Fprintf(&b, "\n  %s", r.spunText())
+	if rep.Spinning > 0 {
+		fmt.Fprintf(&b, "\n  %s", rep.spunText())
 	}
-	if res.timedOut {
-		for _, s := range []struct {
-			on   bool
-			what string
-			g    growth
-		}{{res.heapOn, "the live heap's", res.heap}, {res.gorOn, "the goroutines'", res.goroutines}} {
-			if s.on && s.g.conf == suspected {
-				fmt.Fprintf(&b, "\n  within the time limit, %s growth stayed a suspicion, not confirmed (%s); a longer TimeLimit would tell", s.what, proofText(s.g))
-				if s.g.inFlight > 0 {
-					fmt.Fprintf(&b, "; %.0f%% of it was memory in flight (allocated %d times over what it holds, or more)", 100*s.g.inFlight, inFlightTurnover)
-				}
-			}
+	if rep.TimedOut {
+		for _, s := range rep.suspicions() {
+			fmt.Fprintf(&b, "\n  %s", s)
 		}
 	}
 	return b.String()
 }
 
+// tooFewText says why a run is not judged: too few readings, or a reading late.
+func (rep *Report) tooFewText() string {
+	switch {
+	case rep.ReadLate:
+		return fmt.Sprintf("a reading (its garbage collection) had not ended %s after the time limit: goroutines that never block, which each collection waits behind, may have taken the CPU", readGrace)
+	case rep.Hung != "" || rep.Slow != "":
+		return fmt.Sprintf("only %d readings before a %s of %s stopped returning, %d needed for a verdict", rep.Rounds+1, rep.Unit, rep.of, minConfirmReadings)
+	}
+	return fmt.Sprintf("only %d readings within the time limit (%s), %d needed for a verdict: the machine is too slow for this function at this limit; raise TimeLimit", rep.Rounds+1, rep.TimeLimit, minConfirmReadings)
+}
+
+// spunText says why the heap was not judged: the calls left goroutines that never block.
+func (rep *Report) spunText() string {
+	return fmt.Sprintf("the live heap was not judged: the %ss left %d goroutines that never block, behind which every garbage collection waits its turn", rep.Unit, rep.Spinning)
+}
+
+// suspicions says, for a run the time limit stopped, each growth that stayed a suspicion.
+func (rep *Report) suspicions() []string {
+	var out []string
+	for _, s := range []struct {
+		what string
+		s    *Series
+	}{{"the live heap's", rep.Heap}, {"the goroutines'", rep.Goroutines}} {
+		if s.s == nil || s.s.Verdict != VerdictSuspected {
+			continue
+		}
+		line := fmt.Sprintf("within the time limit, %s growth stayed a suspicion, not confirmed (%s); a longer TimeLimit would tell", s.what, s.s.Proof)
+		if s.s.InFlight > 0 {
+			line += fmt.Sprintf("; %.0f%% of it was memory in flight (allocated %d times over what it holds, or more)", 100*s.s.InFlight, inFlightTurnover)
+		}
+		out = append(out, line)
+	}
+	return out
+}
+
+// reason says why a run that did not fail is not judged, or what stayed a suspicion.
+func (rep *Report) reason() string {
+	switch {
+	case rep.TooFew || rep.ReadLate:
+		return rep.tooFewText()
+	case rep.TimedOut:
+		return strings.Join(rep.suspicions(), "\n")
+	}
+	return ""
+}
+
 // message is the failure: what grows and by how much per call, the proof, and where.
-func (r *run) message(res result) string {
+func (rep *Report) message() string {
 	var b strings.Builder
 	b.WriteString("leaktest: ")
+	gor := rep.Goroutines != nil && rep.Goroutines.Verdict == VerdictLeak
+	heap := rep.Heap != nil && rep.Heap.Verdict == VerdictLeak
 	var what []string
-	if res.gorOn && res.goroutines.conf == confirmed {
+	if gor {
 		what = append(what, "goroutines")
 	}
-	if res.heapOn && res.heap.conf == confirmed {
+	if heap {
 		what = append(what, "the live heap")
 	}
 	verb := "keeps"
 	if what[0] == "goroutines" {
 		verb = "keep"
 	}
-	fmt.Fprintf(&b, "%s %s growing with the calls of fn: a leak\n", strings.Join(what, " and "), verb)
-	fmt.Fprintf(&b, "  measured over %d rounds of %d calls after %d warm-up calls (%s)\n", len(r.readings)-1, r.perRound, r.warmup, r.elapsed.Round(time.Millisecond))
-	var deltas []heapDelta
-	if r.baseHeap != nil {
-		deltas = diffHeap(r.baseHeap, heapProfile())
+	u := rep.Unit
+	fmt.Fprintf(&b, "%s %s growing with the %ss of %s: a leak\n", strings.Join(what, " and "), verb, u, rep.of)
+	fmt.Fprintf(&b, "  measured over %d rounds of %d %ss after %d warm-up %ss (%s)\n", rep.Rounds, rep.CallsPerRound, u, rep.WarmupCalls, u, rep.Elapsed.Round(time.Millisecond))
+	if gor {
+		g := rep.Goroutines
+		fmt.Fprintf(&b, "\ngoroutines: %.3g per %s (%.0f -> %.0f over %d %ss); %s\n", g.PerCall, u, g.First, g.Last, g.Calls, u, g.Proof)
+		rep.writeGoroutines(&b)
 	}
-	if res.gorOn && res.goroutines.conf == confirmed {
-		g := res.goroutines
-		fmt.Fprintf(&b, "\ngoroutines: %.3g per call (%.0f -> %.0f over %d calls); %s\n", g.perCall, g.first, g.last, g.calls, proofText(g))
-		r.writeGoroutines(&b, deltas)
-	}
-	if res.heapOn && res.heap.conf == confirmed {
-		g := res.heap
-		fmt.Fprintf(&b, "\nlive heap: %s per call (%s -> %s over %d calls); %s\n", bytesText(g.perCall), bytesText(g.first), bytesText(g.last), g.calls, proofText(g))
-		sites := r.writeHeapSites(&b, deltas)
-		if r.cfg.holders && len(sites) > 0 {
-			b.WriteString(r.holdersSection(sites))
-		}
+	if heap {
+		g := rep.Heap
+		fmt.Fprintf(&b, "\nlive heap: %s per %s (%s -> %s over %d %ss); %s\n", bytesText(g.PerCall), u, bytesText(g.First), bytesText(g.Last), g.Calls, u, g.Proof)
+		rep.writeHeapSites(&b)
+		b.WriteString(rep.Holders)
 	}
 	return strings.TrimRight(b.String(), "\n")
 }
@@ -108,99 +136,43 @@ func proofText(g growth) string {
 		g.tau, p, math.Min(g.snr, 9999), end, g.lateRatio)
 }
 
-// heapSite is one program line whose memory grew, with the library lines under it.
-type heapSite struct {
-	site  site
-	bytes int64
-	objs  int64
-	libs  []libLine
-}
-
-type libLine struct {
-	at    frame
-	bytes int64
-}
-
-// writeHeapSites names where the heap's growth was allocated, largest first, and returns the
-// sites it named.
-func (r *run) writeHeapSites(b *strings.Builder, deltas []heapDelta) []heapSite {
-	if deltas == nil {
-		b.WriteString("  (the heap profile could not be read: no allocation site to name)\n")
-		return nil
+// writeHeapSites names where the heap's growth was allocated, largest first.
+func (rep *Report) writeHeapSites(b *strings.Builder) {
+	if rep.HeapNote != "" {
+		b.WriteString("  " + rep.HeapNote + "\n")
+		return
 	}
-	bySite := map[frame]*heapSite{}
-	var total int64
-	for _, d := range deltas {
-		if d.inUseBytes <= 0 {
-			continue
-		}
-		fr, fromFn := r.attr.frames(d.stack)
-		if len(fr) == 0 || r.leftOut(fr) {
-			continue // left out of the heap's readings too
-		}
-		s := r.attr.attribute(fr, fromFn)
-		hs := bySite[s.program]
-		if hs == nil {
-			hs = &heapSite{site: s}
-			bySite[s.program] = hs
-		}
-		hs.bytes += d.inUseBytes
-		hs.objs += d.inUseObjects
-		total += d.inUseBytes
-		i := slices.IndexFunc(hs.libs, func(l libLine) bool { return l.at == s.lib })
-		if i < 0 {
-			hs.libs = append(hs.libs, libLine{at: s.lib})
-			i = len(hs.libs) - 1
-		}
-		hs.libs[i].bytes += d.inUseBytes
-	}
-	sites := make([]heapSite, 0, len(bySite))
-	for _, hs := range bySite {
-		sites = append(sites, *hs)
-	}
-	slices.SortFunc(sites, func(a, b heapSite) int {
-		return cmpDesc(a.bytes, b.bytes, a.site.program.String(), b.site.program.String())
-	})
-	if total <= 0 {
-		b.WriteString("  (no allocation site holds more memory than at the start of the rounds: the growth is the runtime's own)\n")
-		return nil
-	}
-	calls := float64(max(r.calls, 1))
-	shown := sites[:0:0]
-	for _, hs := range sites {
-		if len(shown) == 3 || float64(hs.bytes) < 0.1*float64(total) && len(shown) > 0 {
-			break
-		}
-		shown = append(shown, hs)
-		share := 100 * float64(hs.bytes) / float64(total)
+	u := rep.Unit
+	for _, hs := range rep.HeapSites {
+		prog := hs.Program.frame()
+		amount := fmt.Sprintf("%s per %s (%.0f%% of the growth, %.3g objects per %s)", bytesText(hs.BytesPerCall), u, 100*hs.Share, hs.ObjectsPerCall, u)
 		switch {
-		case hs.site.elsewhere != "" && hs.site.inFn:
-			fmt.Fprintf(b, "  %s per call (%.0f%% of the growth, %.3g objects per call) allocated on %s, under your code at %s\n", bytesText(float64(hs.bytes)/calls), share, float64(hs.objs)/calls, hs.site.elsewhere, hs.site.program.where())
-			fmt.Fprintf(b, "    %s\n", hs.site.program)
-		case hs.site.elsewhere != "":
-			fmt.Fprintf(b, "  %s per call (%.0f%% of the growth, %.3g objects per call) allocated by %s\n", bytesText(float64(hs.bytes)/calls), share, float64(hs.objs)/calls, hs.site.elsewhere)
-		case hs.site.inFn:
-			fmt.Fprintf(b, "  %s per call (%.0f%% of the growth, %.3g objects per call) allocated under your code at %s\n", bytesText(float64(hs.bytes)/calls), share, float64(hs.objs)/calls, hs.site.program.where())
-			fmt.Fprintf(b, "    %s\n", hs.site.program)
+		case hs.Elsewhere != "" && hs.InFn:
+			fmt.Fprintf(b, "  %s allocated on %s, under your code at %s\n", amount, hs.Elsewhere, prog.where())
+			fmt.Fprintf(b, "    %s\n", prog)
+		case hs.Elsewhere != "":
+			fmt.Fprintf(b, "  %s allocated by %s\n", amount, hs.Elsewhere)
+		case hs.InFn:
+			fmt.Fprintf(b, "  %s allocated under your code at %s\n", amount, prog.where())
+			fmt.Fprintf(b, "    %s\n", prog)
 		default:
-			fmt.Fprintf(b, "  %s per call (%.0f%% of the growth, %.3g objects per call) allocated by fn, which the test at %s passed to Loop\n", bytesText(float64(hs.bytes)/calls), share, float64(hs.objs)/calls, hs.site.program.where())
-		}
-		slices.SortFunc(hs.libs, func(a, b libLine) int { return cmpDesc(a.bytes, b.bytes, a.at.String(), b.at.String()) })
-		for i, l := range hs.libs {
-			if i == 3 || float64(l.bytes) < 0.05*float64(hs.bytes) {
-				break
+			if rep.of == "fn" {
+				fmt.Fprintf(b, "  %s allocated by fn, which the test at %s passed to Loop\n", amount, prog.where())
+			} else {
+				fmt.Fprintf(b, "  %s allocated by %s at %s\n", amount, rep.of, prog.where())
 			}
-			if l.at.fn == "" {
-				if hs.site.elsewhere == "" || hs.site.inFn {
-					fmt.Fprintf(b, "    %3.0f%% allocated right there\n", 100*float64(l.bytes)/float64(hs.bytes))
+		}
+		for _, l := range hs.Libs {
+			if l.At.Function == "" {
+				if hs.Elsewhere == "" || hs.InFn {
+					fmt.Fprintf(b, "    %3.0f%% allocated right there\n", 100*l.Share)
 				}
 				continue
 			}
-			fmt.Fprintf(b, "    %3.0f%% allocated at %s\n", 100*float64(l.bytes)/float64(hs.bytes), l.at.where())
-			fmt.Fprintf(b, "         %s\n", l.at)
+			fmt.Fprintf(b, "    %3.0f%% allocated at %s\n", 100*l.Share, l.At.frame().where())
+			fmt.Fprintf(b, "         %s\n", l.At)
 		}
 	}
-	return shown
 }
 
 // ignoredStack reports whether a stack holds a function IgnoreSites names.
@@ -216,74 +188,46 @@ func ignoredStack(fr []frame, ignore []string) bool {
 // writeGoroutines names the groups of goroutines that grew: what they wait for and where (or
 // that they never wait), their own function and where it is defined, the go statement that
 // started them and the line of the program that made them.
-func (r *run) writeGoroutines(b *strings.Builder, deltas []heapDelta) {
-	if r.baseGroups == nil {
-		return
+func (rep *Report) writeGoroutines(b *strings.Builder) {
+	if rep.GroupsNote != "" {
+		b.WriteString("  " + rep.GroupsNote + "\n")
 	}
-	grown := grownGroups(r.baseGroups, groupGoroutines(r.others(), r.cfg.ignoreTop))
-	if len(grown) == 0 {
-		b.WriteString("  (no group of goroutines has more than at the start of the rounds)\n")
-		return
-	}
-	total := 0
-	for _, g := range grown {
-		total += g.added
-	}
-	defineFuncs(grown, funcStarts())
-	// Go 1.27's goroutineleak profile collects the garbage: not behind goroutines that never
-	// block, and not for long.
-	var proven map[frame]int
-	if r.spun == 0 {
-		proven, _ = within(time.Now().Add(leakProfileWait), provenLeaked)
-	}
-	calls := float64(max(r.calls, 1))
-	for i, g := range grown {
-		if i == 3 || float64(g.added) < 0.1*float64(total) && i > 0 {
-			break
-		}
-		if g.state == "running" {
-			fmt.Fprintf(b, "  %d more goroutines [running] (%.3g per call), never blocked: running or ready to run, they take the CPU; one of them was at %s\n", g.added, float64(g.added)/calls, g.wait.where())
+	for _, g := range rep.Groups {
+		if g.State == "running" {
+			fmt.Fprintf(b, "  %d more goroutines [running] (%.3g per %s), never blocked: running or ready to run, they take the CPU; one of them was at %s\n", g.Added, g.PerCall, rep.Unit, g.Wait.frame().where())
 		} else {
-			fmt.Fprintf(b, "  %d more goroutines [%s] (%.3g per call), waiting at %s\n", g.added, g.state, float64(g.added)/calls, g.wait.where())
+			fmt.Fprintf(b, "  %d more goroutines [%s] (%.3g per %s), waiting at %s\n", g.Added, g.State, g.PerCall, rep.Unit, g.Wait.frame().where())
 		}
-		fmt.Fprintf(b, "    %s\n", g.wait)
-		if n := proven[g.wait]; n > 0 {
+		fmt.Fprintf(b, "    %s\n", g.Wait)
+		if n := g.ProvenLeaked; n > 0 {
 			fmt.Fprintf(b, "    Go's goroutineleak profile proves %d goroutines waiting there leaked (the warm-up's included): blocked on what no running goroutine can reach, they can never run again\n", n)
 		}
-		if w, ok := r.firstNotStd(g.sample.stack); ok && w != g.wait && g.state != "running" && w.fn != g.fn.fn {
-			fmt.Fprintf(b, "    under %s\n", w)
+		if g.Under.Function != "" {
+			fmt.Fprintf(b, "    under %s\n", g.Under)
 		}
 		switch {
-		case g.fn.line > 0:
-			fmt.Fprintf(b, "    their function, defined at %s\n", g.fn.where())
-			fmt.Fprintf(b, "      %s\n", g.fn)
-		case g.fn.fn != "":
-			fmt.Fprintf(b, "    their function: %s\n", g.fn.fn)
+		case g.Function.Line > 0:
+			fmt.Fprintf(b, "    their function, defined at %s\n", g.Function.frame().where())
+			fmt.Fprintf(b, "      %s\n", g.Function)
+		case g.Function.Function != "":
+			fmt.Fprintf(b, "    their function: %s\n", g.Function.Function)
 		}
-		if g.createdBy.fn != "" {
-			fmt.Fprintf(b, "    started by the go statement at %s\n", g.createdBy.where())
-			fmt.Fprintf(b, "      %s\n", g.createdBy)
+		if g.CreatedBy.Function != "" {
+			fmt.Fprintf(b, "    started by the go statement at %s\n", g.CreatedBy.frame().where())
+			fmt.Fprintf(b, "      %s\n", g.CreatedBy)
 		}
-		if r.attr.mods.classify(g.createdBy.fn) == classMain {
-			continue // the go statement is the program's own: it made them
-		}
-		if m, ok := r.maker(g, deltas); ok {
-			fmt.Fprintf(b, "    made by your code at %s\n", m.where())
-			fmt.Fprintf(b, "      %s\n", m)
+		if g.MadeBy.Function != "" {
+			fmt.Fprintf(b, "    made by your code at %s\n", g.MadeBy.frame().where())
+			fmt.Fprintf(b, "      %s\n", g.MadeBy)
 		}
 	}
-	if r.spun > 0 && r.cfg.heap {
-		fmt.Fprintf(b, "  (%s)\n", r.spunText())
+	if rep.Spinning > 0 {
+		fmt.Fprintf(b, "  (%s)\n", rep.spunText())
 	}
 }
 
 // leakProfileWait is the longest a failure waits for the goroutineleak profile.
 const leakProfileWait = 2 * time.Second
-
-// spunText says why the heap was not judged: the calls left goroutines that never block.
-func (r *run) spunText() string {
-	return fmt.Sprintf("the live heap was not judged: the calls left %d goroutines that never block, behind which every garbage collection waits its turn", r.spun)
-}
 
 // firstNotStd is the innermost frame of a stack outside the standard library.
 func (r *run) firstNotStd(stack []frame) (frame, bool) {

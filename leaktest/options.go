@@ -48,6 +48,9 @@ type config struct {
 	roundTime time.Duration
 	// holders says whether a heap leak's failure runs memdoctor holders (tests turn it off).
 	holders bool
+	// run and skip are CheckTest's -run and -skip patterns, when selected (Select).
+	run, skip string
+	selected  bool
 }
 
 func defaults() config {

@@ -104,7 +104,11 @@ type attributor struct {
 	mods modules
 	// boundary is the function that calls fn: frames rootward of it are Loop's and the test's.
 	boundary string
-	loopCall frame
+	// testBoundaries, for CheckTest, are the other functions that run fn's code: the one that
+	// runs the test on its own goroutine, then testing's, which runs each of its subtests on
+	// theirs.
+	testBoundaries []string
+	loopCall       frame
 }
 
 // frames returns a stack's frames, innermost first, cut at the boundary, and whether it
@@ -114,7 +118,7 @@ func (a *attributor) frames(stk []uintptr) (out []frame, fromFn bool) {
 	fs := runtime.CallersFrames(stk)
 	for {
 		f, more := fs.Next()
-		if f.Function == a.boundary {
+		if f.Function == a.boundary || len(a.testBoundaries) > 0 && slices.Contains(a.testBoundaries, f.Function) {
 			return out, true
 		}
 		out = append(out, frame{fn: f.Function, file: f.File, line: f.Line})

@@ -25,6 +25,9 @@ func (r *run) size() (int64, bool) {
 	// The first call is often the slowest (lazy initialisation): it times nothing.
 	done, more := r.callSettled(1)
 	r.warmup += done
+	if r.haltReason() != "" {
+		return 1, more
+	}
 	n := int64(1)
 	target := r.cfg.roundTime
 	for more {
@@ -46,7 +49,7 @@ func (r *run) size() (int64, bool) {
 			return max(1, n*maxRoundGoroutines/int64(left)), more // as bound will
 		case left > 0 && r.leftBusy():
 			return max(1, n/int64(left)), more // a goroutine that takes the CPU per warm-up call at most
-		case cpu >= target || wall >= wallRounds*target || n >= 1e9 || time.Since(r.start) >= r.cfg.timeLimit/4:
+		case cpu >= target || wall >= wallRounds*target || n >= 1e9 || time.Since(r.start) >= r.cfg.timeLimit/4 || r.haltReason() != "":
 			return n, more
 		}
 		prev := n

@@ -51,11 +51,14 @@ func (t *Target) refreshRegions() error {
 	if t.live == nil {
 		return nil
 	}
-	rs, err := mapsRegions(t.PID)
+	ms, err := readMappings(t.PID)
 	if err != nil {
 		return err
 	}
-	t.regions = rs
+	t.regions = readableRegions(ms)
+	if res := t.live.mem.res; res != nil {
+		res.setMaps(ms)
+	}
 	return nil
 }
 

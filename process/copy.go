@@ -43,6 +43,8 @@ type Copy struct {
 	copied int64 // bytes copied
 	// skipped is what AddReadable could not read (sorted, disjoint): the copy does not hold it.
 	skipped []Region
+	// absent is how much of what was copied was not there in the process: zeros, not read.
+	absent int64
 }
 
 // extent is one range of the process's memory in the file.
@@ -56,8 +58,10 @@ type copySource interface {
 	// copyTo copies the ranges rs of the target's memory, one after the other, to w at
 	// off, using buf (which holds them all). Memory it cannot read is an *unreadableError
 	// whose At is the first address not read, everything before it written to w; a process
-	// that is gone is an error that wraps ErrExited.
-	copyTo(w io.WriterAt, off int64, rs []Region, buf []byte) error
+	// that is gone is an error that wraps ErrExited. It returns how many bytes of what it
+	// wrote were not there in a live process (never touched, or given back to the system),
+	// and so zeros, not read (see residency).
+	copyTo(w io.WriterAt, off int64, rs []Region, buf []byte) (absent int64, err error)
 	// where describes what the target's memory map holds at addr, for an error.
 	where(addr uint64) string
 }
@@ -168,11 +172,11 @@ func (c *Copy) Executable() []Region { return append([]Region(nil), c.exe.fromPr
 
 // Probe copies rs as Add does, to time it, and forgets it: it returns the bytes copied.
 func (c *Copy) Probe(ctx context.Context, rs []Region) (int64, error) {
-	ext, size, copied := c.ext, c.size, c.copied
+	ext, size, copied, absent := c.ext, c.size, c.copied, c.absent
 	c.ext = append([]extent(nil), ext...)
 	err := c.Add(ctx, rs)
 	n := c.copied - copied
-	c.ext, c.size, c.copied = ext, size, copied
+	c.ext, c.size, c.copied, c.absent = ext, size, copied, absent
 	return n, err
 }
 
@@ -184,6 +188,11 @@ func (c *Copy) Dir() string { return c.dir }
 
 // Bytes is how much of the process's memory the copy holds.
 func (c *Copy) Bytes() int64 { return c.copied }
+
+// NotResident is how much of what the copy holds was not there in the process (pages it
+// never touched, or gave back to the system): zeros, never read, so that the copy did not make
+// them resident in it.
+func (c *Copy) NotResident() int64 { return c.absent }
 
 // Close removes the copy: its file goes with its last descriptor.
 func (c *Copy) Close() error {
@@ -255,10 +264,11 @@ func (c *Copy) add(ctx context.Context, rs []Region, partial bool) error {
 	next := make(chan job)
 	errs := make(chan error, workers)
 	var (
-		wg    sync.WaitGroup
-		mu    sync.Mutex
-		holes []Region
-		tries atomic.Int64
+		wg     sync.WaitGroup
+		mu     sync.Mutex
+		holes  []Region
+		tries  atomic.Int64
+		absent atomic.Int64
 	)
 	tries.Store(maxSkipTries)
 	for w := range workers {
@@ -273,7 +283,7 @@ func (c *Copy) add(ctx context.Context, rs []Region, partial bool) error {
 			}
 			buf := c.bufs[w]
 			for j := range next {
-				skipped, err := c.copyJob(j, buf, partial, &tries)
+				skipped, err := c.copyJob(j, buf, partial, &tries, &absent)
 				if err != nil {
 					errs <- err
 					for range next {
@@ -316,6 +326,7 @@ feed:
 		skipped += h.Hi - h.Lo
 	}
 	c.copied += int64(total - skipped)
+	c.absent += absent.Load()
 	sort.Slice(c.ext, func(i, j int) bool { return c.ext[i].lo < c.ext[j].lo })
 	c.ext = cutExtents(c.ext, holes)
 	c.skipped = merge(append(c.skipped, holes...))
@@ -325,12 +336,13 @@ feed:
 // copyJob copies one job. A failure to read memory is an error naming it and its mapping
 // unless partial: then the failing page is skipped, and the rest of the job copied, as long as
 // tries last (then the rest of the failing range is skipped at once). It returns what was
-// skipped.
-func (c *Copy) copyJob(j job, buf []byte, partial bool, tries *atomic.Int64) ([]Region, error) {
+// skipped, and adds to absent what was not there.
+func (c *Copy) copyJob(j job, buf []byte, partial bool, tries, absent *atomic.Int64) ([]Region, error) {
 	rs, off := j.rs, j.off
 	var holes []Region
 	for len(rs) > 0 {
-		err := c.src.copyTo(c.f, off, rs, buf)
+		n, err := c.src.copyTo(c.f, off, rs, buf)
+		absent.Add(n)
 		if err == nil {
 			return holes, nil
 		}
@@ -431,11 +443,11 @@ func (t *Target) copySource() (copySource, error) {
 // memSource copies from memory read through a Memory (a core's).
 type memSource struct{ m *Memory }
 
-func (s memSource) copyTo(w io.WriterAt, off int64, rs []Region, buf []byte) error {
+func (s memSource) copyTo(w io.WriterAt, off int64, rs []Region, buf []byte) (int64, error) {
 	n := 0
 	for _, r := range rs {
 		if r.Hi < r.Lo || r.Hi-r.Lo > uint64(len(buf)-n) {
-			return fmt.Errorf("copying %#x-%#x: out of range", r.Lo, r.Hi)
+			return 0, fmt.Errorf("copying %#x-%#x: out of range", r.Lo, r.Hi)
 		}
 		if err := s.m.Read(buf[n:n+int(r.Hi-r.Lo)], r.Lo); err != nil {
 			// Up to the first page that cannot be read.
@@ -449,14 +461,14 @@ func (s memSource) copyTo(w io.WriterAt, off int64, rs []Region, buf []byte) err
 				at = end
 			}
 			if _, werr := w.WriteAt(buf[:n], off); werr != nil {
-				return werr
+				return 0, werr
 			}
-			return &unreadableError{At: at, Err: err}
+			return 0, &unreadableError{At: at, Err: err}
 		}
 		n += int(r.Hi - r.Lo)
 	}
 	_, err := w.WriteAt(buf[:n], off)
-	return err
+	return 0, err
 }
 
 func (s memSource) where(uint64) string { return "the core does not hold it" }

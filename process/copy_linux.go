@@ -85,77 +85,159 @@ func prepareRoom(f *os.File, n int64) error {
 
 // liveSource copies from a stopped live process: process_vm_readv moves the bytes straight
 // from its pages, /proc/PID/mem is the fallback where that call is not allowed (a seccomp
-// profile) and for a range it could not read whole. readv, when set, stands for
-// process_vm_readv (tests).
+// profile) and for a range it could not read whole. Pages of its anonymous memory that are not
+// there are never read (a read would allocate them in the process: see residency): they are
+// zeros in the copy. readv, when set, stands for process_vm_readv (tests).
 type liveSource struct {
 	pid   int
-	mem   io.ReaderAt
+	mem   *LiveMemory
 	novm  atomic.Bool
 	readv func(local []unix.Iovec, remote []unix.RemoteIovec) (int, error)
 }
 
-func (s *liveSource) copyTo(w io.WriterAt, off int64, rs []Region, buf []byte) error {
+// run is a part of the ranges copied that is read: its addresses and its place in the buffer.
+type run struct {
+	lo, hi uint64
+	at     int
+}
+
+func (s *liveSource) copyTo(w io.WriterAt, off int64, rs []Region, buf []byte) (int64, error) {
 	total := 0
-	remote := make([]unix.RemoteIovec, 0, len(rs))
 	for _, r := range rs {
 		if r.Hi < r.Lo || r.Hi-r.Lo > uint64(len(buf)-total) || r.Lo > 1<<63 {
-			return fmt.Errorf("copying %#x-%#x: out of range", r.Lo, r.Hi)
+			return 0, fmt.Errorf("copying %#x-%#x: out of range", r.Lo, r.Hi)
 		}
-		remote = append(remote, unix.RemoteIovec{Base: uintptr(r.Lo), Len: int(r.Hi - r.Lo)})
 		total += int(r.Hi - r.Lo)
 	}
 	if total == 0 {
-		return nil
+		return 0, nil
 	}
 	b := buf[:total]
-	done := 0
+	runs, absent, err := s.runs(rs, b)
+	if err != nil {
+		if s.gone(rs[0].Lo) {
+			return 0, errGone
+		}
+		return 0, err
+	}
+	done := 0 // bytes of the runs read, in order
 	if !s.novm.Load() {
-		local := []unix.Iovec{{Base: &b[0]}}
-		local[0].SetLen(len(b))
-		readv := s.readv
-		if readv == nil {
-			readv = func(local []unix.Iovec, remote []unix.RemoteIovec) (int, error) {
-				return unix.ProcessVMReadv(s.pid, local, remote, 0)
+		done = s.readRuns(runs, b)
+	}
+	// What process_vm_readv did not read (a run it stopped at, and those after it, or all),
+	// read run by run from /proc/PID/mem: it reads up to the first page it cannot (EIO past
+	// it), and nothing at all once the process's memory is gone (EOF).
+	for _, r := range runs {
+		size := int(r.hi - r.lo)
+		if done >= size {
+			done -= size
+			continue
+		}
+		from := done
+		done = 0
+		n, err := s.mem.f.ReadAt(b[r.at+from:r.at+size], int64(r.lo)+int64(from))
+		if err != nil || n < size-from {
+			switch {
+			case errors.Is(err, io.EOF):
+				return 0, errGone
+			case err == nil:
+				err = io.ErrUnexpectedEOF
 			}
+			if _, werr := w.WriteAt(b[:r.at+from+n], off); werr != nil {
+				return 0, writeError(werr)
+			}
+			return absent, &unreadableError{At: r.lo + uint64(from+n), Err: err}
+		}
+	}
+	if _, err := w.WriteAt(b, off); err != nil {
+		return 0, writeError(err)
+	}
+	return absent, nil
+}
+
+// errGone: the process's memory went while it was copied.
+var errGone = fmt.Errorf("its memory is gone: it ended (killed?) while it was stopped to be copied: %w", ErrExited)
+
+// gone says whether the process's memory is gone: /proc/PID/mem reads nothing at addr.
+func (s *liveSource) gone(addr uint64) bool {
+	var b [1]byte
+	n, err := s.mem.f.ReadAt(b[:], int64(addr))
+	return n == 0 && errors.Is(err, io.EOF)
+}
+
+// runs splits rs (laid out one after the other in b) into the runs to read, and zeroes in b
+// what is not there; it returns the runs and the bytes not there.
+func (s *liveSource) runs(rs []Region, b []byte) ([]run, int64, error) {
+	var gone []Region
+	if s.mem.res != nil {
+		var err error
+		if gone, err = s.mem.res.absent(rs, nil); err != nil {
+			return nil, 0, err
+		}
+	}
+	runs := make([]run, 0, len(rs)+len(gone))
+	at, g := 0, 0
+	var absent int64
+	for _, r := range rs {
+		lo := r.Lo
+		for ; g < len(gone) && gone[g].Lo < r.Hi; g++ {
+			if gone[g].Lo > lo {
+				runs = append(runs, run{lo, gone[g].Lo, at + int(lo-r.Lo)})
+			}
+			clear(b[at+int(gone[g].Lo-r.Lo) : at+int(gone[g].Hi-r.Lo)])
+			absent += int64(gone[g].Hi - gone[g].Lo)
+			lo = gone[g].Hi
+		}
+		if lo < r.Hi {
+			runs = append(runs, run{lo, r.Hi, at + int(lo-r.Lo)})
+		}
+		at += int(r.Hi - r.Lo)
+	}
+	s.mem.notResident.Add(absent)
+	return runs, absent, nil
+}
+
+// readRuns reads runs into b with process_vm_readv, at most maxCopyRanges at a time, and
+// returns how many bytes of them it read, in order, up to the first it could not.
+func (s *liveSource) readRuns(runs []run, b []byte) int {
+	readv := s.readv
+	if readv == nil {
+		readv = func(local []unix.Iovec, remote []unix.RemoteIovec) (int, error) {
+			return unix.ProcessVMReadv(s.pid, local, remote, 0)
+		}
+	}
+	done := 0
+	local := make([]unix.Iovec, 0, min(len(runs), maxCopyRanges))
+	remote := make([]unix.RemoteIovec, 0, min(len(runs), maxCopyRanges))
+	for len(runs) > 0 {
+		batch := runs[:min(len(runs), maxCopyRanges)]
+		runs = runs[len(batch):]
+		local, remote = local[:0], remote[:0]
+		want := 0
+		for _, r := range batch {
+			size := int(r.hi - r.lo)
+			v := unix.Iovec{Base: &b[r.at]}
+			v.SetLen(size)
+			local = append(local, v)
+			remote = append(remote, unix.RemoteIovec{Base: uintptr(r.lo), Len: size})
+			want += size
 		}
 		n, err := readv(local, remote)
 		switch {
 		case errors.Is(err, unix.ENOSYS) || errors.Is(err, unix.EPERM):
 			s.novm.Store(true)
-		case err == nil:
-			done = min(max(n, 0), total)
+			return done
+		case err != nil:
+			// EFAULT (the first page cannot be read), ESRCH (the process is gone): told
+			// apart by /proc/PID/mem.
+			return done
 		}
-		// Any other error (EFAULT: the first page cannot be read; ESRCH: the process is
-		// gone) is told apart by /proc/PID/mem below.
-	}
-	// What process_vm_readv did not read (a range it stopped at, or all of it), read range by
-	// range from /proc/PID/mem: it reads up to the first page it cannot (EIO past it), and
-	// nothing at all once the process's memory is gone (EOF).
-	at := 0
-	for _, r := range rs {
-		size := int(r.Hi - r.Lo)
-		if at+size > done {
-			from := max(done-at, 0)
-			n, err := s.mem.ReadAt(b[at+from:at+size], int64(r.Lo)+int64(from))
-			if err != nil || n < size-from {
-				switch {
-				case errors.Is(err, io.EOF):
-					return fmt.Errorf("its memory is gone: it ended (killed?) while it was stopped to be copied: %w", ErrExited)
-				case err == nil:
-					err = io.ErrUnexpectedEOF
-				}
-				if _, werr := w.WriteAt(b[:at+from+n], off); werr != nil {
-					return writeError(werr)
-				}
-				return &unreadableError{At: r.Lo + uint64(from+n), Err: err}
-			}
+		done += min(max(n, 0), want)
+		if n < want {
+			return done
 		}
-		at += size
 	}
-	if _, err := w.WriteAt(b, off); err != nil {
-		return writeError(err)
-	}
-	return nil
+	return done
 }
 
 func writeError(err error) error {

@@ -31,7 +31,7 @@ func (m *memFile) WriteAt(p []byte, off int64) (int, error) {
 // TestLiveSource copies ranges of this very process, with process_vm_readv and with
 // /proc/self/mem, into consecutive bytes of a file; a range it cannot read is an error.
 func TestLiveSource(t *testing.T) {
-	mem, err := os.Open("/proc/self/mem")
+	mem, err := OpenLiveMemory(os.Getpid())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,16 +44,16 @@ func TestLiveSource(t *testing.T) {
 		s := &liveSource{pid: os.Getpid(), mem: mem}
 		s.novm.Store(novm)
 		var f memFile
-		if err := s.copyTo(&f, 100, []Region{ra, rb}, make([]byte, 1<<20)); err != nil {
+		if _, err := s.copyTo(&f, 100, []Region{ra, rb}, make([]byte, 1<<20)); err != nil {
 			t.Fatalf("novm %v: %v", novm, err)
 		}
 		if !bytes.Equal(f.b[100:], want) {
 			t.Errorf("novm %v: copied %d bytes, not the ranges", novm, len(f.b)-100)
 		}
-		if err := s.copyTo(&f, 0, []Region{ra, {Lo: 8, Hi: 4096}}, make([]byte, 1<<20)); err == nil {
+		if _, err := s.copyTo(&f, 0, []Region{ra, {Lo: 8, Hi: 4096}}, make([]byte, 1<<20)); err == nil {
 			t.Errorf("novm %v: a range at address 8 copies", novm)
 		}
-		if err := s.copyTo(&f, 0, []Region{ra}, make([]byte, 16)); err == nil {
+		if _, err := s.copyTo(&f, 0, []Region{ra}, make([]byte, 16)); err == nil {
 			t.Errorf("novm %v: ranges larger than the buffer copy", novm)
 		}
 	}
@@ -101,7 +101,7 @@ func TestLiveSourceHole(t *testing.T) {
 	if _, _, e := unix.Syscall(unix.SYS_MUNMAP, uintptr(lo)+uintptr(page), uintptr(page), 0); e != 0 {
 		t.Fatal(e)
 	}
-	mem, err := os.Open("/proc/self/mem")
+	mem, err := OpenLiveMemory(os.Getpid())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,7 +110,7 @@ func TestLiveSourceHole(t *testing.T) {
 		s := &liveSource{pid: os.Getpid(), mem: mem}
 		s.novm.Store(novm)
 		var f memFile
-		err := s.copyTo(&f, 0, []Region{{lo, lo + uint64(3*page)}}, make([]byte, 3*page))
+		_, err := s.copyTo(&f, 0, []Region{{lo, lo + uint64(3*page)}}, make([]byte, 3*page))
 		var ue *unreadableError
 		if !errors.As(err, &ue) || ue.At != lo+uint64(page) {
 			t.Fatalf("novm %v: %v, want the memory at %#x cannot be read", novm, err, lo+uint64(page))
@@ -145,20 +145,34 @@ func TestLiveSourceGone(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	mem, err := os.Open("/proc/" + strconv.Itoa(cmd.Process.Pid) + "/mem")
+	mem, err := OpenLiveMemory(cmd.Process.Pid)
 	if err != nil {
 		cmd.Process.Kill()
 		cmd.Wait()
 		t.Fatal(err)
 	}
 	defer mem.Close()
+	// Its memory map as read once it was stopped: its page map is asked before its memory.
+	ms, err := readMappings(cmd.Process.Pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mem.res.setMaps(ms)
+	anon := Region{0x400000, 0x401000}
+	for _, m := range ms {
+		if m.anon && m.readable {
+			anon = Region{m.Lo, m.Lo + 4096}
+			break
+		}
+	}
 	cmd.Process.Kill()
 	cmd.Wait()
 	s := &liveSource{pid: cmd.Process.Pid, mem: mem}
-	var f memFile
-	err = s.copyTo(&f, 0, []Region{{0x400000, 0x401000}}, make([]byte, 4096))
-	if !errors.Is(err, ErrExited) {
-		t.Errorf("copying a process that is gone: %v, want ErrExited", err)
+	for _, r := range []Region{{0x400000, 0x401000}, anon} {
+		var f memFile
+		if _, err := s.copyTo(&f, 0, []Region{r}, make([]byte, 4096)); !errors.Is(err, ErrExited) {
+			t.Errorf("copying %#x of a process that is gone: %v, want ErrExited", r.Lo, err)
+		}
 	}
 }
 
@@ -256,7 +270,7 @@ type threadsSource struct {
 	tids map[int]bool
 }
 
-func (s *threadsSource) copyTo(w io.WriterAt, off int64, rs []Region, buf []byte) error {
+func (s *threadsSource) copyTo(w io.WriterAt, off int64, rs []Region, buf []byte) (int64, error) {
 	s.mu.Lock()
 	s.tids[unix.Gettid()] = true
 	s.mu.Unlock()
@@ -266,7 +280,7 @@ func (s *threadsSource) copyTo(w io.WriterAt, off int64, rs []Region, buf []byte
 	}
 	clear(buf[:n])
 	_, err := w.WriteAt(buf[:n], off)
-	return err
+	return 0, err
 }
 
 func (s *threadsSource) where(uint64) string { return "" }

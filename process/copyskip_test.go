@@ -23,17 +23,17 @@ type holeySource struct {
 	reads int
 }
 
-func (s *holeySource) copyTo(w io.WriterAt, off int64, rs []Region, buf []byte) error {
+func (s *holeySource) copyTo(w io.WriterAt, off int64, rs []Region, buf []byte) (int64, error) {
 	s.mu.Lock()
 	s.reads++
 	s.mu.Unlock()
 	if s.gone {
-		return fmt.Errorf("process 1: its memory is gone: %w", ErrExited)
+		return 0, fmt.Errorf("process 1: its memory is gone: %w", ErrExited)
 	}
 	n := 0
 	for _, r := range rs {
 		if r.Lo < s.base || r.Hi > s.base+uint64(len(s.data)) || r.Hi-r.Lo > uint64(len(buf)-n) {
-			return fmt.Errorf("copying %#x-%#x: out of range", r.Lo, r.Hi)
+			return 0, fmt.Errorf("copying %#x-%#x: out of range", r.Lo, r.Hi)
 		}
 		end := r.Hi
 		for _, h := range s.holes {
@@ -45,13 +45,13 @@ func (s *holeySource) copyTo(w io.WriterAt, off int64, rs []Region, buf []byte) 
 		n += copy(buf[n:], s.data[r.Lo-s.base:end-s.base])
 		if end < r.Hi {
 			if _, err := w.WriteAt(buf[:n], off); err != nil {
-				return err
+				return 0, err
 			}
-			return &unreadableError{At: end, Err: errors.New("input/output error")}
+			return 0, &unreadableError{At: end, Err: errors.New("input/output error")}
 		}
 	}
 	_, err := w.WriteAt(buf[:n], off)
-	return err
+	return 0, err
 }
 
 func (s *holeySource) where(addr uint64) string {

@@ -23,7 +23,7 @@ type live struct {
 	proc.ProcessInternal
 
 	pid   int
-	mem   *os.File
+	mem   *LiveMemory
 	bi    *proc.BinaryInfo
 	entry uint64
 	bps   proc.BreakpointMap
@@ -38,15 +38,9 @@ type live struct {
 }
 
 func openLive(pid int) (*live, error) {
-	mem, err := os.Open("/proc/" + strconv.Itoa(pid) + "/mem")
+	mem, err := OpenLiveMemory(pid)
 	if err != nil {
-		if errors.Is(err, os.ErrNotExist) {
-			return nil, fmt.Errorf("process %d: %w", pid, ErrExited)
-		}
-		if errors.Is(err, os.ErrPermission) {
-			return nil, fmt.Errorf("process %d: %w (%v)", pid, ErrPermission, err)
-		}
-		return nil, fmt.Errorf("process %d: %w", pid, err)
+		return nil, err
 	}
 	entry, err := auxvEntry(pid)
 	if err != nil {
@@ -183,16 +177,10 @@ func (p *live) ReadMemory(buf []byte, addr uint64) (int, error) {
 	return p.readDirect(buf, addr)
 }
 
-// readDirect reads the target's memory with one read of /proc/PID/mem.
+// readDirect reads the target's memory from /proc/PID/mem, what is not there as zeros
+// (LiveMemory).
 func (p *live) readDirect(buf []byte, addr uint64) (int, error) {
-	if addr > 1<<63 {
-		return 0, fmt.Errorf("address %#x is out of range", addr)
-	}
-	n, err := p.mem.ReadAt(buf, int64(addr))
-	if err == nil && n < len(buf) {
-		err = fmt.Errorf("short read at %#x", addr)
-	}
-	return n, err
+	return p.mem.ReadMemory(buf, addr)
 }
 
 func (p *live) WriteMemory(uint64, []byte) (int, error) { return 0, errReadOnly }

@@ -83,22 +83,68 @@ func merge(rs []Region) regions {
 // maxRegions bounds what a hostile maps file or core's program headers can list.
 const maxRegions = 1 << 20
 
-// mapsRegions reads the readable mappings of a live process from /proc/PID/maps.
-func mapsRegions(pid int) (regions, error) {
+// readableRegions is the readable address space the mappings make, merged.
+func readableRegions(ms []mapping) regions {
+	var rs []Region
+	for _, m := range ms {
+		if m.readable {
+			rs = append(rs, m.Region)
+		}
+	}
+	return merge(rs)
+}
+
+// mapping is one line of /proc/PID/maps: its range, whether it can be read, and whether it is
+// private anonymous memory (where a page that is not there reads as zeros).
+type mapping struct {
+	Region
+	readable, anon bool
+}
+
+// readMappings reads /proc/PID/maps, every mapping with its kind.
+func readMappings(pid int) ([]mapping, error) {
 	f, err := os.Open("/proc/" + strconv.Itoa(pid) + "/maps")
 	if err != nil {
 		return nil, fmt.Errorf("process %d: reading its memory map: %w", pid, err)
 	}
 	defer f.Close()
-	var rs []Region
+	var ms []mapping
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	for sc.Scan() && len(rs) < maxRegions {
-		if r, ok := parseMapsLine(sc.Text()); ok {
-			rs = append(rs, r)
+	for sc.Scan() && len(ms) < maxRegions {
+		if m, ok := parseMapping(sc.Text()); ok {
+			ms = append(ms, m)
 		}
 	}
-	return merge(rs), sc.Err()
+	sort.Slice(ms, func(i, j int) bool { return ms[i].Lo < ms[j].Lo })
+	return ms, sc.Err()
+}
+
+// parseMapping reads one line of /proc/PID/maps: "lo-hi perms offset dev inode [path]".
+// Private anonymous memory is a private mapping of no file (inode 0) that is named by nothing
+// or by what the kernel names anonymous memory: [heap], [stack], [anon:NAME] (a name given
+// with prctl). The kernel's own mappings ([vdso], [vvar]) and shared memory are not.
+func parseMapping(line string) (mapping, bool) {
+	fields := strings.Fields(line)
+	if len(fields) < 2 {
+		return mapping{}, false
+	}
+	lo, hi, ok := mapsRange(fields[0])
+	if !ok {
+		return mapping{}, false
+	}
+	m := mapping{Region: Region{lo, hi}, readable: strings.HasPrefix(fields[1], "r")}
+	if len(fields) < 5 {
+		return m, true // not the kernel's form: not known to be anonymous
+	}
+	private := len(fields[1]) >= 4 && fields[1][3] == 'p'
+	name := ""
+	if len(fields) > 5 {
+		name = fields[5]
+	}
+	m.anon = private && fields[4] == "0" && (name == "" || name == "[heap]" ||
+		strings.HasPrefix(name, "[stack") || strings.HasPrefix(name, "[anon:"))
+	return m, true
 }
 
 // mappingAt describes the mapping of a live process that holds addr, as /proc/PID/maps has it
@@ -152,15 +198,11 @@ func mapsRange(line string) (lo, hi uint64, ok bool) {
 // parseMapsLine reads one line of /proc/PID/maps ("lo-hi perms ..."), keeping it only when
 // readable.
 func parseMapsLine(line string) (Region, bool) {
-	fields := strings.Fields(line)
-	if len(fields) < 2 || !strings.HasPrefix(fields[1], "r") {
+	m, ok := parseMapping(line)
+	if !ok || !m.readable {
 		return Region{}, false
 	}
-	a, b, ok := mapsRange(fields[0])
-	if !ok {
-		return Region{}, false
-	}
-	return Region{a, b}, true
+	return m.Region, true
 }
 
 // coreRegions reads the memory a core file holds: its loadable segments, each as far as the

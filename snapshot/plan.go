@@ -14,6 +14,27 @@ type planner struct {
 	l *layout
 	t *process.Target
 	m process.Reader
+	// refreshes is how many times more the process's memory map may be read again for a range
+	// outside it: while the process runs (the estimate), the runtime maps memory as it goes,
+	// after the map was read; stopped, the map is the one its memory is read under (0).
+	refreshes int
+}
+
+// readable says whether [lo, lo+n) is in the process's readable memory, reading its memory
+// map again (while refreshes last) when it is not.
+func (p *planner) readable(lo, n uint64) bool {
+	for {
+		if p.t.Readable(lo, n) {
+			return true
+		}
+		if p.refreshes <= 0 {
+			return false
+		}
+		p.refreshes--
+		if p.t.ReadRegions() != nil {
+			return false
+		}
+	}
 }
 
 // Bounds on what a hostile target's tables can make a snapshot list.
@@ -76,7 +97,7 @@ func (p *planner) spanTable() (process.Region, uint64, error) {
 	if n == 0 {
 		return process.Region{}, 0, nil
 	}
-	if !p.t.Readable(ptr, n*8) {
+	if !p.readable(ptr, n*8) {
 		return process.Region{}, 0, fmt.Errorf("mheap_.allspans (%d spans at %#x) is not in readable memory", n, ptr)
 	}
 	return process.Region{Lo: ptr, Hi: ptr + n*8}, n, nil
@@ -98,7 +119,7 @@ func (p *planner) chunks() ([]process.Region, error) {
 			return nil, fmt.Errorf("the runtime's list of persistent chunks loops or is longer than %d", maxChunks)
 		}
 		seen[c] = true
-		if !p.t.Readable(c, p.l.chunkSize) {
+		if !p.readable(c, p.l.chunkSize) {
 			return nil, fmt.Errorf("a persistent chunk of the runtime at %#x is not in readable memory", c)
 		}
 		out = append(out, process.Region{Lo: c, Hi: c + p.l.chunkSize})
@@ -142,7 +163,7 @@ func (p *planner) inUse(table process.Region, n uint64) (heapSpans, error) {
 			if size == 0 || base%p.l.pageSize != 0 || size > 1<<40 || base+size < base {
 				return hs, fmt.Errorf("mspan at %#x: base %#x, %d bytes: not a heap span", addr, base, size)
 			}
-			if !p.t.Readable(base, size) {
+			if !p.readable(base, size) {
 				hs.unreadable++
 				continue
 			}

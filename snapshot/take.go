@@ -96,6 +96,9 @@ type Snapshot struct {
 	Stop     time.Duration // of which stopping every thread
 	Copy     time.Duration // of which copying
 	Bytes    int64         // copied
+	// NotResident is how much of what was copied was not resident in the process: zeros,
+	// never read, so that the copy did not make it resident (process.Copy.NotResident).
+	NotResident int64
 	// Skipped is what of the stacks could not be read while the process was stopped (sorted,
 	// merged): the copy does not hold it. See Missing.
 	Skipped []process.Region
@@ -200,6 +203,10 @@ func Take(ctx context.Context, t *process.Target, ix *process.Index, opts Option
 	return s, nil
 }
 
+// estimateRefreshes bounds how many times the estimate reads the running process's memory map
+// again.
+const estimateRefreshes = 4
+
 // reserveFor is the room made for a copy estimated at n bytes: the process may allocate
 // between the estimate and the stop.
 func reserveFor(n uint64) int64 { return int64(n + n/8 + 16<<20) }
@@ -208,7 +215,9 @@ func reserveFor(n uint64) int64 { return int64(n + n/8 + 16<<20) }
 // stopped, give or take what it does meanwhile. probe is a part of the heap to measure the
 // copy's rate on.
 func estimate(t *process.Target, l *layout, data []process.Region) (Estimate, []process.Region, error) {
-	p := &planner{l: l, t: t, m: process.NewCache(t.Memory(), 2<<20)}
+	// Read while the process runs: what the runtime mapped since its memory map was read is
+	// looked for in the map read again, a few times at most.
+	p := &planner{l: l, t: t, m: process.NewCache(t.Memory(), 2<<20), refreshes: estimateRefreshes}
 	est := Estimate{PID: t.PID}
 	fixed, err := p.fixed(data)
 	if err != nil {
@@ -372,7 +381,7 @@ func (s *Snapshot) copyStopped(ctx context.Context, l *layout) error {
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
-	s.Copy, s.Bytes = time.Since(lap), c.Bytes()
+	s.Copy, s.Bytes, s.NotResident = time.Since(lap), c.Bytes(), c.NotResident()
 
 	t.ReadCopy(c)
 	return nil

@@ -36,7 +36,11 @@ load() { cut -d' ' -f1 /proc/loadavg; }
 # one BUILD PID SITE: one reading; appends stopped, copy, walk, wall, rss, copied MiB to $work/BUILD.*
 one() {
 	local build=$1 pid=$2 site=$3 bin="$work/memdoctor" extra=(--max-stop 0)
-	if [ "$build" = baseline ]; then bin="$work/memdoctor-baseline" extra=(); fi
+	if [ "$build" = baseline ]; then
+		bin="$work/memdoctor-baseline" extra=()
+		# A baseline that bounds the stop is told not to: a loaded machine must not refuse it.
+		"$bin" help holders 2>&1 | grep -q -- --max-stop && extra=(--max-stop 0)
+	fi
 	/usr/bin/time -v -o "$work/time" "$bin" holders "${extra[@]}" --site "$site" --json "$work/h.json" "$pid" >/dev/null 2>"$work/err" ||
 		{ echo "memdoctor holders failed:"; cat "$work/err"; exit 1; }
 	python3 - "$work/h.json" "$work/$build" <<'PY'

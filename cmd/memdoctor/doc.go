@@ -18,6 +18,8 @@
 //		diagnose a saved session, a folder of profiles, profiles or gctrace logs, offline
 //	memdoctor holders [flags] PID | CORE EXECUTABLE
 //		who keeps a leak alive: reference paths from the GC roots to a culprit's objects
+//	memdoctor test [flags] [PACKAGES]
+//		check every test of a module's packages for leaks, with no change to the code
 //	memdoctor fleet --prometheus URL [flags]
 //		triage every Go service Prometheus scrapes: leaks, GC pressure, ranked worst first
 //	memdoctor compare [flags] OLD NEW
@@ -44,7 +46,7 @@
 // Run "memdoctor COMMAND -h" for a command's flags and examples.
 //
 // Exit status: 0 done, 1 failure, 2 usage error, 3 a finding reached --fail-on (or compare
-// found a regression with --fail-on-regression).
+// found a regression with --fail-on-regression, or test found a leak).
 //
 // Environment: NO_COLOR turns colour off; MEMDOCTOR_LOG=debug|info|warn|error sets the log
 // level (logs go to stderr, as plain sentences); MEMDOCTOR_LOG_FORMAT=text|json writes them as
@@ -350,6 +352,75 @@
 //	memdoctor holders --json holders.json --pprof holders.pb.gz 4242
 //	memdoctor holders --max-stop 3s --tmpdir /var/tmp 4242
 //	gcore -o core 4242 && memdoctor holders core.4242 ./server
+//
+// # memdoctor test
+//
+// usage: memdoctor test [flags] [PACKAGES]
+//
+// Test checks every test of the packages (as go test takes them; default ./...) for leaks, with
+// no change to the module: each top-level test is run over and over inside its package's test
+// process (its TestMain kept), and fails when the goroutines or the live heap grow with the runs,
+// judged as leaktest.Loop judges a function's calls, with its statistics and its false-alarm
+// bound. A leak is attributed to the test that made it, never to one that ran after it, and says
+// what grows per run with the proof, the line of the code under test (and the library's line
+// under it), the leaked goroutines' wait and the go statement that started them, and who holds
+// the memory (memdoctor holders on the test process, Linux).
+//
+// The module need not import leaktest, and nothing in its tree is written: memdoctor builds each
+// package's tests (one build per package, packages in parallel up to -p) in a workspace of its
+// own (GOWORK, in a temporary directory) that adds its copy of leaktest, with one more test
+// file added through go test's -overlay that hands the package's tests to leaktest's harness;
+// go.mod and go.sum are untouched, and the temporary directory is removed, on Ctrl-C too.
+//
+// Each test runs once as go test runs it first: a test that fails, skips or panics on its own
+// is reported with go test's verdict and not judged; then its check runs it as a top-level test
+// of its own, its subtests included (-run and -skip select them as in go test). A test that
+// calls t.Parallel is judged alone. A test that fails on a later run (a port still in use, a
+// registration made twice), ends the process, or runs past its budget (three times
+// --time-limit, the most leaktest takes for its readings, and time for its report) is not
+// judged, with the reason; the process is started again for the tests left. A growth not
+// confirmed within --time-limit is reported as suspected, not failed.
+//
+// Output: go test's lines per package (--- LEAK, --- NOT JUDGED, --- SUSPECTED, then ok, LEAK or
+// FAIL with the counts), and on a terminal a live line below them (the package, its tests done
+// of all, the leaks so far). --junit writes JUnit XML (a testcase per test checked, a failure for
+// a leak, skipped with the reason for a test not judged, an error for a package that could not
+// be built), --json memdoctor's JSON (docs/formats.md). Under GitHub Actions (GITHUB_ACTIONS=true)
+// each leak is also an error annotation on the test's line.
+//
+// Exit status: 3 when a test leaks, 1 when a package could not be checked (go's own message for
+// a build failure) and none leaks, 0 otherwise, 2 for a usage error.
+//
+// Flags:
+//
+//	-json FILE
+//	  	also write the result as JSON to FILE (docs/formats.md)
+//	-junit FILE
+//	  	also write the result as JUnit XML to FILE
+//	-p int
+//	  	check this many packages at once (default 2)
+//	-race
+//	  	build the tests with the race detector, as go test -race
+//	-run regexp
+//	  	check only the tests (and subtests) that match the regexp, as go test -run
+//	-short
+//	  	tell long-running tests to shorten their run time, as go test -short
+//	-skip regexp
+//	  	skip the tests (and subtests) that match the regexp, as go test -skip
+//	-tags tags
+//	  	build tags, as go test -tags
+//	-time-limit duration
+//	  	the longest each test's check runs it (leaktest's TimeLimit): a growth not confirmed by then is suspected, not failed (default 10s)
+//	-timeout duration
+//	  	bound each package's test process (its first runs and its checks), as go test -timeout; 0 for none (default 10m0s)
+//	-v	also show each test's first run (as go test -v) and its verdict
+//
+// Examples:
+//
+//	memdoctor test ./...
+//	memdoctor test -run 'TestSubscribe|TestPublish' -v ./broker
+//	memdoctor test -short -race --time-limit 20s --junit leaks.xml ./...
+//	memdoctor test --json leaks.json -tags integration ./internal/...
 //
 // # memdoctor fleet
 //

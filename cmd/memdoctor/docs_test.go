@@ -79,7 +79,7 @@ func TestEveryFlagDocumented(t *testing.T) {
 		readme = append(readme, b...)
 	}
 	flagLine := regexp.MustCompile(`(?m)^  -([\w-]+)`)
-	for _, name := range []string{"run", "watch", "analyze", "fleet", "compare", "tune", "diff", "demo", "lab", "mcp", "holders", "report", "serve"} {
+	for _, name := range []string{"run", "watch", "analyze", "fleet", "compare", "tune", "diff", "demo", "lab", "mcp", "holders", "test", "report", "serve"} {
 		if !strings.Contains(string(help), "memdoctor "+name+" ") {
 			t.Errorf("memdoctor help does not list %s", name)
 		}

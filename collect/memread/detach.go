@@ -3,8 +3,6 @@ package memread
 import (
 	"errors"
 	"fmt"
-	"os"
-	"strconv"
 
 	"github.com/memdoctor/memdoctor/process"
 )
@@ -33,11 +31,11 @@ func (r *Reader) Detach() error {
 			r.noPauses = err
 		}
 	}
-	f, err := os.Open("/proc/" + strconv.Itoa(r.t.PID) + "/mem")
+	f, err := process.OpenLiveMemory(r.t.PID)
 	if err != nil {
-		return fmt.Errorf("process %d: %w", r.t.PID, err)
+		return err
 	}
-	mem := process.NewMemory(procMem{f})
+	mem := process.NewMemory(f)
 	// The function table reads its files' names lazily through the memory it was read with:
 	// read it again through the new one, so that nothing refers to the target any more.
 	tab, err := process.ReadPclntab(mem, r.tables, r.arch)
@@ -49,19 +47,4 @@ func (r *Reader) Detach() error {
 	err = r.t.Close()
 	r.t = nil
 	return err
-}
-
-// procMem reads a live process's memory with one read of /proc/PID/mem; a short read is an
-// error.
-type procMem struct{ f *os.File }
-
-func (m procMem) ReadMemory(buf []byte, addr uint64) (int, error) {
-	if addr > 1<<63 {
-		return 0, fmt.Errorf("address %#x is out of range", addr)
-	}
-	n, err := m.f.ReadAt(buf, int64(addr))
-	if err == nil && n < len(buf) {
-		err = fmt.Errorf("short read at %#x", addr)
-	}
-	return n, err
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/memdoctor/memdoctor/collect/memread"
 	"github.com/memdoctor/memdoctor/culprit"
 	"github.com/memdoctor/memdoctor/internal/dev/gotool"
+	"github.com/memdoctor/memdoctor/internal/dev/rsstest"
 )
 
 // target is a running testdata/target.
@@ -34,7 +35,7 @@ type target struct {
 }
 
 // build builds testdata/target with the toolchain ("" = the installed one), with pprof or not.
-func build(t *testing.T, toolchain string, withPprof bool) string {
+func build(t testing.TB, toolchain string, withPprof bool) string {
 	t.Helper()
 	var env []string
 	if withPprof {
@@ -54,7 +55,7 @@ func build(t *testing.T, toolchain string, withPprof bool) string {
 
 // start runs bin and waits for its ready line; the test's cleanup ends it and checks that it
 // exited 0: reading it never harmed it.
-func start(t *testing.T, bin string, args ...string) *target {
+func start(t testing.TB, bin string, args ...string) *target {
 	t.Helper()
 	cmd := exec.Command(bin, args...)
 	stdin, err := cmd.StdinPipe()
@@ -96,7 +97,7 @@ func start(t *testing.T, bin string, args ...string) *target {
 	return tg
 }
 
-func (tg *target) line(t *testing.T) string {
+func (tg *target) line(t testing.TB) string {
 	t.Helper()
 	if !tg.lines.Scan() {
 		t.Fatalf("the target ended: %v", tg.lines.Err())
@@ -113,7 +114,7 @@ func (tg *target) alloc(t *testing.T, n int) {
 	}
 }
 
-func open(t *testing.T, pid int) *memread.Reader {
+func open(t testing.TB, pid int) *memread.Reader {
 	t.Helper()
 	r, err := memread.Open(pid)
 	if err != nil {
@@ -468,3 +469,36 @@ func heapInUse() int64 {
 }
 
 func mib(b int64) float64 { return float64(b) / (1 << 20) }
+
+// TestReadingLeavesTheProcessAsItWas reads an idle program's heap profile, figures, pauses and
+// goroutines from its memory, over and over, attached and detached: none of it makes the
+// program bigger (its anonymous memory within 1 MiB, or 1%, of what it was).
+func TestReadingLeavesTheProcessAsItWas(t *testing.T) {
+	tg := start(t, build(t, "", false))
+	before := rsstest.Settled(t, tg.pid)
+	r := open(t, tg.pid)
+	read := func(what string, goroutines bool) {
+		for range 10 {
+			if _, _, err := r.HeapProfile(); err != nil {
+				t.Fatalf("%s: %v", what, err)
+			}
+			if _, err := r.Stats(); err != nil {
+				t.Fatalf("%s: %v", what, err)
+			}
+			if _, err := r.Pauses(); err != nil {
+				t.Fatalf("%s: %v", what, err)
+			}
+			if goroutines {
+				if _, _, err := r.GoroutineProfile(); err != nil {
+					t.Fatalf("%s: %v", what, err)
+				}
+			}
+		}
+		rsstest.Check(t, tg.pid, before, what)
+	}
+	read("reading it attached", true)
+	if err := r.Detach(); err != nil {
+		t.Fatal(err)
+	}
+	read("reading it detached", false)
+}

@@ -3,7 +3,6 @@ package memread
 import (
 	"errors"
 	"fmt"
-	"os"
 	"strings"
 	"time"
 
@@ -46,8 +45,8 @@ type Reader struct {
 	pl  *pauseLayout // the pause histograms' layout, resolved at the first Pauses
 	// noPauses is why the pause histograms cannot be read (their layout was not found).
 	noPauses error
-	// A detached Reader (Detach): t is nil, and mem reads memFile, the process's /proc/PID/mem.
-	memFile *os.File
+	// A detached Reader (Detach): t is nil, and mem reads memFile, the process's memory.
+	memFile *process.LiveMemory
 	tables  process.Tables // where the runtime's function table lies (read again on Detach)
 	arch    string
 	syms    *symbolizer

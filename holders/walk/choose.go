@@ -1,6 +1,7 @@
 package walk
 
 import (
+	"cmp"
 	pq "container/heap"
 	"fmt"
 	"slices"
@@ -43,9 +44,9 @@ func (n *namer) choosePaths(lead bitset, targets []uint32, maxNamed int) (note s
 		lead:    lead,
 		targets: targets,
 		roots: func(fn func(ri, target uint32, conservative bool)) {
-			for ri, r := range g.roots {
-				if p := g.pos[r.target]; p != 0 {
-					fn(uint32(ri), p-1, r.conservative)
+			for _, ri := range n.rootOrder() {
+				if p := g.pos[g.roots[ri].target]; p != 0 {
+					fn(ri, p-1, g.roots[ri].conservative)
 				}
 			}
 		},
@@ -106,7 +107,8 @@ type search struct {
 	objects uint32
 	lead    bitset   // the objects that lead to a target
 	targets []uint32 // positions
-	// roots calls fn with each root's index and the position it points at.
+	// roots calls fn with each root's index and the position it points at, the preferred
+	// root first: among ways of equal cost, the root called first wins.
 	roots func(fn func(ri, target uint32, conservative bool))
 	// out calls fn with each object an object points to, and the offset of the word.
 	out func(p uint32, fn func(child, off uint32))
@@ -145,7 +147,7 @@ func (s *search) run(maxNamed int) (left, named int) {
 		if conservative {
 			c.tier = 2
 		}
-		q = append(q, cand{c: c, tie: ri, child: target, par: rootBit | ri})
+		q = append(q, cand{c: c, tie: uint32(len(q)), child: target, par: rootBit | ri})
 	})
 	pq.Init(&q)
 	maxQueue := max(queuePerNamed*maxNamed, len(q))
@@ -189,7 +191,7 @@ func (s *search) run(maxNamed int) (left, named int) {
 // named, else a lower bound).
 type cand struct {
 	c     cost
-	tie   uint32 // the root's index, or the parent's position: the walk's own order
+	tie   uint32 // the root's rank (the order roots calls it), or the parent's position
 	off   uint32 // the word's offset in the parent
 	child uint32
 	par   uint32 // rootBit|root index, or the parent's position
@@ -219,4 +221,49 @@ func (q *candQueue) Pop() any {
 	it := old[len(old)-1]
 	*q = old[:len(old)-1]
 	return it
+}
+
+// rootOrder lists the roots' indices in the order the search prefers them among ways of equal
+// cost: the walk's order, but the goroutines' frames oldest goroutine first (the lowest id),
+// each goroutine's outermost first. One object handed down a goroutine's calls (a server's
+// receiver, a request) is held by a variable in each frame that has it live; the outermost
+// frame holds it before, during and after each call, the inner ones only while the goroutine
+// is inside them. One object shared by goroutines (a cache a long-lived loop owns, which each
+// request's handler also holds while it runs) is held for longest by the oldest. Named so, the
+// path is the same whichever call each goroutine was in when the process was read, and
+// whichever transient goroutines were running then.
+func (n *namer) rootOrder() []uint32 {
+	g := n.g
+	type key struct {
+		block int   // the walk's index of the root, or of the first goroutine frame's root
+		gid   int64 // the goroutine's id (0 but for goroutine frames)
+		depth int   // minus the frame's depth: the outermost first
+		ri    int
+	}
+	keys := make([]key, len(g.roots))
+	stacks := -1 // the index of the first goroutine frame's root
+	for ri, r := range g.roots {
+		keys[ri] = key{block: ri, ri: ri}
+		if r.kind != rootStack || r.ref < 0 || n.st == nil || int(r.ref) >= len(n.st.frames) {
+			continue
+		}
+		fr := n.st.frames[r.ref]
+		if stacks < 0 {
+			stacks = ri
+		}
+		var id int64
+		if fr.g >= 0 && fr.g < len(n.st.gs) {
+			id = n.st.gs[fr.g].id
+		}
+		keys[ri] = key{block: stacks, gid: id, depth: -fr.depth, ri: ri}
+	}
+	order := make([]uint32, len(g.roots))
+	for i := range order {
+		order[i] = uint32(i)
+	}
+	slices.SortFunc(order, func(a, b uint32) int {
+		ka, kb := keys[a], keys[b]
+		return cmp.Or(cmp.Compare(ka.block, kb.block), cmp.Compare(ka.gid, kb.gid), cmp.Compare(ka.depth, kb.depth), cmp.Compare(ka.ri, kb.ri))
+	})
+	return order
 }

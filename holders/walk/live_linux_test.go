@@ -16,6 +16,7 @@ import (
 
 	"github.com/memdoctor/memdoctor/holders"
 	"github.com/memdoctor/memdoctor/holders/walk"
+	"github.com/memdoctor/memdoctor/internal/dev/rsstest"
 	"github.com/memdoctor/memdoctor/lab"
 	"github.com/memdoctor/memdoctor/process"
 )
@@ -162,7 +163,7 @@ func startProgram(t *testing.T, args ...string) *exec.Cmd {
 // memory: their timings and what was copied.
 func comparable(r *holders.Result) string {
 	c := *r
-	c.Timing, c.Copied, c.Stopped, c.StoppedSeconds, c.EstimatedStop = holders.Timing{}, 0, 0, 0, 0
+	c.Timing, c.Copied, c.NotResident, c.Stopped, c.StoppedSeconds, c.EstimatedStop = holders.Timing{}, 0, 0, 0, 0, 0
 	b, _ := json.MarshalIndent(c, "", "  ")
 	return string(b)
 }
@@ -223,6 +224,74 @@ func TestCopySkipsUnreadableStacks(t *testing.T) {
 	if !slices.Contains(res.Notes, want) {
 		t.Errorf("notes %q\nwant %q", res.Notes, want)
 	}
+	if len(res.Culprits) == 0 || len(res.Culprits[0].Paths) == 0 || res.Culprits[0].Paths[0].Expr != "main.registry[value].payload" {
+		t.Errorf("want main.registry[value].payload: %+v", res.Culprits)
+	}
+}
+
+// TestOutermostFrameNamesAHandedDownObject reads testdata/handdown, whose goroutine holds its
+// server in two frames (serve, and handle, which serve called and which waits): the records
+// are named from the outermost, serve's s, the frame that holds the server whichever call the
+// goroutine is in when the process is read; never from the call it happens to be in. With
+// -request, a younger goroutine listed first holds the server too (a request's handler): the
+// records are named from the oldest goroutine's frame still.
+func TestOutermostFrameNamesAHandedDownObject(t *testing.T) {
+	bin := filepath.Join(t.TempDir(), "handdown")
+	if out, err := exec.Command("go", "build", "-o", bin, "./testdata/handdown").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	for _, args := range [][]string{nil, {"-request"}} {
+		t.Run(strings.Join(append([]string{"handdown"}, args...), " "), func(t *testing.T) {
+			namedFromServe(t, append([]string{bin}, args...))
+		})
+	}
+}
+
+// namedFromServe reads handdown: its records must be named from serve's frame.
+func namedFromServe(t *testing.T, args []string) {
+	cmd := startProgram(t, args...)
+	tg, err := process.Attach(cmd.Process.Pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tg.Close()
+	res, err := walk.Read(context.Background(), tg, walk.Options{Sites: []string{"main.(*server).keep"}, TempDir: t.TempDir(), MaxStop: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const want = "main.(*server).serve.s.recent[i]"
+	if len(res.Culprits) != 1 || len(res.Culprits[0].Paths) == 0 || res.Culprits[0].Paths[0].Expr != want {
+		t.Fatalf("want the records held by %s: %+v", want, res.Culprits)
+	}
+	if p := res.Culprits[0].Paths[0]; p.Root.Kind != "goroutine" || p.Share < 0.9 {
+		t.Errorf("want %s holding all the records from a goroutine's frame: %+v", want, p)
+	}
+}
+
+// TestReadLeavesTheProcessAsItWas reads holders-target whose heap holds memory that is not
+// resident: a buffer of 64 MiB it never touched, and 64 MiB of pointers it used, freed and gave
+// back to the system. The reading (its estimate and rate measured while the process runs, the
+// copy while it is stopped) makes none of it resident: the process's anonymous memory is the
+// same after as before (within 1 MiB, or 1%), and the path is found as ever.
+func TestReadLeavesTheProcessAsItWas(t *testing.T) {
+	bin := filepath.Join(t.TempDir(), "holders-target")
+	if out, err := exec.Command("go", "build", "-o", bin, "../../cmd/memdoctor/testdata/holders-target").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	cmd := startProgram(t, bin, "-objects", "20000", "-rate", "4096", "-untouched", "64", "-released", "64")
+	pid := cmd.Process.Pid
+	before := rsstest.Settled(t, pid)
+	tg, err := process.Attach(pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tg.Close()
+	res, err := walk.Read(context.Background(), tg, walk.Options{Sites: []string{"main.build"}, TempDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rsstest.Check(t, pid, before, "reading its heap")
+	t.Logf("copied %d KiB, of which %d KiB not resident", res.Copied>>10, res.NotResident>>10)
 	if len(res.Culprits) == 0 || len(res.Culprits[0].Paths) == 0 || res.Culprits[0].Paths[0].Expr != "main.registry[value].payload" {
 		t.Errorf("want main.registry[value].payload: %+v", res.Culprits)
 	}

@@ -140,6 +140,7 @@ func Read(ctx context.Context, t *process.Target, opts Options) (res *holders.Re
 	}
 	res.Timing.Prepare += ms(snap.Prepare)
 	res.Timing.Stop, res.Timing.Copy, res.Copied = ms(snap.Stop), ms(snap.Copy), uint64(snap.Bytes)
+	res.NotResident = uint64(snap.NotResident)
 	res.EstimatedStop = ms(snap.Estimate.Stop)
 	for _, s := range snap.Skipped {
 		res.SkippedRanges++

@@ -31,7 +31,7 @@ type command struct {
 // commands lists the subcommands in the order help shows them.
 func commands() []*command {
 	return []*command{
-		runCmd, watchCmd, analyzeCmd, holdersCmd, fleetCmd, compareCmd, tuneCmd, reportCmd, serveCmd, diffCmd, mcpCmd, demoCmd, labCmd, helpCmd, versionCmd,
+		runCmd, watchCmd, analyzeCmd, holdersCmd, testCmd, fleetCmd, compareCmd, tuneCmd, reportCmd, serveCmd, diffCmd, mcpCmd, demoCmd, labCmd, helpCmd, versionCmd,
 	}
 }
 

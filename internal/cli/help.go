@@ -17,7 +17,7 @@ goroutine leaks, runtime retention, transient spikes, GC overhead and allocation
 each with the culprit code, the numbers that prove it and the fix.`
 
 const trailer = `Exit status: 0 done, 1 failure, 2 usage error, 3 a finding reached --fail-on (or compare
-found a regression with --fail-on-regression).
+found a regression with --fail-on-regression, or test found a leak).
 
 Environment: NO_COLOR turns colour off; MEMDOCTOR_LOG=debug|info|warn|error sets the log
 level (logs go to stderr, as plain sentences); MEMDOCTOR_LOG_FORMAT=text|json writes them as

@@ -234,8 +234,12 @@ func readHeap(ctx context.Context, e *env, t *process.Target, opts walk.Options)
 	res, err := walk.Read(ctx, t, opts)
 	if t.Kind == "process" && res != nil {
 		walked := time.Duration((res.Timing.Roots + res.Timing.Walk + res.Timing.Name) * float64(time.Millisecond))
-		e.log.Info(fmt.Sprintf("holders: process %d runs again: it was stopped for %s (copying %s took %s); the copy was walked in %s", t.PID,
-			units.Duration(time.Duration(res.StoppedSeconds*float64(time.Second))), units.Bytes(float64(res.Copied)),
+		notThere := ""
+		if res.NotResident > 0 {
+			notThere = fmt.Sprintf(", of which %s not resident in it, left untouched", units.Bytes(float64(res.NotResident)))
+		}
+		e.log.Info(fmt.Sprintf("holders: process %d runs again: it was stopped for %s (copying %s%s took %s); the copy was walked in %s", t.PID,
+			units.Duration(time.Duration(res.StoppedSeconds*float64(time.Second))), units.Bytes(float64(res.Copied)), notThere,
 			units.Duration(time.Duration(res.Timing.Copy*float64(time.Millisecond))), units.Duration(walked)))
 	}
 	if err != nil {

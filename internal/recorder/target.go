@@ -2,6 +2,7 @@ package recorder
 
 import (
 	"debug/buildinfo"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"slices"
@@ -31,11 +32,21 @@ type procInfo struct {
 	Toolchain  bool
 }
 
-// inspect reads what the target needs from a process.
+// errExecuting says a process is between the two halves of an exec: its new memory has no
+// arguments or environment yet, or it still runs in its parent's memory (a vfork child), so
+// what /proc says of it is not yet what it will run.
+var errExecuting = errors.New("the process has not finished exec")
+
+// inspect reads what the target needs from a process. A process whose exec has not finished
+// (no arguments yet) is an error: read then, its environment would be empty and its
+// executable its parent's, and a later reading would not correct the cached one.
 func inspect(fs procfs.FS, pid, depth int, startOffset time.Duration) (procInfo, error) {
 	st, err := fs.Stat(pid)
 	if err != nil {
 		return procInfo{}, err
+	}
+	if args, err := fs.Cmdline(pid); err != nil || len(args) == 0 {
+		return procInfo{}, errExecuting
 	}
 	pi := procInfo{PID: pid, Name: st.Comm, Start: st.StartTime.Add(startOffset), Depth: depth}
 	if exe, err := fs.Exe(pid); err == nil {
@@ -82,6 +93,9 @@ func (w *treeWatcher) processes() []procInfo {
 	for _, pid := range pids {
 		alive[pid] = true
 		pi, ok := w.known[pid]
+		if ok && !sameProgram(w.fs, pi) {
+			ok = false // it ran exec since: a vfork child of the toolchain became the target
+		}
 		if !ok {
 			d := 0
 			if st, err := w.fs.Stat(pid); err == nil {
@@ -105,6 +119,13 @@ func (w *treeWatcher) processes() []procInfo {
 		}
 	}
 	return out
+}
+
+// sameProgram reports whether pi's process still runs the program it was inspected running:
+// exec sets the command name (comm) to the new executable's.
+func sameProgram(fs procfs.FS, pi procInfo) bool {
+	st, err := fs.Stat(pi.PID)
+	return err != nil || st.Comm == pi.Name
 }
 
 // pick chooses the target among the tree's processes: the deepest process that is not part of

@@ -5,9 +5,10 @@
 // run` starts it (gctrace, /proc, pprof), `memdoctor watch --source pprof` and `memdoctor
 // watch --source agent` attach to the same process while it runs, and the run's heap and
 // goroutine profiles alone make the fourth vantage point (what someone holding only profiles
-// has). Then a build of the scenario that links no profiling at all (internal/dev/labrun, the
-// nopprof tag) runs alone and `memdoctor watch --enable-heap-profiling PID` reads it from its
-// memory: the fifth, watch-memory. Each session is then judged at several windows (prefixes
+// has). A build of the scenario that links no profiling at all (internal/dev/labrun, the
+// nopprof tag) runs after them, alone, or beside them (Config.MemoryAlongside, as
+// TestAccuracyMatrix records), and `memdoctor watch --enable-heap-profiling PID` reads it from
+// its memory: the fifth, watch-memory. Each session is then judged at several windows (prefixes
 // of the recording) against the scenario's expected verdict: the expected kinds at warning (confirmed), each with its
 // culprit in the top three; the absent kinds not at warning; a control with no warning at all.
 // The time to verdict is the shortest prefix, in 5 s steps, that already gives the verdict; each

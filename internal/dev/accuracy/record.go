@@ -34,6 +34,11 @@ type Config struct {
 	// others, alone, so each one it records lengthens the matrix by a recording); nil = every
 	// one. A scenario it skips has no WatchMemory session and no error: its cells say "–".
 	Memory func(lab.Scenario) bool
+	// MemoryAlongside records the WatchMemory vantage point at the same time as the others
+	// (its build of the scenario beside the one memdoctor run started) rather than after them,
+	// alone: a scenario then takes one recording's time, not two, and every vantage point
+	// records under the same load, two scenario processes.
+	MemoryAlongside bool
 	// Duration is how long each recording lasts: the longest window judged.
 	Duration time.Duration
 	// Interval is the profile snapshot interval; 0 = 10 s, memdoctor's default.
@@ -86,17 +91,47 @@ func Record(ctx context.Context, cfg Config, sc lab.Scenario) (*Recording, error
 	env := append(os.Environ(), "NO_COLOR=1", "MEMDOCTOR_LAB_AGENT=1")
 	env = append(env, sc.Expect.Env...)
 
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	// The build that links no profiling: after the others, alone, so that each recording has
+	// one scenario process loading the machine; or alongside them (MemoryAlongside).
+	memory := func() {
+		if cfg.Memory != nil && !cfg.Memory(sc) {
+			return // not asked for
+		}
+		vdir := filepath.Join(dir, string(WatchMemory))
+		if ctx.Err() != nil {
+			return
+		}
+		err := errors.New("not recorded: no lab program built without profiling (Config.LabNoPprof)")
+		if cfg.LabNoPprof != "" {
+			err = recordMemory(ctx, cfg, sc, vdir, common, env)
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if err != nil {
+			rec.Errors[WatchMemory] = err
+		} else {
+			rec.Sessions[WatchMemory] = vdir
+		}
+	}
+	if cfg.MemoryAlongside {
+		wg.Go(memory)
+	}
+
 	runDir := filepath.Join(dir, string(Run))
 	runArgs := append(append([]string{"run"}, common...), "--out", runDir, "--", labBin, "lab", "run", sc.Name)
 	run := exec.CommandContext(ctx, cfg.Memdoctor, runArgs...)
 	run.Env = env
 	out, err := run.StdoutPipe()
 	if err != nil {
+		wg.Wait()
 		return nil, err
 	}
 	lw := &lineWriter{w: cfg.Log, prefix: sc.Name + "/run: "}
 	run.Stderr = lw
 	if err := run.Start(); err != nil {
+		wg.Wait()
 		return nil, fmt.Errorf("%s: start memdoctor run: %w", sc.Name, err)
 	}
 	urls := make(chan string, 1)
@@ -115,8 +150,6 @@ func Record(ctx context.Context, cfg Config, sc lab.Scenario) (*Recording, error
 			close(urls)
 		}
 	}()
-	var wg sync.WaitGroup
-	var mu sync.Mutex
 	select {
 	case url, ok := <-urls:
 		if ok {
@@ -156,18 +189,8 @@ func Record(ctx context.Context, cfg Config, sc lab.Scenario) (*Recording, error
 			rec.Errors[v] = errors.New("the scenario never said where it serves pprof")
 		}
 	}
-	// The build that links no profiling runs after the others, alone, so that each recording
-	// has one scenario process loading the machine: the same conditions for every vantage point.
-	if cfg.Memory != nil && !cfg.Memory(sc) {
-		// not asked for
-	} else if cfg.LabNoPprof == "" {
-		rec.Errors[WatchMemory] = errors.New("not recorded: no lab program built without profiling (Config.LabNoPprof)")
-	} else if vdir := filepath.Join(dir, string(WatchMemory)); ctx.Err() == nil {
-		if err := recordMemory(ctx, cfg, sc, vdir, common, env); err != nil {
-			rec.Errors[WatchMemory] = err
-		} else {
-			rec.Sessions[WatchMemory] = vdir
-		}
+	if !cfg.MemoryAlongside {
+		memory()
 	}
 	pdir := filepath.Join(dir, string(Profiles))
 	if err := profilesOnly(runDir, pdir); err != nil {

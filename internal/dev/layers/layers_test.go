@@ -31,7 +31,7 @@ var layers = []struct {
 	{"words", []string{"diagnose/words"}},
 	{"diagnosis", []string{"diagnose", "compare", "tune"}},
 	{"report", []string{"report"}},
-	{"top floor", []string{"internal/cli", "internal/recorder", "internal/webui", "internal/mcpserver", "lab", "cmd/..."}},
+	{"top floor", []string{"internal/cli", "internal/recorder", "internal/suite", "internal/webui", "internal/mcpserver", "lab", "cmd/..."}},
 	{"tools", []string{"internal/dev/...", "bench/..."}},
 }
 

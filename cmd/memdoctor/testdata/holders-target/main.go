@@ -4,7 +4,9 @@
 // whose payload is a slice of pointers (links, built by buildLinks), a heap the walk reads
 // whole. It prints its pid when the heap is built, then writes a counter to the heartbeat
 // file every 20 ms, so a test can tell that it runs. With -guard, a page of two goroutines'
-// stacks cannot be read (guard_linux.go).
+// stacks cannot be read (guard_linux.go). With -untouched and -released, its heap also holds
+// memory that is not resident: a buffer it never touched, and spans it used, freed and gave
+// back to the system (what a reading must not make resident).
 package main
 
 import (
@@ -12,6 +14,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"runtime/debug"
 	"strconv"
 	"time"
 )
@@ -38,6 +41,8 @@ func main() {
 	heartbeat := flag.String("heartbeat", "", "a `FILE` to write a counter to every 20 ms")
 	pointers := flag.Bool("pointers", false, "payloads of pointers (into links) rather than bytes")
 	guard := flag.Bool("guard", false, "make a page of two goroutines' stacks unreadable (say which on the ready line), the GC off")
+	untouched := flag.Int("untouched", 0, "`MiB` of bytes allocated and kept, never touched")
+	released := flag.Int("released", 0, "`MiB` of pointers allocated, touched, freed and given back to the system")
 	flag.Parse()
 	if *rate > 0 {
 		runtime.MemProfileRate = *rate
@@ -46,6 +51,13 @@ func main() {
 		buildLinks(*objects/2, *size)
 	} else {
 		build(*objects/2, *size)
+	}
+	if *untouched > 0 {
+		// Fresh memory from the system: the runtime knows it is zeros and does not clear it.
+		neverTouched = make([]byte, *untouched<<20)
+	}
+	if *released > 0 {
+		release(*released << 20)
 	}
 	recent := make(chan []*record)
 	go keepRecent(recent)
@@ -61,6 +73,24 @@ func main() {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// neverTouched is a buffer the program never touches (-untouched): the garbage collector does
+// not read it either (it holds no pointers).
+var neverTouched []byte
+
+// release allocates n bytes of pointers, touches them, lets them go and gives them back to the
+// system (-released).
+//
+//go:noinline
+func release(n int) {
+	b, r := make([]*record, n/8), &record{}
+	for i := range b {
+		b[i] = r
+	}
+	b = nil
+	runtime.KeepAlive(b)
+	debug.FreeOSMemory()
 }
 
 // build fills the registry: the site holders names.

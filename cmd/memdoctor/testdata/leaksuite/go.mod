@@ -1,0 +1,3 @@
+module example.com/leaksuite
+
+go 1.24
