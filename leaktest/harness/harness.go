@@ -128,13 +128,12 @@ func check(t *testing.T, cfg *Config, test testing.InternalTest, out *os.File) E
 	if ev.Plain.Verdict != "pass" {
 		return ev
 	}
-	// A check needs at least minRuns runs within its time limit (two for its warm-up, eight
-	// readings: leaktest's Loop judges what it has at the limit), and its runs are slower than
-	// the first: every allocation is sampled. A test whose first run takes longer than that
-	// allows is not checked.
-	if most := cfg.TimeLimit / minRuns; ev.Plain.Elapsed > most {
-		ev.NotChecked = fmt.Sprintf("its first run took %s: a check runs a test at least %d times within the time limit (%s), so at most %s a run",
-			ev.Plain.Elapsed.Round(time.Millisecond), minRuns, cfg.TimeLimit, most.Round(time.Millisecond))
+	// A check needs at least minRuns runs within three times its time limit (two for its
+	// warm-up, eight readings), and its runs are slower than the first: every allocation is
+	// sampled. A test whose first run takes longer than that allows is not checked.
+	if most := 3 * cfg.TimeLimit / minRuns; ev.Plain.Elapsed > most {
+		ev.NotChecked = fmt.Sprintf("its first run took %s: a check runs a test at least %d times within three times the time limit (%s), so at most %s a run",
+			ev.Plain.Elapsed.Round(time.Millisecond), minRuns, 3*cfg.TimeLimit, most.Round(time.Millisecond))
 		return ev
 	}
 	if err := write(out, Event{Event: "check", Test: test.Name, Plain: &Plain{Verdict: ev.Plain.Verdict, Elapsed: ev.Plain.Elapsed}}); err != nil {

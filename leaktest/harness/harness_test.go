@@ -86,7 +86,7 @@ func TestPanicked(t *testing.T) {
 	}
 }
 
-// A test whose first run is too slow for ten runs within the time limit is not
+// A test whose first run is too slow for ten runs in three times the time limit is not
 // checked, and the result says why.
 func TestRunTooSlow(t *testing.T) {
 	results := filepath.Join(t.TempDir(), "events.jsonl")
