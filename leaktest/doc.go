@@ -66,8 +66,10 @@
 // seven rounds': a cache that fills over the first rounds has that long to level off). A
 // series with no growth that counts passes after ten readings. A growth that may be a leak but is not yet
 // sure (consistent but still small, or levelling off) gets more rounds, up to TimeLimit; a
-// suspicion left at the limit is logged, not failed, as is a run with fewer than eight readings
-// at the limit ("not judged", and why).
+// suspicion left at the limit is logged, not failed. A run with fewer than eight readings at
+// the limit (a loaded machine slows the rounds) goes on until it has eight, up to three times
+// the limit, unless its calls left goroutines that never block or a reading was late; one
+// with fewer still is "not judged", and says why.
 //
 // # What a failure says
 //

@@ -23,8 +23,8 @@ const parallelEnv = "MEMDOCTOR_LEAKTEST"
 // with the calls: a leak. See the package documentation for how it judges and what the
 // failure says; the options and their defaults are in Option's list.
 //
-// It calls fn on a goroutine of its own and returns within a few seconds of TimeLimit
-// whatever fn does: a call that never returns fails t, saying where it waits; a panic in fn
+// It calls fn on a goroutine of its own and returns within a few seconds of TimeLimit (of
+// three times it when the rounds are too few for a verdict) whatever fn does: a call that never returns fails t, saying where it waits; a panic in fn
 // is raised again on the calling goroutine, and runtime.Goexit in fn (t.FailNow, t.SkipNow)
 // ends it.
 //
@@ -138,6 +138,9 @@ type run struct {
 	loopID   int64 // the goroutine Loop runs on
 	start    time.Time
 	deadline time.Time // start + TimeLimit: no call starts after it
+	// extended says the deadline was moved to maxLimits times the time limit: too few readings
+	// at the limit.
+	extended bool
 
 	calls    int64 // measured calls so far
 	perRound int64
@@ -295,6 +298,9 @@ func (r *run) rounds(res *result) {
 		}
 		var done int64
 		done, more = r.callSettled(r.perRound)
+		if !more && r.extend(done) {
+			more = true
+		}
 		if done == 0 && !more {
 			return // the deadline came between rounds: the last reading stands
 		}
@@ -320,9 +326,35 @@ func (r *run) rounds(res *result) {
 			len(r.readings) >= minReadings && (!res.heapOn || res.heap.conf == clear) && (!res.gorOn || res.goroutines.conf == clear),
 			len(r.readings) == maxReadings:
 			return
+		case r.extended && len(r.readings) >= minConfirmReadings:
+			r.ended = cut // past the time limit, with the readings a verdict needs
+			return
 		}
 	}
 }
+
+// extend moves the deadline to maxLimits times the time limit when it cut the rounds with
+// fewer readings than a verdict needs (a loaded machine slows the rounds, and must not let a
+// leak pass unjudged), once: the rounds stop as soon as the readings are enough. Not when the
+// calls left goroutines that never block (each round would add one) or a reading was late.
+func (r *run) extend(done int64) bool {
+	need := minConfirmReadings - len(r.readings)
+	if done > 0 {
+		need-- // this round's reading is still to come
+	}
+	if r.ended != cut || r.extended || r.readLate || r.spun > 0 || need <= 0 {
+		return false
+	}
+	r.extended = true
+	r.deadline = r.start.Add(maxLimits * r.cfg.timeLimit)
+	r.caller.stop.Store(false)
+	r.ended = returned
+	return time.Now().Before(r.deadline)
+}
+
+// maxLimits is how many times the time limit Loop runs at most for the readings a verdict
+// needs.
+const maxLimits = 3
 
 // finish says how the run ended: at the time limit, with a call hung (or slow), with too few
 // readings for a verdict.

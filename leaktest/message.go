@@ -50,7 +50,11 @@ func (rep *Report) tooFewText() string {
 	case rep.Hung != "" || rep.Slow != "":
 		return fmt.Sprintf("only %d readings before a %s of %s stopped returning, %d needed for a verdict", rep.Rounds+1, rep.Unit, rep.of, minConfirmReadings)
 	}
-	return fmt.Sprintf("only %d readings within the time limit (%s), %d needed for a verdict: the machine is too slow for this function at this limit; raise TimeLimit", rep.Rounds+1, rep.TimeLimit, minConfirmReadings)
+	within := fmt.Sprintf("within the time limit (%s)", rep.TimeLimit)
+	if rep.extended {
+		within = fmt.Sprintf("in %d times the time limit (%s)", maxLimits, maxLimits*rep.TimeLimit)
+	}
+	return fmt.Sprintf("only %d readings %s, %d needed for a verdict: the machine is too slow for this function at this limit; raise TimeLimit", rep.Rounds+1, within, minConfirmReadings)
 }
 
 // spunText says why the heap was not judged: the calls left goroutines that never block.
@@ -80,6 +84,8 @@ func (rep *Report) suspicions() []string {
 // reason says why a run that did not fail is not judged, or what stayed a suspicion.
 func (rep *Report) reason() string {
 	switch {
+	case rep.Hung != "":
+		return strings.TrimPrefix(rep.Hung, "leaktest: ")
 	case rep.TooFew || rep.ReadLate:
 		return rep.tooFewText()
 	case rep.TimedOut:

@@ -76,7 +76,9 @@ const defaultRoundTime = 20 * time.Millisecond
 // limit. At the limit Loop stops calling fn after the call under way, gives that call a grace
 // (20 times the calls' mean time, 1 to 3 s) and judges what it has; a call that outlasts the
 // grace while it took 20 times the others (or the first call, after the whole limit) hangs,
-// and fails the test.
+// and fails the test. A run with fewer than eight readings at the limit (a loaded machine
+// slows the rounds) goes on for them up to three times the limit, unless its calls left
+// goroutines that never block.
 func TimeLimit(d time.Duration) Option {
 	return optionFunc(func(c *config) { c.timeLimit = d })
 }

@@ -14,7 +14,8 @@ type Report struct {
 	Test string `json:"test"`
 	// Verdict is the whole run's: a leak when either series leaks.
 	Verdict Verdict `json:"verdict"`
-	// Reason says why the run is not judged, or what stayed a suspicion.
+	// Reason says why the run is not judged (a call that hung: Hung), or what stayed a
+	// suspicion.
 	Reason string `json:"reason,omitempty"`
 	// Unit is what was repeated: "call" (of fn, for Loop) or "run" (of a test, for
 	// CheckTest); every count and rate "per call" below counts these.
@@ -61,7 +62,8 @@ type Report struct {
 	// Message is what Loop writes: the failure (t.Error), or the line it logs (t.Log).
 	Message string `json:"message"`
 
-	of string // what was called, in words: "fn", or the test's name
+	of       string // what was called, in words: "fn", or the test's name
+	extended bool   // the rounds ran past the time limit for the readings a verdict needs
 }
 
 // A Verdict is what the readings say of a series, or of a whole run.
@@ -167,7 +169,7 @@ func (r *run) report(res result) *Report {
 	rep := &Report{
 		Test: r.test, Unit: r.unit, of: r.of, Rounds: len(r.readings) - 1, CallsPerRound: r.perRound, WarmupCalls: r.warmup,
 		Calls: r.calls, Elapsed: r.elapsed, TimeLimit: r.cfg.timeLimit, TimedOut: res.timedOut, TooFew: res.tooFew,
-		ReadLate: r.readLate,
+		ReadLate: r.readLate, extended: r.extended,
 	}
 	if res.hung {
 		rep.Hung = r.hungMessage()
