@@ -123,7 +123,7 @@ func (c *testCheck) halted() string {
 }
 
 // run is the test function testing.RunTests runs: the test itself, its panic recovered. Its
-// frame is the boundary of the test's stacks, as callFn's is of fn's.
+// frame is the boundary of the test's stacks, as the caller's is of fn's.
 //
 //go:noinline
 func (c *testCheck) run(t *testing.T) {

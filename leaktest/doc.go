@@ -17,14 +17,33 @@
 //
 // # How it judges
 //
+// Loop calls fn on a goroutine of its own, and keeps TimeLimit on the clock whatever fn does
+// or leaves behind: at the limit it stops calling fn after the call under way and judges what
+// it has. A call that does not return a grace after the limit (20 times the calls' mean time,
+// 1 to 3 s), when the calls before it took a twentieth of that or it is the first, hangs: the
+// test fails, saying where the call waits. A panic in fn is raised again on the test's
+// goroutine, after the failure says where fn panicked; t.FailNow or t.SkipNow in fn ends the
+// test's goroutine too.
+//
 // Loop first sizes a round as testing.B sizes its loops: it calls fn once, then more times by
-// how long the last batch took, until a batch takes 20 ms. Those calls and one more round are
-// the warm-up (Warmup adds calls for caches larger than that). Then it runs rounds of that
-// many calls, and after each one collects the garbage (runtime.GC, twice: what a sync.Pool
-// holds survives one collection) and reads the live heap
-// (runtime/metrics' /gc/heap/live:bytes, what the collection found live) and the number of
-// goroutines. It samples every allocation in the heap profile while it runs
-// (runtime.MemProfileRate = 1), and puts the rate back after.
+// how long the last batch took, until a batch takes 20 ms of the process's CPU, the work the
+// calls handed to goroutines included: after each batch (and each round) Loop waits for the
+// goroutines the calls started that end on their own to end (settles: the goroutine count has
+// stopped falling, and no more goroutines run than before the calls), so that a call that
+// returns at once but leaves hundreds of goroutines of work behind is sized by all it costs,
+// and the goroutines are counted once those still running have ended. Those calls and one
+// more round are the warm-up (Warmup adds calls for caches larger than that). Then it runs
+// rounds of that many calls, and after each one collects the garbage (runtime.GC, twice: what
+// a sync.Pool holds survives one collection) and reads the live heap (runtime/metrics'
+// /gc/heap/live:bytes, what the collection found live) and the number of goroutines, whatever
+// their state (running, runnable or blocked). It samples every allocation in the heap profile
+// while it runs (runtime.MemProfileRate = 1), and puts the rate back after.
+//
+// Goroutines that never block (a loop with a zero period on a stop channel never closed) take
+// the CPU from everything else, and each garbage collection waits its turn behind them: when
+// the calls leave such goroutines (running or ready to run in two dumps while the process ran),
+// the rounds add one of them at most, the readings count the goroutines without collecting the
+// garbage, and the heap is not judged (the failure or the log says so).
 //
 // After each round it judges the two series against the number of calls, as memdoctor's
 // diagnosis judges a series in time (the statistics are one package, leaktest/trend, that
@@ -47,7 +66,10 @@
 // seven rounds': a cache that fills over the first rounds has that long to level off). A
 // series with no growth that counts passes after ten readings. A growth that may be a leak but is not yet
 // sure (consistent but still small, or levelling off) gets more rounds, up to TimeLimit; a
-// suspicion left at the limit is logged, not failed.
+// suspicion left at the limit is logged, not failed. A run with fewer than eight readings at
+// the limit (a loaded machine slows the rounds) goes on until it has eight, up to three times
+// the limit, unless its calls left goroutines that never block or a reading was late; one
+// with fewer still is "not judged", and says why.
 //
 // # What a failure says
 //
@@ -69,11 +91,23 @@
 // frame in the module the program called into (or the standard library's allocating line),
 // so that a leak inside a dependency names both the call and the dependency's line.
 //
-// Growing goroutines are grouped by what they wait for, where (the top of their stack) and
-// the go statement that started them; when a library's go statement started them, the line
-// of the program that called the library is named too: the program's frame under the
-// allocations the go statement's function made during the rounds, which the heap profile
-// recorded with their stack (its innermost 32 frames, as runtime.MemProfile keeps them).
+// Growing goroutines are grouped by what they wait for, where (the top of their stack), their
+// own function and the go statement that started them; goroutines that do not wait are
+// grouped by their go statement, as [running]. Each group names its own function, the one its
+// go statement starts (a closure's name, "pkg.(*T).Start.func1", with the line where it is
+// defined: what a person greps for, and what Go's goroutineleak profile names), and when a
+// library's go statement started them, the line of the program that called the library: the
+// program's frame under the allocations the go statement's function made during the rounds,
+// which the heap profile recorded with their stack (its innermost 32 frames, as
+// runtime.MemProfile keeps them).
+//
+//	goroutines: 25 per call (100 -> 275 over 7 calls); Kendall's tau 1.00, p < 0.0001 (Mann-Kendall), ...
+//	  175 more goroutines [chan send] (25 per call), waiting at kv/dist_sender.go:212
+//	    example.com/kv.(*DistSender).sendWithLimit.func1 (/src/kv/dist_sender.go:212)
+//	    their function, defined at kv/dist_sender.go:212
+//	      example.com/kv.(*DistSender).sendWithLimit.func1 (/src/kv/dist_sender.go:212)
+//	    started by the go statement at kv/dist_sender.go:212
+//	      example.com/kv.(*DistSender).sendWithLimit (/src/kv/dist_sender.go:212)
 //
 // The verdict, its proof and what the failure names are computed once, when Loop ends, into a
 // Report, from which the failure (or the line a passing Loop logs) is written; its JSON form is
@@ -104,7 +138,7 @@
 // Pass options after fn: Loop(t, fn, leaktest.TimeLimit(30*time.Second),
 // leaktest.IgnoreSites("example.com/cache.(*LRU).Add")).
 //
-//	TimeLimit(d)             the longest Loop runs (default 10s)
+//	TimeLimit(d)             the longest Loop runs, on the clock (default 10s)
 //	MinBytesPerCall(n)       the smallest heap growth per call that counts (default 1 byte)
 //	MinGoroutinesPerCall(n)  the smallest goroutine growth per call that counts (default 0.001)
 //	HeapOnly(), GoroutinesOnly()
@@ -122,6 +156,11 @@
 // the test reaches (a cache of a million entries filled a thousand calls per round) looks like
 // a leak within the time limit: fill it in the warm-up (Warmup). A leak of less than a byte per
 // call, or one that appears once in more calls than the rounds make, is out of reach.
+//
+// fn runs on a goroutine of its own, not the test's: a call still running when Loop returns
+// (one that hangs, or is slower than the grace) goes on beside the rest of the test. A
+// goroutine that runs on its own for more than five rounds' time of CPU (100 ms) after the
+// call that started it counts as one that never blocks: the heap is not judged then.
 //
 // Where it differs from memdoctor's diagnosis: the readings are against calls, not time; every
 // allocation is sampled, so per-site growth is exact rather than estimated; the goroutines'

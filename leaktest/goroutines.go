@@ -151,11 +151,51 @@ func countNotIgnored(text []byte, ignore []string) int {
 	return n
 }
 
+// own is the goroutine's own function: the one its go statement started, the bottom frame of
+// its stack above runtime.goexit (runtime.Stack keeps the outermost frames of a stack too deep
+// to print whole). A goroutine caught running the wrapper a go statement with arguments makes
+// (pkg.F.gowrap1, shown only then, with runtime.goexit under it) has its function inlined in
+// it, unnamed: own is zero.
+func (g goroutine) own() frame {
+	stack := g.stack
+	for len(stack) > 0 && stack[len(stack)-1].fn == "runtime.goexit" {
+		stack = stack[:len(stack)-1]
+	}
+	if len(stack) == 0 {
+		return frame{}
+	}
+	f := stack[len(stack)-1]
+	if isGoWrapper(f.fn) {
+		return frame{}
+	}
+	return f
+}
+
+// isGoWrapper reports the function a go statement with arguments compiles to
+// ("pkg.F.gowrap1"), which calls the function the statement names.
+func isGoWrapper(fn string) bool {
+	i := strings.LastIndex(fn, ".gowrap")
+	if i < 0 {
+		return false
+	}
+	_, err := strconv.Atoi(fn[i+len(".gowrap"):])
+	return err == nil
+}
+
+// runningState reports a goroutine state of a dump that is not a wait: the goroutine runs or
+// is ready to.
+func runningState(s string) bool {
+	return s == "running" || s == "runnable" || s == "preempted"
+}
+
 // goroutineGroup is the goroutines that wait at the same place, started by the same go
-// statement.
+// statement and running the same function; or, for goroutines that do not wait (state
+// "running": running or runnable), those started by the same go statement running the same
+// function, wherever they were.
 type goroutineGroup struct {
 	state     string
-	wait      frame // where they wait: the top of their stack outside the runtime
+	wait      frame // where they wait (or one of them was): the top of their stack outside the runtime
+	fn        frame // their own function (own); its line is where it is defined, 0 until defineFuncs knows
 	createdBy frame
 	count     int
 	sample    goroutine // one of them, for its stack
@@ -163,8 +203,8 @@ type goroutineGroup struct {
 }
 
 type groupKey struct {
-	state, waitFn, waitFile, createdFn, createdFile string
-	waitLine, createdLine                           int
+	state, waitFn, waitFile, fn, createdFn, createdFile string
+	waitLine, createdLine                               int
 }
 
 // groupGoroutines counts the goroutines by group, leaving out those whose top function is
@@ -179,15 +219,36 @@ func groupGoroutines(gs []goroutine, ignore []string) map[groupKey]*goroutineGro
 		if len(g.stack) > 0 {
 			wait = g.stack[0]
 		}
-		k := groupKey{g.state, wait.fn, wait.file, g.createdBy.fn, g.createdBy.file, wait.line, g.createdBy.line}
+		own, state := g.own(), g.state
+		k := groupKey{state, wait.fn, wait.file, own.fn, g.createdBy.fn, g.createdBy.file, wait.line, g.createdBy.line}
+		if runningState(state) {
+			// Where a goroutine that does not wait was is a moment of its run: the go
+			// statement and its function are what its kind shares.
+			state = "running"
+			k = groupKey{state: state, createdFn: g.createdBy.fn, createdFile: g.createdBy.file, createdLine: g.createdBy.line}
+		}
+		own.line = 0 // where it is defined: defineFuncs
 		grp := out[k]
 		if grp == nil {
-			grp = &goroutineGroup{state: g.state, wait: wait, createdBy: g.createdBy, sample: g}
+			grp = &goroutineGroup{state: state, wait: wait, fn: own, createdBy: g.createdBy, sample: g}
 			out[k] = grp
+		}
+		if grp.fn.fn == "" && own.fn != "" {
+			grp.fn, grp.wait, grp.sample = own, wait, g
 		}
 		grp.count++
 	}
 	return out
+}
+
+// defineFuncs gives the groups' own functions the file and line of their definition, from
+// funcStarts.
+func defineFuncs(groups []*goroutineGroup, starts map[string]frame) {
+	for _, g := range groups {
+		if def, ok := starts[g.fn.fn]; ok && g.fn.fn != "" {
+			g.fn = def
+		}
+	}
 }
 
 // grownGroups returns the groups that have more goroutines now than at the baseline, most

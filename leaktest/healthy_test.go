@@ -168,3 +168,27 @@ func TestHealthyTimers(t *testing.T) {
 		time.AfterFunc(time.Millisecond, wg.Done)
 	}))
 }
+
+// The healthy counterparts of the shapes of shapes_test.go.
+
+// An informer per call, stopped: its resync loop (period zero) spins until it is.
+func TestHealthyInformerStopped(t *testing.T) {
+	reg := &informers{}
+	defer reg.shutdown()
+	mustPass(t, loop(t, func() { listOnce(reg, true) }))
+}
+
+// Hundreds of goroutines of work left behind by each call, every one of which ends.
+func TestHealthyHeavyWorkLeftBehind(t *testing.T) {
+	l := newLeader(300, true)
+	defer close(l.quit)
+	entry := make([]byte, 256)
+	mustPass(t, loop(t, func() { l.propose(entry) }))
+}
+
+// A thousand goroutines per call, most still running when the call returns, none left.
+func TestHealthyFanOutQuery(t *testing.T) {
+	tbl := newKeyspace(1000, 0)
+	defer close(tbl.quit)
+	mustPass(t, loop(t, func() { tbl.query(100) }))
+}

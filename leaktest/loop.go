@@ -23,6 +23,11 @@ const parallelEnv = "MEMDOCTOR_LEAKTEST"
 // with the calls: a leak. See the package documentation for how it judges and what the
 // failure says; the options and their defaults are in Option's list.
 //
+// It calls fn on a goroutine of its own and returns within a few seconds of TimeLimit (of
+// three times it when the rounds are too few for a verdict) whatever fn does: a call that never returns fails t, saying where it waits; a panic in fn
+// is raised again on the calling goroutine, and runtime.Goexit in fn (t.FailNow, t.SkipNow)
+// ends it.
+//
 // It refuses a parallel test (t.Parallel) and a second Loop running at the same time: the
 // heap and the goroutines it measures are the whole process's.
 func Loop(t testing.TB, fn func(), opts ...Option) {
@@ -31,7 +36,10 @@ func Loop(t testing.TB, fn func(), opts ...Option) {
 	if rep == nil {
 		return
 	}
-	if rep.Failed() {
+	if rep.Hung != "" {
+		t.Error(rep.Hung)
+	}
+	if rep.Verdict == VerdictLeak {
 		t.Error(rep.Message)
 		return
 	}
@@ -87,6 +95,16 @@ func checkWith(t testing.TB, fn func(), pre func(*run), opts []Option) *Report {
 	if testHookRun != nil {
 		testHookRun(r)
 	}
+	switch {
+	case r.last.panicked:
+		// Panic on the test's goroutine, as a call of fn there would have, after saying where
+		// fn panicked (its own goroutine's stack).
+		t.Errorf("leaktest: fn panicked: %v\n%s", r.last.value, r.last.stack)
+		panic(r.last.value)
+	case r.last.exited:
+		// fn called t.FailNow, t.SkipNow or runtime.Goexit: end the test's goroutine too.
+		runtime.Goexit()
+	}
 	return r.report(res)
 }
 
@@ -111,12 +129,18 @@ func refuseParallel(t testing.TB) (msg string) {
 
 // run is one Loop: its rounds and their readings.
 type run struct {
-	cfg   *config
-	fn    func()
-	test  string // the test's name
-	probe *probe
-	attr  attributor
-	start time.Time
+	cfg      *config
+	fn       func()
+	test     string // the test's name
+	probe    *probe
+	attr     attributor
+	caller   *caller
+	loopID   int64 // the goroutine Loop runs on
+	start    time.Time
+	deadline time.Time // start + TimeLimit: no call starts after it
+	// extended says the deadline was moved to maxLimits times the time limit: too few readings
+	// at the limit.
+	extended bool
 
 	calls    int64 // measured calls so far
 	perRound int64
@@ -124,6 +148,23 @@ type run struct {
 	readings []reading
 	elapsed  time.Duration
 	inFn     time.Duration // spent calling fn
+	// ended is how the calls ended: every call returned, or the deadline cut them, a call
+	// hung, or fn panicked (last is the batch that did).
+	ended ended
+	last  batch
+	// spun is how many goroutines that never block the calls left (0: none), which turned the
+	// heap's judgement off; spinBase how many there were before the first call, and burnBase
+	// the cores the process spent then while Loop waited (-1: not known).
+	spun, spinBase int
+	burnBase       float64
+	// before is the reading before the first call; readLate says a reading had not ended a
+	// grace after the deadline.
+	before   reading
+	readLate bool
+	// workEnd is when the goroutines of the last calls settled, and workCPU the process's
+	// CPU time then.
+	workEnd time.Time
+	workCPU time.Duration
 	// The baseline's profile and goroutines, against which the growth is named.
 	baseHeap    map[[32]uintptr]heapRecord
 	baseGroups  map[groupKey]*goroutineGroup
@@ -161,23 +202,12 @@ func (r *run) haltReason() string {
 // callsFunc is the name of the function that calls fn: the boundary of fn's stacks.
 var callsFunc = func() string {
 	pc := make([]uintptr, 1)
-	var r run
-	r.fn = func() { runtime.Callers(2, pc) }
-	r.callFn(1)
+	c := &caller{fn: func() { runtime.Callers(2, pc) }}
+	var done int64
+	c.run(1, &done)
 	f, _ := runtime.CallersFrames(pc).Next()
 	return f.Function
 }()
-
-// callFn calls fn n times.
-//
-//go:noinline
-func (r *run) callFn(n int64) {
-	start := time.Now()
-	for range n {
-		r.fn()
-	}
-	r.inFn += time.Since(start)
-}
 
 // result is a run's verdicts.
 type result struct {
@@ -186,151 +216,208 @@ type result struct {
 	timedOut         bool
 	tooFew           bool   // stopped before the readings a verdict needs
 	halted           string // why the run stopped before a verdict (CheckTest: a run failed)
+	// A call of fn that had not returned a grace after the time limit: hung for sure (far
+	// slower than the others, or the first: Loop fails), or slow.
+	hung, slow bool
 }
 
+// failed reports whether a leak was confirmed.
 func (res result) failed() bool {
 	return res.heapOn && res.heap.conf == confirmed || res.gorOn && res.goroutines.conf == confirmed
 }
 
 func (r *run) do() result {
 	r.start = time.Now()
-	before, gBefore := r.probe.read(0), runtime.NumGoroutine()
-	n := r.size()
-	r.callFn(int64(r.cfg.warmup))
-	r.callFn(n)
-	r.warmup += int64(r.cfg.warmup) + n
-	after, gAfter := r.probe.read(0), runtime.NumGoroutine()
-	// Bound the rounds by every goroutine, those IgnoreTopFunction leaves out included.
-	before.goroutines, after.goroutines = float64(gBefore), float64(gAfter)
-	r.perRound = r.bound(n, before, after)
-
+	r.deadline = r.start.Add(r.cfg.timeLimit)
+	r.loopID = goroutineID()
+	r.caller = newCaller(r.fn)
+	defer r.caller.close()
+	defer func() { r.inFn = r.caller.callTime }()
+	res := result{heapOn: r.cfg.heap, gorOn: r.cfg.goroutines}
+	if !r.warm(&res) {
+		// fn panicked, or hung, or the time limit came before the first round: nothing to
+		// judge.
+		return r.finish(res)
+	}
 	if r.cfg.heap {
 		r.baseHeap = heapProfile()
 	}
 	if r.cfg.goroutines {
-		r.baseGroups = groupGoroutines(dumpGoroutines(), r.cfg.ignoreTop)
+		r.baseGroups = groupGoroutines(r.others(), r.cfg.ignoreTop)
 	}
-	r.readings = append(r.readings, r.probe.read(0))
-	res := result{heapOn: r.cfg.heap, gorOn: r.cfg.goroutines}
-	for {
+	if rd, ok := r.read(0); ok {
+		r.readings = append(r.readings, rd)
+		r.rounds(&res)
+	}
+	return r.finish(res)
+}
+
+// warm sizes the rounds and runs the warm-up, and bounds the calls per round by what the
+// warm-up left. It returns false when the calls must stop before the first round.
+func (r *run) warm(res *result) bool {
+	before, ok := r.read(0)
+	gBefore := runtime.NumGoroutine()
+	r.before = before
+	if !ok {
+		return false
+	}
+	r.spinBase, _ = r.spinners()
+	r.burnBase = r.burn()
+	n, more := r.size()
+	if more && r.haltReason() == "" {
+		var done int64
+		done, more = r.callSettled(int64(r.cfg.warmup) + n)
+		r.warmup += done
+	}
+	if res.halted = r.haltReason(); !more || res.halted != "" {
+		return false
+	}
+	spun, _ := r.spinners()
+	spun = max(spun-r.spinBase, 0)
+	r.spinOff(spun, res) // before the next reading's garbage collection
+	after, ok := r.read(0)
+	if !ok {
+		return false
+	}
+	burned := -1.0
+	if r.burnBase >= 0 {
+		burned = r.burn() - r.burnBase
+	}
+	// Bound the rounds by every goroutine, those IgnoreTopFunction leaves out included.
+	before.goroutines, after.goroutines = float64(gBefore), float64(runtime.NumGoroutine())
+	r.perRound = r.bound(n, before, after, spun, burned)
+	return true
+}
+
+// rounds runs the rounds, a reading after each, until the readings confirm a leak or its
+// absence, or the time limit.
+func (r *run) rounds(res *result) {
+	for more := true; more; {
 		if res.halted = r.haltReason(); res.halted != "" {
-			break
+			return
 		}
-		r.callFn(r.perRound)
-		r.calls += r.perRound
-		r.readings = append(r.readings, r.probe.read(r.calls))
-		res.heap, res.goroutines = r.judge()
+		var done int64
+		done, more = r.callSettled(r.perRound)
+		if !more && r.extend(done) {
+			more = true
+		}
+		if done == 0 && !more {
+			return // the deadline came between rounds: the last reading stands
+		}
+		r.calls += done
+		t0 := time.Now()
+		rd, ok := r.read(r.calls)
+		if !ok {
+			return
+		}
+		r.readings = append(r.readings, rd)
+		if r.probe.collect && time.Since(t0) >= slowReading {
+			spun, _ := r.spinners()
+			r.spinOff(max(spun-r.spinBase, 0), res)
+		}
+		res.heap, res.goroutines = r.judge(res.heapOn, res.gorOn)
 		if res.heap.conf == confirmed && len(r.readings) >= minConfirmReadings && len(r.readings) < inFlightFadeReadings {
 			if share := r.inFlightShare(); share >= inFlightMajority {
 				res.heap.conf, res.heap.inFlight = suspected, share
 			}
 		}
-		r.elapsed = time.Since(r.start)
-		if res.failed() && len(r.readings) >= minConfirmReadings {
-			break
-		}
-		if len(r.readings) >= minReadings && (!res.heapOn || res.heap.conf == clear) && (!res.gorOn || res.goroutines.conf == clear) {
-			break
-		}
-		// At the time limit, a judgement needs the readings a confirmation needs: a loaded
-		// machine slows the rounds, and must not let a leak pass unjudged (up to three times
-		// the limit).
-		enough := len(r.readings) >= minConfirmReadings || r.elapsed >= 3*r.cfg.timeLimit
-		if r.elapsed >= r.cfg.timeLimit && enough || len(r.readings) == maxReadings {
-			res.timedOut = true
-			break
+		switch {
+		case res.failed() && len(r.readings) >= minConfirmReadings,
+			len(r.readings) >= minReadings && (!res.heapOn || res.heap.conf == clear) && (!res.gorOn || res.goroutines.conf == clear),
+			len(r.readings) == maxReadings:
+			return
+		case r.extended && len(r.readings) >= minConfirmReadings:
+			r.ended = cut // past the time limit, with the readings a verdict needs
+			return
 		}
 	}
+}
+
+// extend moves the deadline to maxLimits times the time limit when it cut the rounds with
+// fewer readings than a verdict needs (a loaded machine slows the rounds, and must not let a
+// leak pass unjudged), once: the rounds stop as soon as the readings are enough. Not when the
+// calls left goroutines that never block (each round would add one) or a reading was late.
+func (r *run) extend(done int64) bool {
+	need := minConfirmReadings - len(r.readings)
+	if done > 0 {
+		need-- // this round's reading is still to come
+	}
+	if r.ended != cut || r.extended || r.readLate || r.spun > 0 || need <= 0 {
+		return false
+	}
+	r.extended = true
+	r.deadline = r.start.Add(maxLimits * r.cfg.timeLimit)
+	r.caller.stop.Store(false)
+	r.ended = returned
+	return time.Now().Before(r.deadline)
+}
+
+// maxLimits is how many times the time limit Loop runs at most for the readings a verdict
+// needs.
+const maxLimits = 3
+
+// finish says how the run ended: at the time limit, with a call hung (or slow), with too few
+// readings for a verdict.
+func (r *run) finish(res result) result {
+	r.elapsed = time.Since(r.start)
+	res.timedOut = r.ended != returned || r.readLate
+	res.hung = r.ended == hung && r.caller.hungForSure()
+	res.slow = r.ended == hung && !res.hung
+	if len(r.readings) == 0 {
+		r.readings = append(r.readings, r.before)
+	}
 	if len(r.readings) < minConfirmReadings {
-		// Too few rounds within three times the time limit (a machine starved of CPU): no
-		// verdict either way.
+		// Too few rounds within the time limit (a machine starved of CPU, a slow function):
+		// no verdict either way.
 		res.tooFew = true
 		res.heap.conf, res.goroutines.conf = min(res.heap.conf, suspected), min(res.goroutines.conf, suspected)
 	}
 	return res
 }
 
+// read takes a reading on a goroutine of its own, and waits for it until readGrace after the
+// deadline: its garbage collection waits its turn behind every goroutine that never blocks,
+// which fn's calls may have left. It returns false when it gave up (r.readLate).
+func (r *run) read(calls int64) (reading, bool) {
+	rd, ok := within(r.deadline.Add(readGrace), func() reading { return r.probe.read(calls) })
+	r.readLate = r.readLate || !ok
+	return rd, ok
+}
+
+// within runs f on a goroutine of its own and waits for it until the time given: false when
+// it gave up (f goes on, its result dropped).
+func within[T any](until time.Time, f func() T) (T, bool) {
+	out := make(chan T, 1)
+	go func() { out <- f() }()
+	t := time.NewTimer(time.Until(until))
+	defer t.Stop()
+	select {
+	case v := <-out:
+		return v, true
+	case <-t.C:
+		var zero T
+		return zero, false
+	}
+}
+
+// readGrace is how long after the deadline a reading may end.
+const readGrace = time.Second
+
 // judge judges the readings so far.
-func (r *run) judge() (heap, gor growth) {
+func (r *run) judge(heapOn, gorOn bool) (heap, gor growth) {
 	hp := make([]trend.Point, len(r.readings))
 	gp := make([]trend.Point, len(r.readings))
 	for i, rd := range r.readings {
 		hp[i] = trend.Point{At: rd.calls, V: rd.heap}
 		gp[i] = trend.Point{At: rd.calls, V: rd.goroutines}
 	}
-	if r.cfg.heap {
+	if heapOn {
 		heap = judge(hp, r.cfg.minBytesPerCall, minHeapGrowth)
 	}
-	if r.cfg.goroutines {
+	if gorOn {
 		gor = judge(gp, r.cfg.minGoroutinesPerCall, minGoroutineGrowth)
 	}
 	return heap, gor
-}
-
-// size finds how many calls make a round, as testing.B sizes its loops: from one call, more
-// each time by the time the last batch took, until a batch takes the round's time (the
-// batches are the warm-up's first part). The time is the process's CPU time where it can be
-// read: on a machine starved of CPU, the time a batch waits for one would make rounds too
-// short (a cache that a round of 20 ms of work fills would take many). A batch that takes
-// five rounds' time on the clock ends the sizing too: a function that waits (for the network,
-// a timer) uses little CPU, and its rounds must not last seconds.
-func (r *run) size() int64 {
-	// The first call is often the slowest (lazy initialisation): it times nothing.
-	r.callFn(1)
-	r.warmup++
-	n := int64(1)
-	target := r.cfg.roundTime
-	for {
-		t0, c0 := time.Now(), cpuNow()
-		r.callFn(n)
-		r.warmup += n
-		wall, cpu := time.Since(t0), time.Duration(-1)
-		if c1 := cpuNow(); c0 >= 0 && c1 >= 0 {
-			cpu = c1 - c0
-		}
-		if cpu < 0 { // no CPU time here: the clock's alone
-			cpu = wall
-		}
-		if cpu >= target || wall >= wallRounds*target || n >= 1e9 || time.Since(r.start) >= r.cfg.timeLimit/4 || r.haltReason() != "" {
-			return n
-		}
-		prev := n
-		n = grow(n, cpu, target)
-		n = min(n, grow(prev, wall, wallRounds*target))
-		n = max(min(n, 100*prev), prev+1)
-	}
-}
-
-// wallRounds is how many rounds' time a batch may take on the clock while it is sized.
-const wallRounds = 5
-
-// grow is the calls that would take target, by the time d that n calls took (with a fifth
-// more, as testing.B predicts).
-func grow(n int64, d, target time.Duration) int64 {
-	if d <= 0 {
-		return 100 * n
-	}
-	return int64(float64(n) * float64(target) * 1.2 / float64(d))
-}
-
-// The most a round may add, whatever fn leaks: a fast leak must not take the machine down
-// before it is judged (a goroutine costs 2 KiB or more of stack).
-const (
-	maxRoundGoroutines = 2000
-	maxRoundHeap       = 64 << 20
-)
-
-// bound lowers the calls per round so that what the warm-up leaked, per call, adds no more
-// than the bounds per round.
-func (r *run) bound(n int64, before, after reading) int64 {
-	calls := float64(r.warmup)
-	if g := (after.goroutines - before.goroutines) / calls; g > 0 && float64(n)*g > maxRoundGoroutines {
-		n = int64(maxRoundGoroutines / g)
-	}
-	if h := (after.heap - before.heap) / calls; h > 0 && float64(n)*h > maxRoundHeap {
-		n = int64(maxRoundHeap / h)
-	}
-	return max(n, 1)
 }
 
 // A growth mostly made by stacks that allocated many times what they hold is memory in

@@ -223,7 +223,13 @@ func TestNestedLoopRefused(t *testing.T) {
 // lineOf is the line of loop_test.go that holds text.
 func lineOf(t *testing.T, text string) int {
 	t.Helper()
-	b, err := os.ReadFile("loop_test.go")
+	return lineIn(t, "loop_test.go", text)
+}
+
+// lineIn is the line of a file of this package that holds text.
+func lineIn(t *testing.T, file, text string) int {
+	t.Helper()
+	b, err := os.ReadFile(file)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -232,6 +238,6 @@ func lineOf(t *testing.T, text string) int {
 			return i + 1
 		}
 	}
-	t.Fatalf("no line of loop_test.go holds %q", text)
+	t.Fatalf("no line of %s holds %q", file, text)
 	return 0
 }

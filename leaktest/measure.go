@@ -4,6 +4,7 @@ import (
 	"runtime"
 	"runtime/metrics"
 	"slices"
+	"time"
 )
 
 // reading is what a round ends with, after a full garbage collection.
@@ -23,6 +24,10 @@ type probe struct {
 	ignored map[[32]uintptr]bool
 	recs    []runtime.MemProfileRecord
 	stacks  []byte // goroutine dumps, for IgnoreTopFunction
+	gauge   gauge
+	// collect says whether a reading collects the garbage first (not when goroutines that
+	// never block make each collection slow: the heap is not judged then).
+	collect bool
 }
 
 const (
@@ -31,7 +36,7 @@ const (
 )
 
 func newProbe(cfg *config) *probe {
-	p := &probe{cfg: cfg, samples: []metrics.Sample{{Name: metricLive}, {Name: metricGoroutines}}}
+	p := &probe{cfg: cfg, samples: []metrics.Sample{{Name: metricLive}, {Name: metricGoroutines}}, gauge: newGauge(), collect: true}
 	if cfg.heap {
 		p.ignored = make(map[[32]uintptr]bool, 1024)
 	}
@@ -46,8 +51,10 @@ func newProbe(cfg *config) *probe {
 // next; a pool filled during the round (net/http's buffers, a server's, a request's) would
 // read as a growth as noisy as the round's concurrency, and as lasting as the rounds.
 func (p *probe) read(calls int64) reading {
-	runtime.GC()
-	runtime.GC()
+	if p.collect {
+		runtime.GC()
+		runtime.GC()
+	}
 	metrics.Read(p.samples)
 	r := reading{calls: calls}
 	if s := p.samples[0]; s.Value.Kind() == metrics.KindUint64 {
@@ -141,4 +148,176 @@ func (p *probe) countGoroutines() int {
 		}
 		p.stacks = make([]byte, 2*len(p.stacks))
 	}
+}
+
+// gauge counts the goroutines that are busy: running, runnable, or in a system call or cgo.
+// Goroutines a call left that never block (a loop with a zero period) take the CPU from
+// everything else, Loop included (each garbage collection waits its turn behind them), and
+// may never end: Loop lets each round add one of them at most, and waits a bounded time for
+// them to end before a reading.
+type gauge struct {
+	samples []metrics.Sample
+	// byState says whether the runtime counts the goroutines by state (Go 1.26 on); before,
+	// busy counts them in a dump.
+	byState bool
+}
+
+func newGauge() gauge {
+	g := gauge{samples: []metrics.Sample{
+		{Name: "/sched/goroutines/running:goroutines"},
+		{Name: "/sched/goroutines/runnable:goroutines"},
+		{Name: "/sched/goroutines/not-in-go:goroutines"},
+	}}
+	metrics.Read(g.samples)
+	g.byState = true
+	for _, s := range g.samples {
+		g.byState = g.byState && s.Value.Kind() == metrics.KindUint64
+	}
+	return g
+}
+
+// busyNow is how many goroutines are busy now, the runtime's own included, from the runtime's
+// counts; false where it has none (before Go 1.26).
+func (g *gauge) busyNow() (int, bool) {
+	if !g.byState {
+		return 0, false
+	}
+	metrics.Read(g.samples)
+	n := 0
+	for _, s := range g.samples {
+		if s.Value.Kind() == metrics.KindUint64 {
+			n += int(s.Value.Uint64())
+		}
+	}
+	return n, true
+}
+
+// spinners counts the goroutines that never block: running or ready to run in two dumps
+// between which the process ran (spent spinCPU of CPU at least, waiting up to spinWait for it):
+// a goroutine just started is ready to run for a moment, and one that a machine starved of CPU
+// did not run stays so. Loop's own are left out. It looks only when the runtime counts more
+// busy goroutines than Loop's own and busyNoise (its own, which come and go), or cannot count
+// them: a dump of tens of thousands of goroutines blocked for good costs a tenth of a second.
+// It returns false when it cannot tell: the machine did not run the process for spinWait.
+func (r *run) spinners() (int, bool) {
+	if n, ok := r.probe.gauge.busyNow(); ok && n <= 1+busyNoise {
+		return 0, true
+	}
+	first := r.runningIDs()
+	if len(first) == 0 {
+		return 0, true
+	}
+	t0, c0 := time.Now(), cpuNow()
+	for {
+		time.Sleep(time.Millisecond)
+		c1 := cpuNow()
+		if c0 < 0 || c1 < 0 || c1-c0 >= spinCPU {
+			break
+		}
+		if time.Since(t0) >= spinWait {
+			return 0, false
+		}
+	}
+	n := 0
+	for id := range r.runningIDs() {
+		if first[id] {
+			n++
+		}
+	}
+	return n, true
+}
+
+// burn is the CPU the process spends, in cores, over burnWindow on the clock while Loop waits:
+// what the goroutines left take (goroutines that never block, or wake often: a ticker each),
+// or -1 where the process's CPU time cannot be read. After a garbage collection, an idle test
+// process spends 0.01 to 0.05 cores over 20 ms (up to 0.3 over 5 ms).
+func (r *run) burn() float64 {
+	t0, c0 := time.Now(), cpuNow()
+	time.Sleep(burnWindow)
+	c1 := cpuNow()
+	if c0 < 0 || c1 < 0 {
+		return -1
+	}
+	return float64(c1-c0) / float64(time.Since(t0))
+}
+
+// burnWindow is the time over which burn measures.
+const burnWindow = 20 * time.Millisecond
+
+// The CPU the process spends between spinners' dumps, and the longest it waits for it.
+const spinCPU, spinWait = 5 * time.Millisecond, 200 * time.Millisecond
+
+// runningIDs is the goroutines of a dump that run or are ready to, Loop's own left out.
+func (r *run) runningIDs() map[int64]bool {
+	ids := map[int64]bool{}
+	for _, g := range r.others() {
+		if runningState(g.state) && g.id != r.loopID {
+			ids[g.id] = true
+		}
+	}
+	return ids
+}
+
+// How settle waits. The goroutine count is polled every pollMin to pollMax (an eighth of the
+// time waited so far). It has settled when it has not changed over quietPolls polls in a
+// row and for minQuiet, or for half the time waited if more (goroutines that end one after
+// another over a while are waited for; a process the machine did not run for a while polls
+// again before it believes the count), while no more goroutines are busy than before the
+// calls (busyNoise more: the runtime's own come and go). While more are busy, it waits until
+// the process has spent busyRounds rounds' time of CPU at most: they may never end (a leak
+// that spins), and a machine starved of CPU must not end the wait for goroutines that merely
+// wait for one. settle waits settleRounds rounds' time of CPU at most in all, and settleWall
+// on the clock.
+const (
+	pollMin, pollMax = 100 * time.Microsecond, 5 * time.Millisecond
+	minQuiet         = 2 * time.Millisecond
+	quietPolls       = 3
+	busyNoise        = 2
+	busyRounds       = 5
+	settleRounds     = 50
+	settleWall       = 2 * time.Second
+)
+
+// settle waits for the goroutines fn's calls left that end on their own (a fan-out's
+// workers, the functions of timers, work handed to goroutines) to end, so that a reading
+// counts those that stay rather than a moment of those in flight, and a round's time is
+// what its calls cost in all. busy0 is the busy goroutines before the calls (where the runtime
+// counts them: before Go 1.26, settle waits for the count alone); settle returns by until at
+// the latest. It returns when it last saw the count change, and the process's CPU time then
+// (-1 where it cannot be read): the end of the calls' work, its quiet wait after left out.
+func (r *run) settle(busy0 int, until time.Time) (time.Time, time.Duration) {
+	start, cpu0 := time.Now(), cpuNow()
+	spent := func(c time.Duration) time.Duration { // the process's CPU time since start, else the clock's
+		if c >= 0 && cpu0 >= 0 {
+			return c - cpu0
+		}
+		return time.Since(start)
+	}
+	until = minTime(until, start.Add(settleWall))
+	last, changed, cpuChanged, quiet := runtime.NumGoroutine(), start, cpu0, 0
+	for {
+		now, cpu := time.Now(), cpuNow()
+		waited := now.Sub(start)
+		if !now.Before(until) || spent(cpu) >= settleRounds*r.cfg.roundTime {
+			return changed, cpuChanged
+		}
+		if quiet >= quietPolls && now.Sub(changed) >= max(minQuiet, waited/2) {
+			if n, ok := r.probe.gauge.busyNow(); !ok || n <= busy0+busyNoise || spent(cpu) >= busyRounds*r.cfg.roundTime {
+				return changed, cpuChanged
+			}
+		}
+		time.Sleep(min(max(waited/8, pollMin), pollMax, until.Sub(now)))
+		if n := runtime.NumGoroutine(); n != last {
+			last, changed, cpuChanged, quiet = n, time.Now(), cpuNow(), 0
+		} else {
+			quiet++
+		}
+	}
+}
+
+func minTime(a, b time.Time) time.Time {
+	if a.Before(b) {
+		return a
+	}
+	return b
 }

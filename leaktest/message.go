@@ -22,11 +22,19 @@ func (rep *Report) summary() string {
 	if g := rep.Goroutines; g != nil {
 		fmt.Fprintf(&b, "; goroutines %.0f -> %.0f", g.Start, g.End)
 	}
-	if rep.TooFew {
-		fmt.Fprintf(&b, "\n  %s", rep.tooFewText())
-	}
 	if rep.TimedOut {
 		fmt.Fprintf(&b, "; stopped at the time limit (%s)", rep.TimeLimit)
+	}
+	if rep.TooFew || rep.ReadLate {
+		fmt.Fprintf(&b, "\n  not judged: %s", rep.tooFewText())
+	}
+	if rep.Slow != "" {
+		fmt.Fprintf(&b, "\n  %s", strings.ReplaceAll(rep.Slow, "\n", "\n  "))
+	}
+	if rep.Spinning > 0 {
+		fmt.Fprintf(&b, "\n  %s", rep.spunText())
+	}
+	if rep.TimedOut {
 		for _, s := range rep.suspicions() {
 			fmt.Fprintf(&b, "\n  %s", s)
 		}
@@ -34,9 +42,24 @@ func (rep *Report) summary() string {
 	return b.String()
 }
 
-// tooFewText says why a run with too few readings is not judged.
+// tooFewText says why a run is not judged: too few readings, or a reading late.
 func (rep *Report) tooFewText() string {
-	return fmt.Sprintf("only %d readings in three times the time limit (%s), %d needed for a verdict: the machine is too slow for this function at this limit; raise TimeLimit", rep.Rounds+1, 3*rep.TimeLimit, minConfirmReadings)
+	switch {
+	case rep.ReadLate:
+		return fmt.Sprintf("a reading (its garbage collection) had not ended %s after the time limit: goroutines that never block, which each collection waits behind, may have taken the CPU", readGrace)
+	case rep.Hung != "" || rep.Slow != "":
+		return fmt.Sprintf("only %d readings before a %s of %s stopped returning, %d needed for a verdict", rep.Rounds+1, rep.Unit, rep.of, minConfirmReadings)
+	}
+	within := fmt.Sprintf("within the time limit (%s)", rep.TimeLimit)
+	if rep.extended {
+		within = fmt.Sprintf("in %d times the time limit (%s)", maxLimits, maxLimits*rep.TimeLimit)
+	}
+	return fmt.Sprintf("only %d readings %s, %d needed for a verdict: the machine is too slow for this function at this limit; raise TimeLimit", rep.Rounds+1, within, minConfirmReadings)
+}
+
+// spunText says why the heap was not judged: the calls left goroutines that never block.
+func (rep *Report) spunText() string {
+	return fmt.Sprintf("the live heap was not judged: the %ss left %d goroutines that never block, behind which every garbage collection waits its turn", rep.Unit, rep.Spinning)
 }
 
 // suspicions says, for a run the time limit stopped, each growth that stayed a suspicion.
@@ -61,7 +84,9 @@ func (rep *Report) suspicions() []string {
 // reason says why a run that did not fail is not judged, or what stayed a suspicion.
 func (rep *Report) reason() string {
 	switch {
-	case rep.TooFew:
+	case rep.Hung != "":
+		return strings.TrimPrefix(rep.Hung, "leaktest: ")
+	case rep.TooFew || rep.ReadLate:
 		return rep.tooFewText()
 	case rep.TimedOut:
 		return strings.Join(rep.suspicions(), "\n")
@@ -166,21 +191,32 @@ func ignoredStack(fr []frame, ignore []string) bool {
 	return false
 }
 
-// writeGoroutines names the groups of goroutines that grew: what they wait for and where, the
-// go statement that started them and the line of the program that made them.
+// writeGoroutines names the groups of goroutines that grew: what they wait for and where (or
+// that they never wait), their own function and where it is defined, the go statement that
+// started them and the line of the program that made them.
 func (rep *Report) writeGoroutines(b *strings.Builder) {
 	if rep.GroupsNote != "" {
 		b.WriteString("  " + rep.GroupsNote + "\n")
-		return
 	}
 	for _, g := range rep.Groups {
-		fmt.Fprintf(b, "  %d more goroutines [%s] (%.3g per %s), waiting at %s\n", g.Added, g.State, g.PerCall, rep.Unit, g.Wait.frame().where())
+		if g.State == "running" {
+			fmt.Fprintf(b, "  %d more goroutines [running] (%.3g per %s), never blocked: running or ready to run, they take the CPU; one of them was at %s\n", g.Added, g.PerCall, rep.Unit, g.Wait.frame().where())
+		} else {
+			fmt.Fprintf(b, "  %d more goroutines [%s] (%.3g per %s), waiting at %s\n", g.Added, g.State, g.PerCall, rep.Unit, g.Wait.frame().where())
+		}
 		fmt.Fprintf(b, "    %s\n", g.Wait)
 		if n := g.ProvenLeaked; n > 0 {
 			fmt.Fprintf(b, "    Go's goroutineleak profile proves %d goroutines waiting there leaked (the warm-up's included): blocked on what no running goroutine can reach, they can never run again\n", n)
 		}
 		if g.Under.Function != "" {
 			fmt.Fprintf(b, "    under %s\n", g.Under)
+		}
+		switch {
+		case g.Function.Line > 0:
+			fmt.Fprintf(b, "    their function, defined at %s\n", g.Function.frame().where())
+			fmt.Fprintf(b, "      %s\n", g.Function)
+		case g.Function.Function != "":
+			fmt.Fprintf(b, "    their function: %s\n", g.Function.Function)
 		}
 		if g.CreatedBy.Function != "" {
 			fmt.Fprintf(b, "    started by the go statement at %s\n", g.CreatedBy.frame().where())
@@ -191,7 +227,13 @@ func (rep *Report) writeGoroutines(b *strings.Builder) {
 			fmt.Fprintf(b, "      %s\n", g.MadeBy)
 		}
 	}
+	if rep.Spinning > 0 {
+		fmt.Fprintf(b, "  (%s)\n", rep.spunText())
+	}
 }
+
+// leakProfileWait is the longest a failure waits for the goroutineleak profile.
+const leakProfileWait = 2 * time.Second
 
 // firstNotStd is the innermost frame of a stack outside the standard library.
 func (r *run) firstNotStd(stack []frame) (frame, bool) {

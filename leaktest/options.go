@@ -18,7 +18,7 @@ func (f optionFunc) apply(c *config) { f(c) }
 const (
 	// DefaultTimeLimit is how long Loop may run fn, warm-up included, before it gives its
 	// verdict with what it has: a growth it suspects but could not confirm by then is logged
-	// (t.Log), not failed.
+	// (t.Log), not failed. Loop returns within a few seconds of it whatever fn does.
 	DefaultTimeLimit = 10 * time.Second
 	// DefaultMinBytesPerCall is the smallest growth of the live heap per call that counts as a
 	// leak: one byte, so that any memory kept for good by every call (a map entry, a slice
@@ -69,10 +69,16 @@ func defaults() config {
 // collection and the readings that end it to cost a few percent of the test.
 const defaultRoundTime = 20 * time.Millisecond
 
-// TimeLimit bounds the time Loop spends calling fn, its warm-up included (default
-// DefaultTimeLimit, 10 s). A clear leak or a clearly stable heap is judged well before it (a
-// second or two for most functions); the limit matters when a growth is suspected but not yet
-// confirmed: Loop then runs more rounds until it is sure, or until the limit.
+// TimeLimit bounds Loop's wall time (default DefaultTimeLimit, 10 s), its warm-up included,
+// whatever fn does or leaves behind. A clear leak or a clearly stable heap is judged well
+// before it (a second or two for most functions); the limit matters when a growth is
+// suspected but not yet confirmed: Loop then runs more rounds until it is sure, or until the
+// limit. At the limit Loop stops calling fn after the call under way, gives that call a grace
+// (20 times the calls' mean time, 1 to 3 s) and judges what it has; a call that outlasts the
+// grace while it took 20 times the others (or the first call, after the whole limit) hangs,
+// and fails the test. A run with fewer than eight readings at the limit (a loaded machine
+// slows the rounds) goes on for them up to three times the limit, unless its calls left
+// goroutines that never block.
 func TimeLimit(d time.Duration) Option {
 	return optionFunc(func(c *config) { c.timeLimit = d })
 }

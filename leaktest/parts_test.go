@@ -1,10 +1,16 @@
 package leaktest
 
 import (
+	"bytes"
+	"compress/gzip"
+	"io"
 	"math"
 	"math/rand/v2"
+	"runtime"
+	"runtime/pprof"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/memdoctor/memdoctor/leaktest/trend"
 )
@@ -238,4 +244,137 @@ func TestParseLeakProfile(t *testing.T) {
 	if got := parseLeakProfile("goroutineleak profile: total 0\n"); len(got) != 0 {
 		t.Errorf("an empty profile: %v", got)
 	}
+}
+
+const spinDump = `goroutine 21 [runnable]:
+example.com/k8s.(*informer).resync(...)
+	/src/k8s/informer.go:40
+example.com/k8s.until(0x1, 0x0, 0xc000010000)
+	/src/k8s/wait.go:22 +0x2e
+created by example.com/k8s.(*informer).start in goroutine 7
+	/src/k8s/informer.go:31 +0x4f
+
+goroutine 22 [running]:
+example.com/k8s.until(0x1, 0x0, 0xc000010100)
+	/src/k8s/wait.go:17 +0x12
+created by example.com/k8s.(*informer).start in goroutine 7
+	/src/k8s/informer.go:31 +0x4f
+
+goroutine 23 [runnable]:
+example.com/k8s.(*informer).start.gowrap1()
+	/src/k8s/informer.go:31
+runtime.goexit({})
+	/usr/local/go/src/runtime/asm_amd64.s:1771 +0x1
+created by example.com/k8s.(*informer).start in goroutine 7
+	/src/k8s/informer.go:31 +0x4f
+
+goroutine 24 [select]:
+example.com/moby.(*stream).next(...)
+	/src/moby/stream.go:12
+example.com/moby.(*container).attach.func1()
+	/src/moby/attach.go:30 +0x5c
+created by example.com/moby.(*container).attach in goroutine 7
+	/src/moby/attach.go:28 +0x9a
+`
+
+// Goroutines that do not wait are grouped by their go statement wherever they were; the others
+// by where they wait; each group names its own function (the bottom of the stack, the
+// wrapper of a go statement with arguments left out).
+func TestGroupOwnFunction(t *testing.T) {
+	gs := parseGoroutines([]byte(spinDump))
+	if own := gs[0].own(); own.fn != "example.com/k8s.until" {
+		t.Errorf("own function of a spinner: %+v", own)
+	}
+	if own := gs[2].own(); own.fn != "" {
+		t.Errorf("own function of a goroutine caught in its go statement's wrapper: %+v", own)
+	}
+	groups := groupGoroutines(gs, nil)
+	if len(groups) != 2 {
+		t.Fatalf("%d groups, want 2: %+v", len(groups), groups)
+	}
+	for _, g := range groups {
+		switch g.state {
+		case "running":
+			if g.count != 3 || g.fn.fn != "example.com/k8s.until" || g.createdBy.line != 31 || g.fn.line != 0 {
+				t.Errorf("the spinners' group: %+v", g)
+			}
+		case "select":
+			if g.count != 1 || g.fn.fn != "example.com/moby.(*container).attach.func1" || g.wait.fn != "example.com/moby.(*stream).next" {
+				t.Errorf("the waiting group: %+v", g)
+			}
+		default:
+			t.Errorf("a group in state %q", g.state)
+		}
+	}
+	var list []*goroutineGroup
+	for _, g := range groups {
+		list = append(list, g)
+	}
+	defineFuncs(list, map[string]frame{"example.com/k8s.until": {fn: "example.com/k8s.until", file: "/src/k8s/wait.go", line: 14}})
+	for _, g := range list {
+		if g.state == "running" && g.fn.where() != "k8s/wait.go:14" {
+			t.Errorf("the spinners' function defined at %s", g.fn.where())
+		}
+	}
+	for fn, want := range map[string]bool{"a.F.gowrap1": true, "a.(*T).Start.gowrap12": true, "a.gowrapper": false, "a.F.gowrapx": false, "a.F.func1": false} {
+		if isGoWrapper(fn) != want {
+			t.Errorf("isGoWrapper(%q) = %v", fn, !want)
+		}
+	}
+}
+
+// started is a goroutine's function, defined on the line after the comment.
+func started(c chan struct{}) {
+	<-c
+}
+
+// funcStarts reads where each function on a goroutine's stack is defined from the goroutine
+// profile: a function inlined in the wrapper of its go statement included.
+func TestFuncStarts(t *testing.T) {
+	c := make(chan struct{})
+	defer close(c)
+	go started(c)
+	go func(c chan struct{}) { <-c }(c)
+	runtime.Gosched()
+	time.Sleep(10 * time.Millisecond)
+	starts := funcStarts()
+	if len(starts) == 0 {
+		t.Fatal("no function read from the goroutine profile")
+	}
+	self := "github.com/memdoctor/memdoctor/leaktest.started"
+	if got := starts[self]; got.line != lineIn(t, "parts_test.go", "func started(c chan struct{}) {") || !strings.HasSuffix(got.file, "leaktest/parts_test.go") {
+		t.Errorf("%s defined at %s:%d", self, got.file, got.line)
+	}
+	closure := "github.com/memdoctor/memdoctor/leaktest.TestFuncStarts.func1"
+	if got := starts[closure]; got.line != lineIn(t, "parts_test.go", "go func(c chan struct{}) { <-c }(c)") {
+		t.Errorf("%s defined at %s:%d", closure, got.file, got.line)
+	}
+}
+
+func FuzzParseFuncStarts(f *testing.F) {
+	var buf bytes.Buffer
+	if err := pprof.Lookup("goroutine").WriteTo(&buf, 0); err != nil {
+		f.Fatal(err)
+	}
+	zr, err := gzip.NewReader(&buf)
+	if err != nil {
+		f.Fatal(err)
+	}
+	raw, err := io.ReadAll(zr)
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(raw)
+	f.Add([]byte{0x2a, 0x05, 0x10, 0x01, 0x28, 0x07, 0x32, 0x01, 'x'})
+	f.Add([]byte{0xff, 0xff, 0xff})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		starts, err := parseFuncStarts(b)
+		if err == nil {
+			for name, fr := range starts {
+				if fr.fn != name || fr.line <= 0 {
+					t.Errorf("%q: %+v", name, fr)
+				}
+			}
+		}
+	})
 }

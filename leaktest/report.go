@@ -14,7 +14,8 @@ type Report struct {
 	Test string `json:"test"`
 	// Verdict is the whole run's: a leak when either series leaks.
 	Verdict Verdict `json:"verdict"`
-	// Reason says why the run is not judged, or what stayed a suspicion.
+	// Reason says why the run is not judged (a call that hung: Hung), or what stayed a
+	// suspicion.
 	Reason string `json:"reason,omitempty"`
 	// Unit is what was repeated: "call" (of fn, for Loop) or "run" (of a test, for
 	// CheckTest); every count and rate "per call" below counts these.
@@ -32,6 +33,18 @@ type Report struct {
 	// when the rounds were too few for any verdict (a machine too slow for fn at the limit).
 	TimedOut bool `json:"timed_out,omitempty"`
 	TooFew   bool `json:"too_few,omitempty"`
+	// ReadLate is set when a reading (its garbage collection) had not ended a grace after
+	// the time limit: the run is not judged.
+	ReadLate bool `json:"read_late,omitempty"`
+	// Hung, when set, is the failure of a call that had not returned a grace after the time
+	// limit while the calls before it were far quicker (or that was the first): where it
+	// waits. Slow says a call was still running then that was merely slower than its grace
+	// (no failure).
+	Hung string `json:"hung,omitempty"`
+	Slow string `json:"slow,omitempty"`
+	// Spinning is how many goroutines that never block the calls left: every garbage
+	// collection waits its turn behind them, so the live heap was not judged (Heap is nil).
+	Spinning int `json:"spinning,omitempty"`
 	// Heap and Goroutines are the two series, nil when not judged (HeapOnly, GoroutinesOnly).
 	Heap       *Series `json:"heap,omitempty"`
 	Goroutines *Series `json:"goroutines,omitempty"`
@@ -49,7 +62,8 @@ type Report struct {
 	// Message is what Loop writes: the failure (t.Error), or the line it logs (t.Log).
 	Message string `json:"message"`
 
-	of string // what was called, in words: "fn", or the test's name
+	of       string // what was called, in words: "fn", or the test's name
+	extended bool   // the rounds ran past the time limit for the readings a verdict needs
 }
 
 // A Verdict is what the readings say of a series, or of a whole run.
@@ -146,8 +160,8 @@ type GoroutineGroup struct {
 	ProvenLeaked int `json:"proven_leaked,omitempty"`
 }
 
-// Failed reports whether the run found a leak.
-func (rep *Report) Failed() bool { return rep.Verdict == VerdictLeak }
+// Failed reports whether the run fails the test: it found a leak, or a call hung (Hung).
+func (rep *Report) Failed() bool { return rep.Verdict == VerdictLeak || rep.Hung != "" }
 
 // report computes what the run found, once, after it ended: the verdicts, and for a leak
 // where it comes from and who holds it; then the text Loop writes.
@@ -155,6 +169,16 @@ func (r *run) report(res result) *Report {
 	rep := &Report{
 		Test: r.test, Unit: r.unit, of: r.of, Rounds: len(r.readings) - 1, CallsPerRound: r.perRound, WarmupCalls: r.warmup,
 		Calls: r.calls, Elapsed: r.elapsed, TimeLimit: r.cfg.timeLimit, TimedOut: res.timedOut, TooFew: res.tooFew,
+		ReadLate: r.readLate, extended: r.extended,
+	}
+	if res.hung {
+		rep.Hung = r.hungMessage()
+	}
+	if res.slow {
+		rep.Slow = r.slowText()
+	}
+	if r.cfg.heap {
+		rep.Spinning = r.spun
 	}
 	first, last := r.readings[0], r.readings[len(r.readings)-1]
 	if res.heapOn {
@@ -175,7 +199,7 @@ func (r *run) report(res result) *Report {
 		return rep
 	case res.failed():
 		rep.Verdict = VerdictLeak
-	case res.tooFew:
+	case res.tooFew, r.readLate:
 		rep.Verdict = VerdictNotJudged
 	case rep.Heap != nil && rep.Heap.Verdict == VerdictSuspected, rep.Goroutines != nil && rep.Goroutines.Verdict == VerdictSuspected:
 		rep.Verdict = VerdictSuspected
@@ -305,13 +329,14 @@ func (r *run) heapSites(deltas []heapDelta) (out []HeapSite, shown []heapSite, n
 
 // goroutineGroups finds the groups of goroutines that grew, most first: the groups the report
 // names (at most three, each a tenth of the growth or more but the first), what they wait for
-// and where, the go statement that started them and the line of the program that made them;
-// and why none is named when none is.
+// and where (or that they never wait), their own function and where it is defined, the go
+// statement that started them and the line of the program that made them; and why none is
+// named when none is.
 func (r *run) goroutineGroups(deltas []heapDelta) ([]GoroutineGroup, string) {
 	if r.baseGroups == nil {
 		return nil, ""
 	}
-	grown := grownGroups(r.baseGroups, groupGoroutines(dumpGoroutines(), r.cfg.ignoreTop))
+	grown := grownGroups(r.baseGroups, groupGoroutines(r.others(), r.cfg.ignoreTop))
 	if len(grown) == 0 {
 		return nil, "(no group of goroutines has more than at the start of the rounds)"
 	}
@@ -319,7 +344,13 @@ func (r *run) goroutineGroups(deltas []heapDelta) ([]GoroutineGroup, string) {
 	for _, g := range grown {
 		total += g.added
 	}
-	proven := provenLeaked()
+	defineFuncs(grown, funcStarts())
+	// Go 1.27's goroutineleak profile collects the garbage: not behind goroutines that never
+	// block, and not for long.
+	var proven map[frame]int
+	if r.spun == 0 {
+		proven, _ = within(time.Now().Add(leakProfileWait), provenLeaked)
+	}
 	calls := float64(max(r.calls, 1))
 	var out []GoroutineGroup
 	for i, g := range grown {
@@ -328,9 +359,9 @@ func (r *run) goroutineGroups(deltas []heapDelta) ([]GoroutineGroup, string) {
 		}
 		gg := GoroutineGroup{
 			Added: g.added, PerCall: float64(g.added) / calls, State: g.state, Wait: toFrame(g.wait),
-			CreatedBy: toFrame(g.createdBy), ProvenLeaked: proven[g.wait],
+			Function: toFrame(g.fn), CreatedBy: toFrame(g.createdBy), ProvenLeaked: proven[g.wait],
 		}
-		if w, ok := r.firstNotStd(g.sample.stack); ok && w != g.wait {
+		if w, ok := r.firstNotStd(g.sample.stack); ok && w != g.wait && g.state != "running" && w.fn != g.fn.fn {
 			gg.Under = toFrame(w)
 		}
 		if r.attr.mods.classify(g.createdBy.fn) != classMain {

@@ -41,8 +41,8 @@ func TestReportHeapLeak(t *testing.T) {
 	}
 }
 
-// A goroutine leak's report carries its groups: what they wait for, where, and the go
-// statement.
+// A goroutine leak's report carries its groups: what they wait for, where, their own
+// function and the go statement.
 func TestReportGoroutineLeak(t *testing.T) {
 	block := make(chan struct{})
 	defer close(block)
@@ -54,10 +54,10 @@ func TestReportGoroutineLeak(t *testing.T) {
 	if g.State != "chan receive" || g.Wait.Function != "github.com/memdoctor/memdoctor/leaktest.waitOn" || g.CreatedBy.Line == 0 || g.Added < 4 {
 		t.Errorf("the group: %+v", g)
 	}
-	if g.Function != (Frame{}) {
-		t.Errorf("the group's own function is not found yet, but the report says %v", g.Function)
+	if g.Function.Function != "github.com/memdoctor/memdoctor/leaktest.waitOn" || !strings.HasSuffix(g.Function.File, "/leaktest/loop_test.go") || g.Function.Line == 0 {
+		t.Errorf("the group's own function: %+v", g.Function)
 	}
-	if !strings.Contains(rep.Message, "more goroutines [chan receive]") {
+	if !strings.Contains(rep.Message, "more goroutines [chan receive]") || !strings.Contains(rep.Message, "their function, defined at leaktest/loop_test.go:") {
 		t.Errorf("the message: %s", rep.Message)
 	}
 }

@@ -21,7 +21,7 @@ func TestWatchAsksForAGC(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs a leaking lab scenario for a minute or more")
 	}
-	t.Parallel()
+	defer parallel(t)()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	_, url := startService(t, ctx, memdoctorBin, "lab", "run", "span-queue-leak")
