@@ -25,7 +25,6 @@ func TestInstallLatest(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the command from an empty module cache")
 	}
-	defer parallel(t)()
 	repo, err := filepath.Abs("../..")
 	if err != nil {
 		t.Fatal(err)

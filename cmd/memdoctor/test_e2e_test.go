@@ -137,7 +137,6 @@ func TestSuiteEndToEnd(t *testing.T) {
 	if testing.Short() {
 		t.Skip("checks 22 tests of a suite, about two minutes")
 	}
-	defer parallel(t)()
 	repo, tmp := leakSuite(t)
 	hash := treeHash(t, repo)
 	out := t.TempDir()
