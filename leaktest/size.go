@@ -67,7 +67,9 @@ func (r *run) size() (int64, bool) {
 // take is measured after a garbage collection, as the base was: the collector's own work would
 // count. On a machine too starved to tell, the sizing goes on (a batch ten times the last at
 // most): stopping it there made rounds of one call, in which a worker pool started lazily, a
-// worker per call for its first eight, looked like a leak.
+// worker per call for its first eight, looked like a leak. So does a machine whose other work
+// makes one window of burn busy: goroutines that take the CPU take it in every window, so each
+// of busyWindows must be busy (CI saw the worker pool flagged so, at load 10).
 func (r *run) leftBusy() bool {
 	if s, sure := r.spinners(); sure && s > r.spinBase {
 		return true
@@ -78,8 +80,16 @@ func (r *run) leftBusy() bool {
 	if _, ok := within(r.deadline, func() bool { runtime.GC(); return true }); !ok {
 		return true
 	}
-	return r.burn()-r.burnBase >= minBurn
+	for range busyWindows {
+		if r.burn()-r.burnBase < minBurn {
+			return false
+		}
+	}
+	return true
 }
+
+// busyWindows is how many windows of burn in a row leftBusy wants busy.
+const busyWindows = 3
 
 // wallRounds is how many rounds' time a batch may take on the clock while it is sized.
 const wallRounds = 5
