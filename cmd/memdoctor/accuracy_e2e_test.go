@@ -32,7 +32,7 @@ func TestAccuracyMatrix(t *testing.T) {
 		t.Skip("records every lab scenario for a minute")
 	}
 	// Parallel, and outside e2eSlots: it starts as soon as the tests that run alone are done
-	// and records beside the other end-to-end tests (two at a time: parallel), which mostly
+	// and records beside the other end-to-end tests (one at a time: parallel), which mostly
 	// wait on the programs they watch.
 	t.Parallel()
 	scenarios := lab.All()
