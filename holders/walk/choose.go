@@ -229,7 +229,9 @@ func (q *candQueue) Pop() any {
 // receiver, a request) is held by a variable in each frame that has it live; the outermost
 // frame holds it before, during and after each call, the inner ones only while the goroutine
 // is inside them. One object shared by goroutines (a cache a long-lived loop owns, which each
-// request's handler also holds while it runs) is held for longest by the oldest. Named so, the
+// request's handler also holds while it runs) is held for longest by the oldest. The lowest id
+// is usually the oldest (the runtime hands ids out in batches per P, so two goroutines started
+// from different Ps may be numbered out of order), and always the same goroutine: named so, the
 // path is the same whichever call each goroutine was in when the process was read, and
 // whichever transient goroutines were running then.
 func (n *namer) rootOrder() []uint32 {
