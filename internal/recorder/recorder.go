@@ -67,7 +67,7 @@ type recorder struct {
 	starving sync.Mutex
 
 	// oom decides when memory near its limit calls for profiles at once; urgent asks the
-	// profile loop for them. lastCgroup is the target's latest cgroup reading, read again
+	// profile loop for them. lastCgroup is a reading of the target's cgroup (keepCgroup), read again
 	// once the target ended (endOnce) for its OOM kills.
 	oom        oomWatch
 	urgent     chan struct{}
@@ -280,11 +280,7 @@ func (r *recorder) sampleOnce() {
 		default:
 			r.tries.add(session.AttemptProc, nil)
 			r.tries.add(session.AttemptCgroup, cgErr)
-			// The reading the end is compared with must be of the target alive: a process the
-			// kernel killed stays a zombie, its memory gone, until its parent reaps it (a
-			// watched service's parent may not for a while), and a reading then already
-			// counts its OOM kill (TestOOMKillE2E/watch lost its note so, at load 10).
-			if cgErr == nil && smp.Proc.RSSBytes > 0 {
+			if cgErr == nil {
 				r.keepCgroup(cg)
 			}
 			if r.root != 0 {
