@@ -1,7 +1,6 @@
 package accuracy
 
 import (
-	"context"
 	"fmt"
 	"slices"
 	"strings"
@@ -193,17 +192,10 @@ func culpritProblem(v Verdict) bool {
 	return false
 }
 
-// RecordAndJudge records a scenario from every vantage point and judges each session at
-// every window, and looks at it as a watch --until-confirmed would (Watch, every 5 s up to
+// JudgeRecording judges what Record returned for sc (rec, err) at every window, and unless
+// cfg.NoLooks looks at each session as a watch --until-confirmed would (Watch, every 5 s up to
 // the longest window; the time to verdict up to the shortest window of 60 s or more: the
 // issue's minute).
-func RecordAndJudge(ctx context.Context, cfg Config, sc lab.Scenario, windows []time.Duration) ([]Verdict, map[Vantage]Looks, map[Vantage]error) {
-	rec, err := Record(ctx, cfg, sc)
-	return JudgeRecording(cfg, sc, rec, err, windows)
-}
-
-// JudgeRecording judges what Record returned for sc (rec, err) at every window, with the looks
-// unless cfg.NoLooks.
 func JudgeRecording(cfg Config, sc lab.Scenario, rec *Recording, err error, windows []time.Duration) ([]Verdict, map[Vantage]Looks, map[Vantage]error) {
 	errs := map[Vantage]error{}
 	looks := map[Vantage]Looks{}
