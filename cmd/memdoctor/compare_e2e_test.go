@@ -35,7 +35,7 @@ func TestCompareAndTuneOnTheLab(t *testing.T) {
 	var wg sync.WaitGroup
 	session := func(name, scenario string) string {
 		out := filepath.Join(dir, name)
-		wg.Go(func() { record(t, out, 60*time.Second, scenario) })
+		wg.Go(func() { record(t, out, 80*time.Second, scenario) })
 		return out
 	}
 	leak, fixed := session("leak", "tcp-reassembly"), session("fixed", "tcp-reassembly-budget")

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,12 +16,16 @@ import (
 
 // TestInstallLatest does what `go install github.com/memdoctor/memdoctor/cmd/memdoctor@latest`
 // does on a fresh machine, offline: the memdoctor module as this working tree holds it,
-// published as a release (v0.99.0) into a local module proxy, with each nested module it
-// requires (the agent's, leaktest's: modproxy.PinnedModules) at the version its go.mod
-// requires, taken from the commit that version names; an empty module cache; no go.work (go
-// install ...@version never reads one), no replace directive, the go.sum lines of the
-// published go.sum. The command it builds must run. So a change to a nested module that the
-// tool uses fails here until pinagent pins it (docs/releasing.md).
+// published as a release (v0.99.0, with a pre-release suffix of this run's own) into a local
+// module proxy, with each nested module it requires (the agent's, leaktest's:
+// modproxy.PinnedModules) at the version its go.mod requires, taken from the commit that
+// version names; no go.work (go install ...@version never reads one), no replace directive,
+// the go.sum lines of the published go.sum. The command it builds must run. So a change to a
+// nested module that the tool uses fails here until pinagent pins it (docs/releasing.md).
+//
+// The module cache is this machine's (modproxy.SharedEnv), less what the proxy publishes,
+// which is fetched from it and removed after: the third-party modules' compiled packages then
+// come from the build cache, and only memdoctor's own are compiled.
 func TestInstallLatest(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the command from an empty module cache")
@@ -54,7 +59,8 @@ func TestInstallLatest(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := modproxy.Write(proxy, "github.com/memdoctor/memdoctor", "v0.99.0", time.Now(), rootFiles); err != nil {
+	release := fmt.Sprintf("v0.99.0-install.%d", time.Now().UnixNano())
+	if err := modproxy.Write(proxy, "github.com/memdoctor/memdoctor", release, time.Now(), rootFiles); err != nil {
 		t.Fatal(err)
 	}
 	for _, f := range rootFiles {
@@ -62,10 +68,15 @@ func TestInstallLatest(t *testing.T) {
 			t.Errorf("go.mod has a replace directive: go install ...@latest refuses it")
 		}
 	}
-	env, err := modproxy.Env(proxy, filepath.Join(tmp, "modcache"))
+	env, clean, err := modproxy.SharedEnv(proxy)
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() {
+		if err := clean(); err != nil {
+			t.Errorf("removing what the test published from the module cache: %v", err)
+		}
+	})
 	bin := filepath.Join(tmp, "bin")
 	cmd := exec.Command("go", "install", "github.com/memdoctor/memdoctor/cmd/memdoctor@latest")
 	cmd.Dir = tmp
@@ -74,7 +85,7 @@ func TestInstallLatest(t *testing.T) {
 		t.Fatalf("go install github.com/memdoctor/memdoctor/cmd/memdoctor@latest: %v\n%s\n(the nested modules at %v: if the tool uses what a pinned commit lacks, commit the change and run go run ./internal/dev/modproxy/pinagent)", err, out, versions)
 	}
 	out, err := exec.Command(filepath.Join(bin, "memdoctor"), "version").CombinedOutput()
-	if err != nil || !strings.Contains(string(out), "v0.99.0") {
+	if err != nil || !strings.Contains(string(out), release) {
 		t.Errorf("the installed memdoctor version: %v\n%s", err, out)
 	}
 

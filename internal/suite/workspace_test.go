@@ -77,9 +77,9 @@ func TestRunInAWorkspace(t *testing.T) {
 	files := map[string]string{
 		"go.work":         "go 1.24\n\nuse (\n\t./app\n\t./lib\n)\n",
 		"lib/go.mod":      "module example.com/lib\n\ngo 1.24\n",
-		"lib/lib.go":      "package lib\n\nvar kept [][]byte\n\n// Keep keeps what it is given.\nfunc Keep(b []byte) { kept = append(kept, b) }\n",
+		"lib/lib.go":      "package lib\n\nvar kept [][]byte\n\n// Keep keeps n bytes.\nfunc Keep(n int) { kept = append(kept, make([]byte, n)) }\n",
 		"app/go.mod":      "module example.com/app\n\ngo 1.24\n\nrequire example.com/lib v0.0.0\n",
-		"app/app.go":      "package app\n\nimport \"example.com/lib\"\n\n// Store stores a request.\nfunc Store(n int) { lib.Keep(make([]byte, n)) }\n",
+		"app/app.go":      "package app\n\nimport \"example.com/lib\"\n\n// Store stores a request.\nfunc Store(n int) { lib.Keep(n) }\n",
 		"app/app_test.go": "package app\n\nimport \"testing\"\n\nfunc TestStore(t *testing.T) { Store(512) }\n\nfunc TestNothing(t *testing.T) {}\n",
 	}
 	writeFiles(t, dir, files)
