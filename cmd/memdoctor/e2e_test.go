@@ -62,9 +62,10 @@ func TestMain(m *testing.M) {
 // from TestAccuracyMatrix, which bounds its own recordings and starts with the parallel phase,
 // first: it is the longest test, and started last among twenty it made the package 19 minutes
 // long. go test's -parallel cannot say that, so it is raised out of the way here and the
-// slots take its place. The tests that keep both cores compiling run alone, before
-// (TestInstallLatest, TestSuiteEndToEnd: beside the matrix they made four of its scenarios
-// wrong), or beside everything at the idle priority (TestBuildsOnLaptops, idleCommand).
+// slots take its place. The tests that keep both cores compiling (TestInstallLatest,
+// TestBuildsOnLaptops, TestSuiteEndToEnd) run alone, before: beside the matrix they made four
+// of its scenarios wrong. (At the idle priority beside it, a build starved for 17 minutes and
+// held the package's end back: the tests leave the cores little idle time.)
 var e2eSlots chan struct{}
 
 // e2eParallel is how many parallel tests run at once: -parallel when it is given, else one,

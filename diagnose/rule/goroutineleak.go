@@ -77,6 +77,9 @@ func goroutineLeak(fs *facts.Facts, th *Thresholds) outcome {
 		return outcome{unjudged: &Unjudged{Kind: KindGoroutineLeak, Why: WhyTooFew, WatchMoreSeconds: g.watchMore.Seconds(), N: s.Len(), Span: s.Span(), Need: gl.Limits.MinSpan}}
 	}
 	if proof == nil && g.conf == "" {
+		if tail := endUnseen(fs, s); tail > 0 {
+			return outcome{unjudged: &Unjudged{Kind: KindGoroutineLeak, Why: WhyEndUnseen, N: s.Len(), Span: s.Span(), Value: tail.Seconds()}}
+		}
 		return outcome{}
 	}
 	var o outcome

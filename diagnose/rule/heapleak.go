@@ -124,6 +124,11 @@ func heapLeak(fs *facts.Facts, th *Thresholds) outcome {
 		o.notes = append(o.notes, Note{Kind: KindHeapLeak, What: NoteCameBack, From: g.first, To: back.V, At: back.T.Sub(obs[0].T)})
 	}
 	if g.conf == "" {
+		// The live heap is read at GCs: only when the heap in use went unseen too did the
+		// source stop (a service idle between GCs still answers).
+		if tail := endUnseen(fs, s, &fs.HeapInUse); tail > 0 {
+			return outcome{unjudged: &Unjudged{Kind: KindHeapLeak, Why: WhyEndUnseen, N: s.Len(), Span: s.Span(), Value: tail.Seconds()}}
+		}
 		// Say how slow a leak could be and still not show: below the effect that matters
 		// over this window, growth is not told from a warm-up or the GC's noise.
 		if g.span > 0 {

@@ -119,6 +119,10 @@ const (
 	// bursts (the GC ran during them), which left too few between bursts to judge a trend;
 	// whether the heap comes back after a burst is not known until a GC runs between them.
 	WhyInBursts
+	// WhyEndUnseen: N readings over Span showed no growth, and then none came for the window's
+	// last Value seconds (the source stopped answering: the notes say what failed); what
+	// happened then is not known.
+	WhyEndUnseen
 )
 
 // NoteWhat says which note a rule states.

@@ -24,6 +24,8 @@ func reason(u rule.Unjudged, fs *facts.Facts) string {
 				"not whether it grows; give two or more heap profiles taken minutes apart"
 		case rule.WhyTooFew:
 			return fmt.Sprintf("%d distinct reading(s) of the live heap over %s (of %d taken): a trend needs 3 over %s or more", u.N, span, int(u.Value), need)
+		case rule.WhyEndUnseen:
+			return endUnseenReason("the live heap", u, span)
 		case rule.WhyInBursts:
 			return fmt.Sprintf("%d of the %d distinct readings of the live heap were taken inside allocation bursts (the GC ran during them, "+
 				"starting as they allocated), which leaves too few between bursts for a trend: whether the heap comes back after a burst is not known "+
@@ -38,6 +40,8 @@ func reason(u rule.Unjudged, fs *facts.Facts) string {
 				"and %d or more (its sites are listed); whether they pile up needs two or more profiles taken minutes apart", pct(u.Value), u.N)
 		case rule.WhyTooFew:
 			return fmt.Sprintf("%d goroutine count(s) over %s: a trend needs %s or more", u.N, span, need)
+		case rule.WhyEndUnseen:
+			return endUnseenReason("the goroutines", u, span)
 		}
 	case rule.KindRuntimeRetention, rule.KindNonGoMemory:
 		switch u.Why {
@@ -87,6 +91,12 @@ func reason(u rule.Unjudged, fs *facts.Facts) string {
 		}
 	}
 	return fmt.Sprintf("not judged (%s, reason %d)", u.Kind, u.Why)
+}
+
+// endUnseenReason says that what was read did not grow, and that the window's end went unseen.
+func endUnseenReason(what string, u rule.Unjudged, span string) string {
+	return fmt.Sprintf("%s did not grow over %d reading(s) in %s, and then went unread for the window's last %s "+
+		"(the source stopped answering: see the notes): what happened then is not known", what, u.N, span, humanDuration(u.Value))
 }
 
 func hotspotReason(u rule.Unjudged, gap func(string) string) string {
