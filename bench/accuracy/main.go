@@ -121,11 +121,12 @@ func report(stdout io.Writer, m *accuracy.Matrix) error {
 
 type binaries struct{ memdoctor, go127, noPprof, noPprofGo127 string }
 
-// build builds memdoctor, memdoctor with Go 1.27 for the scenarios that need it, and the lab
-// without any profiling (internal/dev/labrun, -tags nopprof) with each toolchain for the
+// build builds memdoctor, the lab with Go 1.27 for the scenarios that need it
+// (internal/dev/labrun, which takes `lab run NAME` as memdoctor does), and the lab without any
+// profiling (internal/dev/labrun, -tags nopprof) with each toolchain for the
 // watch-memory vantage point.
 func build(dir string, stderr io.Writer) (binaries, error) {
-	b := binaries{memdoctor: filepath.Join(dir, "memdoctor"), go127: filepath.Join(dir, "memdoctor-go1.27"),
+	b := binaries{memdoctor: filepath.Join(dir, "memdoctor"), go127: filepath.Join(dir, "labrun-go1.27"),
 		noPprof: filepath.Join(dir, "labrun-nopprof"), noPprofGo127: filepath.Join(dir, "labrun-nopprof-go1.27")}
 	if out, err := exec.Command("go", "build", "-o", b.memdoctor, "./cmd/memdoctor").CombinedOutput(); err != nil {
 		return b, fmt.Errorf("go build ./cmd/memdoctor: %v\n%s", err, out)
@@ -137,7 +138,7 @@ func build(dir string, stderr io.Writer) (binaries, error) {
 		bin *string
 		pkg string
 		tag []string
-	}{{&b.go127, "./cmd/memdoctor", nil}, {&b.noPprofGo127, "./internal/dev/labrun", []string{"-tags", "nopprof"}}} {
+	}{{&b.go127, "./internal/dev/labrun", nil}, {&b.noPprofGo127, "./internal/dev/labrun", []string{"-tags", "nopprof"}}} {
 		cmd := exec.Command("go", append(append([]string{"build"}, g.tag...), "-o", *g.bin, g.pkg)...)
 		cmd.Env = append(os.Environ(), "GOTOOLCHAIN=go1.27.0")
 		if out, err := cmd.CombinedOutput(); err != nil {
