@@ -151,11 +151,7 @@ func (g *growth) capUnseenOf(f *facts.Facts, obs []facts.Point, seen time.Time, 
 	if toLive > 0 && g.inUseKeepsUp(f, obs[len(obs)-1], toLive) {
 		return 0
 	}
-	gaps := make([]float64, len(obs)-1)
-	for i := range gaps {
-		gaps[i] = obs[i+1].T.Sub(obs[i].T).Seconds()
-	}
-	usual := time.Duration(facts.Median(gaps) * float64(time.Second))
+	usual := usualGap(obs)
 	long := func(tail time.Duration) bool { return tail > max(f.Window()/4, 2*usual) }
 	tail := f.End.Sub(obs[len(obs)-1].T)
 	if !long(tail) {

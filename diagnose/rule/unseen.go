@@ -21,15 +21,22 @@ func endUnseen(f *facts.Facts, series ...*facts.Series) time.Duration {
 			last = s.Last().T
 		}
 	}
-	pts := series[0].Points
-	gaps := make([]float64, len(pts)-1)
-	for i := range gaps {
-		gaps[i] = pts[i+1].T.Sub(pts[i].T).Seconds()
-	}
-	usual := time.Duration(facts.Median(gaps) * float64(time.Second))
+	usual := usualGap(series[0].Points)
 	tail := f.End.Sub(last)
 	if tail <= max(f.Window()/4, 2*usual) {
 		return 0
 	}
 	return tail
+}
+
+// usualGap is the median time between consecutive readings (0 with fewer than two).
+func usualGap(pts []facts.Point) time.Duration {
+	if len(pts) < 2 {
+		return 0
+	}
+	gaps := make([]float64, len(pts)-1)
+	for i := range gaps {
+		gaps[i] = pts[i+1].T.Sub(pts[i].T).Seconds()
+	}
+	return time.Duration(facts.Median(gaps) * float64(time.Second))
 }
