@@ -28,7 +28,7 @@ import (
 // come from the build cache, and only memdoctor's own are compiled.
 func TestInstallLatest(t *testing.T) {
 	if testing.Short() {
-		t.Skip("builds the command from an empty module cache")
+		t.Skip("builds the command as go install ...@latest does")
 	}
 	repo, err := filepath.Abs("../..")
 	if err != nil {

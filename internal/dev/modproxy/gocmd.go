@@ -3,6 +3,7 @@ package modproxy
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -15,11 +16,29 @@ import (
 // download directory is itself a proxy), never from the network: modcache is the new, empty
 // module cache to fill. The checksum database is off, so go.sum files are what verify.
 func Env(dir, modcache string) ([]string, error) {
+	have, err := machineModCache()
+	if err != nil {
+		return nil, err
+	}
+	return proxyEnv(dir, modcache, have), nil
+}
+
+// machineModCache is this machine's module cache (go env GOMODCACHE).
+func machineModCache() (string, error) {
 	out, err := exec.Command("go", "env", "GOMODCACHE").Output()
 	if err != nil {
-		return nil, fmt.Errorf("go env GOMODCACHE: %w", err)
+		return "", fmt.Errorf("go env GOMODCACHE: %w", err)
 	}
-	have := filepath.Join(strings.TrimSpace(string(out)), "cache", "download")
+	modcache := strings.TrimSpace(string(out))
+	if modcache == "" {
+		return "", errors.New("go env GOMODCACHE: empty")
+	}
+	return modcache, nil
+}
+
+// proxyEnv is Env's environment: the proxy directory dir first, then the download directory
+// of the module cache have, filling modcache.
+func proxyEnv(dir, modcache, have string) []string {
 	var env []string
 	for _, kv := range os.Environ() {
 		switch k, _, _ := strings.Cut(kv, "="); k {
@@ -29,9 +48,9 @@ func Env(dir, modcache string) ([]string, error) {
 		}
 	}
 	return append(env,
-		"GOPROXY="+fileURL(dir)+","+fileURL(have),
+		"GOPROXY="+fileURL(dir)+","+fileURL(filepath.Join(have, "cache", "download")),
 		"GOSUMDB=off", "GOWORK=off", "GOFLAGS=-modcacherw", "GOTOOLCHAIN=local",
-		"GOMODCACHE="+modcache), nil
+		"GOMODCACHE="+modcache)
 }
 
 func fileURL(dir string) string {

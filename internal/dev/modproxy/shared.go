@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -23,13 +22,9 @@ import (
 // version of its own, so that a cache never holds an older tree under the version a test asks
 // for).
 func SharedEnv(dir string) (env []string, clean func() error, err error) {
-	out, err := exec.Command("go", "env", "GOMODCACHE").Output()
+	modcache, err := machineModCache()
 	if err != nil {
-		return nil, nil, fmt.Errorf("go env GOMODCACHE: %w", err)
-	}
-	modcache := strings.TrimSpace(string(out))
-	if modcache == "" {
-		return nil, nil, errors.New("go env GOMODCACHE: empty")
+		return nil, nil, err
 	}
 	published, err := Published(dir)
 	if err != nil {
@@ -45,11 +40,7 @@ func SharedEnv(dir string) (env []string, clean func() error, err error) {
 			fresh = append(fresh, c)
 		}
 	}
-	env, err = Env(dir, modcache)
-	if err != nil {
-		return nil, nil, err
-	}
-	return env, func() error {
+	return proxyEnv(dir, modcache, modcache), func() error {
 		var errs []error
 		for _, c := range fresh {
 			errs = append(errs, c.remove())
