@@ -58,23 +58,26 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// e2eSlots bounds how many of this package's parallel tests run at once (parallel), apart
-// from TestAccuracyMatrix, which bounds its own recordings and starts with the parallel phase,
-// first: it is the longest test, and started last among twenty it made the package 19 minutes
-// long. go test's -parallel cannot say that, so it is raised out of the way here and the
-// slots take its place. The tests that keep both cores compiling (TestInstallLatest,
-// TestBuildsOnLaptops, TestSuiteEndToEnd) run alone, before: beside the matrix they made four
-// of its scenarios wrong. (At the idle priority beside it, a build starved for 17 minutes and
-// held the package's end back: the tests leave the cores little idle time.)
+// e2eSlots bounds how many of this package's parallel tests run at once (parallel), and
+// TestAccuracyMatrix holds one of them while it records: it takes its slot before the parallel
+// phase, so it starts first in it (it is the longest test: started last among twenty it made
+// the package 19 minutes long), with one end-to-end test beside it, and the others run two at
+// a time once it is done. go test's -parallel cannot say that, so it is raised out of the way
+// here and the slots take its place. The tests that keep both cores compiling
+// (TestInstallLatest, TestBuildsOnLaptops, TestSuiteEndToEnd) run alone, before: beside the
+// matrix they made four of its scenarios wrong. (At the idle priority beside it, a build
+// starved for 17 minutes and held the package's end back: the tests leave the cores little
+// idle time.)
 var e2eSlots chan struct{}
 
-// e2eParallel is how many parallel tests run at once: -parallel when it is given, else one,
-// beside the matrix's four recordings. The end-to-end tests wait on the programs they watch
-// more than they compute, but not by enough: with three beside the matrix and the builds, two
-// cores got four of its scenarios wrong; with two, the OOM watch, go run's recording and a
-// holders walk in another package lost to the load (CI runs here, fresh clones).
+// e2eParallel is how many parallel tests run at once: -parallel when it is given, else two,
+// the matrix's slot among them. The end-to-end tests wait on the programs they watch more than
+// they compute, but not by enough: with three beside the matrix's four recordings and the
+// builds, two cores got four of its scenarios wrong; with two beside them, the OOM watch, go
+// run's recording and a holders walk in another package lost to the load (CI runs here, fresh
+// clones).
 func e2eParallel() int {
-	n, given := 1, false
+	n, given := 2, false
 	flag.Visit(func(f *flag.Flag) {
 		if f.Name == "test.parallel" {
 			given = true
