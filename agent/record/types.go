@@ -276,12 +276,15 @@ type GoMem struct {
 
 	// GC CPU, cumulative CPU-seconds (runtime/metrics /cpu/classes/...). GCCPUFraction is the
 	// MemStats figure when that is all there is.
-	GCTotalSeconds    float64 `json:"gc_total_seconds,omitempty"`
-	GCAssistSeconds   float64 `json:"gc_assist_seconds,omitempty"`
-	GCIdleSeconds     float64 `json:"gc_idle_seconds,omitempty"`
-	GCPauseSeconds    float64 `json:"gc_pause_seconds,omitempty"`
-	CPUTotalSeconds   float64 `json:"cpu_total_seconds,omitempty"`
-	GCCPUFraction     float64 `json:"gc_cpu_fraction,omitempty"`
+	GCTotalSeconds  float64 `json:"gc_total_seconds,omitempty"`
+	GCAssistSeconds float64 `json:"gc_assist_seconds,omitempty"`
+	GCIdleSeconds   float64 `json:"gc_idle_seconds,omitempty"`
+	GCPauseSeconds  float64 `json:"gc_pause_seconds,omitempty"`
+	CPUTotalSeconds float64 `json:"cpu_total_seconds,omitempty"`
+	GCCPUFraction   float64 `json:"gc_cpu_fraction,omitempty"`
+	// LastGCUnixNano is when the last GC ended (MemStats' LastGC, nanoseconds since 1970): the
+	// runtime computes GCCPUFraction at the end of each GC, so the fraction is of then.
+	LastGCUnixNano    int64   `json:"last_gc_unix_nano,omitempty"`
 	PauseTotalSeconds float64 `json:"pause_total_seconds,omitempty"`
 
 	Goroutines      int    `json:"goroutines,omitempty"`
