@@ -155,7 +155,17 @@ func readGCCPU(r *reading) {
 	case cpuClasses(g):
 		r.add(r.goSrc, g.GCTotalSeconds-g.GCIdleSeconds)
 	default:
-		if avail, ok := r.fractionOf(g); ok {
+		// The runtime computes the fraction at the end of each GC, of the CPU available from
+		// the process's start to then, and leaves it until the next (runtime/mgc.go): it is
+		// multiplied by the CPU available up to the last GC's end. Up to the reading, it would
+		// count GC time growing between cycles, and a service whose GC did not run would show
+		// its start-up's share as a GC busy now. Readings without the last GC's time (sessions
+		// of before) take the reading's.
+		at := r.t
+		if g.LastGCUnixNano > 0 {
+			at = time.Unix(0, g.LastGCUnixNano)
+		}
+		if avail, ok := r.availableUntil(g, at); ok {
 			r.add(r.goSrc, g.GCCPUFraction*avail)
 		}
 	}
@@ -172,21 +182,24 @@ func readAvailableCPU(r *reading) {
 			r.add(r.goSrc, g.CPUTotalSeconds)
 		}
 	default:
-		if avail, ok := r.fractionOf(g); ok {
+		if avail, ok := r.availableUntil(g, r.t); ok {
 			r.add(r.goSrc, avail)
 		}
 	}
 }
 
-// fractionOf is the CPU seconds available since the process started, which MemStats' GC
-// CPU fraction is a share of: with its start time and GOMAXPROCS, the fraction is a
+// availableUntil is the CPU seconds available from the process's start to at, which MemStats'
+// GC CPU fraction is a share of: with its start time and GOMAXPROCS, the fraction is a
 // cumulative count of GC CPU seconds.
-func (r *reading) fractionOf(g *session.GoMem) (float64, bool) {
+func (r *reading) availableUntil(g *session.GoMem, at time.Time) (float64, bool) {
 	started, procs := r.b.ev.Target.Started, r.b.procs(g)
-	if g.GCCPUFraction <= 0 || started.IsZero() || procs <= 0 || !r.t.After(started) {
+	if g.GCCPUFraction <= 0 || started.IsZero() || procs <= 0 || !at.After(started) {
 		return 0, false
 	}
-	return r.t.Sub(started).Seconds() * float64(procs), true
+	if at.After(r.t) { // the target's clock a little ahead of the reading's
+		at = r.t
+	}
+	return at.Sub(started).Seconds() * float64(procs), true
 }
 
 // cgroup takes what the cgroup reading says besides its usage: the limit and OOM kills.

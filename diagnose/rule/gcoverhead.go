@@ -43,6 +43,13 @@ func gcOverhead(fs *facts.Facts, th *Thresholds) outcome {
 	if fs.GCCycles.Len() < 2 {
 		return cannot(KindGCOverhead, WhyNeverMeasured, 0)
 	}
+	// No cycle the pacer started in the window: nothing that GOGC or GOMEMLIMIT would change.
+	// A cycle forced by runtime.GC or debug.FreeOSMemory (memdoctor's own heap?gc=1 and
+	// goroutineleak fetches among them) is not the pacer's; whatever a GC CPU share says then
+	// is the start-up's or those cycles'.
+	if sum.GCPerSecond <= 0 {
+		return outcome{}
+	}
 	if !fs.GC.CPUKnown {
 		if sum.GCPerSecond >= gt.MinRate {
 			return gcRateOnly(fs, th)

@@ -2,6 +2,7 @@ package rule
 
 import (
 	"testing"
+	"time"
 
 	"github.com/memdoctor/memdoctor/facts"
 )
@@ -40,5 +41,30 @@ func TestGCShareSure(t *testing.T) {
 	}
 	if got := gcShareSure(facts.Summary{GCCPUFraction: 0.40, CPUContention: 0.5}, &Default.GC); got < Default.GC.WarnCPU {
 		t.Errorf("busy, GC at 40%%: %.3f, still a warning's", got)
+	}
+}
+
+// TestGCOverheadNeedsAPacedCycle: a window where the pacer started no GC (none ran, or only
+// forced ones: runtime.GC, memdoctor's own heap?gc=1) has nothing GOGC would change, whatever
+// GC CPU share a start-up left in the runtime's figures.
+func TestGCOverheadNeedsAPacedCycle(t *testing.T) {
+	t0 := time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		name          string
+		count, forced uint64
+	}{
+		{"no cycle", 0, 0},
+		{"only forced cycles", 6, 6},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fs := &facts.Facts{
+				GC:       facts.GC{CPUKnown: true, Cores: 0.5, MedianLive: 8 << 20, AllocRate: 400 << 10},
+				GCCycles: facts.Series{Points: []facts.Point{{T: t0, V: 2}, {T: t0.Add(time.Minute), V: 2 + float64(tc.count)}}},
+				Summary:  facts.Summary{GCCount: tc.count, GCForcedCount: tc.forced, GCCPUFraction: 1, GCCPUOfAvailableFraction: 0.25},
+			}
+			if out := gcOverhead(fs, &Default); len(out.verdicts) != 0 {
+				t.Errorf("verdicts %+v, want none", out.verdicts)
+			}
+		})
 	}
 }

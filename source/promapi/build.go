@@ -141,11 +141,15 @@ func (b *build) liveFromGoal(ev *evidence.Evidence) {
 	}
 }
 
-// gcCPUFromFraction maps older clients' go_memstats_gc_cpu_fraction (the GC's share of the
-// available CPU since the process started) to cumulative GC CPU seconds, as the session does
-// for MemStats: it needs the start time and GOMAXPROCS.
+// gcCPUFromFraction maps older clients' go_memstats_gc_cpu_fraction to cumulative GC CPU
+// seconds, as the session does for MemStats: it needs the start time and GOMAXPROCS. The runtime
+// computes the fraction at the end of each GC, of the CPU available from the start to then, so
+// it is multiplied by the CPU available up to the last GC (go_memstats_last_gc_time_seconds),
+// not up to the scrape: that would count GC time growing between cycles, and show a process
+// whose GC did not run with its start-up's share as a GC busy now. Without the last GC's
+// time, the scrape's is taken.
 func (b *build) gcCPUFromFraction(ev *evidence.Evidence, start *evidence.Series) {
-	frac := b.series(qGCCPUFraction)
+	frac, last := b.series(qGCCPUFraction), b.series(qLastGC)
 	procs := ev.Pacer.GOMAXPROCS
 	if frac.Empty() || start.Empty() || procs <= 0 {
 		return
@@ -153,13 +157,20 @@ func (b *build) gcCPUFromFraction(ev *evidence.Evidence, start *evidence.Series)
 	gc, avail := evidence.NewCounter(evidence.SourcePrometheus), evidence.NewCounter(evidence.SourcePrometheus)
 	for _, p := range frac.Points {
 		st, _ := start.At(p.T)
-		up := p.T.Sub(unixSeconds(st.V)).Seconds()
+		began := unixSeconds(st.V)
+		up := p.T.Sub(began).Seconds()
 		if up <= 0 || p.V > 1 {
 			continue
 		}
-		a := up * float64(procs)
-		gc.Add(p.T, p.V*a)
-		avail.Add(p.T, a)
+		upToGC := up
+		if l, ok := last.At(p.T); ok && l.T.Equal(p.T) && l.V > 0 {
+			upToGC = min(up, unixSeconds(l.V).Sub(began).Seconds())
+		}
+		if upToGC < 0 {
+			continue
+		}
+		gc.Add(p.T, p.V*upToGC*float64(procs))
+		avail.Add(p.T, up*float64(procs))
 	}
 	if gc.Len() >= 2 {
 		ev.GCCPU, ev.AvailableCPU = gc.Series(), avail.Series()

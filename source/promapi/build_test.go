@@ -95,6 +95,24 @@ func TestRestartKeepsCountersMonotonic(t *testing.T) {
 	}
 }
 
+// TestGCCPUFractionOfTheLastGC: go_memstats_gc_cpu_fraction is of the CPU available up to
+// the last GC's end. A process whose GC did not run in the window (its start-up's GCs took a
+// quarter of its first second) spent no GC CPU in it, however high that share.
+func TestGCCPUFractionOfTheLastGC(t *testing.T) {
+	b := newBuild(Labels{"job": "api", "instance": "h:1"})
+	started := t0.Add(-time.Minute)
+	for at := t0; !at.After(t0.Add(10 * time.Minute)); at = at.Add(15 * time.Second) {
+		b.add(qStart, at, float64(started.Unix()))
+		b.add(qGOMAXPROCS, at, 2)
+		b.add(qGCCPUFraction, at, 0.25)
+		b.add(qLastGC, at, float64(started.Add(time.Second).Unix()))
+	}
+	ev := b.evidence(&Config{})
+	if ev.GCCPU.Len() < 2 || ev.GCCPU.Increase() != 0 {
+		t.Errorf("GC CPU over a window without a GC: %d readings, +%.3f s; want 0", ev.GCCPU.Len(), ev.GCCPU.Increase())
+	}
+}
+
 // series15s is an hour of readings every 15 s.
 func series15s(f func(i int, at time.Time) float64) []model.SamplePair {
 	var out []model.SamplePair

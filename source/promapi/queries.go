@@ -36,6 +36,7 @@ const (
 	qGCForced
 	qScan
 	qGCCPUFraction
+	qLastGC
 	nQuantities
 )
 
@@ -78,6 +79,7 @@ var queries = []query{
 	{q: qGCForced, expr: "go_gc_cycles_forced_gc_cycles_total%[1]s", counter: true},
 	{q: qScan, expr: "go_gc_scan_stack_bytes%[1]s + go_gc_scan_globals_bytes%[1]s"},
 	{q: qGCCPUFraction, expr: "go_memstats_gc_cpu_fraction%[1]s"},
+	{q: qLastGC, expr: "go_memstats_last_gc_time_seconds%[1]s"},
 }
 
 // promql returns the query's expression for a selector ("" or "{...}").

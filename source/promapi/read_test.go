@@ -63,7 +63,9 @@ func TestReadMapsEveryQuantity(t *testing.T) {
 		case qGCCPU, qGCAssist, qAvailableCPU, qLive, qScan:
 			return level(q, i) + secs, i == 0 // runtime/metrics on the first target only
 		case qGCCPUFraction:
-			return 0.05, i == 1 // an older client on the second
+			return 0.05, i == 1 // an older client on the second, its GC ending at each scrape
+		case qLastGC:
+			return float64(at.Unix()), i == 1
 		}
 		for _, qq := range queries {
 			if qq.q == q && qq.counter {
