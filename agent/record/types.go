@@ -284,7 +284,7 @@ type GoMem struct {
 	GCCPUFraction   float64 `json:"gc_cpu_fraction,omitempty"`
 	// LastGCUnixNano is when the last GC ended (MemStats' LastGC, nanoseconds since 1970): the
 	// runtime computes GCCPUFraction at the end of each GC, so the fraction is of then.
-	LastGCUnixNano    int64   `json:"last_gc_unix_nano,omitempty"`
+	LastGCUnixNano    uint64  `json:"last_gc_unix_nano,omitempty"`
 	PauseTotalSeconds float64 `json:"pause_total_seconds,omitempty"`
 
 	Goroutines      int    `json:"goroutines,omitempty"`
