@@ -24,7 +24,7 @@ func TestMemStatsGCCPUOfTheLastGC(t *testing.T) {
 		var out []session.Sample
 		for i, g := range gcs {
 			out = append(out, session.Sample{Time: t0.Add(time.Duration(i) * 10 * time.Second), Go: &session.GoMem{
-				Source: "memstats", GCCycles: g.cycles, GCCPUFraction: g.frac, LastGCUnixNano: g.end.UnixNano(), GOMAXPROCS: 2}})
+				Source: "memstats", GCCycles: g.cycles, GCCPUFraction: g.frac, LastGCUnixNano: uint64(g.end.UnixNano()), GOMAXPROCS: 2}})
 		}
 		return out
 	}

@@ -288,7 +288,7 @@ func sampleFigures() []figure {
 			out = append(out, figure{pt.Name() + "." + pt.Field(j).Name, func(s *session.Sample) {
 				f := reflect.ValueOf(s).Elem().Field(i).Elem().Field(j)
 				switch f.Kind() {
-				case reflect.Int, reflect.Int64:
+				case reflect.Int:
 					f.SetInt(f.Int()*3 + 7)
 				case reflect.Uint64:
 					f.SetUint(f.Uint()*3 + 7)

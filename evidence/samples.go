@@ -162,8 +162,8 @@ func readGCCPU(r *reading) {
 		// its start-up's share as a GC busy now. Readings without the last GC's time (sessions
 		// of before) take the reading's.
 		at := r.t
-		if g.LastGCUnixNano > 0 {
-			at = time.Unix(0, g.LastGCUnixNano)
+		if g.LastGCUnixNano > 0 && g.LastGCUnixNano <= math.MaxInt64 {
+			at = time.Unix(0, int64(g.LastGCUnixNano))
 		}
 		if avail, ok := r.availableUntil(g, at); ok {
 			r.add(r.goSrc, g.GCCPUFraction*avail)

@@ -216,6 +216,8 @@ func goUintField(g *GoMem, key string) *uint64 {
 		return &g.GCCycles
 	case "gc_forced_cycles":
 		return &g.GCForcedCycles
+	case "last_gc_unix_nano":
+		return &g.LastGCUnixNano
 	case "gomemlimit_bytes":
 		return &g.GOMemLimitBytes
 	}

@@ -3,7 +3,7 @@ module github.com/memdoctor/memdoctor/agent/prom
 go 1.25.0
 
 require (
-	github.com/memdoctor/memdoctor/agent v0.0.0-20261202105945-2eb407d6bca7
+	github.com/memdoctor/memdoctor/agent v0.0.0-20261202110559-507937dac26e
 	github.com/prometheus/client_golang v1.24.1
 )
 

@@ -16,6 +16,8 @@ import (
 
 	"github.com/memdoctor/memdoctor/collect/memread"
 	"github.com/memdoctor/memdoctor/collect/scrape"
+	"github.com/memdoctor/memdoctor/diagnose"
+	"github.com/memdoctor/memdoctor/evidence"
 	"github.com/memdoctor/memdoctor/session"
 )
 
@@ -488,4 +490,36 @@ func readProfile(t *testing.T, path string) *profile.Profile {
 		t.Fatalf("%s: %v", path, err)
 	}
 	return p
+}
+
+// TestWatchAnIdleServiceOverPprof: a service whose GC does not run while it is watched (the
+// target runs two GCs at its start, then idles), read over pprof alone (MemStats), spent no
+// GC CPU in the window: MemStats' GC CPU fraction is of its last GC, not of the moment it is
+// read. No gc-overhead finding comes of its start-up's share.
+func TestWatchAnIdleServiceOverPprof(t *testing.T) {
+	if testing.Short() {
+		t.Skip("watches an idle service for 6 s")
+	}
+	pid, url := startWithPprof(t, "-churn", "0", "-retain", "20000") // 80 MiB live: memdoctor's reads never reach the GC goal
+	cfg := watchConfig(t)
+	cfg.Duration, cfg.ReadMemory = 6*time.Second, false
+	s := watched(t, cfg, url, pid)
+	d, ev, err := diagnose.DiagnoseSession(s, evidence.Options{}, diagnose.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ev.GCCPU.Src != evidence.SourceMemStats || ev.GCCPU.Len() < 2 {
+		t.Fatalf("GC CPU %d readings from %s: want MemStats'", ev.GCCPU.Len(), ev.GCCPU.Src)
+	}
+	if n := ev.GCCycles.Increase(); n != 0 {
+		t.Fatalf("%.0f GCs ran in the window (%d forced; %v): the target was meant to idle", n, int(ev.GCForced.Increase()), ev.GCCycles.Points)
+	}
+	if got := ev.GCCPU.Increase(); got != 0 {
+		t.Errorf("no GC ran in the window, yet its GC CPU rose %.3f s: %v", got, ev.GCCPU.Points)
+	}
+	for _, f := range d.Findings {
+		if f.Kind == diagnose.KindGCOverhead {
+			t.Errorf("a gc-overhead finding on an idle service: %s", f.Title)
+		}
+	}
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"io"
-	"math"
 	"time"
 
 	"github.com/google/pprof/profile"
@@ -307,7 +306,7 @@ func goMemFromMemStats(ms scrape.MemStats, goroutines int) *session.GoMem {
 		GCCycles:          uint64(ms.NumGC),
 		GCForcedCycles:    uint64(ms.NumForcedGC),
 		GCCPUFraction:     ms.GCCPUFraction,
-		LastGCUnixNano:    int64(min(ms.LastGC, math.MaxInt64)),
+		LastGCUnixNano:    ms.LastGC,
 		Goroutines:        goroutines,
 	}
 }
