@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -521,5 +522,34 @@ func TestWatchAnIdleServiceOverPprof(t *testing.T) {
 		if f.Kind == diagnose.KindGCOverhead {
 			t.Errorf("a gc-overhead finding on an idle service: %s", f.Title)
 		}
+	}
+}
+
+// TestWatchAServiceThatStopsAnswering: a service whose pprof answers a few seconds and then
+// nothing, watched over pprof alone (as a remote one is: nothing read from its memory), is not
+// called healthy: the goroutines it stopped showing are "not judged", with the readings' end.
+func TestWatchAServiceThatStopsAnswering(t *testing.T) {
+	if testing.Short() {
+		t.Skip("watches a service that stops answering for 30 s")
+	}
+	pid, url := startWithPprof(t, "-stall-at", "14s") // 14 s of samples, then none
+	cfg := watchConfig(t)
+	cfg.Duration, cfg.ReadMemory = 30*time.Second, false
+	s := watched(t, cfg, url, pid)
+	d, _, err := diagnose.DiagnoseSession(s, evidence.Options{}, diagnose.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range d.Findings {
+		if f.Kind == diagnose.KindGoroutineLeak {
+			t.Errorf("a goroutine-leak finding: %s", f.Title)
+		}
+	}
+	i := slices.IndexFunc(d.NotJudged, func(n diagnose.NotJudged) bool { return n.Kind == diagnose.KindGoroutineLeak })
+	if i < 0 {
+		t.Fatalf("goroutine-leak judged from readings that stopped early; not judged: %+v", d.NotJudged)
+	}
+	if r := d.NotJudged[i].Reason; !strings.Contains(r, "went unread for the window's last") {
+		t.Errorf("goroutine-leak not judged because %q: want the readings' end said", r)
 	}
 }
