@@ -501,14 +501,8 @@ func TestWatchAnIdleServiceOverPprof(t *testing.T) {
 	if testing.Short() {
 		t.Skip("watches an idle service for 6 s")
 	}
-	pid, url := startWithPprof(t, "-churn", "0", "-retain", "20000") // 80 MiB live: memdoctor's reads never reach the GC goal
-	cfg := watchConfig(t)
-	cfg.Duration, cfg.ReadMemory = 6*time.Second, false
-	s := watched(t, cfg, url, pid)
-	d, ev, err := diagnose.DiagnoseSession(s, evidence.Options{}, diagnose.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	// 80 MiB live: memdoctor's reads never reach the GC goal.
+	d, ev := diagnosedOverPprof(t, 6*time.Second, "-churn", "0", "-retain", "20000")
 	if ev.GCCPU.Src != evidence.SourceMemStats || ev.GCCPU.Len() < 2 {
 		t.Fatalf("GC CPU %d readings from %s: want MemStats'", ev.GCCPU.Len(), ev.GCCPU.Src)
 	}
@@ -532,14 +526,7 @@ func TestWatchAServiceThatStopsAnswering(t *testing.T) {
 	if testing.Short() {
 		t.Skip("watches a service that stops answering for 30 s")
 	}
-	pid, url := startWithPprof(t, "-stall-at", "14s") // 14 s of samples, then none
-	cfg := watchConfig(t)
-	cfg.Duration, cfg.ReadMemory = 30*time.Second, false
-	s := watched(t, cfg, url, pid)
-	d, _, err := diagnose.DiagnoseSession(s, evidence.Options{}, diagnose.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	d, _ := diagnosedOverPprof(t, 30*time.Second, "-stall-at", "14s") // 14 s of samples, then none
 	for _, f := range d.Findings {
 		if f.Kind == diagnose.KindGoroutineLeak {
 			t.Errorf("a goroutine-leak finding: %s", f.Title)
@@ -552,4 +539,19 @@ func TestWatchAServiceThatStopsAnswering(t *testing.T) {
 	if r := d.NotJudged[i].Reason; !strings.Contains(r, "went unread for the window's last") {
 		t.Errorf("goroutine-leak not judged because %q: want the readings' end said", r)
 	}
+}
+
+// diagnosedOverPprof watches collect/memread's test program (started with args) for d over its
+// pprof alone, as a remote service is watched (nothing read from its memory), and diagnoses
+// the session.
+func diagnosedOverPprof(t *testing.T, d time.Duration, args ...string) (*diagnose.Diagnosis, *evidence.Evidence) {
+	t.Helper()
+	pid, url := startWithPprof(t, args...)
+	cfg := watchConfig(t)
+	cfg.Duration, cfg.ReadMemory = d, false
+	dg, ev, err := diagnose.DiagnoseSession(watched(t, cfg, url, pid), evidence.Options{}, diagnose.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dg, ev
 }
