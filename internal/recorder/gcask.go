@@ -126,6 +126,7 @@ func (r *recorder) askGC(ctx context.Context, why string, now time.Time) (asked 
 		a.failed++
 	} else {
 		a.made++
+		r.memStats.last = time.Time{} // its reading is due at the sample taken for it (sampleNow)
 	}
 	r.mu.Unlock()
 	if err != nil {
