@@ -107,16 +107,18 @@ func heapLeak(fs *facts.Facts, th *Thresholds) outcome {
 		}
 	}
 	if !g.judged {
-		// Profiles too close together for a trend still compare, first to last.
-		if v, ok := heapBurst(fs, th, g); ok {
-			return outcome{verdicts: []Verdict{v}}
-		}
 		// Count what the trend could use: readings that repeat one GC cycle's figure are one.
 		u := &Unjudged{Kind: KindHeapLeak, Why: WhyTooFew, WatchMoreSeconds: g.watchMore.Seconds(), N: g.n, Span: g.span, Need: lim.MinSpan, Value: float64(s.Len())}
 		if lr.InBurst > 0 {
 			u.Why, u.N, u.Value = WhyInBursts, lr.InBurst, float64(len(obs))
 		}
 		u.Waits = tooFewWait(fs, th, lr, g, u)
+		// Profiles too close together for a trend still compare, first to last. The trend
+		// that settles the suspicion is the live heap's: it waits on the same readings.
+		if v, ok := heapBurst(fs, th, g); ok {
+			v.Waits = u.Waits
+			return outcome{verdicts: []Verdict{v}}
+		}
 		return outcome{unjudged: u}
 	}
 	var o outcome

@@ -42,12 +42,15 @@ type gcAsks struct {
 }
 
 // gcCountRead records a reading of the target's GC count (and of its live heap, or an upper
-// bound of it: 0 when not read) taken at now. r.mu is held.
+// bound of it: 0 when not read) taken at now. r.mu is held. The first reading of a process's
+// count is not a GC seen to run: its last cycle ran before memdoctor attached, up to a whole GC
+// period earlier (counted as one that had just run, it kept the first GC asked at attach from
+// being asked for an interval).
 func (r *recorder) gcCountRead(cycles, live uint64, now time.Time) {
-	if cycles != r.lastGCCycles {
+	if r.gcCountSeen && cycles != r.lastGCCycles {
 		r.gcMovedAt = now
 	}
-	r.lastGCCycles = cycles
+	r.lastGCCycles, r.gcCountSeen = cycles, true
 	if live > 0 {
 		r.liveHeap = live
 	}
@@ -123,6 +126,7 @@ func (r *recorder) askGC(ctx context.Context, why string, now time.Time) (asked 
 		a.failed++
 	} else {
 		a.made++
+		r.memStats.last = time.Time{} // its reading is due at the sample taken for it (sampleNow)
 	}
 	r.mu.Unlock()
 	if err != nil {

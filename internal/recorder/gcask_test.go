@@ -113,3 +113,90 @@ func TestAskGC(t *testing.T) {
 func noted(s *session.Session, part string) bool {
 	return slices.ContainsFunc(s.Manifest.Notes, func(n string) bool { return strings.Contains(n, part) })
 }
+
+// TestAskGCAtAttach: the first reading of the service's GC count, taken as the watch
+// attaches, is no GC seen to run: its last cycle ran before, up to a GC period earlier. Taken
+// for the service's own GC having just run, it kept the first look from asking for a GC for
+// an interval (span-queue-leak attached after a minute: the first GC asked at 6.4 s instead of
+// 3.9 s).
+func TestAskGCAtAttach(t *testing.T) {
+	var asks atomic.Int64
+	r, _ := gcServiceRecorder(t, &asks, Config{Interval: 5 * time.Second, Sample: time.Second, RequestGC: DefaultRequestGC})
+	t0 := time.Now()
+	r.mu.Lock()
+	r.liveHeap = 40 << 20
+	r.gcCountRead(17, 40<<20, t0) // the first sample: 17 GCs ran before the watch attached
+	r.gcCountRead(17, 40<<20, t0.Add(time.Second))
+	r.mu.Unlock()
+	if !r.askGC(context.Background(), "heap-leak not judged yet", t0.Add(1500*time.Millisecond)) || asks.Load() != 1 {
+		t.Fatalf("the first look asked for no GC (%d asked): the GC count read at attach was taken for the service's own GC", asks.Load())
+	}
+}
+
+// TestLookReadsTheGCAsked: a look that asks the service for a GC has a sample taken at once
+// (the reading that GC made, with the runtime's figures read for it though their pacing would
+// skip them) and looks again, which may settle the watch then and there; the next look of the
+// ticker comes an interval after the GC asked.
+func TestLookReadsTheGCAsked(t *testing.T) {
+	var asks atomic.Int64
+	cfg := Config{Interval: time.Hour, Sample: time.Hour, RequestGC: DefaultRequestGC}
+	looks := 0
+	cfg.Settled = func() Look {
+		looks++
+		if looks == 1 {
+			return Look{AwaitsGC: "heap-leak suspected"}
+		}
+		return Look{Done: true, Why: "settled: 1 finding(s) confirmed"}
+	}
+	r, memStats := gcServiceRecorder(t, &asks, cfg)
+	r.liveHeap = 40 << 20
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go r.sampleLoop(ctx, nil) // the first sample at once, the next an hour on
+	for memStats.Load() == 0 {
+		time.Sleep(10 * time.Millisecond)
+	}
+	ticker := time.NewTicker(time.Hour)
+	defer ticker.Stop()
+	var res Result
+	if !r.look(ctx, &res, ticker) || res.Status != session.StatusComplete {
+		t.Fatalf("the look after the GC asked did not settle the watch: %d look(s), %+v", looks, res)
+	}
+	if asks.Load() != 1 || looks != 2 || memStats.Load() != 2 {
+		t.Errorf("%d GC(s) asked, %d look(s), %d MemStats read(s): want one GC, read at a sample of its own, and a look at it", asks.Load(), looks, memStats.Load())
+	}
+}
+
+// gcServiceRecorder is a recorder of a session in a temporary directory, watching a service
+// that serves net/http/pprof; asks counts the GCs asked of it (heap?gc=1), and the counter
+// returned its MemStats reads (heap?debug=1).
+func gcServiceRecorder(t *testing.T, asks *atomic.Int64, cfg Config) (*recorder, *atomic.Int64) {
+	t.Helper()
+	var memStats atomic.Int64
+	mux := http.NewServeMux()
+	mux.HandleFunc("/debug/pprof/", pprof.Index)
+	mux.Handle("/debug/pprof/heap", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch {
+		case r.URL.Query().Get("gc") == "1":
+			asks.Add(1)
+		case r.URL.Query().Get("debug") == "1":
+			memStats.Add(1)
+		}
+		pprof.Handler("heap").ServeHTTP(w, r)
+	}))
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	c, err := scrape.New(srv.URL + "/debug/pprof/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := session.Create(filepath.Join(t.TempDir(), "s"), session.Manifest{Mode: "watch"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { w.Close(session.StatusComplete, "") })
+	cfg.defaults()
+	r := newRecorder(cfg, w)
+	r.setPprof(c)
+	return r, &memStats
+}

@@ -49,6 +49,7 @@ type recorder struct {
 	// gcMovedAt when a reading last found it changed, and liveHeap the live heap then (the
 	// heap in use when only MemStats give it: an upper bound).
 	lastGCCycles uint64
+	gcCountSeen  bool // the count was read since the process was found (a restart clears it)
 	gcMovedAt    time.Time
 	liveHeap     uint64
 	// asks is what the GCs asked of the target went through (requestGC).
@@ -69,15 +70,18 @@ type recorder struct {
 	// oom decides when memory near its limit calls for profiles at once; urgent asks the
 	// profile loop for them. lastCgroup is a reading of the target's cgroup (keepCgroup), read again
 	// once the target ended (endOnce) for its OOM kills.
-	oom        oomWatch
-	urgent     chan struct{}
-	lastCgroup procfs.Cgroup
-	endOnce    sync.Once
+	oom    oomWatch
+	urgent chan struct{}
+	// sampleAsked asks the sample loop for a sample at once, closing the channel sent once
+	// it is taken (sampleNow: the reading a GC asked of the target made).
+	sampleAsked chan chan struct{}
+	lastCgroup  procfs.Cgroup
+	endOnce     sync.Once
 }
 
 func newRecorder(cfg Config, w *session.Writer) *recorder {
 	r := &recorder{cfg: cfg, w: w, log: cfg.Logger, start: time.Now(), gone: make(chan struct{}), unreachable: make(chan struct{}),
-		urgent: make(chan struct{}, 1), asking: make(chan struct{}, 1)}
+		urgent: make(chan struct{}, 1), asking: make(chan struct{}, 1), sampleAsked: make(chan chan struct{})}
 	r.gc = newGCTracker(func(tl traceLine, base time.Time) {
 		if err := w.AppendGCTrace(tl.line); err != nil {
 			r.writeFailed(err)
@@ -235,6 +239,9 @@ func (r *recorder) sampleLoop(ctx context.Context, discover func() bool) {
 				return
 			case <-t.C:
 				waiting = false
+			case done := <-r.sampleAsked: // a GC was asked of the target: its reading now
+				r.sampleOnce()
+				close(done)
 			case <-r.urgent: // near the memory limit and rising: profiles now, not at the tick
 				if _, c := r.target(); c != nil {
 					r.captureBeforeOOM(ctx, c)

@@ -112,7 +112,7 @@ func (r *recorder) rejoin(ctx context.Context, tg *watchTarget, wentAt, backAt t
 	r.agent = tg.agent
 	r.gone, r.goneOnce = make(chan struct{}), sync.Once{}
 	r.unreachable, r.unreachableOnce, r.failedRounds = make(chan struct{}), sync.Once{}, 0
-	r.lastGCCycles = 0
+	r.lastGCCycles, r.gcCountSeen = 0, false
 	r.mu.Unlock()
 	r.readMemoryAgain(ctx, tg, newPID)
 

@@ -377,21 +377,18 @@ func (r *recorder) awaitWatchEnd(ctx context.Context, base string, deadline time
 		timeout = timer.C
 	}
 	var settle, first <-chan time.Time
+	var ticker *time.Ticker
 	if r.cfg.Settled != nil {
-		t := time.NewTicker(r.cfg.Interval)
-		defer t.Stop()
-		settle = t.C
-		// A first look once a couple of samples are in: a verdict that waits on a reading of
-		// the live heap gets one at the start, not an interval later.
-		f := time.NewTimer(2*r.cfg.Sample + r.cfg.Sample/2)
+		ticker = time.NewTicker(r.cfg.Interval)
+		defer ticker.Stop()
+		settle = ticker.C
+		// A first look once two samples are in (the first is taken as the loops start): a
+		// verdict that waits on a reading of the live heap gets one at the start, not an
+		// interval later.
+		f := time.NewTimer(r.cfg.Sample + r.cfg.Sample/2)
 		defer f.Stop()
 		first = f.C
 	}
-	// After a GC asked of the service, a look once its reading is in (two samples on): the
-	// verdict it was asked for need not wait for the next interval.
-	reLook := time.NewTimer(time.Hour)
-	reLook.Stop()
-	defer reLook.Stop()
 	res := Result{Dir: r.cfg.Out, TargetExit: -1}
 	for {
 		select {
@@ -406,15 +403,11 @@ func (r *recorder) awaitWatchEnd(ctx context.Context, base string, deadline time
 		case <-r.unreachable:
 			res.Status, res.Detail = session.StatusTargetExited, fmt.Sprintf("the service stopped answering at %s", base)
 		case <-first:
-			if !r.look(ctx, &res, reLook) {
+			if !r.look(ctx, &res, ticker) {
 				continue
 			}
 		case <-settle:
-			if !r.look(ctx, &res, reLook) {
-				continue
-			}
-		case <-reLook.C:
-			if !r.look(ctx, &res, nil) {
+			if !r.look(ctx, &res, ticker) {
 				continue
 			}
 		}
@@ -423,16 +416,47 @@ func (r *recorder) awaitWatchEnd(ctx context.Context, base string, deadline time
 }
 
 // look looks at the session so far (Config.Settled): done, it sets res and reports true; else
-// it asks the service for a GC when a verdict waits on a reading of the live heap, and, when
-// it got one and reLook is not nil, sets reLook to look again once its reading is in.
-func (r *recorder) look(ctx context.Context, res *Result, reLook *time.Timer) bool {
+// it asks the service for a GC when a verdict waits on a reading of the live heap. Having got
+// one, it takes a sample at once (the reading the GC made) and looks again: the verdict it was
+// asked for does not wait for the next sample, nor for the next interval. The looks' ticker
+// then counts the interval from this GC, so that the next one, if a verdict still waits, is
+// asked an interval after it, not up to two intervals.
+func (r *recorder) look(ctx context.Context, res *Result, ticker *time.Ticker) bool {
 	l := r.cfg.Settled()
+	if !l.Done {
+		if !r.askGC(ctx, l.AwaitsGC, time.Now()) {
+			return false
+		}
+		ticker.Reset(r.cfg.Interval)
+		if !r.sampleNow(ctx) {
+			return false
+		}
+		l = r.cfg.Settled()
+	}
 	if l.Done {
 		res.Status, res.Detail = session.StatusComplete, l.Why
-		return true
 	}
-	if r.askGC(ctx, l.AwaitsGC, time.Now()) && reLook != nil {
-		reLook.Reset(2 * r.cfg.Sample)
+	return l.Done
+}
+
+// sampleNow has the sample loop take one sample at once, and waits for it (at most an
+// interval); it reports whether the sample was taken.
+func (r *recorder) sampleNow(ctx context.Context) bool {
+	done := make(chan struct{})
+	t := time.NewTimer(r.cfg.Interval)
+	defer t.Stop()
+	select {
+	case r.sampleAsked <- done:
+	case <-t.C:
+		return false
+	case <-ctx.Done():
+		return false
+	}
+	select {
+	case <-done:
+		return true
+	case <-t.C:
+	case <-ctx.Done():
 	}
 	return false
 }
