@@ -16,7 +16,8 @@ import (
 // past diagnose.WarmUp, so the leak settles the watch at once) asks its pprof for GCs while
 // the heap leak waits on a reading (heap?gc=1, each in the session's costs) and stops on the
 // leak confirmed with its culprit. The time it takes is bench/attach's to measure, not a
-// test's.
+// test's (18.3-18.8 s after attaching with --interval 5s, 33-34 s before the first GC was
+// asked at attach and each read at once).
 func TestWatchAsksForAGC(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs a leaking lab scenario for a minute or more")
