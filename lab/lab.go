@@ -140,14 +140,12 @@ var scenarios = []func() Scenario{
 	patternCacheLeak,
 	spanQueueLeak,
 	dbOpenLeak,
+	firmwareUpload,
 }
 
 // pendingScenarios reproduce a production problem that some vantage point of the accuracy
 // matrix does not judge right yet: they run (memdoctor lab run, go run ./bench/accuracy
 // -scenarios NAME) but stay out of All, and so out of the matrix CI runs, until they are.
-//   - firmware-upload (issue 28, item 3): from the profiles alone the burst is a suspected
-//     spike and a suspected heap leak at info (in one recording of two a heap leak at warning),
-//     not a spike at warning; from run the spike loses its culprit in windows ending 51.6-58.8 s.
 //   - webhook-leak (issue 30, family 5): from the profiles alone (a goroutine profile every
 //     20 s) the slow leak is still suspected at a minute; read from memory it has no culprit.
 //   - spin-leak (issue 30, family 1): through the agent (--source agent) the agent in the
@@ -162,7 +160,6 @@ var scenarios = []func() Scenario{
 //     counts; right from run, watch-pprof and the agent at 20-35 s when recorded beside two
 //     others at a lighter load.
 var pendingScenarios = []func() Scenario{
-	firmwareUpload,
 	webhookLeak,
 	spinLeak,
 	subscriberFlood,

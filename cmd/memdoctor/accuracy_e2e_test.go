@@ -145,7 +145,8 @@ func failCells(t *testing.T, wrong map[string][]string) {
 // the other scenarios' verdicts are proved by go run ./bench/accuracy, whose recordings
 // (-keep, -rejudge) judge every change to the rules (DEVELOPERS.md), by the simulator, and by
 // the lab's own tests, which run each one. A scenario recorded takes about 30 CPU-seconds of
-// CI's two cores (the program and its four observers): all 29 made this test 12 minutes long.
+// CI's two cores (the program and its four observers): all 29 then made this test 12 minutes
+// long.
 func liveSet(scs []lab.Scenario) func(lab.Scenario) bool {
 	picked := firstOfEachKind(scs)
 	go127 := false
