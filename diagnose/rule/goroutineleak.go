@@ -24,6 +24,11 @@ type GoroutineLeakCase struct {
 	// Made is, when the goroutines that grew are a library's with no frame of the program,
 	// the program's code that called into that library: the culprits it names come first.
 	Made *facts.Made
+	// Unnamed is true when the verdict names no site: no two goroutine profiles were read to
+	// compare (the count alone, from the pprof index page or the process's memory, showed the
+	// growth), nor a goroutineleak profile. Stacks is how many goroutine profiles were read.
+	Unnamed bool
+	Stacks  int
 }
 
 // Proof is what the runtime's leak detector proved.
@@ -108,8 +113,22 @@ func goroutineLeak(fs *facts.Facts, th *Thresholds) outcome {
 		c.Made = m
 		v.Culprits = keepCulprits(append(makers(m), v.Culprits...), &th.Culprits)
 	}
+	if len(v.Culprits) == 0 && (c.Blame == nil || c.Blame.Top == nil) && (c.Proof == nil || c.Proof.Top == nil) {
+		c.Unnamed, c.Stacks = true, goroutineProfiles(fs)
+	}
 	o.verdicts = append(o.verdicts, v)
 	return o
+}
+
+// goroutineProfiles is how many goroutine profiles the session holds.
+func goroutineProfiles(fs *facts.Facts) int {
+	switch gr := &fs.Goroutine; {
+	case gr.GrowthPair:
+		return 2
+	case gr.Single != nil:
+		return 1
+	}
+	return 0
 }
 
 // makers are the program's functions behind a library's goroutines, as culprits: their

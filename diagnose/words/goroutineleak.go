@@ -65,6 +65,10 @@ func goroutineLeak(f *Finding, c *rule.GoroutineLeakCase) {
 	if m := c.Made; m != nil && len(m.Makers) > 0 {
 		f.Detail += madeBy(m)
 	}
+	if c.Unnamed {
+		f.Detail += unnamedGoroutines(c.Stacks)
+		f.Advice = append(f.Advice, "See where they wait: go tool pprof -traces on a goroutine profile of the service (/debug/pprof/goroutine), or memdoctor watch by PID, which reads the stacks from the process's memory when its pprof cannot serve them.")
+	}
 	f.Advice = append(f.Advice, "Give every goroutine a way out: a context it watches, a buffered or closed channel for its result, and Close on every response body (defer resp.Body.Close() right after the error check).")
 	if h := c.Holds; h != nil {
 		f.Evidence["heap_held_bytes"] = h.Bytes
@@ -195,4 +199,16 @@ func callAt(mk facts.Maker) string {
 		at = fmt.Sprintf("at line %d", mk.Site.Line)
 	}
 	return strings.TrimSpace(s + " " + at)
+}
+
+// unnamedGoroutines says that a goroutine leak's code is not known, and why.
+func unnamedGoroutines(profiles int) string {
+	why := "no goroutine profile was read"
+	switch profiles {
+	case 1:
+		why = "only one goroutine profile was read, and it takes two to see which site grew"
+	case 2:
+		why = "the goroutine profiles compared showed no site that grew"
+	}
+	return fmt.Sprintf(" Which code starts them and where they wait is not known: %s (the count alone showed the growth).", why)
 }
