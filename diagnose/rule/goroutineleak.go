@@ -29,6 +29,13 @@ type GoroutineLeakCase struct {
 	// growth), nor a goroutineleak profile. Stacks is how many goroutine profiles were read.
 	Unnamed bool
 	Stacks  int
+	// OnlyProfile is, when a single goroutine profile was read (two compare which site
+	// grew), the pile-up it shows: the site that holds most of its goroutines, named as the
+	// culprit.
+	OnlyProfile *PileUpCase
+	// ByHeap is true when the count's rise, too few readings to confirm alone, was confirmed
+	// by the live heap's confirmed growth, which it explains (Holds).
+	ByHeap bool
 }
 
 // Proof is what the runtime's leak detector proved.
@@ -115,6 +122,12 @@ func goroutineLeak(fs *facts.Facts, th *Thresholds) outcome {
 	}
 	if len(v.Culprits) == 0 && (c.Blame == nil || c.Blame.Top == nil) && (c.Proof == nil || c.Proof.Top == nil) {
 		c.Unnamed, c.Stacks = true, goroutineProfiles(fs)
+		if gr := &fs.Goroutine; gr.Single != nil { // one profile: its pile-up, if it has one
+			if pv, ok := pileUp(fs, th, *gr.Single, gr.SingleSites, gr.SingleErr); ok {
+				c.OnlyProfile, c.Unnamed = pv.Case.(*PileUpCase), false
+				v.Culprits, v.Profiles = pv.Culprits, pv.Profiles
+			}
+		}
 	}
 	o.verdicts = append(o.verdicts, v)
 	return o

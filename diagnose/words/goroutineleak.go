@@ -65,6 +65,12 @@ func goroutineLeak(f *Finding, c *rule.GoroutineLeakCase) {
 	if m := c.Made; m != nil && len(m.Makers) > 0 {
 		f.Detail += madeBy(m)
 	}
+	if p := c.OnlyProfile; p != nil {
+		f.Detail += fmt.Sprintf(" In the only goroutine profile read, %d of its %d goroutines (%.1f%%) wait in %s at %s, started by %s: a pile-up, most likely the goroutines that grow (a second profile tells which site grew).",
+			p.Top.Count, p.Total, 100*p.Share, p.State, p.Top.Culprit.Function, orGap(p.Top.CreatedBy, "an unknown creator"))
+		f.Advice = append(f.Advice, goroutineAdvice(p.Top.GoroutineGroup)...)
+		f.Advice = append(f.Advice, "See their stacks: go tool pprof -traces "+p.Snap)
+	}
 	if c.Unnamed {
 		f.Detail += unnamedGoroutines(c.Stacks)
 		f.Advice = append(f.Advice, "See where they wait: go tool pprof -traces on a goroutine profile of the service (/debug/pprof/goroutine), or memdoctor watch by PID, which reads the stacks from the process's memory when its pprof cannot serve them.")
@@ -73,6 +79,9 @@ func goroutineLeak(f *Finding, c *rule.GoroutineLeakCase) {
 	if h := c.Holds; h != nil {
 		f.Evidence["heap_held_bytes"] = h.Bytes
 		f.Detail += fmt.Sprintf(" The live heap grew %s with them, about %s per goroutine: what they hold.", bytesStr(h.Bytes), bytesStr(h.Bytes/h.Goroutines))
+		if c.ByHeap && c.Rise != nil {
+			f.Detail += fmt.Sprintf(" %d goroutine counts are too few to confirm the rise alone; the live heap's growth, confirmed over its own readings and no more than what the new goroutines hold, confirms it.", c.Rise.N)
+		}
 	}
 }
 
