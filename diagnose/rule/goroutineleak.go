@@ -29,6 +29,9 @@ type GoroutineLeakCase struct {
 	// growth), nor a goroutineleak profile. Stacks is how many goroutine profiles were read.
 	Unnamed bool
 	Stacks  int
+	// Shutdown is the service's shutdown at the session's end, when it had one: the
+	// goroutines were judged up to its start.
+	Shutdown *facts.Shutdown
 	// OnlyProfile is, when a single goroutine profile was read (two compare which site
 	// grew), the pile-up it shows: the site that holds most of its goroutines, named as the
 	// culprit.
@@ -95,7 +98,7 @@ func goroutineLeak(fs *facts.Facts, th *Thresholds) outcome {
 		return outcome{}
 	}
 	var o outcome
-	c := &GoroutineLeakCase{Src: s.Src}
+	c := &GoroutineLeakCase{Src: s.Src, Shutdown: fs.Goroutine.Shutdown}
 	v := Verdict{Kind: KindGoroutineLeak, Severity: Warning, Confidence: g.conf, WatchMoreSeconds: g.watchMore.Seconds(), Case: c}
 	perMin, added := 0.0, 0.0
 	if g.conf != "" {

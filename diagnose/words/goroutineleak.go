@@ -42,6 +42,10 @@ func goroutineLeak(f *Finding, c *rule.GoroutineLeakCase) {
 			f.Advice = append(f.Advice, "See the leaked goroutines' stacks: go tool pprof -traces "+p.Snap)
 		}
 	}
+	if sd := c.Shutdown; sd != nil {
+		f.Detail += fmt.Sprintf(" Then the service shut down: its goroutines fell from %.0f to %.0f in %s and it went away; a shutdown ends its goroutines, it does not undo what piled up before, so they are judged up to it.",
+			sd.From, sd.To, humanDuration(sd.Span.Seconds()))
+	}
 	if n := c.PinnedStacks; n > 0 {
 		f.Evidence["pinned_stack_bytes"] = n
 		f.Detail += fmt.Sprintf(" The new ones pin about %s of stacks alone.", bytesStr(n))
