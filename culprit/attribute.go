@@ -40,7 +40,8 @@ type frameClass uint8
 const (
 	classMarker     frameClass = iota // not a function: "...frames elided..."
 	classUnknown                      // no Go package: C symbol, raw address
-	classRuntime                      // the Go runtime itself
+	classAlloc                        // the runtime's allocation plumbing (mallocgc, growslice, ...)
+	classRuntime                      // the rest of the Go runtime
 	classStd                          // the rest of the standard library
 	classThirdParty                   // outside the standard library
 	classMain                         // package main or the main module
@@ -54,6 +55,9 @@ func classify(fn string, opts Options) frameClass {
 	case pkg == "main" || pkg == "command-line-arguments" || inModule(fn, opts.MainModule):
 		return classMain
 	case isRuntimeFunc(fn, pkg):
+		if allocPlumbing(fn) {
+			return classAlloc
+		}
 		return classRuntime
 	case isStdPkg(pkg):
 		return classStd
@@ -109,12 +113,18 @@ func classOf(fn string, opts Options) frameClass {
 // pickSite applies the attribution rule to n frames (leaf first) of the given
 // classes: the innermost main-module frame when the main module is known,
 // else the innermost non-stdlib frame; failing both, the innermost
-// non-runtime frame, and failing that the leaf (own=false). It returns -1
-// when there are no frames.
+// non-runtime frame; failing that (a stack of the runtime alone, as a goroutine's g
+// allocated on the system stack is) the innermost runtime frame past the allocation
+// plumbing (runtime.malg, not runtime.mallocgc), and only then the leaf (own=false). It
+// returns -1 when there are no frames.
 func pickSite(n int, mainKnown bool, class func(int) frameClass) (idx int, own bool) {
-	first, fallback := -1, -1
+	first, fallback, rt := -1, -1, -1
 	for i := range n {
 		switch class(i) {
+		case classRuntime:
+			if rt < 0 {
+				rt = i
+			}
 		case classMain:
 			return i, true
 		case classThirdParty:
@@ -135,6 +145,8 @@ func pickSite(n int, mainKnown bool, class func(int) frameClass) (idx int, own b
 		return first, true
 	case fallback >= 0:
 		return fallback, false
+	case rt >= 0:
+		return rt, false
 	}
 	return min(n-1, 0), false
 }

@@ -57,6 +57,30 @@ func TestAttribute(t *testing.T) {
 			want:  Site{"runtime.malg", "/usr/local/go/src/runtime/x.go", 4800, false},
 		},
 		{
+			// A goroutine's g, allocated on the system stack: the heap profile's stack holds
+			// the runtime alone, from the allocator up.
+			name:  "all runtime names the frame past the allocation plumbing",
+			mod:   mod,
+			stack: []string{"runtime.mallocgc:1000", "runtime.newobject:1700", "runtime.malg:4800", "runtime.newproc1:4900", "runtime.newproc.func1:4870", "runtime.systemstack:514"},
+			want:  Site{"runtime.malg", "/usr/local/go/src/runtime/x.go", 4800, false},
+		},
+		{
+			name:  "append's growth in the runtime names the runtime's slice",
+			mod:   mod,
+			stack: []string{"runtime.mallocgc:1000", "runtime.growslice:200", "runtime.allgadd:600", "runtime.newproc1:4900", "runtime.newproc.func1:4870", "runtime.systemstack:514"},
+			want:  Site{"runtime.allgadd", "/usr/local/go/src/runtime/x.go", 600, false},
+		},
+		{
+			name:  "a map's internals are plumbing too",
+			stack: []string{"runtime.mallocgc:1000", "runtime.newarray:1800", "internal/runtime/maps.newarray:10", "internal/runtime/maps.(*table).grow:20", "runtime.mapassign_fast64:30", "runtime.addfinalizer:40", "runtime.systemstack:514"},
+			want:  Site{"runtime.addfinalizer", "/usr/local/go/src/runtime/x.go", 40, false},
+		},
+		{
+			name:  "plumbing alone falls back to the leaf",
+			stack: []string{"runtime.mallocgc:1000", "runtime.systemstack:514"},
+			want:  Site{"runtime.mallocgc", "/usr/local/go/src/runtime/x.go", 1000, false},
+		},
+		{
 			name: "inlined frames count as frames",
 			// bytes.growSlice and (*Buffer).grow were inlined into main.readBody.
 			stack:     []string{"bytes.growSlice:249 < bytes.(*Buffer).grow:151 < main.readBody:77", "main.handler:20"},

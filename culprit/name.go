@@ -120,3 +120,30 @@ func normalizeFunc(name string) string {
 	}
 	return name[:i] + "[...]" + name[j+1:]
 }
+
+// allocPlumbing reports whether a runtime function only allocates on its caller's behalf
+// (runtime.mallocgc and its variants, new, make, append's growslice, map assignment and
+// the map's internals, string and interface conversions, the switch to the system stack):
+// naming it says nothing of what the memory is for, its caller does.
+func allocPlumbing(function string) bool {
+	if strings.HasPrefix(function, "internal/runtime/maps.") {
+		return true
+	}
+	name, ok := strings.CutPrefix(function, "runtime.")
+	if !ok {
+		return false
+	}
+	for _, p := range allocPrefixes {
+		if strings.HasPrefix(name, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// allocPrefixes are the names (after "runtime.") of the runtime's allocation plumbing.
+var allocPrefixes = []string{
+	"mallocgc", "newobject", "newarray", "makeslice", "growslice", "makemap", "mapassign",
+	"makechan", "rawstring", "rawbyteslice", "rawruneslice", "concatstring", "slicebytetostring",
+	"stringtoslice", "intstring", "convT", "systemstack", "mcall", "persistentalloc",
+}

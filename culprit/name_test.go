@@ -64,11 +64,12 @@ func TestClassify(t *testing.T) {
 		fn, mod string
 		want    frameClass
 	}{
-		{"runtime.mallocgc", "", classRuntime},
+		{"runtime.mallocgc", "", classAlloc},
+		{"runtime.malg", "", classRuntime},
 		{"runtime.gopark", "github.com/acme/svc", classRuntime},
 		{"internal/poll.runtime_pollWait", "", classRuntime},
 		{"sync.runtime_SemacquireMutex", "", classRuntime},
-		{"internal/runtime/maps.newarray", "", classRuntime},
+		{"internal/runtime/maps.newarray", "", classAlloc},
 		{"runtime/pprof.StartCPUProfile", "", classStd},
 		{"sync.(*Mutex).Lock", "", classStd},
 		{"main.main", "", classMain},

@@ -148,6 +148,9 @@ func Of(ev *evidence.Evidence) *Facts {
 	f.LeakSites = leakSitesOf(ev)
 	f.InFlight = inFlightOf(ev, settledSnaps(ev, f.PeriodicHeaps))
 	f.Goroutine = goroutinesOf(ev)
+	if sd := f.Goroutine.Shutdown; sd != nil {
+		f.Goroutines.Points = before(f.Goroutines.Points, sd.At)
+	}
 	if len(ev.Heaps) >= 2 && len(f.Spikes) > 0 {
 		f.Background = leastAllocRate(ev, f.PeriodicHeaps)
 		f.SpikeAllocs = spikeAllocsOf(ev, f.Spikes)

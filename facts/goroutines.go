@@ -3,6 +3,7 @@ package facts
 import (
 	"slices"
 	"sort"
+	"time"
 
 	"github.com/memdoctor/memdoctor/evidence"
 )
@@ -33,6 +34,9 @@ type Goroutines struct {
 	// Made is the program's code behind goroutines that grew, or were proved leaked, in a
 	// library's code with no frame of the program (nil when they are the program's own).
 	Made *Made
+	// Shutdown is the service's shutdown at the session's end, when it had one: the counts
+	// and goroutine profiles above are those before it.
+	Shutdown *Shutdown
 }
 
 // LeakProof is what the goroutineleak profiles proved: the count of leaked goroutines at
@@ -56,7 +60,18 @@ type GroupDelta struct {
 }
 
 func goroutinesOf(ev *evidence.Evidence) Goroutines {
-	g := Goroutines{Floor: Floor(settled(ev, ev.Goroutines.Points))}
+	g := Goroutines{Shutdown: shutdownOf(ev)}
+	var cut time.Time
+	if g.Shutdown != nil {
+		cut = g.Shutdown.At
+	}
+	g.Floor = Floor(settled(ev, before(ev.Goroutines.Points, cut)))
+	var snaps []Snapshot
+	for _, s := range ev.GoroutineSnaps {
+		if cut.IsZero() || !s.T.After(cut) {
+			snaps = append(snaps, s)
+		}
+	}
 	if s := &ev.Leaked; !s.Empty() && s.Last().V > 0 {
 		p := &LeakProof{First: s.First().V, Leaked: s.Last().V, At: s.Last(), Readings: s.Len()}
 		if n := len(ev.LeakSnaps); n > 0 {
@@ -65,18 +80,18 @@ func goroutinesOf(ev *evidence.Evidence) Goroutines {
 		}
 		g.Proof = p
 	}
-	if len(ev.GoroutineSnaps) == 1 {
-		s := ev.GoroutineSnaps[0]
+	if len(snaps) == 1 {
+		s := snaps[0]
 		g.Single = &s
 		g.SingleSites, g.SingleErr = ev.GoroutineSites(s)
 	}
-	if n := len(ev.GoroutineSnaps); n > 1 {
-		s := ev.GoroutineSnaps[n-1]
+	if n := len(snaps); n > 1 {
+		s := snaps[n-1]
 		g.Last = &s
 		g.LastSites, g.LastErr = ev.GoroutineSites(s)
 	}
 	var refs []Snapshot
-	for _, s := range ev.GoroutineSnaps {
+	for _, s := range snaps {
 		if s.Periodic() {
 			refs = append(refs, s)
 		}

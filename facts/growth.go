@@ -116,14 +116,15 @@ func leakSitesOf(ev *evidence.Evidence) LeakSites {
 }
 
 // topGrowing is the n sites whose value grew most, the observer's left out (Observer: what
-// memdoctor's own reads make the program allocate is never a leak of the program's).
+// memdoctor's own reads make the program allocate is never a leak of the program's), and the
+// goroutines' own structures (GoroutineOwn: their growth is the goroutine count's).
 func topGrowing(diff *SiteDiff, n int) []SiteDelta {
 	var cands []SiteDelta
 	for _, d := range diff.ByFunction {
 		if d.Delta <= 0 || len(cands) == n {
 			break
 		}
-		if !observerSite(d) {
+		if !observerSite(d) && !goroutineOwnSite(d) {
 			cands = append(cands, d)
 		}
 	}

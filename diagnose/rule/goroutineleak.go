@@ -24,6 +24,21 @@ type GoroutineLeakCase struct {
 	// Made is, when the goroutines that grew are a library's with no frame of the program,
 	// the program's code that called into that library: the culprits it names come first.
 	Made *facts.Made
+	// Unnamed is true when the verdict names no site: no two goroutine profiles were read to
+	// compare (the count alone, from the pprof index page or the process's memory, showed the
+	// growth), nor a goroutineleak profile. Stacks is how many goroutine profiles were read.
+	Unnamed bool
+	Stacks  int
+	// Shutdown is the service's shutdown at the session's end, when it had one: the
+	// goroutines were judged up to its start.
+	Shutdown *facts.Shutdown
+	// OnlyProfile is, when a single goroutine profile was read (two compare which site
+	// grew), the pile-up it shows: the site that holds most of its goroutines, named as the
+	// culprit.
+	OnlyProfile *PileUpCase
+	// ByHeap is true when the count's rise, too few readings to confirm alone, was confirmed
+	// by the live heap's confirmed growth, which it explains (Holds).
+	ByHeap bool
 }
 
 // Proof is what the runtime's leak detector proved.
@@ -83,7 +98,7 @@ func goroutineLeak(fs *facts.Facts, th *Thresholds) outcome {
 		return outcome{}
 	}
 	var o outcome
-	c := &GoroutineLeakCase{Src: s.Src}
+	c := &GoroutineLeakCase{Src: s.Src, Shutdown: fs.Goroutine.Shutdown}
 	v := Verdict{Kind: KindGoroutineLeak, Severity: Warning, Confidence: g.conf, WatchMoreSeconds: g.watchMore.Seconds(), Case: c}
 	perMin, added := 0.0, 0.0
 	if g.conf != "" {
@@ -108,8 +123,28 @@ func goroutineLeak(fs *facts.Facts, th *Thresholds) outcome {
 		c.Made = m
 		v.Culprits = keepCulprits(append(makers(m), v.Culprits...), &th.Culprits)
 	}
+	if len(v.Culprits) == 0 && (c.Blame == nil || c.Blame.Top == nil) && (c.Proof == nil || c.Proof.Top == nil) {
+		c.Unnamed, c.Stacks = true, goroutineProfiles(fs)
+		if gr := &fs.Goroutine; gr.Single != nil { // one profile: its pile-up, if it has one
+			if pv, ok := pileUp(fs, th, *gr.Single, gr.SingleSites, gr.SingleErr); ok {
+				c.OnlyProfile, c.Unnamed = pv.Case.(*PileUpCase), false
+				v.Culprits, v.Profiles = pv.Culprits, pv.Profiles
+			}
+		}
+	}
 	o.verdicts = append(o.verdicts, v)
 	return o
+}
+
+// goroutineProfiles is how many goroutine profiles the session holds.
+func goroutineProfiles(fs *facts.Facts) int {
+	switch gr := &fs.Goroutine; {
+	case gr.GrowthPair:
+		return 2
+	case gr.Single != nil:
+		return 1
+	}
+	return 0
 }
 
 // makers are the program's functions behind a library's goroutines, as culprits: their

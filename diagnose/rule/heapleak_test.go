@@ -99,6 +99,39 @@ func TestHeldByGoroutines(t *testing.T) {
 	}
 }
 
+// TestHeapConfirmsFewGoroutineCounts: four goroutine profiles of a service of 114,000
+// goroutines, each higher (a large service serves them slowly), are too few to confirm a
+// rise; the live heap, confirmed over its own six readings, grew by what the new goroutines
+// hold (1.1 KiB each): it confirms the goroutines' rise, and is said as theirs (the lab's
+// subscriber-flood from its profiles alone). A rise that is not all upward, or a heap that
+// grew far more than goroutines hold, confirms nothing.
+func TestHeapConfirmsFewGoroutineCounts(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		tau, grew float64
+		want      Confidence
+	}{
+		{"every count higher, 1 KiB each", 1, 101 << 20, Confirmed},
+		{"a count fell, 1 KiB each", 0.33, 101 << 20, Suspected},
+		{"every count higher, 1 MiB each", 1, 98000 << 20, Suspected},
+	} {
+		gor := &GoroutineLeakCase{Rise: &Rise{First: 114177, Last: 212267, PerMinute: 122630, N: 4, Tau: tc.tau, StillRising: true, Confidence: Suspected}}
+		heap := &HeapLeakCase{Rise: Rise{Grew: tc.grew}}
+		vs := reconcile([]Verdict{
+			{Kind: KindHeapLeak, Severity: Warning, Confidence: Confirmed, Case: heap},
+			{Kind: KindGoroutineLeak, Severity: Info, Confidence: Suspected, WatchMoreSeconds: 32, Case: gor},
+		}, &Default)
+		g := Of(vs, KindGoroutineLeak)
+		if g.Confidence != tc.want || gor.ByHeap != (tc.want == Confirmed) {
+			t.Errorf("%s: goroutine leak %s (by the heap: %v), want %s", tc.name, g.Confidence, gor.ByHeap, tc.want)
+		}
+		if tc.want == Confirmed && (g.Severity != Critical || g.WatchMoreSeconds != 0 || Of(vs, KindHeapLeak).Severity != Info) {
+			t.Errorf("%s: goroutine leak %s, watch %.0f s more, heap leak %s; want critical, nothing to watch, the heap at info",
+				tc.name, g.Severity, g.WatchMoreSeconds, Of(vs, KindHeapLeak).Severity)
+		}
+	}
+}
+
 // A memory-growth verdict whose part another verdict explains is dropped.
 func TestGrowthExplainedOnce(t *testing.T) {
 	vs := reconcile([]Verdict{

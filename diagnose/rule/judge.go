@@ -69,7 +69,7 @@ func judgeGrowth(pts []facts.Point, lim Limits, quantum float64, tr *Trend) grow
 	g.first = facts.Median(facts.Values(pts[:k]))
 	g.last = facts.Median(facts.Values(pts[g.n-k:]))
 	g.firstT, g.lastT = pts[(k-1)/2].T, pts[g.n-k+(k-1)/2].T
-	g.threshold = math.Max(lim.MinAbs, math.Max(lim.MinRel*math.Max(g.first, 0), 3*quantum))
+	g.threshold = math.Max(lim.MinAbs, math.Max(lim.rel(g.first), 3*quantum))
 	if g.slope <= 0 || g.tau < tr.SuspectTau {
 		return g
 	}
@@ -108,7 +108,7 @@ func judgeGrowth(pts []facts.Point, lim Limits, quantum float64, tr *Trend) grow
 		// if it would matter soon.
 		left := time.Duration((g.threshold - g.grew()) / g.slope * float64(time.Second))
 		switch {
-		case strong && g.grew() >= lim.MinRel*math.Max(g.first, 0) && left.Seconds() <= tr.ProjectConfirm*g.span.Seconds():
+		case strong && g.grew() >= lim.rel(g.first) && left.Seconds() <= tr.ProjectConfirm*g.span.Seconds():
 			g.conf = Confirmed
 		case left <= max(tr.ProjectHorizon, g.span):
 			g.conf = Suspected

@@ -64,6 +64,29 @@ func TestJudgeGrowth(t *testing.T) {
 	}
 }
 
+// TestLargeGoroutineBase: a service of 109,000 goroutines leaking 31,000 more over 38 s (the
+// lab's subscriber-flood on a loaded machine, memdoctor run, ten readings, every one higher):
+// 28% of its start, short of the 30% that a small service's rise must reach, but 10,000 more
+// goroutines matter whatever the start (Limits.MaxAbs). It stayed "suspected, watch 1.9 s
+// more" before; a rise under 10,000, or a small service's under 30%, is suspected at most, as before.
+func TestLargeGoroutineBase(t *testing.T) {
+	lim := Default.GoroutineLeak.Limits
+	for _, tc := range []struct {
+		name string
+		pts  []evidence.Point
+		want Confidence
+	}{
+		{"109k -> 140k", series(10, 4*time.Second, func(i int) float64 { return 109590 + 3460*float64(i) }), Confirmed},
+		{"109k -> 112k, under the cap", series(10, 4*time.Second, func(i int) float64 { return 109590 + 300*float64(i) }), Suspected},
+		{"100 -> 125, under 30%", series(10, 4*time.Second, func(i int) float64 { return 100 + 2.5*float64(i) }), Suspected},
+	} {
+		g := judgeGrowth(tc.pts, lim, 1, &Default.Trend)
+		if g.conf != tc.want {
+			t.Errorf("%s: %q, want %q (grew %.0f, threshold %.0f)", tc.name, g.conf, tc.want, g.grew(), g.threshold)
+		}
+	}
+}
+
 // TestFloorIgnoresBursts: bursts of 180 MB every 12 s over a flat 4 MB floor (the upload
 // service of issue 8) leave a flat floor: no leak.
 func TestFloorIgnoresBursts(t *testing.T) {

@@ -114,14 +114,22 @@ func explained(part string, has func(Kind) bool) bool {
 // the new goroutines plausibly hold each (HeapLeak.HeldPerGoroutine), once: the goroutine
 // leak is the cause and its fix frees the heap. The heap leak stays as information, with its
 // sites; a suspected one too, with nothing left to watch for (the goroutine leak, confirmed,
-// explains it).
+// explains it). A goroutine count suspected only for want of readings (goroutine profiles a
+// large service serves slowly: fewer than Trend.MinConfirmPoints, all rising) is confirmed
+// by a confirmed growth of the live heap that it explains: the heap's readings see the same
+// goroutines, through what they hold (their g, what they reference).
 func heldByGoroutines(vs []Verdict, th *Thresholds) {
 	gl, hl := Of(vs, KindGoroutineLeak), Of(vs, KindHeapLeak)
-	if gl == nil || hl == nil || gl.Confidence != Confirmed || hl.Severity.Rank() < Warning.Rank() && hl.Confidence != Suspected {
+	if gl == nil || hl == nil || hl.Severity.Rank() < Warning.Rank() && hl.Confidence != Suspected {
 		return
 	}
 	gc, ok := gl.Case.(*GoroutineLeakCase)
 	if !ok {
+		return
+	}
+	few := gl.Confidence == Suspected && hl.Confidence == Confirmed && gc.Proof == nil && gc.Rise != nil &&
+		gc.Rise.N < th.Trend.MinConfirmPoints && gc.Rise.Tau >= th.Trend.ConfirmTau && gc.Rise.StillRising
+	if gl.Confidence != Confirmed && !few {
 		return
 	}
 	var rose, leaked float64
@@ -151,4 +159,14 @@ func heldByGoroutines(vs []Verdict, th *Thresholds) {
 		c.HeldBy = held
 	}
 	gc.Holds = held
+	if few {
+		gl.Confidence, gl.WatchMoreSeconds, gl.Severity = Confirmed, 0, Warning
+		gc.Rise.Confidence, gc.Rise.WatchMore, gc.ByHeap = Confirmed, 0, true
+		if gc.Rise.PerMinute > th.GoroutineLeak.CriticalPerMinute {
+			gl.Severity = Critical
+		}
+		if b := gc.Blame; b != nil && b.Top != nil {
+			b.Titled = true
+		}
+	}
 }

@@ -1,6 +1,9 @@
 package rule
 
-import "time"
+import (
+	"math"
+	"time"
+)
 
 // Thresholds are every line the rules draw: how much growth matters, how sure a verdict must
 // be, and what makes a finding a warning or critical. Default holds the values the accuracy
@@ -25,6 +28,10 @@ type Thresholds struct {
 type Limits struct {
 	MinAbs float64 // in the quantity's unit
 	MinRel float64 // of the starting level
+	// MaxAbs, when not 0, caps what MinRel asks of a large starting level: a growth this large
+	// matters whatever it started from (10,000 more goroutines pin at least 24 MiB of stacks
+	// and g structs, on a service of 100,000 as on one of 100).
+	MaxAbs float64
 	// MinSpan is the least span a growth is judged over as a trend. It is not what the
 	// statistics need (the sequential boundary of Trend is), but what a rise over a shorter
 	// span may be besides a leak: data or requests in flight through a burst, a cache filling
@@ -280,7 +287,7 @@ var Default = Thresholds{
 		SlowGC:           5 * time.Second,
 	},
 	GoroutineLeak: GoroutineLeak{
-		Limits:     Limits{MinAbs: 30, MinRel: 0.3, MinSpan: 10 * time.Second},
+		Limits:     Limits{MinAbs: 30, MinRel: 0.3, MaxAbs: 10000, MinSpan: 10 * time.Second},
 		ProvenWarn: 20, CriticalPerMinute: 1000,
 		PileUpShare: 0.5, PileUpCount: 100,
 	},
@@ -314,4 +321,13 @@ var Default = Thresholds{
 		WarnGCRatio: 1.5, WarnRatio: 3, WarnConcentration: 2,
 	},
 	Culprits: Culprits{MinShare: 0.01, Max: 5},
+}
+
+// rel is the growth MinRel asks of a starting level, capped at MaxAbs when it is set.
+func (l Limits) rel(first float64) float64 {
+	r := l.MinRel * math.Max(first, 0)
+	if l.MaxAbs > 0 {
+		r = math.Min(r, l.MaxAbs)
+	}
+	return r
 }

@@ -42,6 +42,10 @@ func goroutineLeak(f *Finding, c *rule.GoroutineLeakCase) {
 			f.Advice = append(f.Advice, "See the leaked goroutines' stacks: go tool pprof -traces "+p.Snap)
 		}
 	}
+	if sd := c.Shutdown; sd != nil {
+		f.Detail += fmt.Sprintf(" Then the service shut down: its goroutines fell from %.0f to %.0f in %s and it went away; a shutdown ends its goroutines, it does not undo what piled up before, so they are judged up to it.",
+			sd.From, sd.To, humanDuration(sd.Span.Seconds()))
+	}
 	if n := c.PinnedStacks; n > 0 {
 		f.Evidence["pinned_stack_bytes"] = n
 		f.Detail += fmt.Sprintf(" The new ones pin about %s of stacks alone.", bytesStr(n))
@@ -65,10 +69,23 @@ func goroutineLeak(f *Finding, c *rule.GoroutineLeakCase) {
 	if m := c.Made; m != nil && len(m.Makers) > 0 {
 		f.Detail += madeBy(m)
 	}
+	if p := c.OnlyProfile; p != nil {
+		f.Detail += fmt.Sprintf(" In the only goroutine profile read, %d of its %d goroutines (%.1f%%) wait in %s at %s, started by %s: a pile-up, most likely the goroutines that grow (a second profile tells which site grew).",
+			p.Top.Count, p.Total, 100*p.Share, p.State, p.Top.Culprit.Function, orGap(p.Top.CreatedBy, "an unknown creator"))
+		f.Advice = append(f.Advice, goroutineAdvice(p.Top.GoroutineGroup)...)
+		f.Advice = append(f.Advice, "See their stacks: go tool pprof -traces "+p.Snap)
+	}
+	if c.Unnamed {
+		f.Detail += unnamedGoroutines(c.Stacks)
+		f.Advice = append(f.Advice, "See where they wait: go tool pprof -traces on a goroutine profile of the service (/debug/pprof/goroutine), or memdoctor watch by PID, which reads the stacks from the process's memory when its pprof cannot serve them.")
+	}
 	f.Advice = append(f.Advice, "Give every goroutine a way out: a context it watches, a buffered or closed channel for its result, and Close on every response body (defer resp.Body.Close() right after the error check).")
 	if h := c.Holds; h != nil {
 		f.Evidence["heap_held_bytes"] = h.Bytes
 		f.Detail += fmt.Sprintf(" The live heap grew %s with them, about %s per goroutine: what they hold.", bytesStr(h.Bytes), bytesStr(h.Bytes/h.Goroutines))
+		if c.ByHeap && c.Rise != nil {
+			f.Detail += fmt.Sprintf(" %d goroutine counts are too few to confirm the rise alone; the live heap's growth, confirmed over its own readings and no more than what the new goroutines hold, confirms it.", c.Rise.N)
+		}
 	}
 }
 
@@ -195,4 +212,16 @@ func callAt(mk facts.Maker) string {
 		at = fmt.Sprintf("at line %d", mk.Site.Line)
 	}
 	return strings.TrimSpace(s + " " + at)
+}
+
+// unnamedGoroutines says that a goroutine leak's code is not known, and why.
+func unnamedGoroutines(profiles int) string {
+	why := "no goroutine profile was read"
+	switch profiles {
+	case 1:
+		why = "only one goroutine profile was read, and it takes two to see which site grew"
+	case 2:
+		why = "the goroutine profiles compared showed no site that grew"
+	}
+	return fmt.Sprintf(" Which code starts them and where they wait is not known: %s (the count alone showed the growth).", why)
 }
