@@ -141,7 +141,7 @@ func (r *recorder) cgroupAfterEnd() {
 	}
 	cg, err := r.cfg.FS.Reread(last)
 	if err != nil {
-		r.log.Debug("cgroup after the target ended", "dir", last.Dir, "err", err)
+		r.addNote("the target's memory cgroup (%s) could not be read again after it ended, so whether the kernel OOM-killed it is not known: %v", last.Dir, err)
 		return
 	}
 	rec := sample.FromCgroup(cg)
