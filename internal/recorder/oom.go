@@ -134,7 +134,7 @@ func (r *recorder) captureBeforeOOM(ctx context.Context, c *scrape.Client) {
 // count says whether the kernel killed it. The reading is appended as a sample of its own.
 func (r *recorder) cgroupAfterEnd() {
 	r.mu.Lock()
-	last := r.lastCgroup
+	last, before := r.lastCgroup, r.cgroupKills[r.lastCgroup.Dir]
 	r.mu.Unlock()
 	if last.Dir == "" {
 		return
@@ -148,20 +148,30 @@ func (r *recorder) cgroupAfterEnd() {
 	if err := r.w.AppendSample(session.Sample{Time: time.Now().UTC(), Cgroup: &rec}); err != nil {
 		r.writeFailed(err)
 	}
-	if cg.OOMKills > last.OOMKills {
-		r.addNote("the kernel OOM-killed the target: its memory cgroup's oom_kill count went from %d to %d while it was watched, and it ended", last.OOMKills, cg.OOMKills)
+	if cg.OOMKills > before {
+		r.addNote("the kernel OOM-killed the target: its memory cgroup's oom_kill count went from %d to %d while it was watched, and it ended", before, cg.OOMKills)
 	}
 }
 
-// keepCgroup remembers a reading of the target's cgroup, to read it again after the end: the
-// first of its cgroup, or a later one whose OOM-kill count has not risen since. A reading
-// taken as the kernel kills the target (its /proc still there, or a zombie until its parent
-// reaps it) counts the kill already: compared with it, the end showed none (TestOOMKillE2E lost
-// the kernel's note so, under run and under watch, in CI runs here).
+// keepCgroup remembers the latest reading of the target's cgroup, to read it again after the
+// end, and the OOM-kill count of the first reading of each cgroup directory it was seen in:
+// the end's count is compared with it. A reading taken as the kernel kills the target (its
+// /proc still there, or a zombie until its parent reaps it) counts the kill already, and a
+// reading of another directory between two of the same one (a process moved, or read as it
+// exits) must not make the kill's count the baseline (TestOOMKillE2E lost the kernel's note
+// so, under run and under watch, in CI runs here).
 func (r *recorder) keepCgroup(cg procfs.Cgroup) {
 	r.mu.Lock()
-	if last := r.lastCgroup; last.Dir != cg.Dir || cg.OOMKills <= last.OOMKills {
-		r.lastCgroup = cg
+	defer r.mu.Unlock()
+	if r.cgroupKills == nil {
+		r.cgroupKills = map[string]uint64{}
 	}
-	r.mu.Unlock()
+	if _, seen := r.cgroupKills[cg.Dir]; !seen && len(r.cgroupKills) < maxCgroupDirs {
+		r.cgroupKills[cg.Dir] = cg.OOMKills
+	}
+	r.lastCgroup = cg
 }
+
+// maxCgroupDirs bounds the cgroup directories whose first OOM-kill count is kept: a target
+// moves between a few at most.
+const maxCgroupDirs = 16

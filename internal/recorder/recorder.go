@@ -76,6 +76,7 @@ type recorder struct {
 	// it is taken (sampleNow: the reading a GC asked of the target made).
 	sampleAsked chan chan struct{}
 	lastCgroup  procfs.Cgroup
+	cgroupKills map[string]uint64 // by cgroup directory, the OOM-kill count first read there
 	endOnce     sync.Once
 }
 
