@@ -163,9 +163,6 @@ func (r *recorder) cgroupAfterEnd() {
 func (r *recorder) keepCgroup(cg procfs.Cgroup) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.cgroupKills == nil {
-		r.cgroupKills = map[string]uint64{}
-	}
 	if _, seen := r.cgroupKills[cg.Dir]; !seen && len(r.cgroupKills) < maxCgroupDirs {
 		r.cgroupKills[cg.Dir] = cg.OOMKills
 	}

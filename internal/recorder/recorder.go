@@ -82,7 +82,7 @@ type recorder struct {
 
 func newRecorder(cfg Config, w *session.Writer) *recorder {
 	r := &recorder{cfg: cfg, w: w, log: cfg.Logger, start: time.Now(), gone: make(chan struct{}), unreachable: make(chan struct{}),
-		urgent: make(chan struct{}, 1), asking: make(chan struct{}, 1), sampleAsked: make(chan chan struct{})}
+		urgent: make(chan struct{}, 1), asking: make(chan struct{}, 1), sampleAsked: make(chan chan struct{}), cgroupKills: map[string]uint64{}}
 	r.gc = newGCTracker(func(tl traceLine, base time.Time) {
 		if err := w.AppendGCTrace(tl.line); err != nil {
 			r.writeFailed(err)
