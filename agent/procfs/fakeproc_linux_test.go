@@ -35,7 +35,7 @@ func TestFakeProcess(t *testing.T) {
 		}
 
 		s, err := fsys.Stat(4242)
-		wantStat := Stat{PID: 4242, PPID: 4200, Comm: "my (app) x)", State: 'S', UTime: 12340 * time.Millisecond,
+		wantStat := Stat{PID: 4242, PPID: 4200, Comm: "my (app) x)", State: 'S', Flags: 4194560, UTime: 12340 * time.Millisecond,
 			STime: 5670 * time.Millisecond, StartTime: time.Unix(1700000000+3600, 0), NumThreads: 12}
 		if err != nil || s != wantStat {
 			t.Errorf("Stat = %+v, %v\nwant %+v", s, err, wantStat)

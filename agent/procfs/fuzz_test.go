@@ -76,7 +76,7 @@ func FuzzStatRoundTrip(f *testing.F) {
 			pid, comm, ppid, utime, threads, start)
 		btime := time.Unix(1700000000, 0)
 		st, err := parseStat([]byte(in), btime)
-		want := Stat{PID: pid, PPID: ppid, Comm: comm, State: 'S', UTime: time.Duration(utime) * tick, STime: 7 * tick,
+		want := Stat{PID: pid, PPID: ppid, Comm: comm, State: 'S', Flags: 4194560, UTime: time.Duration(utime) * tick, STime: 7 * tick,
 			NumThreads: int(threads), StartTime: btime.Add(time.Duration(start) * tick)}
 		if err != nil || st != want {
 			t.Errorf("parseStat(%q) = %+v, %v\nwant %+v", in, st, err, want)

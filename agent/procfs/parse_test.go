@@ -98,16 +98,19 @@ func TestParseStat(t *testing.T) {
 		wantErr  string
 	}{
 		{name: "comm with spaces and parens", in: string(readTestdata(t, "v2/proc/4242/stat")), btime: btime, want: Stat{
-			PID: 4242, PPID: 4200, Comm: "my (app) x)", State: 'S',
+			PID: 4242, PPID: 4200, Comm: "my (app) x)", State: 'S', Flags: 4194560,
 			UTime: 12340 * time.Millisecond, STime: 5670 * time.Millisecond,
 			StartTime: btime.Add(time.Hour), NumThreads: 12,
 		}},
 		{name: "zero btime", in: "1 (init) S 0 1 1 0 -1 4194560 0 0 0 0 7 3 0 0 20 0 1 0 5 0 0",
-			want: Stat{PID: 1, Comm: "init", State: 'S', UTime: 70 * time.Millisecond, STime: 30 * time.Millisecond, NumThreads: 1}},
+			want: Stat{PID: 1, Comm: "init", State: 'S', Flags: 4194560, UTime: 70 * time.Millisecond, STime: 30 * time.Millisecond, NumThreads: 1}},
 		{name: "comm with newline", in: "12 (a\nb) R 1 1 1 0 -1 0 0 0 0 0 0 0 0 0 20 0 3 0 100 0 0\n", btime: btime,
 			want: Stat{PID: 12, PPID: 1, Comm: "a\nb", State: 'R', NumThreads: 3, StartTime: btime.Add(time.Second)}},
 		{name: "empty comm", in: "12 () Z 1 1 1 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 0 0 0",
 			want: Stat{PID: 12, PPID: 1, State: 'Z', NumThreads: 1}},
+		{name: "exiting", in: "12 (x) R 1 1 1 0 -1 4210756 0 0 0 0 0 0 0 0 20 0 1 0 0 0 0",
+			want: Stat{PID: 12, PPID: 1, Comm: "x", State: 'R', Flags: 4210756, NumThreads: 1}},
+		{name: "flags past 32 bits", in: "1 (y) R 1 1 1 0 -1 4294967296 0 0 0 0 0 0 0 0 20 0 1 0 0 0", wantErr: "bad field 9"},
 		{name: "truncated", in: "12 (x) R 1 1 1 0 -1 0 0 0 0 0 0 0", wantErr: "only 13 fields"},
 		{name: "no comm", in: "12 x R 1", wantErr: "no (comm)"},
 		{name: "bad pid", in: "x (y) R 1 1 1 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 0 0", wantErr: "bad pid"},
@@ -122,6 +125,23 @@ func TestParseStat(t *testing.T) {
 				t.Errorf("got  %+v\nwant %+v", got, tt.want)
 			}
 		})
+	}
+}
+
+func TestStatExiting(t *testing.T) {
+	for _, tt := range []struct {
+		st   Stat
+		want bool
+	}{
+		{Stat{State: 'S', Flags: 4194560}, false}, // PF_RANDOMIZE | PF_FORKNOEXEC
+		{Stat{State: 'R', Flags: 4210756}, true},  // PF_EXITING among them
+		{Stat{State: 'Z'}, true},
+		{Stat{State: 'X'}, true},
+		{Stat{State: 'D'}, false},
+	} {
+		if got := tt.st.Exiting(); got != tt.want {
+			t.Errorf("%+v.Exiting() = %v, want %v", tt.st, got, tt.want)
+		}
 	}
 }
 

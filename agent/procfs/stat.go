@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"math"
 	"time"
 )
 
@@ -30,6 +31,7 @@ func parseStat(data []byte, btime time.Time) (Stat, error) {
 	const (
 		fState      = 0
 		fPPID       = 1
+		fFlags      = 6
 		fUTime      = 11
 		fSTime      = 12
 		fNumThreads = 17
@@ -51,6 +53,11 @@ func parseStat(data []byte, btime time.Time) (Stat, error) {
 			st.State = f[0]
 		case fPPID:
 			st.PPID, ok = parseInt(f)
+		case fFlags:
+			var v uint64
+			v, ok = parseUint(f)
+			ok = ok && v <= math.MaxUint32
+			st.Flags = uint32(v)
 		case fUTime:
 			utime, ok = parseUint(f)
 		case fSTime:

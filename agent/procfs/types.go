@@ -29,6 +29,9 @@ type Stat struct {
 	PID, PPID int
 	Comm      string // raw: may contain spaces and ')'
 	State     byte   // R, S, D, Z, T, t, X, I, ...
+	// Flags are the kernel's flags of the process's main thread (PF_* in
+	// include/linux/sched.h): Exiting reads them.
+	Flags uint32
 
 	// UTime and STime are the user and system CPU time, converted from
 	// clock ticks at UserHZ (100 Hz).
@@ -39,6 +42,16 @@ type Stat struct {
 	StartTime time.Time
 
 	NumThreads int
+}
+
+// pfExiting is the kernel's PF_EXITING: the thread is in its exit.
+const pfExiting = 0x4
+
+// Exiting says the process is ending: its main thread is in its exit, or it is a zombie or
+// dead. An exiting process has left its cgroups (its /proc/PID/cgroup names the root then),
+// and what is read of it is no longer what it was.
+func (st Stat) Exiting() bool {
+	return st.Flags&pfExiting != 0 || st.State == 'Z' || st.State == 'X'
 }
 
 // Cgroup describes the memory cgroup of a process.
