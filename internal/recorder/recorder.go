@@ -329,11 +329,11 @@ func (r *recorder) sampleOnce() {
 	}
 }
 
-// exited reports whether the process is gone: no /proc entry, or a zombie (dead, waiting
-// for its parent to reap it).
+// exited reports whether the process is gone: no /proc entry, in its exit, or a zombie (dead,
+// waiting for its parent to reap it).
 func (r *recorder) exited(pid int) bool {
 	st, err := r.cfg.FS.Stat(pid)
-	return errors.Is(err, fs.ErrNotExist) || err == nil && (st.State == 'Z' || st.State == 'X')
+	return errors.Is(err, fs.ErrNotExist) || err == nil && st.Exiting()
 }
 
 // profileLoop takes a snapshot as soon as a pprof endpoint is known, then every cfg.Interval.

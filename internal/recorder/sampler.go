@@ -1,6 +1,9 @@
 package recorder
 
 import (
+	"errors"
+	"fmt"
+	"io/fs"
 	"time"
 
 	"github.com/memdoctor/memdoctor/agent/procfs"
@@ -8,19 +11,32 @@ import (
 	"github.com/memdoctor/memdoctor/session"
 )
 
+// errExiting is a sample of a process found in its exit: it is gone.
+var errExiting = fmt.Errorf("the process is exiting: %w", fs.ErrNotExist)
+
 // sampleProc reads the target's memory from /proc and its cgroup. A missing smaps_rollup or
 // cgroup does not fail the sample (older kernels, other namespaces): those parts stay empty,
 // and cgErr says why the cgroup is missing. cg is the cgroup as read, to read it again later.
-func sampleProc(fs procfs.FS, pid int, now time.Time) (smp session.Sample, cg procfs.Cgroup, cgErr, err error) {
+//
+// A process that began its exit while it was read fails with errExiting, its reading dropped:
+// its memory is being unmapped, and it has left its cgroups (cgroup v1 names the root in its
+// /proc/PID/cgroup from then on, Linux 6.18 here), so the reading is neither its memory nor its
+// cgroup's. Such a cgroup reading had become the one read again after the end, where the
+// kernel's OOM kill is counted, and its usage (the machine's) had been set against the
+// target's limit (TestOOMKillE2E/watch: "usage at 2506% of its limit", the kill not noted).
+func sampleProc(fsys procfs.FS, pid int, now time.Time) (smp session.Sample, cg procfs.Cgroup, cgErr, err error) {
 	smp = session.Sample{Time: now.UTC(), Proc: &session.Proc{}}
-	if err := sample.Proc(fs, pid, smp.Proc); err != nil {
+	if err := sample.Proc(fsys, pid, smp.Proc); err != nil {
 		return session.Sample{}, cg, nil, err
 	}
-	if cg, cgErr = fs.Cgroup(pid); cgErr == nil {
+	if cg, cgErr = fsys.Cgroup(pid); cgErr == nil {
 		rec := sample.FromCgroup(cg)
 		smp.Cgroup = &rec
 	}
-	smp.Sched = readSched(fs, pid)
+	smp.Sched = readSched(fsys, pid)
+	if st, err := fsys.Stat(pid); errors.Is(err, fs.ErrNotExist) || err == nil && st.Exiting() {
+		return session.Sample{}, procfs.Cgroup{}, nil, errExiting
+	}
 	return smp, cg, cgErr, nil
 }
 
