@@ -19,11 +19,13 @@ var errExiting = fmt.Errorf("the process is exiting: %w", fs.ErrNotExist)
 // and cgErr says why the cgroup is missing. cg is the cgroup as read, to read it again later.
 //
 // A process that began its exit while it was read fails with errExiting, its reading dropped:
-// its memory is being unmapped, and it has left its cgroups (cgroup v1 names the root in its
-// /proc/PID/cgroup from then on, Linux 6.18 here), so the reading is neither its memory nor its
-// cgroup's. Such a cgroup reading had become the one read again after the end, where the
-// kernel's OOM kill is counted, and its usage (the machine's) had been set against the
-// target's limit (TestOOMKillE2E/watch: "usage at 2506% of its limit", the kill not noted).
+// its memory is being unmapped, and on cgroup v1 the kernel shows a task in its exit
+// (PF_EXITING, set first thing in do_exit) in the root cgroup (kernel/cgroup/cgroup.c,
+// proc_cgroup_show), while its mount table, read next to find the cgroup's directory, stays
+// readable until its namespaces go, later in the exit (a zombie's read fails). A reading in that
+// window, the root's, had become the cgroup read again after the end, where the kernel's OOM
+// kill is counted, and its usage (the machine's) had been set against the target's limit
+// (TestOOMKillE2E/watch in CI: "usage at 2506% of its limit", the kill not noted).
 func sampleProc(fsys procfs.FS, pid int, now time.Time) (smp session.Sample, cg procfs.Cgroup, cgErr, err error) {
 	smp = session.Sample{Time: now.UTC(), Proc: &session.Proc{}}
 	if err := sample.Proc(fsys, pid, smp.Proc); err != nil {
