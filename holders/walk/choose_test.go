@@ -52,7 +52,7 @@ func (sg searchGraph) choose(t *testing.T, targets []uint32, maxNamed int) (map[
 			if par&rootBit != 0 {
 				r := sg.roots[par&^rootBit]
 				m.r = &rootNamed{root: holders.Root{Kind: "global", Name: r.name}}
-				m.cost.tier, m.cost.transient = r.tier, btou8(r.frame)
+				m.cost.tier, m.cost.transient = r.tier, uint8(btoi(r.frame))
 			} else {
 				pm := chosen[par]
 				m.r, m.prev, m.cost = pm.r, pm, pm.cost
@@ -189,7 +189,7 @@ func TestChoosePathsAgainstBruteForce(t *testing.T) {
 		// The best cost of every object, by relaxing every edge until nothing changes.
 		best := make([]*cost, n)
 		for _, r := range sg.roots {
-			c := cost{tier: r.tier, transient: btou8(r.frame), steps: 1}
+			c := cost{tier: r.tier, transient: uint8(btoi(r.frame)), steps: 1}
 			if sg.untyped[r.target] {
 				c.untyped = 1
 			}

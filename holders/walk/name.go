@@ -152,7 +152,7 @@ func (n *namer) step(p, par, off uint32) *named {
 	if par&rootBit != 0 {
 		rc := n.rootOf(int(par &^ rootBit))
 		m.r, l, cur = rc.rn, rc.l, rc.v
-		m.cost = cost{tier: rc.tier, transient: btou8(!lasting(rc.rn.root))}
+		m.cost = cost{tier: rc.tier, transient: uint8(btoi(!lasting(rc.rn.root)))}
 		slot = n.g.roots[par&^rootBit].addr
 	} else {
 		pm = n.memo[par]
@@ -329,13 +329,6 @@ type rootCache struct {
 // the goroutine is where it is.
 func lasting(r holders.Root) bool {
 	return r.Kind == "global" && !culprit.IsRuntime(r.Name)
-}
-
-func btou8(b bool) uint8 {
-	if b {
-		return 1
-	}
-	return 0
 }
 
 // namedRoot says whether a root has a name a reader can find in the source.
