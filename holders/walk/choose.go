@@ -24,9 +24,11 @@ func maxNamedFor(heapBytes uint64) int {
 
 // choosePaths gives each object that leads to a target (lead) the parent of its most readable
 // path from the roots, and names it: a path from a root named and typed before one from a root
-// without a name or a type (and before a conservatively scanned word), then the path with the
-// fewest steps through objects of unknown type, then the shortest; among equals, the walk's own
-// choice (the first parent it found). The walk's breadth-first parents give shortest paths, which
+// without a name or a type (and before a conservatively scanned word), then a path from a
+// package variable before one from a goroutine's frame, however much shorter (see lasting: the
+// name must not depend on which call a goroutine was in when the process was read), then the
+// path with the fewest steps through objects of unknown type, then the shortest; among equals,
+// the roots' order (rootOrder), then the walk's own choice (the first parent it found). The walk's breadth-first parents give shortest paths, which
 // may start at an unnamed static or a frame's temporary, or lose the types behind an
 // unsafe.Pointer, where a longer path names every step.
 //
@@ -177,7 +179,8 @@ func (s *search) run(maxNamed int) (left, named int) {
 		if isTarget.has(p) {
 			remaining--
 		}
-		next := cost{tier: it.m.cost.tier, untyped: it.m.cost.untyped, steps: it.m.cost.steps + 1}
+		next := it.m.cost
+		next.steps++
 		s.out(p, func(c, off uint32) {
 			if s.lead.has(c) && !fin.has(c) {
 				pq.Push(&q, cand{c: next, tie: p, off: off, child: c, par: p})

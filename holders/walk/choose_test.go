@@ -10,7 +10,7 @@ import (
 )
 
 // searchGraph is a graph to choose paths in: objects with edges, the objects of unknown type
-// (a step into one is untyped), and roots with their tier.
+// (a step into one is untyped), and roots with their tier and whether they are transient.
 type searchGraph struct {
 	out     [][]uint32
 	untyped map[uint32]bool
@@ -21,6 +21,7 @@ type searchRoot struct {
 	name   string
 	target uint32
 	tier   uint8 // 0 named and typed, 1 unnamed, 2 conservative
+	frame  bool  // a goroutine's frame (transient), not a package variable
 }
 
 // choose runs the search to the targets and returns, per target, the chosen path as
@@ -51,7 +52,7 @@ func (sg searchGraph) choose(t *testing.T, targets []uint32, maxNamed int) (map[
 			if par&rootBit != 0 {
 				r := sg.roots[par&^rootBit]
 				m.r = &rootNamed{root: holders.Root{Kind: "global", Name: r.name}}
-				m.cost.tier = r.tier
+				m.cost.tier, m.cost.transient = r.tier, uint8(btoi(r.frame))
 			} else {
 				pm := chosen[par]
 				m.r, m.prev, m.cost = pm.r, pm, pm.cost
@@ -76,7 +77,8 @@ func (sg searchGraph) choose(t *testing.T, targets []uint32, maxNamed int) (map[
 }
 
 // TestChoosePaths: a path from a named, typed root comes before a shorter one from an unnamed
-// root or a conservatively scanned word; typed steps before fewer steps; among equals, the
+// root or a conservatively scanned word; a package variable's before a goroutine frame's;
+// typed steps before fewer steps; among equals, the
 // walk's own order (the first root, the first parent); the search stops at its bound.
 func TestChoosePaths(t *testing.T) {
 	// 0 the target; 1 held by an unnamed static; 2-4 a longer chain from a named variable; 5 an
@@ -107,6 +109,26 @@ func TestChoosePaths(t *testing.T) {
 	sg.roots = []searchRoot{{name: "register", target: 0, tier: 2}, {name: "static", target: 1, tier: 1}}
 	if paths, _, _ := sg.choose(t, []uint32{0}, 100); paths[0] != "static.e1.e0" {
 		t.Errorf("want static.e1.e0 before a register; got %s", paths[0])
+	}
+	// A package variable's typed chain before a goroutine's frame's shorter one, and before an
+	// untyped detour from a frame; but a frame's variable before an unnamed word of the data
+	// segment (readable first, then lasting).
+	sg = searchGraph{
+		out:     [][]uint32{0: nil, 1: {2}, 2: {3}, 3: {4}, 4: {0}, 5: {0}, 6: {0}},
+		roots:   []searchRoot{{name: "with.v", target: 5, frame: true}, {name: "reg", target: 1}, {name: "static", target: 6, tier: 1}},
+		untyped: map[uint32]bool{},
+	}
+	if paths, _, _ := sg.choose(t, []uint32{0}, 100); paths[0] != "reg.e1.e2.e3.e4.e0" {
+		t.Errorf("want the package variable's chain reg.e1.e2.e3.e4.e0 before the frame's with.v.e5.e0; got %s", paths[0])
+	}
+	sg.untyped[3] = true
+	if paths, _, _ := sg.choose(t, []uint32{0}, 100); paths[0] != "reg.e1.e2.e3.e4.e0" {
+		t.Errorf("want the package variable's chain through an untyped step before the frame's typed one; got %s", paths[0])
+	}
+	sg.roots = sg.roots[:1]
+	sg.roots = append(sg.roots, searchRoot{name: "static", target: 6, tier: 1})
+	if paths, _, _ := sg.choose(t, []uint32{0}, 100); paths[0] != "with.v.e5.e0" {
+		t.Errorf("want a frame's variable before an unnamed word of the data segment; got %s", paths[0])
 	}
 	// Equal costs: the parent the walk found first (the lower position), whichever root.
 	sg = searchGraph{out: [][]uint32{0: nil, 1: {0}, 2: {0}}, roots: []searchRoot{{name: "b", target: 2}, {name: "a", target: 1}}}
@@ -162,12 +184,12 @@ func TestChoosePathsAgainstBruteForce(t *testing.T) {
 			}
 		}
 		for i := range 1 + rng.IntN(5) {
-			sg.roots = append(sg.roots, searchRoot{name: fmt.Sprintf("r%d", i), target: uint32(rng.IntN(n)), tier: uint8(rng.IntN(3))})
+			sg.roots = append(sg.roots, searchRoot{name: fmt.Sprintf("r%d", i), target: uint32(rng.IntN(n)), tier: uint8(rng.IntN(3)), frame: rng.IntN(2) == 0})
 		}
 		// The best cost of every object, by relaxing every edge until nothing changes.
 		best := make([]*cost, n)
 		for _, r := range sg.roots {
-			c := cost{tier: r.tier, steps: 1}
+			c := cost{tier: r.tier, transient: uint8(btoi(r.frame)), steps: 1}
 			if sg.untyped[r.target] {
 				c.untyped = 1
 			}
@@ -182,7 +204,8 @@ func TestChoosePathsAgainstBruteForce(t *testing.T) {
 					continue
 				}
 				for _, c := range out[p] {
-					next := cost{tier: best[p].tier, untyped: best[p].untyped, steps: best[p].steps + 1}
+					next := *best[p]
+					next.steps++
 					if sg.untyped[c] {
 						next.untyped++
 					}

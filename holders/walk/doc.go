@@ -12,9 +12,11 @@
 // a step of its own on that graph: the heap profile's sampled objects (each carries a profile
 // special pointing at the bucket of its allocation stack) are grouped by culprit site; the
 // objects that lead to them are found (leadsTo); among those, each gets its most readable path
-// (choosePaths: a root named and typed first, then the fewest steps of unknown type, then the
-// shortest, then the oldest goroutine's outermost frame among those that hold one object), named from the executable's DWARF: a root's variable (or, for a static the
-// compiler laid out for a composite literal, the variable that points at it) and the field,
+// (choosePaths: a root named and typed first, then a package variable before a goroutine's
+// frame, then the fewest steps of unknown type, then the shortest, then the oldest goroutine's
+// outermost frame among those that hold one object), named from the executable's DWARF: a
+// root's variable (or, for a static the compiler laid out for a composite literal, the
+// variable that points at it) and the field,
 // slice element, map key or value, interface type assertion or captured variable of each
 // step. What DWARF cannot type (an unsafe.Pointer, a type-punned word) is typed from the
 // object's own allocation header where it has one, else shown by offset; nothing reachable is

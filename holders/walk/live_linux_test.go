@@ -255,6 +255,51 @@ func TestOutermostFrameNamesAHandedDownObject(t *testing.T) {
 	})
 }
 
+// TestGlobalNamesWhatAFrameAlsoHolds reads testdata/globalframe, whose records a package
+// variable reaches (defaultRegistry.vecs[value].series[value].buckets) and, at every reading, a
+// goroutine's frame too by a shorter way ((*vec).with.v.series[value].buckets): they are named
+// from the package variable, which holds them whatever the goroutines do, not from the call a
+// goroutine happens to be in. What to cut is the package variable's chain. With -send, events
+// only a waiting goroutine's frame holds (in a full channel it waits to send to) are still
+// named from that frame, not through the runtime's package variables (runtime.allgs), which
+// reach them only while it waits.
+func TestGlobalNamesWhatAFrameAlsoHolds(t *testing.T) {
+	bin := filepath.Join(t.TempDir(), "globalframe")
+	if out, err := exec.Command("go", "build", "-o", bin, "./testdata/globalframe").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	cmd := startProgram(t, bin, "-send")
+	tg, err := process.Attach(cmd.Process.Pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tg.Close()
+	res, err := walk.Read(context.Background(), tg, walk.Options{Sites: []string{"main.newBuckets", "main.newEvent"}, TempDir: t.TempDir(), MaxStop: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]struct{ root, path, cut string }{
+		"main.newBuckets": {"global", "main.defaultRegistry.vecs[value].series[value].buckets", "main.defaultRegistry.vecs[value].series"},
+		"main.newEvent":   {"goroutine", "main.sendEvents.ch.buf[i]", "main.sendEvents.ch"},
+	}
+	if len(res.Culprits) != len(want) {
+		t.Fatalf("want %d culprits, got %+v", len(want), res.Culprits)
+	}
+	for _, c := range res.Culprits {
+		w, ok := want[c.Site]
+		if !ok || len(c.Paths) == 0 {
+			t.Errorf("culprit %s: unexpected, or without a path: %+v", c.Site, c)
+			continue
+		}
+		if p := c.Paths[0]; p.Expr != w.path || p.Root.Kind != w.root || p.Share < 0.9 {
+			t.Errorf("%s: want all its records held by %s (a %s root), got %s (%s, %.0f%%)", c.Site, w.path, w.root, p.Expr, p.Root.Kind, 100*p.Share)
+		}
+		if len(c.Cuts) == 0 || c.Cuts[0].Expr != w.cut {
+			t.Errorf("%s: want it cut at %s, got %+v", c.Site, w.cut, c.Cuts)
+		}
+	}
+}
+
 // namedFrom reads handdown's process pid: its records must be named as one of want, from a
 // goroutine's frame. It returns the name.
 func namedFrom(t *testing.T, pid int, want ...string) string {

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/memdoctor/memdoctor/culprit"
 	"github.com/memdoctor/memdoctor/holders"
 
 	"github.com/go-delve/delve/pkg/dwarf/godwarf"
@@ -76,19 +77,24 @@ type rootNamed struct {
 	ri   int // its index in the graph's roots
 }
 
-// cost is how readable a path is, compared in order: the root's tier (0: a variable named
-// and typed; 1: a root without a name, or whose word types nothing; 2: a word scanned
-// conservatively), the steps through objects of unknown type or words named by offset, and
-// the steps.
+// cost is how readable and how lasting a path is, compared in order: the root's tier (0: a
+// variable named and typed; 1: a root without a name, or whose word types nothing; 2: a word
+// scanned conservatively), whether the root holds only while something else lives (transient:
+// see lasting), the steps through objects of unknown type or words named by offset, and the
+// steps.
 type cost struct {
-	tier    uint8
-	untyped uint16
-	steps   uint32
+	tier      uint8
+	transient uint8
+	untyped   uint16
+	steps     uint32
 }
 
 func (c cost) less(d cost) bool {
 	if c.tier != d.tier {
 		return c.tier < d.tier
+	}
+	if c.transient != d.transient {
+		return c.transient < d.transient
 	}
 	if c.untyped != d.untyped {
 		return c.untyped < d.untyped
@@ -144,9 +150,9 @@ func (n *namer) step(p, par, off uint32) *named {
 	var slot uint64
 	var pm *named
 	if par&rootBit != 0 {
-		rn, rl, rv, tier := n.rootOf(int(par &^ rootBit))
-		m.r, l, cur = rn, rl, rv
-		m.cost = cost{tier: tier}
+		rc := n.rootOf(int(par &^ rootBit))
+		m.r, l, cur = rc.rn, rc.l, rc.v
+		m.cost = cost{tier: rc.tier, transient: uint8(btoi(!lasting(rc.rn.root)))}
 		slot = n.g.roots[par&^rootBit].addr
 	} else {
 		pm = n.memo[par]
@@ -290,9 +296,9 @@ func hasOffset(expr string) bool {
 
 // rootOf names the root at index ri (once): the root as a path shows it, the word of it the
 // path leaves from, what is known of what it holds, and its tier (see cost).
-func (n *namer) rootOf(ri int) (*rootNamed, leaf, view, uint8) {
+func (n *namer) rootOf(ri int) rootCache {
 	if c, ok := n.roots[ri]; ok {
-		return c.rn, c.l, c.v, c.tier
+		return c
 	}
 	r := n.g.roots[ri]
 	root, l, v := n.root(r)
@@ -305,7 +311,7 @@ func (n *namer) rootOf(ri int) (*rootNamed, leaf, view, uint8) {
 	}
 	c := rootCache{rn: &rootNamed{root: root, ri: ri}, l: l, v: v, tier: tier}
 	n.roots[ri] = c
-	return c.rn, c.l, c.v, c.tier
+	return c
 }
 
 type rootCache struct {
@@ -313,6 +319,16 @@ type rootCache struct {
 	l    leaf
 	v    view
 	tier uint8
+}
+
+// lasting says whether a root holds what it reaches for as long as the program runs, whatever
+// its goroutines do: a package variable (or the static one points at). A goroutine's frame
+// holds only while its call lasts, a finalizer or cleanup only until it runs; and the
+// runtime's own package variables (runtime.allgs, allp, sched) reach goroutines' state (the
+// channel a goroutine waits on, through its sudog; a sleeping goroutine's timer) only while
+// the goroutine is where it is.
+func lasting(r holders.Root) bool {
+	return r.Kind == "global" && !culprit.IsRuntime(r.Name)
 }
 
 // namedRoot says whether a root has a name a reader can find in the source.
