@@ -291,7 +291,6 @@ func around(readings []rssReading, at time.Time, within time.Duration) (lo, hi u
 	return lo, hi, before && after
 }
 
-
 // runAndCheck records command for d with run and checks the session.
 func runAndCheck(t *testing.T, d time.Duration, command ...string) {
 	dir := filepath.Join(t.TempDir(), "session")
