@@ -4,9 +4,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/memdoctor/memdoctor/evidence"
-	"github.com/memdoctor/memdoctor/session"
 )
 
 // TestRetentionFromItsOnset: the lab's madvfree-retention (a batch of 350 MiB every 15 s,
@@ -30,14 +27,7 @@ func TestRetentionFromItsOnset(t *testing.T) {
 		{"testdata/recorded/madvfree-retention-watch-memory", 45 * time.Second},
 		{"testdata/recorded/madvfree-retention-watch-memory", 60 * time.Second},
 	} {
-		s, err := session.Open(tc.dir)
-		if err != nil {
-			t.Fatal(err)
-		}
-		d, _, err := DiagnoseSession(s, evidence.Options{Until: s.Manifest.Start.Add(tc.until)}, Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
+		d := diagnoseFirst(t, tc.dir, tc.until)
 		var f *Finding
 		for i := range d.Findings {
 			if d.Findings[i].Kind == KindRuntimeRetention {
