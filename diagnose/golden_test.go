@@ -127,6 +127,25 @@ func diagnoseSession(t testing.TB, s *session.Session, opts Options) *Diagnosis 
 	return d
 }
 
+// diagnoseFirst opens the session in dir and diagnoses its first window (all of it when 0),
+// failing the test on error.
+func diagnoseFirst(t testing.TB, dir string, window time.Duration) *Diagnosis {
+	t.Helper()
+	s, err := session.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var eo evidence.Options
+	if window > 0 {
+		eo.Until = s.Manifest.Start.Add(window)
+	}
+	d, _, err := DiagnoseSession(s, eo, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
 // TestGoalIsNoProofAgainstTheHeap: gzip-readall watched through its pprof endpoint for a
 // minute (recorded, testdata/sessions). Six heap profiles read a live heap of 11-15 MiB after
 // start-up, while the GC's goal, read every 1-2 s, jumps among its levels (13 to 51 MiB) with

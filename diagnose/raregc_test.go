@@ -3,9 +3,6 @@ package diagnose
 import (
 	"testing"
 	"time"
-
-	"github.com/memdoctor/memdoctor/evidence"
-	"github.com/memdoctor/memdoctor/session"
 )
 
 // TestLeakMakesTheGCRare: the lab's rare-gc-leak watched through its agent (recorded,
@@ -27,14 +24,7 @@ func TestLeakMakesTheGCRare(t *testing.T) {
 		{"testdata/recorded/cache-warmup-watch-agent", 30 * time.Second, Suspected},
 		{"testdata/recorded/cache-warmup-watch-agent", 40 * time.Second, Suspected},
 	} {
-		s, err := session.Open(tc.dir)
-		if err != nil {
-			t.Fatal(err)
-		}
-		d, _, err := DiagnoseSession(s, evidence.Options{Until: s.Manifest.Start.Add(tc.until)}, Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
+		d := diagnoseFirst(t, tc.dir, tc.until)
 		var got Confidence
 		for _, f := range d.Findings {
 			if f.Kind == KindHeapLeak {

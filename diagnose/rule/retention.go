@@ -37,17 +37,36 @@ func runtimeRetention(fs *facts.Facts, th *Thresholds) outcome {
 	if len(ret) < 3 || len(ret) != len(share) {
 		return outcome{unjudged: &Unjudged{Kind: KindRuntimeRetention, Why: WhyTooFew, WatchMoreSeconds: (3 * time.Second).Seconds(), N: fs.Aligned}}
 	}
+	shows := func(i int) bool { return ret[i].V >= rt.MinBytes && share[i].V >= rt.MinShare }
+	// It is judged from the first split that shows it: memory freed and kept is a state that
+	// begins when the first burst is freed, and the readings before (a start-up, a first batch
+	// slowed by a busy machine) say nothing against it.
+	onset := 0
+	for onset < len(ret) && !shows(onset) {
+		onset++
+	}
 	hits, worst := 0, 0.0
 	var worstAt time.Time
-	for i := range ret {
-		if ret[i].V >= rt.MinBytes && share[i].V >= rt.MinShare {
+	for i := onset; i < len(ret); i++ {
+		if shows(i) {
 			hits++
 			if ret[i].V > worst {
 				worst, worstAt = ret[i].V, ret[i].T
 			}
 		}
 	}
-	if float64(hits) < rt.MinPresent*float64(len(ret)) {
+	if hits == 0 || float64(hits) < rt.MinPresent*float64(len(ret)-onset) {
+		return outcome{}
+	}
+	// Whether it is free heap or released pages still resident is what most of the splits
+	// that show it say: one split can catch memory between the two (a batch's pages freed by
+	// a GC and not yet released), which is not what the memory is kept as.
+	lazy := lazyMostly(fs.Splits, ret[onset].T, rt)
+	// Begun after the window's start, it needs a few readings; and free heap must have been
+	// kept MinSpan, or it may be a spike's pages on their way back to the OS (pages already
+	// released, still resident, are the kernel's to take: the runtime does nothing more).
+	span := ret[len(ret)-1].T.Sub(ret[onset].T)
+	if onset > 0 && (hits < 3 || !lazy && span < rt.MinSpan) {
 		return outcome{}
 	}
 	// Tell it at the last split that shows it: retention that comes and goes (batches freed
@@ -65,15 +84,19 @@ func runtimeRetention(fs *facts.Facts, th *Thresholds) outcome {
 				break
 			}
 		}
-		lastR = float64(last.RetainedFreeBytes + last.ReleasedResidentBytes)
+	} else if a := lastOfKind(fs.Splits, lazy, rt); a != nil {
+		last = a
 	}
+	lastR = float64(last.RetainedFreeBytes + last.ReleasedResidentBytes)
 	c := &RetentionCase{
-		At: last, Lazy: last.ReleasedResidentBytes >= last.RetainedFreeBytes, Retained: lastR, Peak: worst,
-		Hits: hits, Splits: len(ret), ComesAndGoes: comesAndGoes, Budget: fs.Budget,
+		At: last, Lazy: lazy, Retained: lastR, Peak: worst,
+		Hits: hits, Splits: len(ret) - onset, ComesAndGoes: comesAndGoes, Budget: fs.Budget,
 		GoVersion: fs.Target.GoVersion, GODEBUG: fs.Target.GODEBUG,
 	}
-	v := Verdict{Kind: KindRuntimeRetention, Severity: Warning, Confidence: Confirmed, Start: ret[0].T, End: last.Time, Case: c}
-	if len(ret) < rt.MinReadings {
+	v := Verdict{Kind: KindRuntimeRetention, Severity: Warning, Confidence: Confirmed, Start: ret[onset].T, End: last.Time, Case: c}
+	// Few splits make it a suspicion, unless a few showed it over MinSpan (a busy machine
+	// reads the runtime's figures seldom).
+	if len(ret)-onset < rt.MinReadings && (hits < 3 || span < rt.MinSpan) {
 		v.Confidence, v.WatchMoreSeconds = Suspected, 5*fs.Retained.Res.Step.Seconds()
 	}
 	if len(fs.Spikes) > 0 && !c.Lazy {
@@ -81,4 +104,37 @@ func runtimeRetention(fs *facts.Facts, th *Thresholds) outcome {
 		c.Spikes = len(fs.Spikes)
 	}
 	return outcome{verdicts: []Verdict{v}}
+}
+
+// keptSplit reports whether a split shows retention: enough free heap and released pages still
+// resident, as a share of RSS.
+func keptSplit(a *facts.Split, rt *Retention) bool {
+	r := float64(a.RetainedFreeBytes + a.ReleasedResidentBytes)
+	return a.GoSource != "" && r >= rt.MinBytes && r >= rt.MinShare*float64(a.RSSBytes)
+}
+
+// lazyMostly reports whether, in most of the splits from onset on that show retention, the
+// released pages still resident (LazyFree) outweigh the free heap.
+func lazyMostly(splits []facts.Split, onset time.Time, rt *Retention) bool {
+	lazy, kept := 0, 0
+	for i := range splits {
+		if a := &splits[i]; !a.Time.Before(onset) && keptSplit(a, rt) {
+			kept++
+			if a.ReleasedResidentBytes >= a.RetainedFreeBytes {
+				lazy++
+			}
+		}
+	}
+	return kept > 0 && 2*lazy >= kept
+}
+
+// lastOfKind is the last split that shows retention of the kind most splits show (nil when
+// none).
+func lastOfKind(splits []facts.Split, lazy bool, rt *Retention) *facts.Split {
+	for i := len(splits) - 1; i >= 0; i-- {
+		if a := &splits[i]; keptSplit(a, rt) && (a.ReleasedResidentBytes >= a.RetainedFreeBytes) == lazy {
+			return a
+		}
+	}
+	return nil
 }

@@ -149,10 +149,14 @@ type GoroutineLeak struct {
 type Retention struct {
 	MinBytes float64
 	MinShare float64 // of RSS
-	// MinPresent: the share of the splits that must show it.
+	// MinPresent: the share of the splits (from the first that shows it) that must show it.
 	MinPresent float64
-	// MinReadings: fewer splits make it a suspicion.
+	// MinReadings: fewer splits (from the first that shows it) make it a suspicion.
 	MinReadings int
+	// MinSpan: free heap first kept after the window's start must have been kept this long
+	// (from its first split to the window's end) to be told; three splits that show it over
+	// this long confirm it, however few they are.
+	MinSpan time.Duration
 }
 
 // Spike: bursts of short-lived allocation.
@@ -291,7 +295,7 @@ var Default = Thresholds{
 		ProvenWarn: 20, CriticalPerMinute: 1000,
 		PileUpShare: 0.5, PileUpCount: 100,
 	},
-	Retention: Retention{MinBytes: 64 << 20, MinShare: 0.30, MinPresent: 0.5, MinReadings: 5},
+	Retention: Retention{MinBytes: 64 << 20, MinShare: 0.30, MinPresent: 0.5, MinReadings: 5, MinSpan: 15 * time.Second},
 	Spike: Spike{
 		MinExplained: 0.25, WarnHeight: 64 << 20, WarnDoubled: 32 << 20, CriticalOfBudget: 0.8,
 		SparseStep: 5 * time.Second,

@@ -10,10 +10,10 @@ import (
 )
 
 // memStatsDuty is the share of time memdoctor may keep the target busy serving MemStats
-// (heap?debug=1): the interval between two reads is at least this many times the last read's
-// duration. heap?debug=1 stops the world briefly and prints every heap profile record, so its
-// cost grows with the program: about 2 ms a read on a small service (bench/scrapecost),
-// tens of ms on one with many records.
+// (heap?debug=1): the interval between two reads is at least this many times a read's cost
+// (the least bound of the last few reads': pace). heap?debug=1 stops the world briefly and
+// prints every heap profile record, so its cost grows with the program: about 2 ms a read on
+// a small service (bench/scrapecost), tens of ms on one with many records.
 const memStatsDuty = 200
 
 // memStatsState paces the MemStats reads taken between snapshots. Guarded by recorder.mu.
@@ -23,6 +23,28 @@ type memStatsState struct {
 	// ran is how long the target's threads had run (/proc/PID/schedstat) when MemStats was
 	// last read, its requests included; -1 when unknown (no /proc, or not read yet).
 	ran time.Duration
+	// costs are the last reads' costs between snapshots (readCost), the latest at n-1 mod
+	// len: each bounds a read's cost from above, and the least of them is the tightest bound.
+	costs [4]time.Duration
+	n     int
+}
+
+// pace notes a read's cost and returns the interval to the next: memStatsDuty times the least
+// of the recent reads' costs, from the sample interval up to the snapshot interval. A read
+// that came while the target was busy with its own work (a batch, a burst) is charged some of
+// that work; paced by it alone, the reads fell to one a snapshot interval on a loaded machine
+// until the next read, itself a snapshot interval away (memdoctor run of the lab's
+// madvfree-retention beside three other scenarios on two cores: 11 MemStats reads in 65 s,
+// 39 paced by the least).
+func (st *memStatsState) pace(cost, sample, interval time.Duration) time.Duration {
+	st.costs[st.n%len(st.costs)] = cost
+	st.n++
+	least := cost
+	for _, c := range st.costs[:min(st.n, len(st.costs))] {
+		least = min(least, c)
+	}
+	st.every = min(max(memStatsDuty*least, sample), interval)
+	return st.every
 }
 
 // idleShare is the share of one core below which a target did no work worth a MemStats read
@@ -83,6 +105,18 @@ func (r *recorder) ranNow(pid int) time.Duration {
 	return st.Run
 }
 
+// readCost bounds from above what a read that took took cost the target: its time, or what
+// the target's threads ran meanwhile (schedstat before and after it, ran0 and ran1) when
+// less. On a busy machine a read's time is mostly the target's wait for a CPU, which costs it
+// nothing: paced by its whole time, the reads fell to one a snapshot interval on a loaded
+// machine, and the splits of memory with them. Its time alone when /proc cannot say.
+func readCost(took, ran0, ran1 time.Duration) time.Duration {
+	if ran0 < 0 || ran1 < ran0 {
+		return took
+	}
+	return min(took, ran1-ran0)
+}
+
 // sampleMemStats reads the MemStats block between snapshots, as often as the sample interval
 // when the target answers fast and less often when each read costs more (memStatsDuty), up to
 // the snapshot interval: with the GC's goal and the heap in use read each second, a leak and
@@ -112,12 +146,12 @@ func (r *recorder) sampleMemStats(now time.Time) {
 	defer cancel()
 	var (
 		ms   scrape.MemStats
-		took time.Duration // the read's own time, not its wait for its turn
+		cost time.Duration // the read's own cost, not its wait for its turn
 	)
 	err := r.asked(ctx, session.DataFigures, func() (err error) {
-		start := time.Now()
+		ran0, start := r.ranNow(pid), time.Now()
 		ms, err = c.MemStats(ctx)
-		took = time.Since(start)
+		cost = readCost(time.Since(start), ran0, r.ranNow(pid))
 		return err
 	})
 	if errors.Is(err, errNotAsked) {
@@ -125,7 +159,7 @@ func (r *recorder) sampleMemStats(now time.Time) {
 	}
 	r.tries.add(session.AttemptMemStats, err)
 	r.mu.Lock()
-	r.memStats.every = min(max(memStatsDuty*took, r.cfg.Sample), r.cfg.Interval)
+	r.memStats.pace(cost, r.cfg.Sample, r.cfg.Interval)
 	if err == nil {
 		r.gcCountRead(uint64(ms.NumGC), ms.HeapAlloc, now)
 		r.status.HeapBytes = ms.HeapAlloc

@@ -12,9 +12,10 @@ import (
 )
 
 // TestMemStatsPacedByCost watches this test process through its real pprof handlers, once
-// answering heap?debug=1 at once and once slowly: between snapshots MemStats is read about
-// every sample when it is cheap, and the reads back off with their cost (memStatsDuty),
-// never past the snapshot interval.
+// answering heap?debug=1 at once and once at a cost of 40 ms of CPU: between snapshots
+// MemStats is read about every sample when it is cheap, and the reads back off with their
+// cost (memStatsDuty), never past the snapshot interval; a read's wait for a CPU on a busy
+// machine costs the target nothing (readCost).
 func TestMemStatsPacedByCost(t *testing.T) {
 	if testing.Short() {
 		t.Skip("records for more than five seconds")
@@ -25,14 +26,14 @@ func TestMemStatsPacedByCost(t *testing.T) {
 		atLeast, most int64
 	}{
 		// 3 s at 200 ms samples, 2 s snapshots: about 15 reads on a quiet machine, fewer on a
-		// loaded one, where a read's own time (paced at 200 times it) is mostly its wait for
-		// the CPU: 5 at load 11. At least one read between the snapshots' two.
+		// loaded one (5 at load 11 when a read's wait for the CPU counted as its cost). At
+		// least one read between the snapshots' two.
 		{"fast", 0, 3, 40},
-		// 40 ms a read: every 8 s at most, so the snapshots' reads (and the first) only.
+		// 40 ms of CPU a read: every 8 s at most, so the snapshots' reads (and the first) only.
 		{"slow", 40 * time.Millisecond, 1, 4},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			// A real go1.26 heap?debug=1 body, served at once (or after the delay): the pace
+			// A real go1.26 heap?debug=1 body, served at once (or after the CPU spent): the pace
 			// must not depend on how fast this machine prints this test's own heap.
 			body, err := os.ReadFile("../../collect/scrape/testdata/heap_debug1_go1.26.txt")
 			if err != nil {
@@ -43,7 +44,7 @@ func TestMemStatsPacedByCost(t *testing.T) {
 			mux.Handle("/debug/pprof/heap", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 				if r.URL.Query().Get("debug") == "1" {
 					reads.Add(1)
-					time.Sleep(tc.delay)
+					spendCPU(tc.delay)
 					w.Write(body)
 					return
 				}
@@ -159,6 +160,53 @@ func TestStacksUnchanged(t *testing.T) {
 	} {
 		if got := stacksUnchanged(tc.st, tc.goroutines, tc.counted, tc.ran, tc.now, every); got != tc.want {
 			t.Errorf("%s: unchanged = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
+
+// TestReadCost: a read's cost to the target is at most what its threads ran meanwhile; the
+// whole time when schedstat cannot say or went back.
+func TestReadCost(t *testing.T) {
+	ms := time.Millisecond
+	for _, tc := range []struct {
+		name       string
+		ran0, ran1 time.Duration
+		want       time.Duration
+	}{
+		{"on the CPU all along", 100 * ms, 140 * ms, 40 * ms},
+		{"other threads ran too", 100 * ms, 170 * ms, 40 * ms},
+		{"mostly waiting for a CPU", 100 * ms, 104 * ms, 4 * ms},
+		{"no /proc", -1, -1, 40 * ms},
+		{"another process since", 100 * ms, 10 * ms, 40 * ms},
+	} {
+		if got := readCost(40*ms, tc.ran0, tc.ran1); got != tc.want {
+			t.Errorf("%s: cost %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
+
+// TestPaceByTheLeastRecentCost: the reads are paced by the least of the last four reads'
+// costs, each an upper bound: one read charged the target's own burst does not slow the next
+// ones to a snapshot interval; a read that costs more every time does.
+func TestPaceByTheLeastRecentCost(t *testing.T) {
+	ms, s := time.Millisecond, time.Second
+	var st memStatsState
+	for i, tc := range []struct {
+		cost, want time.Duration
+	}{
+		{5 * ms, 1 * s},
+		{60 * ms, 1 * s},     // charged a burst: the 5 ms read still bounds it
+		{8 * ms, 1 * s},      // 5 ms
+		{40 * ms, 1 * s},     // 5 ms
+		{40 * ms, 1600 * ms}, // the 5 ms read is four reads old: 8 ms
+		{40 * ms, 1600 * ms}, // 8 ms
+		{90 * ms, 8 * s},     // 40 ms
+		{90 * ms, 8 * s},     // 40 ms
+		{90 * ms, 8 * s},     // 40 ms
+		{90 * ms, 10 * s},    // 90 ms four times: at most the snapshot interval
+	} {
+		if got := st.pace(tc.cost, s, 10*s); got != tc.want {
+			t.Errorf("read %d (%v): next in %v, want %v", i+1, tc.cost, got, tc.want)
 		}
 	}
 }

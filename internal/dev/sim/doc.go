@@ -22,8 +22,9 @@
 //   - The heap's pages: in use (objects plus fragmentation), free and retained, released;
 //     freed pages stay retained until the scavenger returns them, which it does only down to
 //     1.1 x (goal/last goal) x the heap in use sampled before sweeping, so a freed spike goes
-//     back after the second GC; debug.FreeOSMemory returns everything at once; under
-//     MADV_FREE (GODEBUG=madvdontneed=0) released pages stay resident as LazyFree.
+//     back after the second GC; debug.FreeOSMemory returns everything within a second or so
+//     (a reading in between sees the freed batch as free heap); under MADV_FREE
+//     (GODEBUG=madvdontneed=0) released pages stay resident as LazyFree.
 //   - RSS = heap in use + free retained + LazyFree + stacks + runtime metadata and other +
 //     memory outside Go (cgo, mmap) + the binary's file pages; VmHWM its peak.
 //   - Shapes: a healthy steady state with noise; heap leaks from 1 to 100 MiB/min; periodic

@@ -67,6 +67,7 @@ type model struct {
 	allocRate                 float64
 	gcs                       []gcCycle
 	freeOSMemoryAt            float64 // next FreeOSMemory, for the retention shape
+	releasing, releaseRate    float64 // what FreeOSMemory has still to release, at bytes/s
 }
 
 func newModel(p Params, r *rand.Rand, sites *siteSet) *model {
@@ -192,6 +193,13 @@ func (m *model) step(dt float64) {
 	m.allocRate = alloc / dt
 	m.addObjects(alloc)
 	m.scavenge(dt)
+	if m.releasing > 0 {
+		b := math.Min(math.Min(m.releasing, m.free), m.releaseRate*dt)
+		m.release(b)
+		if m.releasing -= b; m.free <= 0 {
+			m.releasing = 0
+		}
+	}
 	m.user += p.UserCores * dt
 	m.hwm = math.Max(m.hwm, m.rss())
 }
@@ -311,10 +319,15 @@ func (m *model) nextGoal(live, stacks, globals float64) float64 {
 	return goal
 }
 
-// freeOSMemory is debug.FreeOSMemory: a forced GC, then every free page returned at once.
+// freeOSMemory is debug.FreeOSMemory: a forced GC, then every free page returned, over
+// FreeOSMemoryTook (step releases them).
 func (m *model) freeOSMemory() {
 	m.gc(true)
-	m.release(m.free)
+	if took := m.p.FreeOSMemoryTook; took > 0 {
+		m.releasing, m.releaseRate = m.free, m.free/took
+	} else {
+		m.release(m.free)
+	}
 	m.batchDone++
 	if m.p.SpikePeriod < 1e8 {
 		m.freeOSMemoryAt = m.p.SpikePhase + float64(m.batchDone)*m.p.SpikePeriod + m.p.SpikeRise + m.p.SpikeHold

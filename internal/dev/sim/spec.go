@@ -237,6 +237,10 @@ type Params struct {
 	// RetentionMode is "batches" (periodic) or "once": a batch job's working set freed with
 	// debug.FreeOSMemory under GODEBUG=madvdontneed=0; "" for the other shapes.
 	RetentionMode string
+	// FreeOSMemoryTook is how long (s) debug.FreeOSMemory takes to release what its GC freed
+	// (its madvise calls, longer on a busy machine): a reading in between sees the batch's
+	// pages as free heap, not yet LazyFree. 0 = at once.
+	FreeOSMemoryTook float64
 
 	NonGoBase float64 // bytes outside Go from the start
 	NonGoRate float64 // bytes/s more
@@ -414,6 +418,7 @@ func draw(seed uint64, spec Spec) (Params, error) {
 			p.SpikePeriod = 1e9
 			p.SpikePhase = math.Max(1, p.Uptime+uniform(r, -3, 0.2*p.Window))
 		}
+		p.FreeOSMemoryTook = uniform(r, 0.05, 1.5)
 	case NonGo:
 		if r.IntN(2) == 0 {
 			p.NonGoBase = logUniform(r, 150<<20, 600<<20)
