@@ -351,7 +351,8 @@ func inFlightShare(hg *facts.HeapGrowth, th *HeapLeak) (share, turnover float64)
 // the periodic heap snapshots. A leak the live heap's total hides still shows in the site that
 // holds it: when the GC runs only during bursts, every live-heap reading holds a burst's
 // buffers; a cache shrinking beside a growing map cancels it out. The growth that matters is
-// the live heap's (HeapLeak.Limits against the heap profiles' first total). It returns the
+// the live heap's (HeapLeak.Limits against the heap profiles' first total, less what bursts in
+// flight held at it: restOfBursts). It returns the
 // most confident growing site; ok is false when none grows. Sites whose memory is in flight
 // are not followed. The function the growing sites share is judged as a site (shared.go).
 func siteLeak(fs *facts.Facts, th *Thresholds) (c Culprit, g growth, pts []facts.Point, ok bool) {
@@ -360,10 +361,10 @@ func siteLeak(fs *facts.Facts, th *Thresholds) (c Culprit, g growth, pts []facts
 		return Culprit{}, growth{}, nil, false
 	}
 	diff := hg.InUse
-	lim := th.HeapLeak.Limits
-	lim.MinAbs = math.Max(lim.MinAbs, lim.MinRel*hg.Totals[0].V)
-	lim.MinRel = 0
 	bursts := inFlightBursts(fs)
+	lim := th.HeapLeak.Limits
+	lim.MinAbs = math.Max(lim.MinAbs, lim.MinRel*restOfBursts(hg.Totals[0], bursts))
+	lim.MinRel = 0
 	for _, site := range hg.Sites {
 		d := site.Delta
 		if inFlight(hg, d.Site.Function, &th.HeapLeak) || inFlightSite(bursts, d.Site.Function) {
@@ -384,6 +385,24 @@ func siteLeak(fs *facts.Facts, th *Thresholds) (c Culprit, g growth, pts []facts
 		}
 	}
 	return c, g, pts, ok
+}
+
+// restOfBursts is a heap profile's in-use total (t) less what the bursts in flight held at
+// it: the heap the bursts stand on. When the GC runs only inside the bursts, each profile
+// holds one caught half-way or whole: taken as the heap whose tenth a leak must grow by, the
+// first profile's total would ask twice as much growth of a leak when its GC ran at a burst's
+// end as when it ran half-way through, and many times more than the heap it leaks from.
+func restOfBursts(t facts.Point, bursts []*facts.InFlight) float64 {
+	v := t.V
+	for _, f := range bursts {
+		for _, h := range f.Held {
+			if h.T.Equal(t.T) {
+				v -= h.V
+				break
+			}
+		}
+	}
+	return math.Max(v, 0)
 }
 
 // siteLeakVerdict is the heap-leak verdict of a growing site whose growth the live heap's

@@ -140,3 +140,54 @@ func TestGoalDoesNotOverruleFlatLiveReadings(t *testing.T) {
 		}
 	}
 }
+
+// A slow leak under exports built into one buffer every 15 s, the GC running only inside them
+// (export-over-leak on a loaded machine, where the ledger kept 0.25 MiB/s, half its rate):
+// every heap profile holds the buffer half-grown (144 MiB) or whole (288 MiB), and the
+// profiles change only at an export's GC. The leak's growth that matters is a tenth of the
+// heap the exports stand on (HeapLeak.Limits), not of the first profile's total: that total
+// held the whole buffer here, and asked the ledger for 29 MiB where it kept 11 in the
+// minute, while a first profile taken half-way through an export asked for 15. The ledger's
+// four readings rising is a suspected leak, named, whichever the first profile caught.
+func TestSiteLeakUnderExportsWhicheverTheFirstProfileCaught(t *testing.T) {
+	for _, first := range []int64{144 * mib, 288 * mib} {
+		ev := evidence.New("watch", evidence.Target{}, evidence.Options{})
+		g := evidence.NewGauge(evidence.SourceRuntimeMetrics, 0)
+		var exported int64 // the buffers rendered so far: alloc_space is cumulative
+		export := -1
+		var rows map[string][2]int64
+		var live float64
+		for i := range 6 { // a profile every 10 s for a minute
+			at := t0.Add(time.Duration(i) * 10 * time.Second)
+			if e := i * 10 / 15; e != export { // an export ran since the last profile: its GC is what it shows
+				export = e
+				buf := first
+				if e%2 == 1 {
+					buf = 432*mib - first // the other of half-grown and whole
+				}
+				exported += buf
+				ledger := int64(e) * 15 * mib / 4 // 0.25 MiB/s, read at each export's GC
+				rows = map[string][2]int64{
+					"example.com/svc/orders.(*ledger).record":   {ledger + 1, ledger + 1},
+					"example.com/svc/catalog.(*export).render":  {exported, buf},
+					"example.com/svc/catalog.(*export).product": {int64(e+1) * 90 * mib, 2 * mib},
+					"example.com/svc/config.load":               {2 * mib, 2 * mib},
+				}
+				live = float64(ledger + buf + 4*mib)
+			}
+			addHeap(ev, at, rows)
+			g.Add(at, live)
+		}
+		ev.Live = g.Series()
+		ev.Finish(evidence.Options{})
+		out := judgeKind(ev, KindHeapLeak)
+		if len(out.verdicts) != 1 {
+			t.Errorf("first profile holding %d MiB of export: want one heap-leak verdict, got %+v (unjudged %+v)", first/mib, out.verdicts, out.unjudged)
+			continue
+		}
+		v := out.verdicts[0]
+		if len(v.Culprits) == 0 || v.Culprits[0].Function != "example.com/svc/orders.(*ledger).record" {
+			t.Errorf("first profile holding %d MiB of export: culprits %+v, want the ledger first", first/mib, v.Culprits)
+		}
+	}
+}
