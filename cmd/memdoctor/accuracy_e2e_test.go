@@ -206,18 +206,21 @@ func firstOfEachKind(scs []lab.Scenario) map[string]bool {
 	}
 	// One picked for a kind that another picked one expects too is not needed (a scenario
 	// recorded is about 30 CPU-seconds of CI's two cores).
+	covers := map[string]int{} // how many picked scenarios expect each kind
 	for _, sc := range scs {
-		if !picked[sc.Name] {
-			continue
+		if picked[sc.Name] {
+			for _, kind := range sc.Expect.Kinds {
+				covers[kind]++
+			}
 		}
-		picked[sc.Name] = false
-		if !slices.ContainsFunc(sc.Expect.Kinds, func(kind string) bool {
-			return !slices.ContainsFunc(scs, func(o lab.Scenario) bool { return picked[o.Name] && slices.Contains(o.Expect.Kinds, kind) })
-		}) {
+	}
+	for _, sc := range scs {
+		if picked[sc.Name] && !slices.ContainsFunc(sc.Expect.Kinds, func(kind string) bool { return covers[kind] == 1 }) {
 			delete(picked, sc.Name)
-			continue
+			for _, kind := range sc.Expect.Kinds {
+				covers[kind]--
+			}
 		}
-		picked[sc.Name] = true
 	}
 	return picked
 }
