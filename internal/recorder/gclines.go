@@ -22,6 +22,19 @@ const (
 	streamSlack = 5 * time.Second
 )
 
+// startSlack is how much earlier than the target's known start (treeWatcher) the start a
+// gctrace line implies may be, and the line still be the target's. A line's implied start
+// (received, less its "@Ns") is never earlier than its process's start: the runtime counts
+// from its own init, prints "@Ns" cut to the millisecond, and delivery only delays. The
+// known start is at most a /proc clock tick (10 ms) late; the rest covers the wall clock
+// slewed by NTP (0.05% at most) over a build of a minute or two. Not a second: the go
+// command relays the linker's gctrace lines when the link ends, just before it starts the
+// program it built, and relayed lines imply starts up to the link's length too late (on a
+// loaded machine a linker's five lines, relayed 7 ms before the program started, implied a
+// start 0.67 s before it and were taken for the program's: TestRunFollowsGoRun recorded 5 of
+// its 17 cycles).
+const startSlack = 100 * time.Millisecond
+
 // maxStreams bounds the gctrace streams (one per Go process of the tree) the tracker follows.
 const maxStreams = 16
 
@@ -85,7 +98,7 @@ func (t *gcTracker) add(tl traceLine) {
 		t.emitLocked(s, tl)
 	case !t.targetStart.IsZero() && t.target != nil:
 		t.dropped++
-	case !t.targetStart.IsZero() && !s.start.Before(t.targetStart.Add(-time.Second)):
+	case !t.targetStart.IsZero() && !s.start.Before(t.targetStart.Add(-startSlack)):
 		t.target = s // the first stream to start after the target was found
 		t.flushLocked()
 		t.emitLocked(s, tl)
@@ -171,14 +184,14 @@ func (t *gcTracker) flushLocked() {
 
 // setTarget names the target's start time. Of the streams seen so far, the target's is the
 // latest to start (the target starts after the go command that built it), if it started no
-// earlier than the target (less a second for clock granularity).
+// earlier than the target (less startSlack).
 func (t *gcTracker) setTarget(start time.Time) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.targetStart = start
 	t.target = nil
 	for _, s := range t.streams {
-		if !s.start.Before(start.Add(-time.Second)) && (t.target == nil || s.start.After(t.target.start)) {
+		if !s.start.Before(start.Add(-startSlack)) && (t.target == nil || s.start.After(t.target.start)) {
 			t.target = s
 		}
 	}

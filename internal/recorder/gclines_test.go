@@ -52,4 +52,27 @@ func TestGCTrackerStreams(t *testing.T) {
 			t.Errorf("dropped %d, want the go command's 3", st.Dropped)
 		}
 	})
+	t.Run("the linker's lines relayed by the go command", func(t *testing.T) {
+		// As recorded on a loaded machine: the go command printed the linker's five lines at
+		// once when the link ended, 7 ms before it started the program; their implied starts
+		// (received, less "@Ns") ran from 58 ms to 665 ms before the program's.
+		tr := newGCTracker(func(traceLine, time.Time) {})
+		var got []int
+		tr.emit = func(tl traceLine, _ time.Time) { got = append(got, tl.cycle.N) }
+		relayed := target.Add(-7 * time.Millisecond)
+		for i, at := range []int{50, 95, 219, 477, 658} {
+			tr.add(traceLine{recv: relayed, cycle: gctrace.Cycle{N: i + 1, At: time.Duration(at) * time.Millisecond}})
+		}
+		tr.setTarget(target)
+		for n := 1; n <= 12; n++ {
+			at := time.Duration(n) * 300 * time.Millisecond
+			tr.add(traceLine{recv: target.Add(at + 40*time.Millisecond), cycle: gctrace.Cycle{N: n, At: at}})
+		}
+		if len(got) != 12 || got[0] != 1 || got[11] != 12 {
+			t.Errorf("the target's cycles %v, want its own 12", got)
+		}
+		if st := tr.stats(time.Now()); st.Dropped != 5 {
+			t.Errorf("dropped %d, want the linker's 5", st.Dropped)
+		}
+	})
 }

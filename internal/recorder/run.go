@@ -75,7 +75,7 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 		return Result{}, err
 	}
 	notGo := make(chan error, 1)
-	disc := &runDiscovery{r: r, tw: newTreeWatcher(cfg.FS, r.root, r.start), notGo: notGo, root: r.root}
+	disc := &runDiscovery{r: r, tw: newTreeWatcher(cfg.FS, r.root, p.startedAfter), notGo: notGo, root: r.root}
 	loopCtx, stopLoops := context.WithCancel(context.Background())
 	var loops sync.WaitGroup
 	loops.Go(func() { r.sampleLoop(loopCtx, disc.step) })
@@ -140,9 +140,12 @@ func notMeasured(cmd *exec.Cmd, ran time.Duration, code int) error {
 
 // program is the process memdoctor started.
 type program struct {
-	cmd    *exec.Cmd
-	exited chan error     // receives cmd.Wait's result, once
-	stderr sync.WaitGroup // the goroutine splitting the program's stderr
+	cmd *exec.Cmd
+	// startedAfter is the clock read just before the fork: the program's root process started
+	// after it, which bounds when every process of its tree started (treeWatcher).
+	startedAfter time.Time
+	exited       chan error     // receives cmd.Wait's result, once
+	stderr       sync.WaitGroup // the goroutine splitting the program's stderr
 }
 
 // startProgram starts cfg.Command in its own process group, with gctrace added to GODEBUG,
@@ -163,11 +166,12 @@ func startProgram(cfg Config, r *recorder) (*program, error) {
 	if err != nil {
 		return nil, err
 	}
+	before := time.Now()
 	if err := startCmd(cmd); err != nil {
 		return nil, fmt.Errorf("start %s: %w", cfg.Command[0], unwrapExec(err))
 	}
 	r.start, r.root = time.Now(), cmd.Process.Pid
-	p := &program{cmd: cmd, exited: make(chan error, 1)}
+	p := &program{cmd: cmd, startedAfter: before, exited: make(chan error, 1)}
 	p.stderr.Go(func() {
 		if err := splitStderr(stderr, cfg.Stderr, cfg.ShowGCTrace, r.gc); err != nil {
 			r.log.Debug("reading the program's stderr", "err", err)

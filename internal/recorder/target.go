@@ -72,10 +72,14 @@ type treeWatcher struct {
 	known       map[int]procInfo
 }
 
-func newTreeWatcher(fs procfs.FS, root int, rootStarted time.Time) *treeWatcher {
+// newTreeWatcher watches the tree under root, which started after rootStartedAfter (the clock
+// read just before its fork). The start times it gives (procInfo.Start) are then at most a
+// clock tick (/proc counts them) later than the true ones, and earlier at most by the fork's
+// own time: what comes from a process (its gctrace lines, gcTracker) is never dated before it.
+func newTreeWatcher(fs procfs.FS, root int, rootStartedAfter time.Time) *treeWatcher {
 	w := &treeWatcher{fs: fs, root: root, known: make(map[int]procInfo)}
 	if st, err := fs.Stat(root); err == nil {
-		w.startOffset = rootStarted.Sub(st.StartTime)
+		w.startOffset = rootStartedAfter.Sub(st.StartTime)
 	}
 	return w
 }
