@@ -4,8 +4,6 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
-	"errors"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,39 +11,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/memdoctor/memdoctor/internal/dev/cgrouptest"
 	"github.com/memdoctor/memdoctor/session"
 )
-
-// memoryCgroup makes a memory cgroup of its own with a limit (v2 when the unified hierarchy
-// has the memory controller, else v1) and returns the file a process writes its PID to, to
-// enter it. It skips when this machine lets no cgroup be made (not root, or read-only).
-func memoryCgroup(t *testing.T, limit int64) (procs string) {
-	t.Helper()
-	name := fmt.Sprintf("memdoctor-e2e-%d-%d", os.Getpid(), time.Now().UnixNano())
-	var dir string
-	var files map[string]string
-	if b, err := os.ReadFile("/sys/fs/cgroup/cgroup.controllers"); err == nil && strings.Contains(string(b), "memory") {
-		dir = filepath.Join("/sys/fs/cgroup", name)
-		files = map[string]string{"memory.max": fmt.Sprint(limit), "memory.swap.max": "0"}
-	} else {
-		dir = filepath.Join("/sys/fs/cgroup/memory", name)
-		files = map[string]string{"memory.limit_in_bytes": fmt.Sprint(limit), "memory.swappiness": "0"}
-	}
-	if err := os.Mkdir(dir, 0o755); err != nil {
-		t.Skipf("cannot make a memory cgroup (%v): this test needs root and a writable cgroup hierarchy", err)
-	}
-	t.Cleanup(func() {
-		for i := 0; i < 100 && os.Remove(dir) != nil; i++ { // its processes may still be dying
-			time.Sleep(50 * time.Millisecond)
-		}
-	})
-	for f, v := range files {
-		if err := os.WriteFile(filepath.Join(dir, f), []byte(v), 0o644); err != nil && !errors.Is(err, os.ErrNotExist) {
-			t.Skipf("cannot set %s of %s: %v", f, dir, err)
-		}
-	}
-	return filepath.Join(dir, "cgroup.procs")
-}
 
 // TestOOMKillE2E runs a service in a memory cgroup of its own (192 MiB) that holds 16 MiB
 // more a second until the kernel's OOM killer ends it, under memdoctor run and under
@@ -64,7 +32,7 @@ func TestOOMKillE2E(t *testing.T) {
 	}
 	for _, mode := range []string{"run", "watch"} {
 		t.Run(mode, func(t *testing.T) {
-			procs := memoryCgroup(t, 192<<20)
+			procs := cgrouptest.Memory(t, "memdoctor-e2e", 192<<20)
 			dir := filepath.Join(t.TempDir(), "session")
 			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 			defer cancel()

@@ -7,12 +7,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/memdoctor/memdoctor/agent/procfs"
+	"github.com/memdoctor/memdoctor/internal/dev/cgrouptest"
 )
 
 // TestSampleOfAnExitedProcessIsDropped: a process killed in a memory cgroup of its own and not
@@ -24,7 +24,7 @@ func TestSampleOfAnExitedProcessIsDropped(t *testing.T) {
 	if err != nil {
 		t.Skip(err)
 	}
-	procs := ownMemoryCgroup(t)
+	procs := cgrouptest.Memory(t, "memdoctor-recorder", 0)
 	cmd := exec.Command(sleep, "60")
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -56,24 +56,4 @@ func TestSampleOfAnExitedProcessIsDropped(t *testing.T) {
 	if !errors.Is(err, errExiting) || !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("the zombie's sample: err %v, cgroup %q (%+v), want it dropped as gone", err, cg.Dir, smp.Cgroup)
 	}
-}
-
-// ownMemoryCgroup makes a memory cgroup (v2 when the unified hierarchy has the controller,
-// else v1) and returns its cgroup.procs file; it skips when none can be made (not root).
-func ownMemoryCgroup(t *testing.T) (procs string) {
-	t.Helper()
-	name := fmt.Sprintf("memdoctor-recorder-%d-%d", os.Getpid(), time.Now().UnixNano())
-	dir := filepath.Join("/sys/fs/cgroup/memory", name)
-	if b, err := os.ReadFile("/sys/fs/cgroup/cgroup.controllers"); err == nil && strings.Contains(string(b), "memory") {
-		dir = filepath.Join("/sys/fs/cgroup", name)
-	}
-	if err := os.Mkdir(dir, 0o755); err != nil {
-		t.Skipf("cannot make a memory cgroup (%v): this test needs root and a writable cgroup hierarchy", err)
-	}
-	t.Cleanup(func() {
-		for i := 0; i < 100 && os.Remove(dir) != nil; i++ { // its process may still be dying
-			time.Sleep(50 * time.Millisecond)
-		}
-	})
-	return filepath.Join(dir, "cgroup.procs")
 }
