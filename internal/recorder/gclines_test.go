@@ -56,9 +56,8 @@ func TestGCTrackerStreams(t *testing.T) {
 		// As recorded on a loaded machine: the go command printed the linker's five lines at
 		// once when the link ended, 7 ms before it started the program; their implied starts
 		// (received, less "@Ns") ran from 58 ms to 665 ms before the program's.
-		tr := newGCTracker(func(traceLine, time.Time) {})
 		var got []int
-		tr.emit = func(tl traceLine, _ time.Time) { got = append(got, tl.cycle.N) }
+		tr := newGCTracker(func(tl traceLine, _ time.Time) { got = append(got, tl.cycle.N) })
 		relayed := target.Add(-7 * time.Millisecond)
 		for i, at := range []int{50, 95, 219, 477, 658} {
 			tr.add(traceLine{recv: relayed, cycle: gctrace.Cycle{N: i + 1, At: time.Duration(at) * time.Millisecond}})
