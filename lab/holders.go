@@ -21,6 +21,12 @@ type HolderExpect struct {
 	// Cut is what the first cut's expression must contain: the object whose references, cut,
 	// free the leak; "" when no one object holds the records (a finalizer keeps each alone).
 	Cut string
+	// Running is, when one function's goroutine holds the records in its frame for as long as
+	// it runs, that function: a reading that catches it running names them from that frame
+	// (a goroutine root), through the same variable as Path. A timer's callback runs on a
+	// goroutine of its own, and between its firing and its Reset only that goroutine holds what
+	// it captured. "" for none.
+	Running string
 }
 
 // holderRecord is the size of each leaked record: large enough that the heap profile samples
@@ -259,7 +265,7 @@ func readMessage() []byte { return make([]byte, holderRecord) }
 func holderTimer() Scenario {
 	return holderScenario("holder-timer",
 		"A periodic job re-arms itself with time.AfterFunc; its callback appends each run's report to a slice it captured.",
-		HolderExpect{Site: labPkg + ".newTimerReport", Root: "global", Path: ".reports[i]", Cut: ".reports"},
+		HolderExpect{Site: labPkg + ".newTimerReport", Root: "global", Path: ".reports[i]", Cut: ".reports", Running: labPkg + ".startReports.func1"},
 		func(ctx context.Context, env Env) error {
 			env = env.withDefaults()
 			runtime.MemProfileRate = holderRate
