@@ -160,7 +160,8 @@ func NormalizeSelector(sel string) (string, error) {
 	if s != "" && !strings.ContainsAny(s, "=~!") {
 		return bad("no matcher")
 	}
-	return strings.TrimSpace(strings.TrimRight(s, ", \t\r\n")), nil
+	// Trailing commas and white space of any kind (a vertical tab too), however they mix.
+	return strings.TrimRightFunc(s, func(r rune) bool { return r == ',' || unicode.IsSpace(r) }), nil
 }
 
 // selector joins matchers into a PromQL selector: {a, b}, or "" when there is none.
