@@ -2,6 +2,7 @@ package memread
 
 import (
 	"fmt"
+	"math/bits"
 	"time"
 
 	"github.com/memdoctor/memdoctor/process"
@@ -339,24 +340,49 @@ func (r *Reader) readBucket(c *process.Cache, addr uint64, cur uint32) (process.
 // not take, and a thread the kernel deschedules between the two leaves them so for as long
 // (a bucket allocated from all the time was left out of readings in a row for it). There the
 // bytes are made the counts times the size, as they are about to be.
+//
+// Counts no runtime reaches are not a state either: a count whose bytes pass 2^64 (the
+// product wraps, and could match the bytes read), counts whose sum does, and a published
+// view (active and future[cur], what the runtime reports) freeing more than it allocated: an
+// object's free is published a cycle or more after its allocation, never before.
 func consistent(b *process.Bucket, hasBytes bool, cur uint32) bool {
 	if b.Size == 0 {
 		return false
 	}
-	var allocs, frees uint64
+	var all, pub process.Cycle
 	for j := -1; j < len(b.Future); j++ {
 		c := &b.Active
 		if j >= 0 {
 			c = &b.Future[j]
 		}
-		if hasBytes && (c.AllocBytes != c.Allocs*b.Size || c.FreeBytes != c.Frees*b.Size) {
+		allocBytes, ok1 := product(c.Allocs, b.Size)
+		freeBytes, ok2 := product(c.Frees, b.Size)
+		if !ok1 || !ok2 {
+			return false
+		}
+		if hasBytes && (c.AllocBytes != allocBytes || c.FreeBytes != freeBytes) {
 			if j < 0 || uint32(j) == cur {
 				return false
 			}
-			c.AllocBytes, c.FreeBytes = c.Allocs*b.Size, c.Frees*b.Size
+			c.AllocBytes, c.FreeBytes = allocBytes, freeBytes
 		}
-		allocs += c.Allocs
-		frees += c.Frees
+		if !addCounts(&all, c) || (j < 0 || uint32(j) == cur) && !addCounts(&pub, c) {
+			return false
+		}
 	}
-	return frees <= allocs
+	return all.Frees <= all.Allocs && pub.Frees <= pub.Allocs
+}
+
+// product is n objects of size bytes, and whether that fits in 64 bits.
+func product(n, size uint64) (uint64, bool) {
+	hi, lo := bits.Mul64(n, size)
+	return lo, hi == 0
+}
+
+// addCounts adds c's object counts to sum, and says whether they fit in 64 bits.
+func addCounts(sum, c *process.Cycle) bool {
+	var carry1, carry2 uint64
+	sum.Allocs, carry1 = bits.Add64(sum.Allocs, c.Allocs, 0)
+	sum.Frees, carry2 = bits.Add64(sum.Frees, c.Frees, 0)
+	return carry1 == 0 && carry2 == 0
 }
