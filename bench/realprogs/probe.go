@@ -31,7 +31,7 @@ type reading struct {
 // zero.
 func probe(ctx context.Context, pprofBase string, pid int, leaks bool) reading {
 	var r reading
-	client := &http.Client{Timeout: 10 * time.Second}
+	client := probeClient(10 * time.Second)
 	if line, err := firstLineWith(ctx, client, pprofBase+"goroutine?debug=1", "goroutine profile: total "); err == nil {
 		r.Goroutines, _ = strconv.Atoi(strings.TrimPrefix(line, "goroutine profile: total "))
 	}
@@ -46,6 +46,14 @@ func probe(ctx context.Context, pprofBase string, pid int, leaks bool) reading {
 	}
 	r.RSS, r.HWM = procMemory(pid)
 	return r
+}
+
+// probeClient is an HTTP client for the harness's own requests to the program: each on a
+// connection of its own, closed after it. A connection kept open for the next request is a
+// goroutine serving it in the program, counted in the next reading's goroutines; the program's
+// counts are its own and the one serving the reading.
+func probeClient(timeout time.Duration) *http.Client {
+	return &http.Client{Timeout: timeout, Transport: &http.Transport{DisableKeepAlives: true}}
 }
 
 // firstLineWith returns the first line of url's body that starts with prefix.

@@ -102,7 +102,7 @@ func waitReady(ctx context.Context, p *process, url string, timeout time.Duratio
 		return waitTCP(ctx, p, url, timeout)
 	}
 	deadline := time.Now().Add(timeout)
-	client := &http.Client{Timeout: 2 * time.Second}
+	client := probeClient(2 * time.Second)
 	for {
 		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 		if err != nil {
