@@ -355,18 +355,19 @@ func consistent(b *process.Bucket, hasBytes bool, cur uint32) bool {
 		if j >= 0 {
 			c = &b.Future[j]
 		}
+		published := j < 0 || uint32(j) == cur
 		allocBytes, ok1 := product(c.Allocs, b.Size)
 		freeBytes, ok2 := product(c.Frees, b.Size)
 		if !ok1 || !ok2 {
 			return false
 		}
 		if hasBytes && (c.AllocBytes != allocBytes || c.FreeBytes != freeBytes) {
-			if j < 0 || uint32(j) == cur {
+			if published {
 				return false
 			}
 			c.AllocBytes, c.FreeBytes = allocBytes, freeBytes
 		}
-		if !addCounts(&all, c) || (j < 0 || uint32(j) == cur) && !addCounts(&pub, c) {
+		if !addCounts(&all, c) || published && !addCounts(&pub, c) {
 			return false
 		}
 	}
