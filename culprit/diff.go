@@ -15,6 +15,10 @@ type Delta struct {
 	Delta int64    `json:"delta"`
 	Share float64  `json:"share"` // Delta / total positive growth (0..1); 0 when Delta <= 0
 	Stack []string `json:"stack,omitempty"`
+	// Observer is the part of Delta made by the observer's stacks (Observer): what profilers
+	// reading the process (its pprof handlers, runtime/pprof, memdoctor's agent) made it
+	// allocate or hold at this site.
+	Observer int64 `json:"-"`
 }
 
 // DiffResult is what grew between two profiles of the same kind.
@@ -32,6 +36,9 @@ type DiffResult struct {
 	// included (as pprof's -cum): the functions that growing sites share. Only those that
 	// grew over two sites or more, largest first.
 	ByCaller []Caller `json:"-"`
+	// Observer is the sum of the positive Delta.Observer of ByFunction: what the observer's
+	// stacks (Observer) allocated or grew between the profiles, counted in Growth too.
+	Observer int64    `json:"-"`
 	Warnings []string `json:"warnings,omitempty"`
 }
 
@@ -72,6 +79,7 @@ func Diff(old, new *profile.Profile, typ string, opts Options) (*DiffResult, err
 		if d.Delta < 0 {
 			r.Shrinkage -= d.Delta
 		}
+		r.Observer += max(d.Observer, 0)
 	}
 	r.ByLine, r.LineGrowth = c.deltas(byLine)
 	r.ByCaller = c.callers(2, true)
@@ -89,7 +97,7 @@ func (c *collapser) deltas(sites []*siteSum) ([]Delta, int64) {
 	}
 	out := make([]Delta, len(sites))
 	for i, s := range sites {
-		d := Delta{Site: s.site, Old: s.old, New: s.new, Delta: s.delta(), Stack: c.stackOf(s)}
+		d := Delta{Site: s.site, Old: s.old, New: s.new, Delta: s.delta(), Stack: c.stackOf(s), Observer: s.observed}
 		if d.Delta > 0 {
 			d.Share = float64(d.Delta) / float64(growth)
 		}

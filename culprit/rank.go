@@ -10,6 +10,7 @@ import (
 type siteSum struct {
 	site     Site
 	old, new int64
+	observed int64     // the part of new-old from the observer's stacks (stackSum.observer)
 	best     *stackSum // the stack that moved this site the most
 	rep      *siteSum  // for a function: its line that moved it the most
 }
@@ -60,6 +61,9 @@ func rankSites(stacks map[string]*stackSum) (byFunc, byLine []*siteSum) {
 		}
 		ls.old += st.v[0]
 		ls.new += st.v[1]
+		if st.observer {
+			ls.observed += st.weight()
+		}
 		fs := funcs[k.fn]
 		if fs == nil {
 			fs = &siteSum{}
@@ -67,6 +71,9 @@ func rankSites(stacks map[string]*stackSum) (byFunc, byLine []*siteSum) {
 		}
 		fs.old += st.v[0]
 		fs.new += st.v[1]
+		if st.observer {
+			fs.observed += st.weight()
+		}
 	}
 	for _, st := range stacks {
 		lines[lineKey{st.site.Function, st.site.Line}].considerStack(st)

@@ -13,6 +13,9 @@ type stackSum struct {
 	key  string // the frame IDs (see collapser.table), varint-encoded
 	site Site
 	v    [2]int64 // Diff: old, new; Aggregate: 0, value
+	// observer: a frame of the stack is the observer's (Observer): what profilers reading
+	// the process made it allocate.
+	observer bool
 }
 
 func (s *stackSum) weight() int64 { return s.v[1] - s.v[0] }
@@ -20,7 +23,8 @@ func (s *stackSum) weight() int64 { return s.v[1] - s.v[0] }
 // tableFrame is a distinct frame with its attribution class.
 type tableFrame struct {
 	frame
-	class frameClass
+	class    frameClass
+	observer bool // observerFrame
 }
 
 type frameKey struct {
@@ -72,6 +76,7 @@ func (c *collapser) add(p *profile.Profile, idx, slot int) int64 {
 		if !ok {
 			st = &stackSum{key: string(c.buf)}
 			st.site = c.attribute(st.key)
+			st.observer = c.observed(st.key)
 			c.stacks[st.key] = st
 		}
 		st.v[slot] += v
@@ -102,7 +107,7 @@ func (c *collapser) frameID(f frame) uint32 {
 		return id
 	}
 	id := uint32(len(c.table))
-	c.table = append(c.table, tableFrame{frame: f, class: classOf(f.fn, c.opts)})
+	c.table = append(c.table, tableFrame{frame: f, class: classOf(f.fn, c.opts), observer: observerFrame(f.fn)})
 	c.ids[k] = id
 	return id
 }
@@ -133,6 +138,16 @@ func (c *collapser) attribute(key string) Site {
 		return Site{Function: unknownFunction}
 	}
 	return siteOf(c.table[ids[i]].frame, own)
+}
+
+// observed reports a stack of the observer (Observer), from its key.
+func (c *collapser) observed(key string) bool {
+	for _, id := range c.decode(key) {
+		if c.table[id].observer {
+			return true
+		}
+	}
+	return false
 }
 
 // names returns the functions of a stack, leaf first.

@@ -111,12 +111,17 @@ type Facts struct {
 	// AllocRates is the allocation rate over about ten slices once the process settled.
 	AllocRates []Point
 	// SpikeAllocs is what was allocated around the highest spikes, and Background what each
-	// site allocates anyway (bytes per second, its least rate between periodic snapshots).
+	// site allocates anyway (bytes per second, its least rate between periodic snapshots),
+	// the observer's stacks left out (culprit.Observer).
 	SpikeAllocs []SpikeAlloc
 	Background  map[string]float64
-	Alloc       Alloc
-	Cost        Cost
-	HeapSnap    *HeapSnapshot
+	// ObserverBackground is what the observer's stacks allocate anyway, in all (bytes per
+	// second, their least rate between periodic snapshots).
+	ObserverBackground float64
+
+	Alloc    Alloc
+	Cost     Cost
+	HeapSnap *HeapSnapshot
 	// LastHeap is the last heap profile read as HeapSnap reads the only one, when there are
 	// several: what they show at the end, when they are too close together for a trend.
 	LastHeap  *HeapSnapshot
@@ -152,7 +157,7 @@ func Of(ev *evidence.Evidence) *Facts {
 		f.Goroutines.Points = before(f.Goroutines.Points, sd.At)
 	}
 	if len(ev.Heaps) >= 2 && len(f.Spikes) > 0 {
-		f.Background = leastAllocRate(ev, f.PeriodicHeaps)
+		f.Background, f.ObserverBackground = leastAllocRate(ev, f.PeriodicHeaps)
 		f.SpikeAllocs = spikeAllocsOf(ev, f.Spikes)
 	}
 	f.Assists = ev.Assists()

@@ -173,9 +173,10 @@ func published(ev *evidence.Evidence, t time.Time) time.Time {
 // (bytes/s) over pairs of consecutive periodic snapshots spread over the window. A site that
 // allocates in bursts has a pair without one, and its least rate is near zero, however often
 // the bursts come and whether or not each was seen as a spike; a steady site's least rate is
-// about its usual one.
-func leastAllocRate(ev *evidence.Evidence, periodic []Snapshot) map[string]float64 {
-	rates := map[string]float64{}
+// about its usual one. The observer's stacks (culprit.Observer) are left out of the sites and
+// given their own least rate: profilers read the process at their own pace.
+func leastAllocRate(ev *evidence.Evidence, periodic []Snapshot) (rates map[string]float64, observer float64) {
+	rates = map[string]float64{}
 	pairs := 0
 	stride := max(1, (len(periodic)-1)/maxRatePairs)
 	for i := 0; i+1 < len(periodic) && pairs < maxRatePairs; i += stride {
@@ -186,9 +187,12 @@ func leastAllocRate(ev *evidence.Evidence, periodic []Snapshot) map[string]float
 		}
 		seen := map[string]float64{}
 		for _, row := range d.ByFunction {
-			if row.Delta > 0 {
-				seen[row.Site.Function] = float64(row.Delta) / dt
+			if own := row.Delta - row.Observer; own > 0 {
+				seen[row.Site.Function] = float64(own) / dt
 			}
+		}
+		if obs := float64(d.Observer) / dt; pairs == 0 || obs < observer {
+			observer = obs
 		}
 		if pairs == 0 {
 			rates = seen
@@ -200,7 +204,7 @@ func leastAllocRate(ev *evidence.Evidence, periodic []Snapshot) map[string]float
 		pairs++
 	}
 	if pairs < 2 {
-		return map[string]float64{}
+		return map[string]float64{}, 0
 	}
-	return rates
+	return rates, observer
 }

@@ -21,13 +21,22 @@ type SpikeCase struct {
 	Window float64
 	Budget uint64
 	// Pair is the snapshots around the largest spike the profiles explain (nil when none);
-	// Explained the excess allocation between the snapshots around the spikes as a share of
-	// their heights, and Shown whether every pair's later snapshot is known to show it.
+	// Explained the program's excess allocation between the snapshots around the spikes as a
+	// share of their heights, and Shown whether every pair's later snapshot is known to show
+	// it. Observer is what the observer's stacks allocated there (profilers reading the
+	// process: its pprof handlers, runtime/pprof, memdoctor's agent), as a share of the same
+	// heights: never the program's.
 	Pair      []facts.Snapshot
 	Explained float64
+	Observer  float64
 	Shown     bool
 	// Unexplained is true when Explained is below Spike.MinExplained.
 	Unexplained bool
+	// ByObserver is true when the observer's allocation explains the spikes better than the
+	// program's (Observer at least Spike.MinExplained and more than Explained): the spikes
+	// are the cost of reading the process (a GC that runs while a profile is written counts
+	// its records live), not a burst of the program's.
+	ByObserver bool
 	// OverBudget is true when the spike's heap alone reaches Spike.CriticalOfBudget of the
 	// budget.
 	OverBudget bool
@@ -111,7 +120,7 @@ func transientSpike(fs *facts.Facts, th *Thresholds) outcome {
 		return o
 	}
 	var culprits []Culprit
-	culprits, c.Pair, c.Explained, c.Shown = spikeCulprits(fs, &th.Culprits, &o)
+	culprits, c.Pair, c.Explained, c.Observer, c.Shown = spikeCulprits(fs, &th.Culprits, &o)
 	v.Culprits = culprits
 	if b := inFlightBursts(fs); c.Pair == nil && len(b) > 0 {
 		// No profiles around the spikes the live heap showed (the first came before any), but
@@ -125,9 +134,11 @@ func transientSpike(fs *facts.Facts, th *Thresholds) outcome {
 	}
 	if c.Pair != nil {
 		c.Unexplained = c.Explained < sp.MinExplained
-		if c.Unexplained && c.Shown {
-			// What was allocated around the spikes is a small part of their height: no burst
-			// of allocation to blame; the bumps are the ordinary swing of a busy heap.
+		c.ByObserver = c.Observer >= sp.MinExplained && c.Observer > c.Explained
+		if c.Unexplained && c.Shown || c.ByObserver {
+			// What the program allocated around the spikes is a small part of their height:
+			// no burst of its allocation to blame; the bumps are the ordinary swing of a busy
+			// heap, or what profilers reading it made it allocate.
 			v.Severity = Info
 		}
 		v.Profiles = []string{c.Pair[0].Path, c.Pair[1].Path}
@@ -141,17 +152,19 @@ func transientSpike(fs *facts.Facts, th *Thresholds) outcome {
 // spikeCulprits sums, over the spikes the profiles bracket, what was allocated between the
 // snapshots around each, less what the program allocates anyway in that time (each site's
 // least rate between periodic snapshots), or what the spike held when a snapshot saw it up.
-// It returns the pair of the largest spike it could explain, the excess allocation as a
-// share of the spikes' heights, and whether every pair's later snapshot is known to show the
-// spike's allocation (two GC cycles after it).
-func spikeCulprits(fs *facts.Facts, th *Culprits, o *outcome) ([]Culprit, []facts.Snapshot, float64, bool) {
+// What the observer's stacks allocated (culprit.Observer: profilers reading the process) is
+// summed apart, never the program's. It returns the pair of the largest spike it could
+// explain, the program's excess allocation and the observer's as shares of the spikes'
+// heights, and whether every pair's later snapshot is known to show the spike's allocation
+// (two GC cycles after it).
+func spikeCulprits(fs *facts.Facts, th *Culprits, o *outcome) (cs []Culprit, pair []facts.Snapshot, explained, observer float64, shown bool) {
 	if len(fs.Heaps) < 2 {
-		return nil, nil, 0, false
+		return nil, nil, 0, 0, false
 	}
-	shown := true
+	shown = true
 	background := fs.Background
 	excess := map[string]*Culprit{}
-	var total float64
+	var total, observed float64
 	var bestPair []facts.Snapshot
 	var bestHeight, heights float64
 	for _, a := range fs.SpikeAllocs {
@@ -163,8 +176,13 @@ func spikeCulprits(fs *facts.Facts, th *Culprits, o *outcome) ([]Culprit, []fact
 		}
 		dt := a.After.T.Sub(a.Before.T).Seconds()
 		heights += s.Height()
+		obs := float64(a.Diff.Observer)
+		if !held {
+			obs -= fs.ObserverBackground * dt
+		}
+		observed += math.Max(obs, 0)
 		for _, row := range a.Diff.ByFunction {
-			x := float64(row.Delta)
+			x := float64(row.Delta - row.Observer)
 			if !held {
 				x -= background[row.Site.Function] * dt
 			}
@@ -194,7 +212,8 @@ func spikeCulprits(fs *facts.Facts, th *Culprits, o *outcome) ([]Culprit, []fact
 		}
 		return out[i].Function < out[j].Function
 	})
-	return keepCulprits(out, th), bestPair, total / math.Max(heights, 1), shown
+	h := math.Max(heights, 1)
+	return keepCulprits(out, th), bestPair, total / h, observed / h, shown
 }
 
 // warns reports a spike high enough for a warning.

@@ -34,3 +34,17 @@ func TestCostClimbFromNothing(t *testing.T) {
 		}
 	}
 }
+
+// A spike made by the profilers reading the process says so in its title, with the shares of
+// its height the observer's and the program's allocation explain.
+func TestSpikeOfTheObserverSaid(t *testing.T) {
+	sp := facts.Spike{PeakLive: 200 << 20, Baseline: 100 << 20, Readings: 1}
+	c := &rule.SpikeCase{Spikes: []facts.Spike{sp}, Peak: sp, Complete: 1, Window: 60, Readings: 1,
+		Pair: []facts.Snapshot{{Path: "a"}, {Path: "b"}}, Explained: 0.05, Observer: 1.2, Unexplained: true, ByObserver: true}
+	v := rule.Verdict{Kind: rule.KindTransientSpike, Severity: rule.Info, Confidence: rule.Confirmed, Case: c}
+	f := finding(v, &facts.Facts{})
+	if !strings.HasSuffix(f.Title, "made by the profilers reading it") || !strings.Contains(f.Detail, "allocated 120% of their height") ||
+		!strings.Contains(f.Detail, "beyond its usual rate (5%)") || strings.Contains(f.Detail, "no burst stands out") {
+		t.Errorf("title %q\ndetail %q", f.Title, f.Detail)
+	}
+}

@@ -50,7 +50,10 @@ func spike(f *Finding, v rule.Verdict, c *rule.SpikeCase) {
 		if c.Unexplained && !c.Shown {
 			f.Detail += " The heap profiles after the spikes may not show their allocation yet: a heap profile is up to two GC cycles old."
 		}
-		if c.Unexplained && c.Shown {
+		switch {
+		case c.ByObserver:
+			observerSpike(f, c)
+		case c.Unexplained && c.Shown:
 			f.Detail += fmt.Sprintf(" The allocation between the snapshots around the spikes accounts for only %s of their height: "+
 				"no burst stands out from the program's usual allocation.", pct(c.Explained))
 		}
@@ -58,6 +61,19 @@ func spike(f *Finding, v rule.Verdict, c *rule.SpikeCase) {
 	}
 	addAssists(c.Assists, f)
 	f.Advice = append(f.Advice, spikeAdvice(f.Culprits)...)
+}
+
+// observerSpike says spikes that profilers reading the process made, not the program.
+func observerSpike(f *Finding, c *rule.SpikeCase) {
+	f.Title += ", made by the profilers reading it"
+	f.Detail += fmt.Sprintf(" Between the snapshots around the spikes the profilers reading the process (its pprof handlers, runtime/pprof or "+
+		"memdoctor's agent, writing goroutine and heap profiles) allocated %s of their height, more than the program's own code allocated beyond its usual rate (%s): "+
+		"the spikes are most likely the cost of being read, not the program's (a goroutine profile builds a record for every goroutine, "+
+		"and a GC that runs while one is written counts it live).",
+		pct(c.Observer), pct(c.Explained))
+	f.Evidence["observer_allocation_to_height_ratio"] = c.Observer
+	f.Advice = append(f.Advice, "Read the goroutines of a service this large less often, or from its memory: memdoctor watch of a local service reads them there, "+
+		"without stopping it, past 50,000 goroutines.")
 }
 
 // spikeSeen says how long readings saw a spike high.
