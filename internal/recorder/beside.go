@@ -115,6 +115,38 @@ func (r *recorder) readMemoryToo(pid int, m match) {
 // stacks are read there from then on, at no cost to it, and the recording goes on whatever its
 // pprof does. Nil when it cannot be read, or the target is not memdoctor's child.
 func (r *recorder) readStarved(err error) *memSource {
+	return r.readOwn(fmt.Sprintf("the program's pprof left a request unanswered (%v)", err))
+}
+
+// readCrowded opens the memory of the program memdoctor runs beside its pprof once it runs
+// manyStacks goroutines or more (n), at the first snapshot that sees them: a goroutine profile
+// over its pprof would make it allocate records for every goroutine (about 330 bytes and
+// 1.5 us of its CPU each, bench/scrapecost), which its GC then counts in flight, and its stacks
+// are read from its memory instead, a sample of them, without stopping it. Tried once.
+func (r *recorder) readCrowded(n int) *memSource {
+	r.mu.Lock()
+	tried := r.crowdTried
+	r.crowdTried = true
+	r.mu.Unlock()
+	if tried {
+		return nil
+	}
+	return r.readOwn(fmt.Sprintf("the program runs %d goroutines, %d or more, and a goroutine profile over its pprof would make it allocate about %.0f MiB and spend about %s of its CPU",
+		n, manyStacks, float64(n*profileBytesPerGoroutine)/(1<<20), (time.Duration(n) * profileCPUPerGoroutine).Round(time.Millisecond)))
+}
+
+// What a goroutine profile over pprof costs the service per goroutine (bench/scrapecost: 14 ms
+// and 3.2 MiB at 10,000 goroutines, 75 ms and 16 MiB at 50,000).
+const (
+	profileBytesPerGoroutine = 330
+	profileCPUPerGoroutine   = 1500 * time.Nanosecond
+)
+
+// readOwn opens the memory of the program memdoctor runs beside its pprof, for the reason why:
+// its runtime figures, goroutine count, heap profiles and stacks (without stopping it) are read
+// there from then on, at no cost to it. Nil when it cannot be read, or the target is not
+// memdoctor's child.
+func (r *recorder) readOwn(why string) *memSource {
 	r.mu.Lock()
 	pid, ours := r.pid, r.root != 0
 	r.mu.Unlock()
@@ -129,12 +161,12 @@ func (r *recorder) readStarved(err error) *memSource {
 		}
 	}
 	if oerr != nil {
-		r.addNote("the program's pprof left a request unanswered (%v), and its memory could not be read: %v", err, oerr)
+		r.addNote("%s, and its memory could not be read: %v", why, oerr)
 		return nil
 	}
 	debug.FreeOSMemory()
 	ms := &memSource{rd: rd, pid: pid, besidePprof: true}
-	r.addNote("the program's pprof left a request unanswered (%v): it is read from its memory from then on (/proc/%d/mem), at no cost to it: its runtime figures and goroutine count every sample, its heap profile every interval, its goroutines' stacks without stopping it", err, pid)
+	r.addNote("%s: it is read from its memory from then on (/proc/%d/mem), at no cost to it: its runtime figures and goroutine count every sample, its heap profile every interval, its goroutines' stacks without stopping it", why, pid)
 	r.mu.Lock()
 	r.mem = ms
 	r.mu.Unlock()

@@ -564,3 +564,35 @@ func diagnosedOverPprof(t *testing.T, d time.Duration, args ...string) (*diagnos
 	}
 	return dg, ev
 }
+
+// TestRunReadsACrowdedProgramFromMemory runs collect/memread's test program with 60,000
+// parked goroutines under memdoctor run: a goroutine profile over its pprof would make it
+// allocate about 19 MiB and spend about 90 ms of its CPU each time, so its stacks are read
+// from its memory without stopping it (a sample), and so are its figures and heap profiles,
+// and the manifest says why. Before, every snapshot asked its pprof.
+func TestRunReadsACrowdedProgramFromMemory(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a program of 60,000 goroutines")
+	}
+	bin := filepath.Join(t.TempDir(), "target")
+	build := exec.Command("go", "build", "-tags", "withpprof", "-o", bin, "../../collect/memread/testdata/target")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	cfg := Config{Mode: "run", Out: filepath.Join(t.TempDir(), "s"), Duration: 6 * time.Second,
+		Sample: 250 * time.Millisecond, Interval: time.Second, ReadMemory: true,
+		Command: []string{bin, "-parked", "60000", "-retain", "10", "-churn", "10", "-linger", "1m"}}
+	if _, err := Run(context.Background(), cfg); err != nil {
+		t.Fatal(err)
+	}
+	s := openSession(t, cfg.Out)
+	if c, ok := costOf(s, session.AttemptGoroutine, session.SourcePprof); ok && c.Reads > 1 {
+		t.Errorf("%d goroutine profiles asked of the program's pprof at 60,000 goroutines, want at most the first", c.Reads)
+	}
+	if c, ok := costOf(s, session.AttemptGoroutine, session.SourceMemory); !ok || c.Reads == 0 {
+		t.Errorf("no goroutine profile read from the program's memory: costs %+v", s.Manifest.Costs)
+	}
+	if !slices.ContainsFunc(s.Manifest.Notes, func(n string) bool { return strings.Contains(n, "goroutines, 50000 or more") }) {
+		t.Errorf("no note says why the program is read from its memory: %q", s.Manifest.Notes)
+	}
+}

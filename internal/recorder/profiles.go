@@ -66,6 +66,9 @@ func (r *recorder) snapshot(ctx context.Context, c *scrape.Client, withText, fin
 		count, _ = ms.rd.Goroutines()
 		ms.mu.Unlock()
 	}
+	if ms == nil && !quiet && count >= manyStacks {
+		ms = r.readCrowded(count) // a program memdoctor runs: its stacks from its memory
+	}
 	fromMemory := !quiet && r.stacksFromMemory(ms, count)
 	sampled := !quiet && !fromMemory && r.sampleStacks(ms, count)
 	switch {

@@ -66,6 +66,9 @@ type recorder struct {
 	asking chan struct{}
 	// starving serializes pprofStarved.
 	starving sync.Mutex
+	// crowdTried: the memory of a program memdoctor runs was tried once its goroutines
+	// passed manyStacks (readCrowded).
+	crowdTried bool
 
 	// oom decides when memory near its limit calls for profiles at once; urgent asks the
 	// profile loop for them. lastCgroup is a reading of the target's cgroup (keepCgroup), read again

@@ -15,6 +15,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"time"
 )
 
 var (
@@ -76,6 +77,7 @@ func main() {
 	nChurn := flag.Int("churn", 2000, "objects of 32 KiB to allocate and drop")
 	nParked := flag.Int("parked", 10, "goroutines to park")
 	nSpin := flag.Int("spin", 0, "goroutines that spin")
+	linger := flag.Duration("linger", 0, "run this long more once stdin ends (a program started with no input)")
 	flag.Parse()
 	addr := servePprof()
 	for range *nParked {
@@ -102,4 +104,5 @@ func main() {
 			fmt.Println("done")
 		}
 	}
+	time.Sleep(*linger)
 }
