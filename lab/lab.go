@@ -141,6 +141,7 @@ var scenarios = []func() Scenario{
 	spanQueueLeak,
 	dbOpenLeak,
 	firmwareUpload,
+	subscriberFlood,
 }
 
 // pendingScenarios reproduce a production problem that some vantage point of the accuracy
@@ -155,15 +156,9 @@ var scenarios = []func() Scenario{
 //     the agent was right at 20 s); from profiles scraped with curl, a starved pprof gives
 //     about five goroutine counts a minute, which read as a warm-up that levelled off (no
 //     leak at 60 s) or a suspicion. Right from run and watch-pprof (40-60 s).
-//   - subscriber-flood (issue 30, family 6): recorded alone on a machine at load 12-18, run
-//     and watch-pprof stay suspected at 60 s (a goroutine profile of 100,000 goroutines takes
-//     seconds, and the leak's rate falls with the load) and the profiles have two goroutine
-//     counts; right from run, watch-pprof and the agent at 20-35 s when recorded beside two
-//     others at a lighter load.
 var pendingScenarios = []func() Scenario{
 	webhookLeak,
 	spinLeak,
-	subscriberFlood,
 }
 
 // All returns every scenario, sorted by name.
