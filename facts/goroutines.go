@@ -25,6 +25,11 @@ type Goroutines struct {
 	Old, New   Snapshot
 	Growth     []GroupDelta
 	GrowthErr  error
+	// Census is, when Growth names a site, that site's goroutines in each periodic goroutine
+	// profile, in order (the first of them before it grew): a census of one stack, not a
+	// reading of the whole count, so other goroutines coming and going do not stir it. Nil
+	// when a profile's sites could not be read.
+	Census []Point
 	// Last is the last goroutine profile, with its sites (LastErr when they could not be
 	// read), when there are several: what they show at the end, when they are too close
 	// together for a trend.
@@ -99,6 +104,9 @@ func goroutinesOf(ev *evidence.Evidence) Goroutines {
 	if len(refs) >= 2 {
 		g.GrowthPair, g.Old, g.New = true, refs[0], refs[len(refs)-1]
 		g.Growth, g.GrowthErr = growingGroups(ev, g.Old, g.New)
+		if len(g.Growth) > 0 {
+			g.Census = census(ev, refs, g.Growth[0].Site.SiteKey)
+		}
 	}
 	// The sites that grew most, or were proved leaked, with a fair share of the first's
 	// goroutines: a few more idle connections beside a leak are not its cause.
@@ -148,6 +156,26 @@ func runningAllAlong(ev *evidence.Evidence, g Goroutines) func(string) bool {
 		}
 		return len(profiles) > 0
 	}
+}
+
+// census is the goroutines at one site (its SiteKey) in each snapshot, in order; nil when a
+// snapshot's sites could not be read.
+func census(ev *evidence.Evidence, snaps []Snapshot, key string) []Point {
+	out := make([]Point, 0, len(snaps))
+	for _, s := range snaps {
+		sites, err := ev.GoroutineSites(s)
+		if err != nil {
+			return nil
+		}
+		n := 0
+		for _, g := range sites {
+			if g.SiteKey == key {
+				n += g.Count
+			}
+		}
+		out = append(out, Point{T: s.T, V: float64(n)})
+	}
+	return out
 }
 
 // growingGroups returns the goroutine sites that grew between two snapshots, most first.

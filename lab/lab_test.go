@@ -112,14 +112,15 @@ func TestExpectConsistent(t *testing.T) {
 			total += e.Watch // the pending ones are not watched in CI
 		}
 	}
-	// The whole set, with a re-run of gateway-gc, must fit in about 14 minutes (13 until
+	// The whole set, with a re-run of gateway-gc, must fit in about 15 minutes (13 until
 	// issues 28 and 30 added a burst the GC sees half-way, a leak whose GCs come 12 s apart
-	// and a slow goroutine leak).
+	// and a slow goroutine leak; 14m30s until that leak, webhook-leak, left the pending ones:
+	// 14m32s with it, 14m40s with subscriber-flood).
 	if g, ok := Lookup("gateway-gc"); ok {
 		total += g.Expect.Watch
 	}
-	if total > 14*time.Minute+30*time.Second {
-		t.Errorf("watching every scenario takes %v; keep it under 14m30s", total)
+	if total > 15*time.Minute {
+		t.Errorf("watching every scenario takes %v; keep it under 15m", total)
 	}
 }
 

@@ -39,6 +39,10 @@ type GoroutineLeakCase struct {
 	// ByHeap is true when the count's rise, too few readings to confirm alone, was confirmed
 	// by the live heap's confirmed growth, which it explains (Holds).
 	ByHeap bool
+	// ByCensus is the number of periodic goroutine profiles whose census of the growing site
+	// confirmed a count too short to cross the boundary alone (censusRose); 0 when the count
+	// confirmed itself or was not confirmed.
+	ByCensus int
 }
 
 // Proof is what the runtime's leak detector proved.
@@ -72,7 +76,7 @@ func goroutineLeak(fs *facts.Facts, th *Thresholds) outcome {
 	}
 	var g growth
 	if !s.Empty() {
-		g = judgeGrowth(fs.Goroutine.Floor, gl.Limits, 1, &th.Trend)
+		g = judgeWitnessed(fs.Goroutine.Floor, gl.Limits, 1, &th.Trend, censusRose(fs, gl))
 	}
 	if proof == nil && !g.judged {
 		if fs.Goroutine.Single != nil && s.Len() <= 1 {
@@ -104,6 +108,9 @@ func goroutineLeak(fs *facts.Facts, th *Thresholds) outcome {
 	if g.conf != "" {
 		r := g.rise(&th.Trend)
 		c.Rise = &r
+		if g.conf == Confirmed && !th.Trend.crosses(g.n, g.tau, g.p) {
+			c.ByCensus = len(fs.Goroutine.Census)
+		}
 		perMin, added = g.perMinute(), g.last-g.first
 		v.Start, v.End = s.First().T, s.Last().T
 	}
@@ -134,6 +141,23 @@ func goroutineLeak(fs *facts.Facts, th *Thresholds) outcome {
 	}
 	o.verdicts = append(o.verdicts, v)
 	return o
+}
+
+// censusRose reports whether the periodic goroutine profiles witness the count's rise
+// (GoroutineLeak.CensusProfiles): the site that grew most holds more goroutines in each of
+// them than in the one before, and made at least CensusShare of the count's growth over them.
+func censusRose(fs *facts.Facts, gl *GoroutineLeak) bool {
+	c, fl := fs.Goroutine.Census, fs.Goroutine.Floor
+	if gl.CensusProfiles <= 0 || len(c) < gl.CensusProfiles || len(fl) < 2 {
+		return false
+	}
+	for i := 1; i < len(c); i++ {
+		if c[i].V <= c[i-1].V {
+			return false
+		}
+	}
+	rose := fl[len(fl)-1].V - fl[0].V
+	return rose > 0 && c[len(c)-1].V-c[0].V >= gl.CensusShare*rose
 }
 
 // goroutineProfiles is how many goroutine profiles the session holds.

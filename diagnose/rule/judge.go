@@ -47,6 +47,13 @@ func (g growth) grew() float64 { return math.Max(0, g.last-g.first) }
 // judgeGrowth judges a series (its floor, for quantities that swing) against the limits,
 // with the trend's thresholds.
 func judgeGrowth(pts []facts.Point, lim Limits, quantum float64, tr *Trend) growth {
+	return judgeWitnessed(pts, lim, quantum, tr, false)
+}
+
+// judgeWitnessed is judgeGrowth for a series whose rise a second witness saw too (witnessed):
+// a census of the one site that made it rose in every profile (censusRose). A series that
+// only ever rose is then consistent whether or not its few readings cross the boundary.
+func judgeWitnessed(pts []facts.Point, lim Limits, quantum float64, tr *Trend, witnessed bool) growth {
 	g := growth{n: len(pts)}
 	if g.n >= 2 {
 		g.span = pts[g.n-1].T.Sub(pts[0].T)
@@ -84,7 +91,11 @@ func judgeGrowth(pts []facts.Point, lim Limits, quantum float64, tr *Trend) grow
 	slowing := !rising && g.lateRatio >= tr.LateSlowing && g.lateShare >= tr.LateSlowingShare
 	// Consistent: the rise crosses the sequential boundary (sequential.go), which holds the
 	// false-alarm rate however often the growth is judged as its readings come in.
-	consistent := tr.crosses(g.n, g.tau, g.p)
+	consistent := tr.crosses(g.n, g.tau, g.p) || witnessed && g.tau >= 1
+	// Too few readings to cross the boundary at all (fewer than Trend.MinConfirmPoints), yet
+	// as consistent as a suspicion needs: a growth still short of the effect that heads there
+	// is suspected, and says how long to watch, as a material one is; not dismissed.
+	early := g.n < tr.MinConfirmPoints && g.p <= tr.SuspectP
 	// A series that only ever rose (every pair in order) needs no margin over its scatter:
 	// readings taken at irregular times (a heap profile per GC, GCs further apart as the heap
 	// grows) bend a steady leak away from a straight line without making it any less sure.
@@ -102,7 +113,7 @@ func judgeGrowth(pts []facts.Point, lim Limits, quantum float64, tr *Trend) grow
 			noise := g.grew() / math.Max(g.snr, 1e-9)
 			g.watchMore = max(g.watchMore, time.Duration((tr.ConfirmSNR*noise-g.grew())/g.slope*float64(time.Second)))
 		}
-	case !material && rising && consistent && g.grew() >= tr.ProjectMinShare*g.threshold:
+	case !material && rising && (consistent || early) && g.grew() >= tr.ProjectMinShare*g.threshold:
 		// Consistent, but still small: confirmed when it is steady, past the effect's share
 		// of the start and would reach its size soon (Trend.ProjectConfirm); else suspected
 		// if it would matter soon.
@@ -113,6 +124,9 @@ func judgeGrowth(pts []facts.Point, lim Limits, quantum float64, tr *Trend) grow
 		case left <= max(tr.ProjectHorizon, g.span):
 			g.conf = Suspected
 			g.watchMore = left
+			if !consistent {
+				g.watchMore = max(left, g.untilStrong(tr))
+			}
 		}
 	}
 	return g

@@ -62,7 +62,7 @@ const maxWalkNotes = 3
 func (r *recorder) useMemory(rd *memread.Reader, pid int, why string) error {
 	ms := &memSource{rd: rd, pid: pid, leak: leakcheck.State{LastGoroutines: -1}}
 	r.addNote("%s: the heap profile, the runtime's memory statistics, GC figures and goroutine count are read from the process's memory (/proc/%d/mem) "+
-		"without stopping it; goroutine profiles stop it briefly, at the goroutine leak check's pace; no goroutine dumps (goroutine?debug=1) or goroutineleak profiles from this source", why, pid)
+		"without stopping it; goroutine profiles stop it briefly, at the start, when the goroutines climb and at the goroutine leak check's pace; no goroutine dumps (goroutine?debug=1) or goroutineleak profiles from this source", why, pid)
 	rate, err := rd.MemProfileRate()
 	switch {
 	case err != nil:
@@ -119,15 +119,15 @@ func (r *recorder) sampleMemory(now time.Time) {
 	}
 }
 
-// memLoop reads the heap profile every Interval and a goroutine profile when the leak check's
-// policy says so (checked every Sample), once the memory source is open; and both at the end.
+// memLoop reads the heap profile every Interval and a goroutine profile when memStacksPolicy
+// says so (checked every Sample), once the memory source is open; and both at the end.
 func (r *recorder) memLoop(ctx context.Context) {
 	tick := time.NewTicker(r.cfg.Sample)
 	defer tick.Stop()
 	var lastHeap time.Time
-	// Goroutine profiles stop the process: they follow the leak check's policy, and
-	// --leak-check-every 0 (LeakCheckEvery < 0) means never.
-	policy := r.leakPolicy()
+	// Goroutine profiles stop the process: they follow the leak check's policy with smaller
+	// climbs (memStacksPolicy), and --leak-check-every 0 (LeakCheckEvery < 0) means never.
+	policy := r.memStacksPolicy()
 	for {
 		if ms := r.memory(); ms != nil && !ms.besidePprof { // beside pprof, the snapshots read it
 			now := time.Now()
@@ -154,6 +154,30 @@ func (r *recorder) memLoop(ctx context.Context) {
 		case <-tick.C:
 		}
 	}
+}
+
+// A goroutine profile read from memory stops the process (within maxUnaskedStop, else it is
+// a sample read without stopping it): it costs the target no GC, unlike a goroutineleak fetch,
+// whose climb (leakClimbMin and leakClimbRatio) it followed. The rule names a goroutine leak's
+// site by comparing two of them, and needs a growth of 30 goroutines and 30% to confirm one
+// (rule.Default's GoroutineLeak.Limits): a slow leak (0.55 goroutines a second, 15 -> 54 in a
+// minute) never climbed 50 within a minute, so its only profile was the start's, taken before
+// any leaked, and the confirmed leak named no culprit. A climb of a third of that growth
+// (memStacksClimbMin and memStacksClimbRatio since the last profile, no sooner than the leak
+// check's MinGap) reads the stacks about three times over the growth a confirmation needs:
+// at most four stops a minute, and only while the goroutines climb.
+const (
+	memStacksClimbMin   = 10
+	memStacksClimbRatio = 0.1
+)
+
+// memStacksPolicy is when goroutine profiles are read from the process's memory: the leak
+// check's policy (the start, every LeakCheckEvery, never within its MinGap) with climbs of
+// memStacksClimbMin and memStacksClimbRatio.
+func (r *recorder) memStacksPolicy() leakcheck.Policy {
+	p := r.leakPolicy()
+	p.ClimbMin, p.ClimbRatio = memStacksClimbMin, memStacksClimbRatio
+	return p
 }
 
 // memHeap stores one heap profile read from memory.
