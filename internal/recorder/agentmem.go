@@ -10,7 +10,8 @@ import (
 	"github.com/memdoctor/memdoctor/collect/memread"
 )
 
-// A service watched through its embedded agent can starve the agent of CPU: its own
+// A service watched through its embedded agent alone (--source agent, or a service that
+// serves no pprof) can starve the agent of CPU: its own
 // goroutines spinning, the agent's sampler and handler run late or not at all, its answers
 // time out, its newest sample falls behind, and the window's end goes unread ("not judged").
 // When the service's process is on this machine, memdoctor then reads the same runtime
@@ -37,8 +38,8 @@ const (
 // from its memory ("" while the agent keeps up, or once asked).
 func (r *recorder) agentStarved(now time.Time) string {
 	a := r.agent
-	if a == nil || r.memory() != nil {
-		return ""
+	if _, c := r.target(); a == nil || c != nil || r.memory() != nil {
+		return "" // beside pprof, its snapshot rounds read the service (and would read it twice)
 	}
 	period := max(time.Duration(a.info.SampleIntervalSeconds*float64(time.Second)), r.cfg.Sample)
 	bound := max(agentBehind*period, minAgentLag)
