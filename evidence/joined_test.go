@@ -97,3 +97,31 @@ func TestCounterNotJoinedDownward(t *testing.T) {
 		t.Errorf("%d points, the last %v: want the agent's 10 alone", s.Len(), s.Last().V)
 	}
 }
+
+// TestAgentHolesFilledFromMemory: an agent that answers in fits (a loaded machine: its
+// readings a second apart, then none for 6 s) has its holes filled by memory's readings of
+// the same figure, and only its holes: memory's readings beside its own are left out.
+func TestAgentHolesFilledFromMemory(t *testing.T) {
+	m := newMulti()
+	t0 := time.Date(2026, 12, 3, 9, 0, 0, 0, time.UTC)
+	d := &quantities[qHeapInUse]
+	for i := range 30 {
+		if i < 10 || i > 15 { // none from 10 s to 15 s
+			m.put(d, SourceRuntimeMetrics, t0.Add(time.Duration(i)*time.Second), float64(i))
+		}
+	}
+	for i := range 30 {
+		m.put(d, SourceProcessMemory, t0.Add(time.Duration(i)*time.Second+300*time.Millisecond), float64(i)+0.3)
+	}
+	s := m.pick(d)
+	var filled []time.Duration
+	for _, p := range s.Points {
+		if p.Src == SourceProcessMemory {
+			filled = append(filled, p.T.Sub(t0))
+		}
+	}
+	want := []time.Duration{11300 * time.Millisecond, 12300 * time.Millisecond, 13300 * time.Millisecond}
+	if s.Src != SourceRuntimeMetrics || len(filled) != len(want) || filled[0] != want[0] || filled[2] != want[2] {
+		t.Errorf("series of %s, memory's readings at %v: want the agent's, memory's at %v (more than two seconds from any of the agent's)", s.Src, filled, want)
+	}
+}
