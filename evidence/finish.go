@@ -15,7 +15,7 @@ func (b *sessionBuild) finish() {
 	b.pair.finish(b)
 	for q := range quantities {
 		d := &quantities[q]
-		*d.series(ev) = b.m[q].bestLed(d.sources, d.lead)
+		*d.series(ev) = b.m[q].pick(d)
 	}
 	b.finishPacer(true)
 	p := &ev.Pacer
@@ -65,7 +65,7 @@ func (b *sessionBuild) finishNew() {
 	b.profileFallbacks()
 	for q := range quantities {
 		if d := &quantities[q]; d.fromGCOrProfiles() && b.m[q].any() {
-			*d.series(ev) = b.m[q].bestLed(d.sources, d.lead)
+			*d.series(ev) = b.m[q].pick(d)
 		}
 	}
 	b.finishPacer(b.gc.n > 0)

@@ -1,6 +1,10 @@
 package evidence
 
-import "github.com/memdoctor/memdoctor/session"
+import (
+	"slices"
+
+	"github.com/memdoctor/memdoctor/session"
+)
 
 // quantity names one canonical series of the evidence. The table quantities describes each
 // one: the Evidence field that holds it, its unit, the sources that may measure it in order
@@ -64,8 +68,16 @@ type desc struct {
 	// lead are sources of the very same figure as the first of sources: when that one's
 	// readings start late (a program whose memory memdoctor began to read when its pprof
 	// stopped answering), theirs from before lead its series (see multi.bestLed).
-	lead   []Source
-	series func(*Evidence) *Series
+	lead []Source
+	// follow are sources of the very same figure as runtime/metrics, read another way: when
+	// the agent's readings stop or leave holes (an agent starved of CPU by the service), theirs
+	// continue its series where it has none (see multi.continued and joined.go).
+	follow []Source
+	// outlast are sources of the same quantity at another level (the goroutine count, see
+	// joined.go): when the agent's readings end early and one of these reads on past them,
+	// its series is taken instead (see multi.outlasted).
+	outlast []Source
+	series  func(*Evidence) *Series
 	// sample reads it from a session's sample (nil: no sample carries it).
 	sample func(r *reading)
 	// gap, when set, says why it is missing, for the rules that need it.
@@ -134,8 +146,9 @@ var quantities = [nQuantities]desc{
 		sources: []Source{SourceRuntimeMetrics, SourceProcessMemory, SourcePprofIndex, SourceGoroutineProfile, SourcePrometheus, SourceUnknown},
 		// runtime.NumGoroutine, whether read from the process's memory, the index page or a
 		// goroutine profile's total.
-		lead:   []Source{SourcePprofIndex, SourceGoroutineProfile},
-		series: func(ev *Evidence) *Series { return &ev.Goroutines }, sample: readGoroutines,
+		lead:    []Source{SourcePprofIndex, SourceGoroutineProfile},
+		outlast: []Source{SourceProcessMemory},
+		series:  func(ev *Evidence) *Series { return &ev.Goroutines }, sample: readGoroutines,
 		gap: &gap{key: GapGoroutines, min: 1, why: goroutinesGap}},
 	qLeaked: {name: "Leaked", unit: unitCount, sources: []Source{SourcePprofIndex, SourceLeakProfile},
 		series: func(ev *Evidence) *Series { return &ev.Leaked }, sample: readLeaked},
@@ -181,6 +194,17 @@ var quantities = [nQuantities]desc{
 		series: func(ev *Evidence) *Series { return &ev.RetainedShare }},
 	qReleasedResident: {name: "ReleasedResident", unit: unitBytes, sources: fromGo,
 		series: func(ev *Evidence) *Series { return &ev.ReleasedResident }},
+}
+
+func init() {
+	// Every quantity runtime/metrics and the process's memory both give is the same runtime
+	// record read two ways (joined.go), but the goroutine count.
+	for q := range quantities {
+		d := &quantities[q]
+		if quantity(q) != qGoroutines && slices.Contains(d.sources, SourceRuntimeMetrics) && slices.Contains(d.sources, SourceProcessMemory) {
+			d.follow = []Source{SourceProcessMemory}
+		}
+	}
 }
 
 // quantum is the resolution of a reading of d from src: gctrace prints whole MiB, counts

@@ -37,6 +37,12 @@ profiles at once, outside the interval (labelled before-oom; at most one a secon
 its last reading near the limit, makes the diagnosis say so (oom-risk, critical), with what
 those profiles held. --source pprof records from pprof alone (never the agent),
 --source agent from the agent alone, to compare vantage points.
+An agent starved by its own service (its answers late or none, its newest sample 5 of its
+periods behind), watched alone (--source agent, or no pprof served), leaves the rest of the
+window to the service's memory: a local service
+whose process holds the watched socket and links the agent is read from its memory from
+then on, as below (runtime figures and goroutine count every sample, heap profile every
+interval, stacks without stopping it), the agent still pulled, and the session says so.
 A local service that watch may trace (Linux: root, or CAP_SYS_PTRACE), whose command line is
 the one its pprof serves, is also read from its memory, as a process without pprof is (see
 below), for what that gives at no cost to it: its heap profile, memory statistics, GC

@@ -44,11 +44,18 @@ type agentSource struct {
 	mu      sync.Mutex
 	hasProc bool // the agent's samples carry /proc figures: memdoctor need not read them
 	rate    gcRate
+	// What tells a starved agent (agentmem.go): the newest sample's time (the probe's at
+	// first), the requests left unanswered and the last of them, and whether the process's
+	// memory was tried.
+	newest         time.Time
+	unanswered     int
+	lastUnanswered error
+	memTried       bool
 }
 
 func newAgentSource(c *agentclient.Client, info wire.Info) *agentSource {
 	return &agentSource{c: c, info: info, copied: map[string]bool{}, traces: map[string]bool{}, events: map[uint64]bool{},
-		refusedProfiles: map[string]bool{}, refusedTraces: map[string]bool{}}
+		refusedProfiles: map[string]bool{}, refusedTraces: map[string]bool{}, newest: time.Now()}
 }
 
 // agentHasProc reports whether the agent reads /proc itself.
@@ -93,7 +100,9 @@ func (r *recorder) pullAgent(ctx context.Context) {
 	}
 	a.failures++
 	if a.failures >= unreachableRounds {
-		if _, c := r.target(); c == nil { // with pprof, its snapshot rounds decide
+		// With pprof, its snapshot rounds decide; a service read from its memory is there as
+		// long as its process is (its exit ends the watch through gone).
+		if _, c := r.target(); c == nil && !r.memBesideAgent() {
 			r.unreachableOnce.Do(func() { close(r.unreachable) })
 		}
 	}
@@ -115,6 +124,7 @@ func (r *recorder) pullSamples(ctx context.Context) bool {
 		a.last = last
 		a.samples += n
 	}
+	a.heardAgent(a.last, err)
 	if err == nil || ctx.Err() == nil {
 		r.tries.add(session.AttemptAgentMetrics, err)
 	}
@@ -163,6 +173,7 @@ func (r *recorder) pullProfiles(ctx context.Context) bool {
 	list, err := a.c.Profiles(ctx)
 	if err == nil || ctx.Err() == nil {
 		r.tries.add(session.AttemptAgentProfiles, err)
+		a.heardAgent(time.Time{}, err)
 	}
 	if err != nil {
 		if !stopping(ctx) {

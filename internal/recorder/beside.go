@@ -226,6 +226,10 @@ func (ms *memSource) learn(n int, d time.Duration) {
 // old process's memory is let go, the new one's read when it is surely the service.
 func (r *recorder) readMemoryAgain(ctx context.Context, tg *watchTarget, pid int) {
 	ms := r.memory()
+	if ms != nil && ms.besideAgent && ms.pid != pid {
+		r.closeMemory(false) // the new process's agent is watched afresh, and read again if it starves
+		return
+	}
 	if ms == nil || ms.pid == pid || !ms.besidePprof {
 		return
 	}

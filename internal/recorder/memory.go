@@ -46,6 +46,9 @@ type memSource struct {
 	// pprofStarved: the service's pprof left a goroutine profile unanswered, so its stacks
 	// are read from its memory without stopping it from then on (sampleStacks).
 	pprofStarved bool
+	// besideAgent: read because the service's embedded agent starved (agentmem.go); its
+	// stacks are always read without stopping it.
+	besideAgent bool
 	// The goroutine profiles read without stopping the process (memSampleGoroutines).
 	sampled, sampleFails        int
 	sampledRead, sampledOf      int
@@ -236,7 +239,7 @@ func (r *recorder) memGoroutines(ms *memSource, now time.Time, reason string) (*
 // process stopped while that stop is predicted within maxUnaskedStop, else without stopping
 // it (a sample past stackSample goroutines).
 func (r *recorder) memStacks(ms *memSource, now time.Time, goroutines int, reason string) {
-	if goroutines > 0 && ms.predictStop(goroutines) > maxUnaskedStop {
+	if ms.besideAgent || goroutines > 0 && ms.predictStop(goroutines) > maxUnaskedStop {
 		r.memSampleGoroutines(ms, now, reason)
 		return
 	}

@@ -262,11 +262,14 @@ func (r *recorder) sampleOnce() {
 	now := time.Now()
 	counts := r.readIndex() // the pprof index's counts, which join this instant's /proc reading
 	r.sampleMemStats(now)
+	if why := r.agentStarved(now); why != "" {
+		r.readMemoryBesideAgent(why)
+	}
 	r.sampleMemory(now)
 	switch {
 	case pid != 0 && r.exited(pid):
 		r.markGone()
-	case pid != 0 && r.agentHasProc():
+	case pid != 0 && r.agentHasProc() && !r.memBesideAgent():
 		// The agent reads /proc itself, every second: only watch that the process lives (and
 		// that it is the service).
 		if st, err := r.cfg.FS.Status(pid); errors.Is(err, fs.ErrNotExist) {

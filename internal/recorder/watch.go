@@ -24,7 +24,10 @@ import (
 // pprof index or its agent. With an agent, the whole history it holds is copied at once and
 // then as it grows: samples, labelled profiles, traces. When the service runs on this
 // machine, Watch also finds its process (the one listening on the URL's port) and samples its
-// /proc, unless the agent's samples already carry it. A service that goes away and answers
+// /proc, unless the agent's samples already carry it. When the agent starves (its answers
+// time out or its newest sample falls behind: a service whose own goroutines take its CPU),
+// a local service that holds the watched socket and links the agent is read from its memory
+// from then on, the agent still pulled (agentmem.go). A service that goes away and answers
 // again within cfg.RestartGrace is followed (see followRestart). It fails with
 // ErrSessionWrite when the session could not be written whole.
 //
@@ -99,7 +102,9 @@ func Watch(ctx context.Context, cfg Config, rawURL string) (Result, error) {
 	}
 	r.readHolders(res, running)
 	r.settleProc()
-	r.closeMemory(false) // beside pprof: its last profiles came with the final snapshot
+	// Beside pprof, the last profiles came with the final snapshot; beside a starved agent,
+	// they are read from memory now.
+	r.closeMemory(running && r.memBesideAgent())
 	if r.agent != nil {
 		r.agentSummary()
 	}
@@ -355,6 +360,7 @@ func (r *recorder) watchUntilGone(ctx context.Context, tg *watchTarget, deadline
 	if r.agent != nil {
 		r.pullAgent(loopCtx) // the history first: /proc sampling depends on what it carries
 		loops.Go(func() { r.agentLoop(loopCtx) })
+		loops.Go(func() { r.memLoop(loopCtx) }) // reads only once a starved agent opened the memory
 	}
 	loops.Go(func() { r.sampleLoop(loopCtx, nil) })
 	if tg.pprof != nil {
