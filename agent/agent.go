@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"math"
 	"runtime"
 	"runtime/debug"
 	"sync"
@@ -40,9 +39,6 @@ type Agent struct {
 	pending   []pendingAfter // events waiting for their "after" profiles
 	lastCycle uint64
 	exiting   bool
-	// goroutineSkips is how many periodic rounds in a row took no goroutine profile
-	// (goroutineRoundDue).
-	goroutineSkips int
 
 	stopc    chan struct{}
 	stopOnce sync.Once
@@ -80,9 +76,7 @@ func Start(ctx context.Context, opts ...Option) (*Agent, error) {
 		stopc: make(chan struct{}),
 		done:  make(chan struct{}),
 		mr:    newMetricsReader(),
-		// No goroutine profile yet: the first round takes one, whatever the count.
-		goroutineSkips: math.MaxInt32,
-		gr:             newGCReader(),
+		gr:    newGCReader(),
 	}
 	slots := int(cfg.history / cfg.sampleInterval)
 	a.ring = newRing(max(slots, 1))
@@ -302,45 +296,17 @@ func (a *Agent) onGC() {
 	}
 }
 
-// periodicProfiles takes one round of periodic heap and goroutine profiles: a goroutine
-// profile only when goroutineRoundDue says so.
+// periodicProfiles takes one round of periodic heap and goroutine profiles.
 func (a *Agent) periodicProfiles() {
-	kinds := []string{record.KindHeap}
-	if goroutineRoundDue(runtime.NumGoroutine(), a.goroutineSkips, a.cfg.cheapGoroutines) {
-		kinds, a.goroutineSkips = profileKinds, 0
-	} else {
-		a.goroutineSkips++
-	}
-	profs := a.capture(kinds...)
+	profs := a.capture()
 	if len(profs) > 0 {
 		a.store.addPeriodic(time.Now(), profs)
 	}
 }
 
-// A goroutine profile makes the program allocate a record for every goroutine and spend its
-// CPU on each (runtime/pprof: about 330 bytes and 1.5 us a goroutine): 16 MiB and 75 ms at
-// cheapGoroutines, 100 MiB and half a second at 300,000, which a GC that runs meanwhile
-// counts live. Past cheapGoroutines the periodic goroutine profiles are spaced so that they
-// cost the program no more a round than one of cheapGoroutines: one in every
-// ceil(n/cheapGoroutines) rounds. Those taken for a trigger or at exit are not spaced.
-const cheapGoroutines = 50000
-
-// goroutineRoundDue reports whether a periodic round takes a goroutine profile, with n
-// goroutines, skipped rounds in a row without one, and the bound cheap (cheapGoroutines).
-func goroutineRoundDue(n, skipped, cheap int) bool {
-	return skipped+1 >= (n+cheap-1)/cheap
-}
-
-// profileKinds are the kinds of profile a round takes.
-var profileKinds = []string{record.KindHeap, record.KindGoroutine}
-
-// capture takes one profile of each kind (profileKinds when none is given).
-func (a *Agent) capture(kinds ...string) map[string][]byte {
-	if len(kinds) == 0 {
-		kinds = profileKinds
-	}
-	profs := make(map[string][]byte, len(kinds))
-	for _, kind := range kinds {
+func (a *Agent) capture() map[string][]byte {
+	profs := make(map[string][]byte, 2)
+	for _, kind := range []string{record.KindHeap, record.KindGoroutine} {
 		b, err := captureProfile(&a.store.pool, kind)
 		if err != nil {
 			a.log.Warn("memdoctor agent: profile failed", "kind", kind, "err", err)

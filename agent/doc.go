@@ -23,10 +23,7 @@
 // It never calls runtime.ReadMemStats, and forces no GC but the goroutineleak profile's.
 //
 // Every 15s (WithProfileInterval) it takes a heap and a goroutine profile into a ring of the
-// last 8 rounds (WithProfileRounds). A goroutine profile makes the program allocate a record
-// for every goroutine (about 330 bytes and 1.5 us of its CPU each: 100 MiB at 300,000): past
-// 50,000 goroutines one is taken in every ceil(n/50,000) rounds, so that a round costs no
-// more than one of 50,000 goroutines. When the runtime has the goroutineleak profile (Go 1.27;
+// last 8 rounds (WithProfileRounds). When the runtime has the goroutineleak profile (Go 1.27;
 // Go 1.26 built with GOEXPERIMENT=goroutineleakprofile), the agent takes one at Start, when
 // the goroutine count climbs (by the goroutine-growth margins below, since the last one) and
 // every 10 minutes (WithLeakCheckInterval), never two within a minute, and keeps the last 4:

@@ -19,7 +19,6 @@ type config struct {
 	history         time.Duration
 	profileInterval time.Duration
 	profileRounds   int
-	cheapGoroutines int // goroutineRoundDue's bound: cheapGoroutines, but in tests
 	keptEvents      int
 	profileBytes    int64
 
@@ -87,7 +86,6 @@ func defaultConfig() config {
 		sampleInterval:   DefaultSampleInterval,
 		history:          DefaultHistory,
 		profileInterval:  DefaultProfileInterval,
-		cheapGoroutines:  cheapGoroutines,
 		profileRounds:    DefaultProfileRounds,
 		keptEvents:       DefaultKeptEvents,
 		profileBytes:     DefaultProfileBytes,
@@ -140,9 +138,8 @@ func WithHistory(d time.Duration) Option {
 	}
 }
 
-// WithProfileInterval sets how often a periodic heap and goroutine profile is taken (past
-// 50,000 goroutines the goroutine profile in one round of every ceil(n/50,000): see the
-// package doc). Default 15s; at least 1s. The agent keeps the last rounds of them (WithProfileRounds).
+// WithProfileInterval sets how often a periodic heap and goroutine profile is taken.
+// Default 15s; at least 1s. The agent keeps the last rounds of them (WithProfileRounds).
 func WithProfileInterval(d time.Duration) Option {
 	return func(c *config) {
 		if d < time.Second {
