@@ -7,7 +7,7 @@ require (
 	github.com/chromedp/chromedp v0.23.0
 	github.com/go-delve/delve v1.27.2
 	github.com/google/pprof v0.0.0-20260906184651-6331bc6350fe
-	github.com/memdoctor/memdoctor/agent v0.0.0-20261202134315-68fc7155ccf3
+	github.com/memdoctor/memdoctor/agent v0.0.0-20261203074150-612c660de21b
 	github.com/memdoctor/memdoctor/leaktest v0.0.0-20261202060531-5602f611c07e
 	github.com/modelcontextprotocol/go-sdk v1.8.0
 	github.com/prometheus/client_golang v1.24.1

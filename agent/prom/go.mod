@@ -3,7 +3,7 @@ module github.com/memdoctor/memdoctor/agent/prom
 go 1.25.0
 
 require (
-	github.com/memdoctor/memdoctor/agent v0.0.0-20261202134315-68fc7155ccf3
+	github.com/memdoctor/memdoctor/agent v0.0.0-20261203074150-612c660de21b
 	github.com/prometheus/client_golang v1.24.1
 )
 
