@@ -148,13 +148,11 @@ var scenarios = []func() Scenario{
 // pendingScenarios reproduce a production problem that some vantage point of the accuracy
 // matrix does not judge right yet: they run (memdoctor lab run, go run ./bench/accuracy
 // -scenarios NAME) but stay out of All, and so out of the matrix CI runs, until they are.
-//   - spin-leak (issue 30, family 1): through the agent (--source agent) the agent in the
-//     starved process answers late and in part (its samples cover 18 to 44 s of the minute,
-//     only 20 s of them past the start-up grace, and noisy), and the diagnosis at 60 s did
-//     not find the leak (a window whose end went unseen is not judged now; at a lighter load
-//     the agent was right at 20 s); from profiles scraped with curl, a starved pprof gives
-//     about five goroutine counts a minute, which read as a warm-up that levelled off (no
-//     leak at 60 s) or a suspicion. Right from run and watch-pprof (40-60 s).
+//   - spin-leak (issue 30, family 1): right at 45 s and 60 s from run, watch-pprof, memory and
+//     (at 60 s) the profiles since the census of a growing site, and through the agent since
+//     a starved agent's service is read from its memory; but in one recording of three the
+//     agent's was only suspected at 60 s (right at 45 s): the count's lows "rising more slowly
+//     at the end", the spinning goroutines starving the service that makes them.
 var pendingScenarios = []func() Scenario{
 	spinLeak,
 }
