@@ -1,9 +1,6 @@
 package recorder
 
 import (
-	"bufio"
-	"os/exec"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -84,22 +81,12 @@ const stallAt = 3 * time.Second
 // answering, see its doc) with args, and returns its pid and agent URL; it ends with the test.
 func startStallAgent(t *testing.T, args ...string) (int, string) {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "stallagent")
-	if out, err := exec.Command("go", "build", "-o", bin, "./testdata/stallagent").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
+	pid, ready := startTestProgram(t, buildProgram(t, "./testdata/stallagent"), args...)
+	url, ok := strings.CutPrefix(ready, "ready ")
+	if !ok || !strings.HasPrefix(url, "http://") {
+		t.Fatalf("the program said %q, not ready http://...", ready)
 	}
-	cmd := exec.Command(bin, args...)
-	stdin, _ := cmd.StdinPipe()
-	out, _ := cmd.StdoutPipe()
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { stdin.Close(); cmd.Process.Kill(); cmd.Wait() })
-	sc := bufio.NewScanner(out)
-	if !sc.Scan() || !strings.HasPrefix(sc.Text(), "ready http://") {
-		t.Fatal("the program never said ready")
-	}
-	return cmd.Process.Pid, strings.TrimPrefix(sc.Text(), "ready ") + "/debug/memdoctor/"
+	return pid, url + "/debug/memdoctor/"
 }
 
 func later(a, b time.Time) time.Time {

@@ -1,12 +1,10 @@
 package recorder
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -27,27 +25,13 @@ import (
 // args are more of its flags.
 func startWithPprof(t *testing.T, args ...string) (int, string) {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "target")
-	build := exec.Command("go", "build", "-tags", "withpprof", "-o", bin, "../../collect/memread/testdata/target")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
+	bin := buildProgram(t, "../../collect/memread/testdata/target", "-tags", "withpprof")
+	pid, ready := startTestProgram(t, bin, append([]string{"-parked", "7"}, args...)...)
+	f := strings.Fields(ready)
+	if len(f) != 4 || f[0] != "ready" || f[3] == "-" {
+		t.Fatalf("the target said %q: not ready with a pprof address", ready)
 	}
-	cmd := exec.Command(bin, append([]string{"-parked", "7"}, args...)...)
-	stdin, _ := cmd.StdinPipe()
-	out, _ := cmd.StdoutPipe()
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { stdin.Close(); cmd.Process.Kill(); cmd.Wait() })
-	sc := bufio.NewScanner(out)
-	if !sc.Scan() || !strings.HasPrefix(sc.Text(), "ready ") {
-		t.Fatal("the target never said ready")
-	}
-	f := strings.Fields(sc.Text())
-	if len(f) != 4 || f[3] == "-" {
-		t.Fatalf("the target said %q: no pprof address", sc.Text())
-	}
-	return cmd.Process.Pid, "http://" + f[3] + "/debug/pprof/"
+	return pid, "http://" + f[3] + "/debug/pprof/"
 }
 
 // costOf finds the cost entry of data from source in a session's manifest.
@@ -574,11 +558,7 @@ func TestRunReadsACrowdedProgramFromMemory(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs a program of 60,000 goroutines")
 	}
-	bin := filepath.Join(t.TempDir(), "target")
-	build := exec.Command("go", "build", "-tags", "withpprof", "-o", bin, "../../collect/memread/testdata/target")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := buildProgram(t, "../../collect/memread/testdata/target", "-tags", "withpprof")
 	cfg := Config{Mode: "run", Out: filepath.Join(t.TempDir(), "s"), Duration: 6 * time.Second,
 		Sample: 250 * time.Millisecond, Interval: time.Second, ReadMemory: true,
 		Command: []string{bin, "-parked", "60000", "-retain", "10", "-churn", "10", "-linger", "1m"}}

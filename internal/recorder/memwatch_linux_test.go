@@ -1,7 +1,6 @@
 package recorder
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"os/exec"
@@ -19,24 +18,10 @@ import (
 // is killed at the test's end.
 func startNoEndpoint(t *testing.T) (pid, goroutines int) {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "target")
-	if out, err := exec.Command("go", "build", "-o", bin, "../../collect/memread/testdata/target").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	cmd := exec.Command(bin, "-parked", "7")
-	stdin, _ := cmd.StdinPipe()
-	out, _ := cmd.StdoutPipe()
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { stdin.Close(); cmd.Process.Kill(); cmd.Wait() })
-	sc := bufio.NewScanner(out)
-	if !sc.Scan() {
-		t.Fatal("the target never said ready")
-	}
+	started, ready := startTestProgram(t, buildProgram(t, "../../collect/memread/testdata/target"), "-parked", "7")
 	// "ready PID GOROUTINES"
-	if _, err := fmt.Sscanf(sc.Text(), "ready %d %d", &pid, &goroutines); err != nil || pid != cmd.Process.Pid {
-		t.Fatalf("the target said %q, not ready %d GOROUTINES", sc.Text(), cmd.Process.Pid)
+	if _, err := fmt.Sscanf(ready, "ready %d %d", &pid, &goroutines); err != nil || pid != started {
+		t.Fatalf("the target said %q, not ready %d GOROUTINES", ready, started)
 	}
 	return pid, goroutines
 }
