@@ -50,6 +50,7 @@ var evidenceCases = []struct {
 	{"spike_readings_median_count", 3, "spike readings median", "3"},
 	{"top_site_cpu_cost_fraction", 0.108, "top site CPU cost", "10.8%"},
 	{"allocation_to_height_ratio", 1.234, "allocation to height", "1.23×"},
+	{"observer_allocation_to_height_ratio", 0.95, "observer allocation to height", "0.95×"},
 	{"cgroup_oom_kills_count", 3, "cgroup OOM kills", "3"},
 	{"cgroup_oom_kills_in_window_count", 1, "cgroup OOM kills in window", "1"},
 	{"last_heap_inuse_bytes", 64 << 20, "last heap inuse", "64.0 MiB"},
