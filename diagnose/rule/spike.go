@@ -133,20 +133,26 @@ func transientSpike(fs *facts.Facts, th *Thresholds) outcome {
 		return o
 	}
 	if c.Pair != nil {
-		c.Unexplained = c.Explained < sp.MinExplained
-		c.ByObserver = c.Observer >= sp.MinExplained && c.Observer > c.Explained
-		if c.Unexplained && c.Shown || c.ByObserver {
-			// What the program allocated around the spikes is a small part of their height:
-			// no burst of its allocation to blame; the bumps are the ordinary swing of a busy
-			// heap, or what profilers reading it made it allocate.
-			v.Severity = Info
-		}
-		v.Profiles = []string{c.Pair[0].Path, c.Pair[1].Path}
+		weighPair(&v, c, sp)
 	} else {
 		o.notes = append(o.notes, Note{Kind: KindTransientSpike, What: NoteNoProfilePair})
 	}
 	o.verdicts = append(o.verdicts, v)
 	return o
+}
+
+// weighPair judges what the allocation between the snapshots around the spikes explains of
+// them (c.Pair is set): the verdict is info when the program's allocation is a small part of
+// their height (no burst of its allocation to blame: the bumps are the ordinary swing of a
+// busy heap) or the observer's explains them better (what profilers reading it made it
+// allocate).
+func weighPair(v *Verdict, c *SpikeCase, sp *Spike) {
+	c.Unexplained = c.Explained < sp.MinExplained
+	c.ByObserver = c.Observer >= sp.MinExplained && c.Observer > c.Explained
+	if c.Unexplained && c.Shown || c.ByObserver {
+		v.Severity = Info
+	}
+	v.Profiles = []string{c.Pair[0].Path, c.Pair[1].Path}
 }
 
 // spikeCulprits sums, over the spikes the profiles bracket, what was allocated between the
