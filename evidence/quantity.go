@@ -198,10 +198,11 @@ var quantities = [nQuantities]desc{
 
 func init() {
 	// Every quantity runtime/metrics and the process's memory both give is the same runtime
-	// record read two ways (joined.go), but the goroutine count.
+	// record read two ways (joined.go), but those the memory outlasts at another level (the
+	// goroutine count).
 	for q := range quantities {
 		d := &quantities[q]
-		if quantity(q) != qGoroutines && slices.Contains(d.sources, SourceRuntimeMetrics) && slices.Contains(d.sources, SourceProcessMemory) {
+		if len(d.outlast) == 0 && slices.Contains(d.sources, SourceRuntimeMetrics) && slices.Contains(d.sources, SourceProcessMemory) {
 			d.follow = []Source{SourceProcessMemory}
 		}
 	}

@@ -3,7 +3,6 @@ package recorder
 import (
 	"fmt"
 	"os"
-	"runtime/debug"
 	"time"
 
 	"github.com/memdoctor/memdoctor/agent/leakcheck"
@@ -107,16 +106,12 @@ func (r *recorder) readMemoryBesideAgent(why string) {
 		r.addNote("%s; the process found (%s) does not link the memdoctor agent: it is not the service (a proxy or a port-forward?), so its memory is not read", why, matched)
 		return
 	}
-	if err := rd.Detach(); err != nil { // its stacks are sampled without a stop: no DWARF needed
-		rd.Close()
+	if err := detach(rd); err != nil { // its stacks are sampled without a stop: no DWARF needed
 		r.addNote("%s; the service's memory could not be read: %v", why, err)
 		return
 	}
-	debug.FreeOSMemory()
 	ms := &memSource{rd: rd, pid: pid, leak: leakcheck.State{LastGoroutines: -1}, besideAgent: true}
-	r.mu.Lock()
-	r.mem = ms
-	r.mu.Unlock()
+	r.setMemory(ms)
 	r.addNote("%s: the service's process was matched by its socket: %s, and it is a Go program that links the memdoctor agent (%s)%s; "+
 		"it is read from its memory from then on (/proc/%d/mem), at no cost to it and never stopped: its runtime figures and goroutine count every sample (source process-memory, beside the agent's runtime/metrics), "+
 		"its /proc every sample, its heap profile every interval, its goroutine stacks at the leak check's pace without stopping it (a sample of %d at most, each counting for its share); the agent is still pulled",

@@ -93,18 +93,33 @@ func (r *recorder) readMemoryToo(pid int, m match) {
 	if r.cfg.StacksStop <= 0 {
 		// The stacks come from pprof: let go of the executable's symbols and DWARF (twice its
 		// size in memory), which only goroutine profiles from memory need.
-		if err := rd.Detach(); err != nil {
-			rd.Close()
+		if err := detach(rd); err != nil {
 			r.addNote("the service's memory could not be read, so its heap profile and runtime figures are asked of its pprof, at a cost to it: %v", err)
 			return
 		}
-		debug.FreeOSMemory()
 		stacks = "from net/http/pprof (the process is never stopped: --stacks-stop 0)"
 	}
 	stacks += fmt.Sprintf("; past %d goroutines, or once its pprof leaves a goroutine profile unanswered, from its memory without stopping it (a sample of %d at most, each counting for its share)", manyStacks, stackSample)
 	ms := &memSource{rd: rd, pid: pid, besidePprof: true}
 	r.addNote("the service (pid %d) is also read from its memory (/proc/%d/mem), which costs it no CPU and never stops it: its runtime figures and goroutine count every sample, its heap profile every interval; "+
 		"its goroutine stacks %s; goroutine dumps, goroutineleak profiles and the pprof index page (at the start and after each leak check) from net/http/pprof", pid, pid, stacks)
+	r.setMemory(ms)
+}
+
+// detach lets go of rd's executable symbols and DWARF (twice the executable's size in
+// memory), which only goroutine stacks read with the process stopped need, and gives their
+// memory back. On an error rd is closed.
+func detach(rd *memread.Reader) error {
+	if err := rd.Detach(); err != nil {
+		rd.Close()
+		return err
+	}
+	debug.FreeOSMemory()
+	return nil
+}
+
+// setMemory makes ms the session's memory source.
+func (r *recorder) setMemory(ms *memSource) {
 	r.mu.Lock()
 	r.mem = ms
 	r.mu.Unlock()
@@ -153,23 +168,17 @@ func (r *recorder) readOwn(why string) *memSource {
 	if !ours || pid == 0 || !procSupported || pid == os.Getpid() {
 		return nil
 	}
-	rd, oerr := memread.Open(pid)
-	if oerr == nil {
-		oerr = rd.Detach() // the stacks are read without stopping it: no need of its DWARF
-		if oerr != nil {
-			rd.Close()
-		}
+	rd, err := memread.Open(pid)
+	if err == nil {
+		err = detach(rd) // the stacks are read without stopping it: no need of its DWARF
 	}
-	if oerr != nil {
-		r.addNote("%s, and its memory could not be read: %v", why, oerr)
+	if err != nil {
+		r.addNote("%s, and its memory could not be read: %v", why, err)
 		return nil
 	}
-	debug.FreeOSMemory()
 	ms := &memSource{rd: rd, pid: pid, besidePprof: true}
 	r.addNote("%s: it is read from its memory from then on (/proc/%d/mem), at no cost to it: its runtime figures and goroutine count every sample, its heap profile every interval, its goroutines' stacks without stopping it", why, pid)
-	r.mu.Lock()
-	r.mem = ms
-	r.mu.Unlock()
+	r.setMemory(ms)
 	return ms
 }
 
