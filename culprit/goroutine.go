@@ -41,6 +41,16 @@ type GoroutineGroup struct {
 	Stack       []string // leaf first
 }
 
+// Start is the function the group's goroutines started in: the root-most frame of its stack
+// ("" when the stack is empty or cut short, its root then some caller's). Goroutines that
+// run are caught at whatever line they were at: their start stays the same.
+func (g GoroutineGroup) Start() string {
+	if len(g.Stack) == 0 || g.Stack[len(g.Stack)-1] == elidedFrame {
+		return ""
+	}
+	return g.Stack[len(g.Stack)-1]
+}
+
 const (
 	// maxGroups bounds the memory of grouping: goroutines of further
 	// distinct stacks are counted in one overflow group.

@@ -77,3 +77,35 @@ func findingOf(d *Diagnosis, k Kind) *Finding {
 	}
 	return nil
 }
+
+// spinProfiles is spin-leak (lab: each cancelled rollout leaves sixteen goroutines polling
+// with a zero period, never parked) as its heap and goroutine profiles alone show it (the
+// accuracy matrix's profiles vantage, recorded 2026-12-03 on a quiet machine): seven goroutine
+// profiles counting 191, 191, 267, 234, 266, 315 and 345, the requests in flight coming and
+// going around the leak; the goroutines started in lab.(*rollouts).follow 65 -> 287, more in
+// each profile, caught at time.Sleep, the select's non-blocking receive or a preemption.
+const spinProfiles = "testdata/recorded/spin-leak-profiles"
+
+// TestSpinningLeakFromProfiles: the count alone does not cross the boundary (tau 0.67 over
+// the first 6 profiles, 0.76 over 7), and no one site of the spinning goroutines climbs
+// through all 7 (those in time.Sleep 49 -> 194 -> 171): before, "suspected" at a minute. A
+// census that rose in every profile is a count that crosses the boundary alone: the site's
+// over the first 6, the goroutines started in follow over all 7.
+func TestSpinningLeakFromProfiles(t *testing.T) {
+	d, _ := diagnoseUntil(t, spinProfiles, 65*time.Second)
+	if f := findingOf(d, KindGoroutineLeak); f == nil || f.Confidence != Confirmed {
+		t.Errorf("6 profiles: want a confirmed goroutine-leak, got %+v", f)
+	}
+	d, _ = diagnoseUntil(t, spinProfiles, 70*time.Second)
+	f := findingOf(d, KindGoroutineLeak)
+	if f == nil || f.Confidence != Confirmed || f.Severity.Rank() < Warning.Rank() {
+		t.Fatalf("want a confirmed goroutine-leak warning, got %+v", f)
+	}
+	const follow = "github.com/memdoctor/memdoctor/lab.(*rollouts).follow"
+	if len(f.Culprits) == 0 || f.Culprits[0].Function != follow {
+		t.Errorf("the first culprit is not %s: %+v", follow, f.Culprits)
+	}
+	if !strings.Contains(f.Detail, "started in "+follow) {
+		t.Errorf("the finding does not say what confirmed the count: %s", f.Detail)
+	}
+}

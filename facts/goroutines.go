@@ -30,6 +30,12 @@ type Goroutines struct {
 	// reading of the whole count, so other goroutines coming and going do not stir it. Nil
 	// when a profile's sites could not be read.
 	Census []Point
+	// Started is, when Growth names a site, the goroutines whose stacks start in that site's
+	// start function (the root-most frame of its stack) in each periodic goroutine profile, in
+	// order. Goroutines that run (a loop that spins, one busy working) are caught at whatever
+	// line they were at when a profile was taken, and so at another site from one profile to
+	// the next: only the function that started them stays. Nil as Census is.
+	Started []Point
 	// Last is the last goroutine profile, with its sites (LastErr when they could not be
 	// read), when there are several: what they show at the end, when they are too close
 	// together for a trend.
@@ -105,7 +111,11 @@ func goroutinesOf(ev *evidence.Evidence) Goroutines {
 		g.GrowthPair, g.Old, g.New = true, refs[0], refs[len(refs)-1]
 		g.Growth, g.GrowthErr = growingGroups(ev, g.Old, g.New)
 		if len(g.Growth) > 0 {
-			g.Census = census(ev, refs, g.Growth[0].Site.SiteKey)
+			top := g.Growth[0].Site
+			g.Census = census(ev, refs, func(s GoroutineGroup) bool { return s.SiteKey == top.SiteKey })
+			if fn := top.Start(); fn != "" {
+				g.Started = census(ev, refs, func(s GoroutineGroup) bool { return s.Start() == fn })
+			}
 		}
 	}
 	// The sites that grew most, or were proved leaked, with a fair share of the first's
@@ -158,9 +168,9 @@ func runningAllAlong(ev *evidence.Evidence, g Goroutines) func(string) bool {
 	}
 }
 
-// census is the goroutines at one site (its SiteKey) in each snapshot, in order; nil when a
+// census is the goroutines of the sites that match in each snapshot, in order; nil when a
 // snapshot's sites could not be read.
-func census(ev *evidence.Evidence, snaps []Snapshot, key string) []Point {
+func census(ev *evidence.Evidence, snaps []Snapshot, match func(GoroutineGroup) bool) []Point {
 	out := make([]Point, 0, len(snaps))
 	for _, s := range snaps {
 		sites, err := ev.GoroutineSites(s)
@@ -169,7 +179,7 @@ func census(ev *evidence.Evidence, snaps []Snapshot, key string) []Point {
 		}
 		n := 0
 		for _, g := range sites {
-			if g.SiteKey == key {
+			if match(g) {
 				n += g.Count
 			}
 		}

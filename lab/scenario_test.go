@@ -216,7 +216,7 @@ func TestScenariosStartServeStop(t *testing.T) {
 			profile := memProfile()
 			time.Sleep(run)
 			if !testing.Short() {
-				checkCulprit(t, s, profile, memProfile())
+				checkCulprit(t, s, profile, memProfile)
 			}
 			t0 := time.Now()
 			n := r.stop()

@@ -49,3 +49,51 @@ func TestCensusWitnessesFewCounts(t *testing.T) {
 		})
 	}
 }
+
+// TestStartCensusWitnessesANoisyCount: goroutines that spin are caught at another line in each
+// profile, so no one site climbs through the profiles, while the count around them swings with
+// the requests in flight. The goroutines started in one function (its census, Started) still
+// rise in every profile: a count that, alone, crosses the boundary. The counts are spin-leak's
+// profiles as recorded (lab, watched through pprof's profiles alone, 7 in a minute).
+func TestStartCensusWitnessesANoisyCount(t *testing.T) {
+	counts := []float64{191, 191, 267, 234, 266, 315, 345}
+	for _, tc := range []struct {
+		name    string
+		started []float64
+		want    Confidence
+		of      string
+	}{
+		{"the start function's goroutines rose in every profile", []float64{65, 113, 160, 191, 223, 240, 287}, Confirmed, "main.follow"},
+		{"they fell back once", []float64{65, 113, 160, 150, 223, 240, 287}, Suspected, ""},
+		{"four profiles only", []float64{191, 223, 240, 287}, Suspected, ""},
+		{"they made a small part of the growth", []float64{10, 20, 30, 40, 50, 60, 70}, Suspected, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var pts, started []facts.Point
+			for i, v := range counts {
+				pts = append(pts, facts.Point{T: t0.Add(time.Duration(i) * 10 * time.Second), V: v, Src: facts.SourceHeapProfile})
+			}
+			off := len(counts) - len(tc.started)
+			for i, v := range tc.started {
+				started = append(started, facts.Point{T: pts[off+i].T, V: v})
+			}
+			f := &facts.Facts{Start: t0, End: pts[len(pts)-1].T.Add(time.Second), Goroutines: facts.Series{Points: pts}}
+			f.Goroutine.Floor, f.Goroutine.Started = pts, started
+			// The site that grew most: the spinners caught in time.Sleep, started in main.follow.
+			site := facts.GoroutineGroup{}
+			site.Stack = []string{"time.Sleep", "main.follow"}
+			f.Goroutine.Growth = []facts.GroupDelta{{Site: site, Delta: 122}}
+			out := goroutineLeak(f, &Default)
+			if len(out.verdicts) != 1 {
+				t.Fatalf("verdicts %+v, unjudged %+v", out.verdicts, out.unjudged)
+			}
+			v := out.verdicts[0]
+			if v.Confidence != tc.want {
+				t.Errorf("confidence %s, want %s", v.Confidence, tc.want)
+			}
+			if c := v.Case.(*GoroutineLeakCase); c.CensusOf != tc.of {
+				t.Errorf("census of %q, want %q", c.CensusOf, tc.of)
+			}
+		})
+	}
+}

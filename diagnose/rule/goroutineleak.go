@@ -43,6 +43,9 @@ type GoroutineLeakCase struct {
 	// confirmed a count too short to cross the boundary alone (censusRose); 0 when the count
 	// confirmed itself or was not confirmed.
 	ByCensus int
+	// CensusOf is, when ByCensus is not 0, the start function whose goroutines the census
+	// counted ("" when it counted the growing site's).
+	CensusOf string
 }
 
 // Proof is what the runtime's leak detector proved.
@@ -75,8 +78,9 @@ func goroutineLeak(fs *facts.Facts, th *Thresholds) outcome {
 		return cannot(KindGoroutineLeak, WhyNeverMeasured, 0)
 	}
 	var g growth
+	witness, censusOf := censusRose(fs, gl)
 	if !s.Empty() {
-		g = judgeWitnessed(fs.Goroutine.Floor, gl.Limits, 1, &th.Trend, censusRose(fs, gl))
+		g = judgeWitnessed(fs.Goroutine.Floor, gl.Limits, 1, &th.Trend, witness)
 	}
 	if proof == nil && !g.judged {
 		if fs.Goroutine.Single != nil && s.Len() <= 1 {
@@ -109,7 +113,7 @@ func goroutineLeak(fs *facts.Facts, th *Thresholds) outcome {
 		r := g.rise(&th.Trend)
 		c.Rise = &r
 		if g.conf == Confirmed && !th.Trend.crosses(g.n, g.tau, g.p) {
-			c.ByCensus = len(fs.Goroutine.Census)
+			c.ByCensus, c.CensusOf = len(witness), censusOf
 		}
 		perMin, added = g.perMinute(), g.last-g.first
 		v.Start, v.End = s.First().T, s.Last().T
@@ -143,21 +147,34 @@ func goroutineLeak(fs *facts.Facts, th *Thresholds) outcome {
 	return o
 }
 
-// censusRose reports whether the periodic goroutine profiles witness the count's rise
-// (GoroutineLeak.CensusProfiles): the site that grew most holds more goroutines in each of
-// them than in the one before, and made at least CensusShare of the count's growth over them.
-func censusRose(fs *facts.Facts, gl *GoroutineLeak) bool {
-	c, fl := fs.Goroutine.Census, fs.Goroutine.Floor
-	if gl.CensusProfiles <= 0 || len(c) < gl.CensusProfiles || len(fl) < 2 {
-		return false
-	}
-	for i := 1; i < len(c); i++ {
-		if c[i].V <= c[i-1].V {
-			return false
-		}
+// censusRose returns the census that witnesses the count's rise (GoroutineLeak.CensusProfiles),
+// nil when none does, and the start function it counted ("" for the site): the site that grew most, or every goroutine started in its start
+// function (goroutines that run are caught at a different line in each profile), holds more
+// goroutines in each periodic goroutine profile than in the one before, and made at least
+// CensusShare of the count's growth over them.
+func censusRose(fs *facts.Facts, gl *GoroutineLeak) ([]facts.Point, string) {
+	fl := fs.Goroutine.Floor
+	if gl.CensusProfiles <= 0 || len(fl) < 2 {
+		return nil, ""
 	}
 	rose := fl[len(fl)-1].V - fl[0].V
-	return rose > 0 && c[len(c)-1].V-c[0].V >= gl.CensusShare*rose
+	witnesses := func(c []facts.Point) bool {
+		if len(c) < gl.CensusProfiles {
+			return false
+		}
+		for i := 1; i < len(c); i++ {
+			if c[i].V <= c[i-1].V {
+				return false
+			}
+		}
+		return rose > 0 && c[len(c)-1].V-c[0].V >= gl.CensusShare*rose
+	}
+	if gr := &fs.Goroutine; witnesses(gr.Census) {
+		return gr.Census, ""
+	} else if witnesses(gr.Started) && len(gr.Growth) > 0 {
+		return gr.Started, gr.Growth[0].Site.Start()
+	}
+	return nil, ""
 }
 
 // goroutineProfiles is how many goroutine profiles the session holds.

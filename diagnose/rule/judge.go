@@ -47,13 +47,17 @@ func (g growth) grew() float64 { return math.Max(0, g.last-g.first) }
 // judgeGrowth judges a series (its floor, for quantities that swing) against the limits,
 // with the trend's thresholds.
 func judgeGrowth(pts []facts.Point, lim Limits, quantum float64, tr *Trend) growth {
-	return judgeWitnessed(pts, lim, quantum, tr, false)
+	return judgeWitnessed(pts, lim, quantum, tr, nil)
 }
 
-// judgeWitnessed is judgeGrowth for a series whose rise a second witness saw too (witnessed):
-// a census of the one site that made it rose in every profile (censusRose). A series that
-// only ever rose is then consistent whether or not its few readings cross the boundary.
-func judgeWitnessed(pts []facts.Point, lim Limits, quantum float64, tr *Trend, witnessed bool) growth {
+// judgeWitnessed is judgeGrowth for a series whose rise a second witness saw too (witness,
+// nil when none did): a census of the goroutines of the one site, or the one start function,
+// that made it, which rose in every profile (censusRose). A series that only ever rose is
+// then consistent whether or not its few readings cross the boundary; one whose other
+// readings came and went around the rise (requests, connections) is consistent and stands
+// clear of its scatter when the census, a count that only ever rose, crosses the boundary
+// on its own.
+func judgeWitnessed(pts []facts.Point, lim Limits, quantum float64, tr *Trend, witness []facts.Point) growth {
 	g := growth{n: len(pts)}
 	if g.n >= 2 {
 		g.span = pts[g.n-1].T.Sub(pts[0].T)
@@ -91,7 +95,13 @@ func judgeWitnessed(pts []facts.Point, lim Limits, quantum float64, tr *Trend, w
 	slowing := !rising && g.lateRatio >= tr.LateSlowing && g.lateShare >= tr.LateSlowingShare
 	// Consistent: the rise crosses the sequential boundary (sequential.go), which holds the
 	// false-alarm rate however often the growth is judged as its readings come in.
-	consistent := tr.crosses(g.n, g.tau, g.p) || witnessed && g.tau >= 1
+	witnessed := len(witness) > 0
+	alone := false
+	if witnessed && g.p <= tr.SuspectP {
+		w := trend(witness)
+		alone = tr.crosses(len(witness), w.Tau, w.P)
+	}
+	consistent := tr.crosses(g.n, g.tau, g.p) || witnessed && g.tau >= 1 || alone
 	// Too few readings to cross the boundary at all (fewer than Trend.MinConfirmPoints), yet
 	// as consistent as a suspicion needs: a growth still short of the effect that heads there
 	// is suspected, and says how long to watch, as a material one is; not dismissed.
@@ -99,7 +109,7 @@ func judgeWitnessed(pts []facts.Point, lim Limits, quantum float64, tr *Trend, w
 	// A series that only ever rose (every pair in order) needs no margin over its scatter:
 	// readings taken at irregular times (a heap profile per GC, GCs further apart as the heap
 	// grows) bend a steady leak away from a straight line without making it any less sure.
-	strong := consistent && (g.snr >= tr.ConfirmSNR || g.tau >= 1)
+	strong := consistent && (g.snr >= tr.ConfirmSNR || g.tau >= 1 || alone)
 	switch {
 	case material && rising && strong:
 		g.conf = Confirmed

@@ -61,7 +61,9 @@ func goroutineLeak(f *Finding, c *rule.GoroutineLeakCase) {
 				f.Detail += " They were never parked: goroutines that grow are a leak whatever their state, and these spin on the CPU besides, which starves the rest of the service (its pprof included) as they pile up."
 			}
 		}
-		if n := c.ByCensus; n > 0 && c.Rise != nil && b.Top != nil {
+		if n := c.ByCensus; n > 0 && c.Rise != nil && c.CensusOf != "" {
+			f.Detail += fmt.Sprintf(" The %d goroutine counts do not confirm the rise by their order alone (other goroutines came and went around it); each of the %d goroutine profiles holds more goroutines started in %s than the one before (those that run are caught at a different line in each), and they made most of the growth: the census confirms it.", c.Rise.N, n, c.CensusOf)
+		} else if n > 0 && c.Rise != nil && b.Top != nil {
 			f.Detail += fmt.Sprintf(" %d goroutine counts are too few to confirm the rise by their order alone; each of the %d goroutine profiles holds more goroutines at that site than the one before, and that site made most of the growth: the census confirms it.", c.Rise.N, n)
 		}
 		f.Advice = append(f.Advice, fmt.Sprintf("Compare the goroutine snapshots: go tool pprof -diff_base %s %s", b.Old, b.New))

@@ -149,8 +149,10 @@ func TestWatchPID(t *testing.T) {
 	}
 }
 
-// TestWatchPIDNothingServed: a process that serves neither pprof nor an agent, or no process
-// at all, is refused in one line.
+// TestWatchPIDNothingServed: a process that serves neither pprof nor an agent, watched with a
+// source that is not its memory, or no process at all, is refused in one line. (With the
+// automatic source such a process is read from its memory when its executable has the
+// symbols for it: a test binary go test -c built has them, one go test ran has none.)
 func TestWatchPIDNothingServed(t *testing.T) {
 	needProc(t)
 	proxy := startHelper(t, "proxy", "http://127.0.0.1:1") // listens, but serves no pprof
@@ -159,7 +161,9 @@ func TestWatchPIDNothingServed(t *testing.T) {
 		1 << 30:   "no such process",
 		-3:        "not a process ID",
 	} {
-		_, err := WatchPID(context.Background(), watchConfig(t), pid)
+		cfg := watchConfig(t)
+		cfg.Source = SourcePprof
+		_, err := WatchPID(context.Background(), cfg, pid)
 		if err == nil || !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "\n") {
 			t.Errorf("pid %d: %v, want one line with %q", pid, err, want)
 		}
