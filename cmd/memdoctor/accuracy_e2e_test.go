@@ -32,10 +32,12 @@ func TestAccuracyMatrix(t *testing.T) {
 	if testing.Short() {
 		t.Skip("records lab scenarios for a minute")
 	}
-	// It takes one of e2eSlots before the parallel phase and gives it back when its recordings
-	// are done: it starts first in that phase, with one end-to-end test beside it (they mostly
-	// wait on the programs they watch), and the others run two at a time after it.
-	e2eSlots <- struct{}{}
+	// It takes all of e2eSlots but one before the parallel phase and gives them back when its
+	// recordings are done: it starts first in that phase, with one end-to-end test beside it
+	// (they mostly wait on the programs they watch), and the others run three at a time after it.
+	for range matrixSlots() {
+		e2eSlots <- struct{}{}
+	}
 	t.Parallel()
 	scenarios := lab.All()
 	switch names := os.Getenv("MEMDOCTOR_ACCURACY_SCENARIOS"); names {
@@ -68,7 +70,9 @@ func TestAccuracyMatrix(t *testing.T) {
 	}
 	windows := matrixWindows
 	m := accuracy.RunMatrix(context.Background(), cfg, scenarios, windows, parallel, testLog{t})
-	<-e2eSlots
+	for range matrixSlots() {
+		<-e2eSlots
+	}
 	var table strings.Builder
 	m.Markdown(&table)
 	t.Logf("\n%s", table.String())

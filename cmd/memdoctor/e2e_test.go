@@ -58,25 +58,26 @@ func TestMain(m *testing.M) {
 }
 
 // e2eSlots bounds how many of this package's parallel tests run at once (parallel), and
-// TestAccuracyMatrix holds one of them while it records: it takes its slot before the parallel
-// phase, so it starts first in it (it is the longest test: started last among twenty it made
-// the package 19 minutes long), with one end-to-end test beside it, and the others run two at
-// a time once it is done. go test's -parallel cannot say that, so it is raised out of the way
-// here and the slots take its place. The tests that keep both cores compiling
-// (TestInstallLatest, TestBuildsOnLaptops, TestSuiteEndToEnd) run alone, before: beside the
-// matrix they made four of its scenarios wrong. (At the idle priority beside it, a build
-// starved for 17 minutes and held the package's end back: the tests leave the cores little
-// idle time.)
+// TestAccuracyMatrix holds all of them but one while it records (matrixSlots): it takes them
+// before the parallel phase, so it starts first in it (it is the longest test: started last
+// among twenty it made the package 19 minutes long), with one end-to-end test beside it, and
+// the others run three at a time once it is done. go test's -parallel cannot say that, so it is
+// raised out of the way here and the slots take its place. The tests that keep both cores
+// compiling (TestInstallLatest, TestBuildsOnLaptops, TestSuiteEndToEnd) run alone, before:
+// beside the matrix they made four of its scenarios wrong. (At the idle priority beside it, a
+// build starved for 17 minutes and held the package's end back: the tests leave the cores
+// little idle time.)
 var e2eSlots chan struct{}
 
-// e2eParallel is how many parallel tests run at once: -parallel when it is given, else two,
-// the matrix's slot among them. The end-to-end tests wait on the programs they watch more than
-// they compute, but not by enough: with three beside the matrix's four recordings and the
-// builds, two cores got four of its scenarios wrong; with two beside them, the OOM watch, go
-// run's recording and a holders walk in another package lost to the load (CI runs here, fresh
-// clones).
+// e2eParallel is how many parallel tests run at once: -parallel when it is given, else three,
+// the matrix's slots among them. The end-to-end tests wait on the programs they watch more than
+// they compute, but not by enough to run many beside the matrix: with three beside its four
+// recordings and the builds, two cores got four of its scenarios wrong; with two beside them,
+// the OOM watch, go run's recording and a holders walk in another package lost to the load (CI
+// runs here, fresh clones). Once it is done, three at a time: their slots were busy 708 s in
+// all, most of it waiting on a program (a leak recorded for 40-45 s, a warm-up of a minute).
 func e2eParallel() int {
-	n, given := 2, false
+	n, given := 3, false
 	flag.Visit(func(f *flag.Flag) {
 		if f.Name == "test.parallel" {
 			given = true
@@ -89,14 +90,23 @@ func e2eParallel() int {
 	return max(n, 1)
 }
 
+// matrixSlots is how many of e2eSlots TestAccuracyMatrix holds while it records: all but one.
+func matrixSlots() int { return max(cap(e2eSlots)-1, 1) }
+
 // parallel marks t parallel and waits for one of e2eSlots: defer what it returns, which gives
 // the slot back (when t's function returns: a test's own parallel subtests then take slots of
 // their own).
 func parallel(t *testing.T) (release func()) {
 	t.Helper()
 	t.Parallel()
+	waited := time.Now()
 	e2eSlots <- struct{}{}
-	return func() { <-e2eSlots }
+	start := time.Now()
+	t.Logf("took a slot after %v", start.Sub(waited).Round(time.Millisecond))
+	return func() {
+		t.Logf("gave the slot back after %v in it", time.Since(start).Round(time.Millisecond))
+		<-e2eSlots
+	}
 }
 
 // result is what one memdoctor invocation did.

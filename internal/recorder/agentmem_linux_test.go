@@ -24,6 +24,8 @@ func TestWatchAStarvedAgent(t *testing.T) {
 	if testing.Short() {
 		t.Skip("watches an agent that stops answering for 20 s, and waits for its last pull: 30 s")
 	}
+	// It mostly waits (for its window, or for requests to time out): beside another test.
+	t.Parallel()
 	needProc(t)
 	pid, url := startStallAgent(t, "-stall-at", stallAt.String(), "-leak", "40")
 	cfg := watchConfig(t)

@@ -175,6 +175,8 @@ func TestWatchAStarvedService(t *testing.T) {
 	if testing.Short() {
 		t.Skip("waits for requests to time out: 20 s")
 	}
+	// It mostly waits (for its window, or for requests to time out): beside another test.
+	t.Parallel()
 	s := watchStarved(t, 14*time.Second, "-stall-after", "1", "-spin", "3")
 	if heap, ok := costOf(s, session.AttemptHeap, session.SourceMemory); !ok || heap.Reads < 2 {
 		t.Errorf("heap profiles from memory: %+v (found %v)", heap, ok)
@@ -246,6 +248,8 @@ func TestWatchAServiceThatAnswersNothing(t *testing.T) {
 	if testing.Short() {
 		t.Skip("waits for the probe to time out: 15 s")
 	}
+	// It mostly waits (for its window, or for requests to time out): beside another test.
+	t.Parallel()
 	s := watchStarved(t, 3*time.Second, "-stall-after", "0")
 	if !noted(s, "did not answer") {
 		t.Errorf("no note says its pprof did not answer: %q", s.Manifest.Notes)
@@ -519,6 +523,8 @@ func TestWatchAServiceThatStopsAnswering(t *testing.T) {
 	if testing.Short() {
 		t.Skip("watches a service that stops answering for 30 s")
 	}
+	// It mostly waits (for its window, or for requests to time out): beside another test.
+	t.Parallel()
 	d, _ := diagnosedOverPprof(t, 30*time.Second, "-stall-at", "14s") // 14 s of samples, then none
 	for _, f := range d.Findings {
 		if f.Kind == diagnose.KindGoroutineLeak {
