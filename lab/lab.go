@@ -148,11 +148,14 @@ var scenarios = []func() Scenario{
 // pendingScenarios reproduce a production problem that some vantage point of the accuracy
 // matrix does not judge right yet: they run (memdoctor lab run, go run ./bench/accuracy
 // -scenarios NAME) but stay out of All, and so out of the matrix CI runs, until they are.
-//   - spin-leak (issue 30, family 1): right at 45 s and 60 s from run, watch-pprof, memory and
-//     (at 60 s) the profiles since the census of a growing site, and through the agent since
-//     a starved agent's service is read from its memory; but in one recording of three the
-//     agent's was only suspected at 60 s (right at 45 s): the count's lows "rising more slowly
-//     at the end", the spinning goroutines starving the service that makes them.
+//   - spin-leak (issue 30, family 1): right at 60 s from every vantage point in the recordings
+//     since 2026-12-03 (the profiles' too, since a census of the goroutines started in one
+//     function witnesses a count the requests in flight stir), but at 45 s the count, which
+//     climbs in steps of sixteen goroutines (a cancelled rollout's replicas) at irregular
+//     times on a starved service, can read as levelling off: beside a go test of cmd/memdoctor
+//     (load 5) a plateau of 9 s in the middle of the window left watch-pprof (from memory)
+//     and watch-agent suspecting it at 45 s (rising more slowly at the end: "watch a third
+//     of the window more"), confirmed at 60 s.
 var pendingScenarios = []func() Scenario{
 	spinLeak,
 }
