@@ -109,3 +109,25 @@ func TestSpinningLeakFromProfiles(t *testing.T) {
 		t.Errorf("the finding does not say what confirmed the count: %s", f.Detail)
 	}
 }
+
+// spinAgent is spin-leak watched through its agent (the accuracy matrix's watch-agent vantage,
+// recorded 2026-12-03 beside a .ci/run, load 4-5): the goroutine count's lows 150 -> 322 in a
+// minute, the last third's growth short of a steady rise's as the spinners took the CPU from
+// the service that makes them (it served fewer requests, and cancelled fewer rollouts).
+const spinAgent = "testdata/recorded/spin-leak-watch-agent"
+
+// TestSpinningLeakSlowsItself: a rise that slows at the end is a warm-up levelling off when
+// its goroutines are parked, not when they spin. Before, "suspected: watch about 18.5s
+// more" at a minute; about half the goroutines started in follow were caught running or
+// runnable by the last goroutine profile.
+func TestSpinningLeakSlowsItself(t *testing.T) {
+	d, _ := diagnoseUntil(t, spinAgent, time.Minute)
+	f := findingOf(d, KindGoroutineLeak)
+	if f == nil || f.Confidence != Confirmed || f.Severity.Rank() < Warning.Rank() {
+		t.Fatalf("want a confirmed goroutine-leak warning, got %+v", f)
+	}
+	const follow = "github.com/memdoctor/memdoctor/lab.(*rollouts).follow"
+	if len(f.Culprits) == 0 || f.Culprits[0].Function != follow {
+		t.Errorf("the first culprit is not %s: %+v", follow, f.Culprits)
+	}
+}

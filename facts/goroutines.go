@@ -36,6 +36,10 @@ type Goroutines struct {
 	// line they were at when a profile was taken, and so at another site from one profile to
 	// the next: only the function that started them stays. Nil as Census is.
 	Started []Point
+	// Spinning is the share of the goroutines started there that the last periodic goroutine
+	// profile caught running or runnable, never parked (0 when none were started there): a
+	// loop that never blocks is caught anywhere in it, a worker waiting for work never.
+	Spinning float64
 	// Last is the last goroutine profile, with its sites (LastErr when they could not be
 	// read), when there are several: what they show at the end, when they are too close
 	// together for a trend.
@@ -115,6 +119,7 @@ func goroutinesOf(ev *evidence.Evidence) Goroutines {
 			g.Census = census(ev, refs, func(s GoroutineGroup) bool { return s.SiteKey == top.SiteKey })
 			if fn := top.Start(); fn != "" {
 				g.Started = census(ev, refs, func(s GoroutineGroup) bool { return s.Start() == fn })
+				g.Spinning = spinning(ev, refs[len(refs)-1], fn)
 			}
 		}
 	}
@@ -186,6 +191,29 @@ func census(ev *evidence.Evidence, snaps []Snapshot, match func(GoroutineGroup) 
 		out = append(out, Point{T: s.T, V: float64(n)})
 	}
 	return out
+}
+
+// spinning is the share of the goroutines started in fn that snapshot s caught running or
+// runnable (0 when it holds none, or its sites could not be read).
+func spinning(ev *evidence.Evidence, s Snapshot, fn string) float64 {
+	sites, err := ev.GoroutineSites(s)
+	if err != nil {
+		return 0
+	}
+	all, running := 0, 0
+	for _, g := range sites {
+		if g.Start() != fn {
+			continue
+		}
+		all += g.Count
+		if g.State == "running" || g.State == "runnable" || g.State == "" && Running(g.Stack) {
+			running += g.Count
+		}
+	}
+	if all == 0 {
+		return 0
+	}
+	return float64(running) / float64(all)
 }
 
 // growingGroups returns the goroutine sites that grew between two snapshots, most first.

@@ -97,3 +97,36 @@ func TestStartCensusWitnessesANoisyCount(t *testing.T) {
 		})
 	}
 }
+
+// TestSpinningGoroutinesSlowThemselves: a count that rises more slowly at the end is a
+// warm-up levelling off when its goroutines wait parked, and stays suspected; when a fair
+// share of them were caught running (they spin, and take the CPU from the service that makes
+// them), it is a leak that slows itself, confirmed.
+func TestSpinningGoroutinesSlowThemselves(t *testing.T) {
+	counts := []float64{100, 130, 160, 190, 220, 245, 260, 270, 278, 285}
+	for _, tc := range []struct {
+		name     string
+		spinning float64
+		want     Confidence
+	}{
+		{"parked", 0, Suspected},
+		{"a few caught running", 0.05, Suspected},
+		{"spinning", 0.4, Confirmed},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var pts []facts.Point
+			for i, v := range counts {
+				pts = append(pts, facts.Point{T: t0.Add(time.Duration(i) * 6 * time.Second), V: v, Src: facts.SourceRuntimeMetrics})
+			}
+			f := &facts.Facts{Start: t0, End: pts[len(pts)-1].T.Add(time.Second), Goroutines: facts.Series{Points: pts}}
+			f.Goroutine.Floor, f.Goroutine.Spinning = pts, tc.spinning
+			out := goroutineLeak(f, &Default)
+			if len(out.verdicts) != 1 {
+				t.Fatalf("verdicts %+v, unjudged %+v", out.verdicts, out.unjudged)
+			}
+			if v := out.verdicts[0]; v.Confidence != tc.want {
+				t.Errorf("confidence %s, want %s", v.Confidence, tc.want)
+			}
+		})
+	}
+}

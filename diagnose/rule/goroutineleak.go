@@ -46,6 +46,10 @@ type GoroutineLeakCase struct {
 	// CensusOf is, when ByCensus is not 0, the start function whose goroutines the census
 	// counted ("" when it counted the growing site's).
 	CensusOf string
+	// Spinning is, when the count rose more slowly at the end and its goroutines spin, the
+	// share of them the last goroutine profile caught running or runnable (0 otherwise): the
+	// slowing was taken for theirs, not for a warm-up levelling off.
+	Spinning float64
 }
 
 // Proof is what the runtime's leak detector proved.
@@ -78,9 +82,10 @@ func goroutineLeak(fs *facts.Facts, th *Thresholds) outcome {
 		return cannot(KindGoroutineLeak, WhyNeverMeasured, 0)
 	}
 	var g growth
-	witness, censusOf := censusRose(fs, gl)
+	census, censusOf := censusRose(fs, gl)
+	spins := gl.SpinShare > 0 && fs.Goroutine.Spinning >= gl.SpinShare
 	if !s.Empty() {
-		g = judgeWitnessed(fs.Goroutine.Floor, gl.Limits, 1, &th.Trend, witness)
+		g = judgeWitnessed(fs.Goroutine.Floor, gl.Limits, 1, &th.Trend, witness{census: census, spins: spins})
 	}
 	if proof == nil && !g.judged {
 		if fs.Goroutine.Single != nil && s.Len() <= 1 {
@@ -113,7 +118,10 @@ func goroutineLeak(fs *facts.Facts, th *Thresholds) outcome {
 		r := g.rise(&th.Trend)
 		c.Rise = &r
 		if g.conf == Confirmed && !th.Trend.crosses(g.n, g.tau, g.p) {
-			c.ByCensus, c.CensusOf = len(witness), censusOf
+			c.ByCensus, c.CensusOf = len(census), censusOf
+		}
+		if g.spun {
+			c.Spinning = fs.Goroutine.Spinning
 		}
 		perMin, added = g.perMinute(), g.last-g.first
 		v.Start, v.End = s.First().T, s.Last().T

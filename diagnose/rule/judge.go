@@ -27,6 +27,9 @@ type growth struct {
 	watchMore time.Duration
 	// judged is false when the series was too short to say anything.
 	judged bool
+	// spun is true when the growth slowed at the end and was taken as rising all the same,
+	// its goroutines spinning (witness.spins).
+	spun bool
 }
 
 // perMinute is the observed growth per minute: from the first readings to the last.
@@ -47,17 +50,27 @@ func (g growth) grew() float64 { return math.Max(0, g.last-g.first) }
 // judgeGrowth judges a series (its floor, for quantities that swing) against the limits,
 // with the trend's thresholds.
 func judgeGrowth(pts []facts.Point, lim Limits, quantum float64, tr *Trend) growth {
-	return judgeWitnessed(pts, lim, quantum, tr, nil)
+	return judgeWitnessed(pts, lim, quantum, tr, witness{})
 }
 
-// judgeWitnessed is judgeGrowth for a series whose rise a second witness saw too (witness,
-// nil when none did): a census of the goroutines of the one site, or the one start function,
-// that made it, which rose in every profile (censusRose). A series that only ever rose is
-// then consistent whether or not its few readings cross the boundary; one whose other
-// readings came and went around the rise (requests, connections) is consistent and stands
-// clear of its scatter when the census, a count that only ever rose, crosses the boundary
-// on its own.
-func judgeWitnessed(pts []facts.Point, lim Limits, quantum float64, tr *Trend, witness []facts.Point) growth {
+// witness is what a second source says of a goroutine count's rise (the zero value:
+// nothing).
+type witness struct {
+	// census is a census of the goroutines of the one site, or the one start function, that
+	// made the rise, which rose in every profile (censusRose); nil when none did.
+	census []facts.Point
+	// spins says the goroutines that made it spin (GoroutineLeak.SpinShare): a growth that
+	// slows is then no warm-up levelling off but goroutines that take the CPU from the service
+	// that makes them, slowing it and so their own growth, as they pile up.
+	spins bool
+}
+
+// judgeWitnessed is judgeGrowth for a series whose rise a second witness saw too. A series
+// that only ever rose is consistent, when a census witnessed it, whether or not its few
+// readings cross the boundary; one whose other readings came and went around the rise
+// (requests, connections) is consistent and stands clear of its scatter when the census, a
+// count that only ever rose, crosses the boundary on its own.
+func judgeWitnessed(pts []facts.Point, lim Limits, quantum float64, tr *Trend, w witness) growth {
 	g := growth{n: len(pts)}
 	if g.n >= 2 {
 		g.span = pts[g.n-1].T.Sub(pts[0].T)
@@ -93,13 +106,16 @@ func judgeWitnessed(pts []facts.Point, lim Limits, quantum float64, tr *Trend, w
 	// even when its slope, robust to that jump, reads the small creep after it).
 	rising := g.lateRatio >= tr.LateRising && g.lateShare >= tr.MinLateShare
 	slowing := !rising && g.lateRatio >= tr.LateSlowing && g.lateShare >= tr.LateSlowingShare
+	if slowing && w.spins { // no warm-up: spinning goroutines slow the service that makes them
+		rising, slowing, g.spun = true, false, true
+	}
 	// Consistent: the rise crosses the sequential boundary (sequential.go), which holds the
 	// false-alarm rate however often the growth is judged as its readings come in.
-	witnessed := len(witness) > 0
+	witnessed := len(w.census) > 0
 	alone := false
 	if witnessed && g.p <= tr.SuspectP {
-		w := trend(witness)
-		alone = tr.crosses(len(witness), w.Tau, w.P)
+		c := trend(w.census)
+		alone = tr.crosses(len(w.census), c.Tau, c.P)
 	}
 	consistent := tr.crosses(g.n, g.tau, g.p) || witnessed && g.tau >= 1 || alone
 	// Too few readings to cross the boundary at all (fewer than Trend.MinConfirmPoints), yet

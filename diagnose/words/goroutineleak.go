@@ -66,6 +66,9 @@ func goroutineLeak(f *Finding, c *rule.GoroutineLeakCase) {
 		} else if n > 0 && c.Rise != nil && b.Top != nil {
 			f.Detail += fmt.Sprintf(" %d goroutine counts are too few to confirm the rise by their order alone; each of the %d goroutine profiles holds more goroutines at that site than the one before, and that site made most of the growth: the census confirms it.", c.Rise.N, n)
 		}
+		if c.Spinning > 0 {
+			f.Detail += fmt.Sprintf(" The count rose more slowly at the end, yet %.0f%% of these goroutines were caught running or runnable, never parked: they spin, and take the CPU from the service that makes them, which then makes fewer of them; a pool warming up would wait parked.", 100*c.Spinning)
+		}
 		f.Advice = append(f.Advice, fmt.Sprintf("Compare the goroutine snapshots: go tool pprof -diff_base %s %s", b.Old, b.New))
 		if b.Top != nil {
 			f.Advice = append(f.Advice, goroutineAdvice(b.Top.GoroutineGroup)...)
