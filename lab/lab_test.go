@@ -115,7 +115,7 @@ func TestExpectConsistent(t *testing.T) {
 	// The whole set, with a re-run of gateway-gc, must fit in about 15 minutes (13 until
 	// issues 28 and 30 added a burst the GC sees half-way, a leak whose GCs come 12 s apart
 	// and a slow goroutine leak; 14m30s until that leak, webhook-leak, left the pending ones:
-	// 14m32s with it, 14m40s with subscriber-flood).
+	// 14m32s with it, 14m40s with subscriber-flood, 14m48s with spin-leak).
 	if g, ok := Lookup("gateway-gc"); ok {
 		total += g.Expect.Watch
 	}

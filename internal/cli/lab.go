@@ -45,7 +45,9 @@ func runLab(ctx context.Context, e *env, args []string) error {
 			}
 			fmt.Fprintf(e.stdout, "%-22s expect: %s\n%s\n\n", sc.Name, expect, indent(wrap(sc.Story, 90), "    "))
 		}
-		fmt.Fprintf(e.stdout, "Pending scenarios: not yet judged right from every vantage point, so not in the accuracy matrix.\n\n")
+		if len(lab.Pending()) > 0 {
+			fmt.Fprintf(e.stdout, "Pending scenarios: not yet judged right from every vantage point, so not in the accuracy matrix.\n\n")
+		}
 		for _, sc := range lab.Pending() {
 			fmt.Fprintf(e.stdout, "%-22s expect: %s\n%s\n\n", sc.Name, strings.Join(sc.Expect.Kinds, ", "), indent(wrap(sc.Story, 90), "    "))
 		}
