@@ -96,16 +96,8 @@ func TestSpinningLeakFromProfiles(t *testing.T) {
 	if f := findingOf(d, KindGoroutineLeak); f == nil || f.Confidence != Confirmed {
 		t.Errorf("6 profiles: want a confirmed goroutine-leak, got %+v", f)
 	}
-	d, _ = diagnoseUntil(t, spinProfiles, 70*time.Second)
-	f := findingOf(d, KindGoroutineLeak)
-	if f == nil || f.Confidence != Confirmed || f.Severity.Rank() < Warning.Rank() {
-		t.Fatalf("want a confirmed goroutine-leak warning, got %+v", f)
-	}
-	const follow = "github.com/memdoctor/memdoctor/lab.(*rollouts).follow"
-	if len(f.Culprits) == 0 || f.Culprits[0].Function != follow {
-		t.Errorf("the first culprit is not %s: %+v", follow, f.Culprits)
-	}
-	if !strings.Contains(f.Detail, "started in "+follow) {
+	f := spinConfirmed(t, spinProfiles, 70*time.Second)
+	if !strings.Contains(f.Detail, "started in "+spinFollow) {
 		t.Errorf("the finding does not say what confirmed the count: %s", f.Detail)
 	}
 }
@@ -121,13 +113,25 @@ const spinAgent = "testdata/recorded/spin-leak-watch-agent"
 // more" at a minute; about half the goroutines started in follow were caught running or
 // runnable by the last goroutine profile.
 func TestSpinningLeakSlowsItself(t *testing.T) {
-	d, _ := diagnoseUntil(t, spinAgent, time.Minute)
+	f := spinConfirmed(t, spinAgent, time.Minute)
+	if !strings.Contains(f.Detail, "caught running or runnable, never parked") {
+		t.Errorf("the finding does not say why a rise that slowed is confirmed: %s", f.Detail)
+	}
+}
+
+const spinFollow = "github.com/memdoctor/memdoctor/lab.(*rollouts).follow"
+
+// spinConfirmed is the goroutine-leak finding of a spin-leak recording diagnosed until window,
+// which must be a confirmed warning naming (*rollouts).follow first.
+func spinConfirmed(t *testing.T, dir string, window time.Duration) *Finding {
+	t.Helper()
+	d, _ := diagnoseUntil(t, dir, window)
 	f := findingOf(d, KindGoroutineLeak)
 	if f == nil || f.Confidence != Confirmed || f.Severity.Rank() < Warning.Rank() {
-		t.Fatalf("want a confirmed goroutine-leak warning, got %+v", f)
+		t.Fatalf("%s until %v: want a confirmed goroutine-leak warning, got %+v", dir, window, f)
 	}
-	const follow = "github.com/memdoctor/memdoctor/lab.(*rollouts).follow"
-	if len(f.Culprits) == 0 || f.Culprits[0].Function != follow {
-		t.Errorf("the first culprit is not %s: %+v", follow, f.Culprits)
+	if len(f.Culprits) == 0 || f.Culprits[0].Function != spinFollow {
+		t.Errorf("%s until %v: the first culprit is not %s: %+v", dir, window, spinFollow, f.Culprits)
 	}
+	return f
 }

@@ -25,21 +25,9 @@ func TestCensusWitnessesFewCounts(t *testing.T) {
 		{"three profiles", []float64{10, 22, 35}, Suspected},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			var pts, census []facts.Point
-			for i, v := range counts {
-				pts = append(pts, facts.Point{T: t0.Add(time.Duration(i) * 16 * time.Second), V: v, Src: facts.SourceHeapProfile})
-			}
-			off := len(counts) - len(tc.census)
-			for i, v := range tc.census {
-				census = append(census, facts.Point{T: pts[off+i].T, V: v})
-			}
-			f := &facts.Facts{Start: t0, End: pts[len(pts)-1].T.Add(time.Second), Goroutines: facts.Series{Points: pts}}
-			f.Goroutine.Floor, f.Goroutine.Census = pts, census
-			out := goroutineLeak(f, &Default)
-			if len(out.verdicts) != 1 {
-				t.Fatalf("verdicts %+v, unjudged %+v", out.verdicts, out.unjudged)
-			}
-			v := out.verdicts[0]
+			f := countFacts(counts, 16*time.Second, facts.SourceHeapProfile)
+			f.Goroutine.Census = atTheEnd(f.Goroutine.Floor, tc.census)
+			v := oneVerdict(t, f)
 			if v.Confidence != tc.want {
 				t.Errorf("confidence %s, want %s", v.Confidence, tc.want)
 			}
@@ -69,25 +57,13 @@ func TestStartCensusWitnessesANoisyCount(t *testing.T) {
 		{"they made a small part of the growth", []float64{10, 20, 30, 40, 50, 60, 70}, Suspected, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			var pts, started []facts.Point
-			for i, v := range counts {
-				pts = append(pts, facts.Point{T: t0.Add(time.Duration(i) * 10 * time.Second), V: v, Src: facts.SourceHeapProfile})
-			}
-			off := len(counts) - len(tc.started)
-			for i, v := range tc.started {
-				started = append(started, facts.Point{T: pts[off+i].T, V: v})
-			}
-			f := &facts.Facts{Start: t0, End: pts[len(pts)-1].T.Add(time.Second), Goroutines: facts.Series{Points: pts}}
-			f.Goroutine.Floor, f.Goroutine.Started = pts, started
+			f := countFacts(counts, 10*time.Second, facts.SourceHeapProfile)
+			f.Goroutine.Started = atTheEnd(f.Goroutine.Floor, tc.started)
 			// The site that grew most: the spinners caught in time.Sleep, started in main.follow.
 			site := facts.GoroutineGroup{}
 			site.Stack = []string{"time.Sleep", "main.follow"}
 			f.Goroutine.Growth = []facts.GroupDelta{{Site: site, Delta: 122}}
-			out := goroutineLeak(f, &Default)
-			if len(out.verdicts) != 1 {
-				t.Fatalf("verdicts %+v, unjudged %+v", out.verdicts, out.unjudged)
-			}
-			v := out.verdicts[0]
+			v := oneVerdict(t, f)
 			if v.Confidence != tc.want {
 				t.Errorf("confidence %s, want %s", v.Confidence, tc.want)
 			}
@@ -114,19 +90,43 @@ func TestSpinningGoroutinesSlowThemselves(t *testing.T) {
 		{"spinning", 0.4, Confirmed},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			var pts []facts.Point
-			for i, v := range counts {
-				pts = append(pts, facts.Point{T: t0.Add(time.Duration(i) * 6 * time.Second), V: v, Src: facts.SourceRuntimeMetrics})
-			}
-			f := &facts.Facts{Start: t0, End: pts[len(pts)-1].T.Add(time.Second), Goroutines: facts.Series{Points: pts}}
-			f.Goroutine.Floor, f.Goroutine.Spinning = pts, tc.spinning
-			out := goroutineLeak(f, &Default)
-			if len(out.verdicts) != 1 {
-				t.Fatalf("verdicts %+v, unjudged %+v", out.verdicts, out.unjudged)
-			}
-			if v := out.verdicts[0]; v.Confidence != tc.want {
+			f := countFacts(counts, 6*time.Second, facts.SourceRuntimeMetrics)
+			f.Goroutine.Spinning = tc.spinning
+			if v := oneVerdict(t, f); v.Confidence != tc.want {
 				t.Errorf("confidence %s, want %s", v.Confidence, tc.want)
 			}
 		})
 	}
+}
+
+// countFacts are the facts of a goroutine count read every step from src: its values, and
+// its floor the same.
+func countFacts(counts []float64, step time.Duration, src facts.Source) *facts.Facts {
+	var pts []facts.Point
+	for i, v := range counts {
+		pts = append(pts, facts.Point{T: t0.Add(time.Duration(i) * step), V: v, Src: src})
+	}
+	f := &facts.Facts{Start: t0, End: pts[len(pts)-1].T.Add(time.Second), Goroutines: facts.Series{Points: pts}}
+	f.Goroutine.Floor = pts
+	return f
+}
+
+// atTheEnd is a census of vals at the times of the last len(vals) points.
+func atTheEnd(pts []facts.Point, vals []float64) []facts.Point {
+	var out []facts.Point
+	off := len(pts) - len(vals)
+	for i, v := range vals {
+		out = append(out, facts.Point{T: pts[off+i].T, V: v})
+	}
+	return out
+}
+
+// oneVerdict is goroutineLeak's verdict on f, which must be one.
+func oneVerdict(t *testing.T, f *facts.Facts) Verdict {
+	t.Helper()
+	out := goroutineLeak(f, &Default)
+	if len(out.verdicts) != 1 {
+		t.Fatalf("verdicts %+v, unjudged %+v", out.verdicts, out.unjudged)
+	}
+	return out.verdicts[0]
 }
