@@ -156,10 +156,10 @@ func goroutineLeak(fs *facts.Facts, th *Thresholds) outcome {
 }
 
 // censusRose returns the census that witnesses the count's rise (GoroutineLeak.CensusProfiles),
-// nil when none does, and the start function it counted ("" for the site): the site that grew most, or every goroutine started in its start
-// function (goroutines that run are caught at a different line in each profile), holds more
-// goroutines in each periodic goroutine profile than in the one before, and made at least
-// CensusShare of the count's growth over them.
+// nil when none does, and the start function it counted ("" for the site's): the site that
+// grew most, or every goroutine started in its start function (goroutines that run are caught
+// at a different line in each profile), holds more goroutines in each periodic goroutine
+// profile than in the one before, and made at least CensusShare of the count's growth.
 func censusRose(fs *facts.Facts, gl *GoroutineLeak) ([]facts.Point, string) {
 	fl := fs.Goroutine.Floor
 	if gl.CensusProfiles <= 0 || len(fl) < 2 {

@@ -170,6 +170,10 @@ type GoroutineLeak struct {
 	// (none running); spin-leak's spinners were caught running or runnable in 19-57% of them in
 	// fifteen recordings (pprof, the agent, the process's memory), the rest at a function's
 	// entry, where a goroutine profile cannot tell a spinning goroutine from one that runs.
+	// The limit: goroutines that compute rather than spin are caught running too, so a pool
+	// of busy workers still climbing at the end of the window, more slowly, is confirmed as a
+	// leak where a parked one would be suspected (its growth must still be material and
+	// consistent).
 	SpinShare float64
 }
 
