@@ -59,7 +59,7 @@ func siteKey(g GoroutineGroup) string {
 	if fn == "" || fn == unknownFunction {
 		fn, line = g.Blocking, 0
 	}
-	if g.State == "running" || g.State == "runnable" || g.State == "" && Running(g.Stack) {
+	if g.Runs() {
 		return "|" + fn + ":running"
 	}
 	return g.State + "|" + fn + ":" + strconv.FormatInt(line, 10)

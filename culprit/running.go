@@ -34,3 +34,9 @@ func Blocks(frame string) bool {
 		strings.HasPrefix(frame, "runtime/internal/syscall") || strings.HasPrefix(frame, "golang.org/x/sys/unix.") ||
 		strings.Contains(frame, ".runtime_") // the runtime's waits linked into other packages (poll, sync)
 }
+
+// Runs reports whether the group's goroutines were running or runnable, never parked: by
+// their wait state when it is known, else by their stack (Running).
+func (g GoroutineGroup) Runs() bool {
+	return g.State == "running" || g.State == "runnable" || g.State == "" && Running(g.Stack)
+}

@@ -115,12 +115,7 @@ func goroutinesOf(ev *evidence.Evidence) Goroutines {
 		g.GrowthPair, g.Old, g.New = true, refs[0], refs[len(refs)-1]
 		g.Growth, g.GrowthErr = growingGroups(ev, g.Old, g.New)
 		if len(g.Growth) > 0 {
-			top := g.Growth[0].Site
-			g.Census = census(ev, refs, func(s GoroutineGroup) bool { return s.SiteKey == top.SiteKey })
-			if fn := top.Start(); fn != "" {
-				g.Started = census(ev, refs, func(s GoroutineGroup) bool { return s.Start() == fn })
-				g.Spinning = spinning(ev, refs[len(refs)-1], fn)
-			}
+			g.Census, g.Started, g.Spinning = census(ev, refs, g.Growth[0].Site)
 		}
 	}
 	// The sites that grew most, or were proved leaked, with a fair share of the first's
@@ -173,47 +168,39 @@ func runningAllAlong(ev *evidence.Evidence, g Goroutines) func(string) bool {
 	}
 }
 
-// census is the goroutines of the sites that match in each snapshot, in order; nil when a
+// census counts, in each snapshot in order, the goroutines at top's site (site) and those
+// started in top's start function (started, nil when its stack has none), and the share of the
+// latter the last snapshot caught running or runnable (spinning). Both are nil when a
 // snapshot's sites could not be read.
-func census(ev *evidence.Evidence, snaps []Snapshot, match func(GoroutineGroup) bool) []Point {
-	out := make([]Point, 0, len(snaps))
-	for _, s := range snaps {
+func census(ev *evidence.Evidence, snaps []Snapshot, top GoroutineGroup) (site, started []Point, spinning float64) {
+	fn := top.Start()
+	for i, s := range snaps {
 		sites, err := ev.GoroutineSites(s)
 		if err != nil {
-			return nil
+			return nil, nil, 0
 		}
-		n := 0
+		atSite, inFn, running := 0, 0, 0
 		for _, g := range sites {
-			if match(g) {
-				n += g.Count
+			if g.SiteKey == top.SiteKey {
+				atSite += g.Count
+			}
+			if fn == "" || g.Start() != fn {
+				continue
+			}
+			inFn += g.Count
+			if g.Runs() {
+				running += g.Count
 			}
 		}
-		out = append(out, Point{T: s.T, V: float64(n)})
-	}
-	return out
-}
-
-// spinning is the share of the goroutines started in fn that snapshot s caught running or
-// runnable (0 when it holds none, or its sites could not be read).
-func spinning(ev *evidence.Evidence, s Snapshot, fn string) float64 {
-	sites, err := ev.GoroutineSites(s)
-	if err != nil {
-		return 0
-	}
-	all, running := 0, 0
-	for _, g := range sites {
-		if g.Start() != fn {
-			continue
+		site = append(site, Point{T: s.T, V: float64(atSite)})
+		if fn != "" {
+			started = append(started, Point{T: s.T, V: float64(inFn)})
 		}
-		all += g.Count
-		if g.State == "running" || g.State == "runnable" || g.State == "" && Running(g.Stack) {
-			running += g.Count
+		if i == len(snaps)-1 && inFn > 0 {
+			spinning = float64(running) / float64(inFn)
 		}
 	}
-	if all == 0 {
-		return 0
-	}
-	return float64(running) / float64(all)
+	return site, started, spinning
 }
 
 // growingGroups returns the goroutine sites that grew between two snapshots, most first.
